@@ -1,0 +1,581 @@
+// Install / uninstall / inspect pgx's Claude Code hooks in a settings file.
+//
+// Settings shape (code.claude.com/docs/en/hooks):
+//   "hooks": { <Event>: [ { "matcher"?: string, "hooks": [ { "type": "command", "command": "...", "timeout": N } ] } ] }
+// Hook entries from user, project and local settings MERGE (they are not overridden), and an identical handler
+// present in several files runs once. So installing into any one scope is enough.
+//
+// A pgx entry is any command handler whose command ends in ` agent hook <cli>` (whatever the launcher path, quoted
+// or not). Everything else in the file is left exactly as it was: other top-level keys, other events, other
+// handlers (even in the same matcher group), key order. The planners are pure; fs is touched only by
+// installClaude / uninstallClaude / inspectClaudeInstall.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  SettingsFileError,
+  isPlainObject,
+  parseSettingsText,
+  readSettingsFile,
+  serializeSettings,
+  writeFileAtomic,
+  type JsonObject,
+} from './settings-file.js';
+
+export { SettingsFileError } from './settings-file.js';
+
+export type Scope = 'project' | 'user' | 'local';
+export type HookEventName =
+  | 'SessionStart'
+  | 'UserPromptSubmit'
+  | 'PreToolUse'
+  | 'SubagentStart'
+  | 'SubagentStop'
+  | 'SessionEnd';
+export type HookCli =
+  | 'session-start'
+  | 'user-prompt-submit'
+  | 'pre-tool-use'
+  | 'subagent-start'
+  | 'subagent-stop'
+  | 'session-end';
+
+/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
+export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number }> =
+  Object.freeze([
+    // Creates/attaches the session's state; may have to start the local server on a cold machine.
+    { event: 'SessionStart', cli: 'session-start', timeout: 30 },
+    // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
+    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
+    // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
+    // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
+    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+    // Creates the subagent's branch (CREATE DATABASE … TEMPLATE …), which can take a while on a big database.
+    { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
+    // Records/retires the subagent's branch.
+    { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
+    // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
+    // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
+    // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
+    { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
+  ] as const);
+
+const EVENT_BY_CLI = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.cli, h]));
+const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.event, h]));
+
+/** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
+export const PGX_HOOK_COMMAND_RE =
+  / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
+
+/** Recognises a pgx allow rule: `Bash(<single-quoted or bare launcher> agent exec:*)`. */
+export const PGX_ALLOW_RULE_RE = /^Bash\((?:'(?:[^']|'\\'')*'|[^\s'"()]+) agent exec:\*\)$/;
+
+const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
+
+export function settingsPathFor(scope: Scope, projectDir: string, home: string): string {
+  switch (scope) {
+    case 'project':
+      return path.join(projectDir, '.claude', 'settings.json');
+    case 'local':
+      return path.join(projectDir, '.claude', 'settings.local.json');
+    case 'user':
+      return path.join(home, '.claude', 'settings.json');
+    default: {
+      const never: never = scope;
+      throw new TypeError(`unknown scope: ${String(never)}`);
+    }
+  }
+}
+
+/** POSIX single-quote a word, always (even when it needs no quoting): `a'b` → `'a'\''b'`. */
+export function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function checkLauncher(launcher: string): void {
+  if (typeof launcher !== 'string' || launcher === '') throw new TypeError('launcher must be a non-empty path');
+  if (/[\0\n\r]/.test(launcher)) throw new TypeError('launcher must not contain NUL or line breaks');
+}
+
+/** `'<launcher>' agent hook <cli>`. */
+export function hookCommand(launcher: string, cli: string): string {
+  checkLauncher(launcher);
+  return `${shellQuote(launcher)} agent hook ${cli}`;
+}
+
+/**
+ * The permission rule that lets the rewritten Bash command run without a prompt. Permission rules are evaluated
+ * on the REWRITTEN command, which starts with the same quoted launcher, so the prefix must match it exactly.
+ */
+export function allowRuleFor(launcher: string): string {
+  checkLauncher(launcher);
+  return `Bash(${shellQuote(launcher)} agent exec:*)`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Planning (pure)
+
+export interface InstallPlan {
+  text: string;
+  changed: boolean;
+  added: string[];
+  updated: string[];
+  unchanged: string[];
+  allowRuleAdded: boolean;
+}
+
+export interface UninstallPlan {
+  text: string;
+  changed: boolean;
+  removed: string[];
+  allowRuleRemoved: boolean;
+}
+
+export interface PlanInstallOptions {
+  launcher: string;
+  /**
+   * true: ensure `allowRuleFor(launcher)` is in permissions.allow (replacing stale pgx rules).
+   * undefined: do not add one, but refresh a stale pgx rule (old launcher path) if the file has one.
+   * false: leave permissions alone.
+   */
+  allowRule?: boolean;
+  /** Only used to name the file in errors. */
+  path?: string;
+}
+
+interface Handler {
+  type: 'command';
+  command: string;
+  timeout: number;
+}
+
+function canonicalHandler(launcher: string, h: (typeof HOOK_EVENTS)[number]): Handler {
+  return { type: 'command', command: hookCommand(launcher, h.cli), timeout: h.timeout };
+}
+
+/** The cli name if `handler` is a pgx hook handler. */
+function pgxCliOf(handler: unknown): HookCli | undefined {
+  if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
+  const m = PGX_HOOK_COMMAND_RE.exec(handler.command);
+  return m ? (m[1] as HookCli) : undefined;
+}
+
+function matcherOk(group: JsonObject, want: string | undefined): boolean {
+  const m = group.matcher;
+  if (want !== undefined) return m === want;
+  return m === undefined || m === '' || m === '*';
+}
+
+interface Located {
+  event: string;
+  group: JsonObject;
+  handler: unknown;
+  cli: HookCli;
+}
+
+/** Every pgx handler in the hooks object, in document order. Groups/handlers of unexpected shape are skipped. */
+function findPgxHandlers(hooks: JsonObject): Located[] {
+  const out: Located[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      if (!isPlainObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const handler of group.hooks) {
+        const cli = pgxCliOf(handler);
+        if (cli) out.push({ event, group, handler, cli });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Remove the given handlers. A matcher group that the removal emptied is dropped; so is an event array that the
+ * removal emptied (unless `keepEvents` has it). Returns the events whose arrays changed.
+ */
+function removeHandlers(hooks: JsonObject, doomed: Set<unknown>, keepEvents: ReadonlySet<string>): Set<string> {
+  const touched = new Set<string>();
+  if (doomed.size === 0) return touched;
+  for (const event of Object.keys(hooks)) {
+    const groups = hooks[event];
+    if (!Array.isArray(groups)) continue;
+    let eventChanged = false;
+    const keptGroups: unknown[] = [];
+    for (const group of groups) {
+      if (isPlainObject(group) && Array.isArray(group.hooks) && group.hooks.some((h) => doomed.has(h))) {
+        eventChanged = true;
+        const rest = group.hooks.filter((h) => !doomed.has(h));
+        if (rest.length === 0) continue; // pgx's removal emptied this group
+        group.hooks = rest;
+      }
+      keptGroups.push(group);
+    }
+    if (!eventChanged) continue;
+    touched.add(event);
+    if (keptGroups.length === 0 && !keepEvents.has(event)) delete hooks[event];
+    else hooks[event] = keptGroups;
+  }
+  return touched;
+}
+
+function getHooksObject(root: JsonObject, label: string): JsonObject | undefined {
+  if (!('hooks' in root) || root.hooks === undefined) return undefined;
+  if (!isPlainObject(root.hooks)) throw new SettingsFileError(label, '"hooks" is not a JSON object');
+  return root.hooks;
+}
+
+function checkEventArrays(hooks: JsonObject, label: string): void {
+  for (const { event } of HOOK_EVENTS) {
+    if (event in hooks && !Array.isArray(hooks[event])) {
+      throw new SettingsFileError(label, `"hooks.${event}" is not an array`);
+    }
+  }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export function planInstall(existing: string | undefined, opts: PlanInstallOptions): InstallPlan {
+  const label = opts.path ?? 'settings file';
+  checkLauncher(opts.launcher);
+  const root = parseSettingsText(existing, label);
+  const hadHooks = getHooksObject(root, label);
+  const hooks: JsonObject = hadHooks ?? {};
+  checkEventArrays(hooks, label);
+  let changed = false;
+
+  // 1. Pick a keeper per event (the first pgx entry for it in its own event array); everything else pgx-owned
+  //    (duplicates, entries filed under the wrong event) is removed.
+  const keeper = new Map<HookEventName, Located>();
+  const doomed = new Set<unknown>();
+  for (const loc of findPgxHandlers(hooks)) {
+    const spec = EVENT_BY_CLI.get(loc.cli)!;
+    if (loc.event === spec.event && !keeper.has(spec.event)) keeper.set(spec.event, loc);
+    else doomed.add(loc.handler);
+  }
+
+  // 2. A keeper in a group with the wrong matcher: fix the matcher in place if pgx owns the group alone,
+  //    otherwise take the entry out of the user's group and give it a group of its own (step 4).
+  const updated = new Set<string>();
+  for (const [event, loc] of [...keeper]) {
+    const spec = EVENT_BY_NAME.get(event)!;
+    if (matcherOk(loc.group, spec.matcher)) continue;
+    const others = (loc.group.hooks as unknown[]).filter((h) => h !== loc.handler && !doomed.has(h));
+    if (others.length === 0) {
+      setMatcher(loc.group, spec.matcher);
+      changed = true;
+    } else {
+      doomed.add(loc.handler);
+      keeper.delete(event);
+    }
+    updated.add(event);
+  }
+
+  const ourEvents = new Set<string>(HOOK_EVENTS.map((h) => h.event));
+  for (const e of removeHandlers(hooks, doomed, ourEvents)) {
+    changed = true;
+    updated.add(e); // a duplicate or stray pgx entry was removed from this event (may be a non-pgx event)
+  }
+
+  // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout…).
+  const added: string[] = [];
+  for (const [event, loc] of keeper) {
+    const want = canonicalHandler(opts.launcher, EVENT_BY_NAME.get(event)!);
+    if (sameJson(loc.handler, want)) continue;
+    const arr = loc.group.hooks as unknown[];
+    arr[arr.indexOf(loc.handler)] = want;
+    updated.add(event);
+    changed = true;
+  }
+
+  // 4. Missing events get their own matcher group, appended to the event's array.
+  for (const spec of HOOK_EVENTS) {
+    if (keeper.has(spec.event)) continue;
+    const group: JsonObject = spec.matcher !== undefined ? { matcher: spec.matcher } : {};
+    group.hooks = [canonicalHandler(opts.launcher, spec)];
+    const arr = (hooks[spec.event] as unknown[] | undefined) ?? [];
+    arr.push(group);
+    hooks[spec.event] = arr;
+    if (!updated.has(spec.event)) added.push(spec.event);
+    changed = true;
+  }
+  if (!hadHooks && Object.keys(hooks).length > 0) root.hooks = hooks;
+
+  // 5. The allow rule.
+  let allowRuleAdded = false;
+  if (opts.allowRule !== false) {
+    const r = planAllowRule(root, opts.launcher, opts.allowRule === true, label);
+    allowRuleAdded = r.added;
+    changed ||= r.changed;
+  }
+
+  const six: string[] = HOOK_EVENTS.map((h) => h.event);
+  const unchanged = six.filter((e) => !updated.has(e) && !added.includes(e));
+  // The six in HOOK_EVENTS order, then any other event a stray pgx entry was removed from.
+  const updatedList = [...six.filter((e) => updated.has(e)), ...[...updated].filter((e) => !EVENT_BY_NAME.has(e))];
+  return {
+    text: changed ? serializeSettings(root) : (existing ?? serializeSettings(root)),
+    changed: changed || existing === undefined,
+    added,
+    updated: updatedList,
+    unchanged,
+    allowRuleAdded,
+  };
+}
+
+/** Set or remove a group's matcher; a new `matcher` key goes first, as Claude Code's own examples write it. */
+function setMatcher(group: JsonObject, matcher: string | undefined): void {
+  if (matcher === undefined) {
+    delete group.matcher;
+    return;
+  }
+  if ('matcher' in group) {
+    group.matcher = matcher;
+    return;
+  }
+  const entries = Object.entries(group);
+  for (const k of Object.keys(group)) delete group[k];
+  group.matcher = matcher;
+  // defineProperty, not assignment: a JSON key named "__proto__" must stay a plain key.
+  for (const [k, v] of entries) {
+    Object.defineProperty(group, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+}
+
+function planAllowRule(
+  root: JsonObject,
+  launcher: string,
+  ensure: boolean,
+  label: string,
+): { changed: boolean; added: boolean } {
+  const rule = allowRuleFor(launcher);
+  const perms = root.permissions;
+  if (perms !== undefined && !isPlainObject(perms)) {
+    if (!ensure) return { changed: false, added: false };
+    throw new SettingsFileError(label, '"permissions" is not a JSON object');
+  }
+  const allow = perms?.allow;
+  if (allow !== undefined && !Array.isArray(allow)) {
+    if (!ensure) return { changed: false, added: false };
+    throw new SettingsFileError(label, '"permissions.allow" is not an array');
+  }
+  const list = (allow as unknown[] | undefined) ?? [];
+  const pgxIdx = list.flatMap((r, i) => (typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r) ? [i] : []));
+  const hadExact = list.includes(rule);
+  if (pgxIdx.length === 0 && !ensure) return { changed: false, added: false };
+
+  // Keep one pgx rule, at the position of the exact one if present, else of the first stale one, else appended.
+  const keepAt = hadExact ? list.indexOf(rule) : (pgxIdx[0] ?? -1);
+  const next: unknown[] = [];
+  list.forEach((r, i) => {
+    if (i === keepAt) next.push(rule);
+    else if (!pgxIdx.includes(i)) next.push(r);
+  });
+  if (keepAt === -1) next.push(rule);
+  if (sameJson(next, list)) return { changed: false, added: false };
+
+  if (perms === undefined) root.permissions = { allow: next };
+  else perms.allow = next;
+  return { changed: true, added: !hadExact };
+}
+
+export function planUninstall(existing: string | undefined, opts: { path?: string } = {}): UninstallPlan {
+  const label = opts.path ?? 'settings file';
+  if (existing === undefined) return { text: '', changed: false, removed: [], allowRuleRemoved: false };
+  const root = parseSettingsText(existing, label);
+  const hooks = getHooksObject(root, label);
+  let changed = false;
+  const removed: string[] = [];
+  if (hooks) {
+    const found = findPgxHandlers(hooks);
+    const touched = removeHandlers(hooks, new Set(found.map((l) => l.handler)), new Set());
+    removed.push(...new Set(found.map((l) => l.event)));
+    if (touched.size > 0) {
+      changed = true;
+      if (Object.keys(hooks).length === 0) delete root.hooks; // pgx's removal emptied it
+    }
+  }
+  let allowRuleRemoved = false;
+  const perms = root.permissions;
+  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
+    const rest = perms.allow.filter((r) => !(typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r)));
+    if (rest.length !== perms.allow.length) {
+      allowRuleRemoved = true;
+      changed = true;
+      if (rest.length > 0) perms.allow = rest;
+      else {
+        delete perms.allow;
+        if (Object.keys(perms).length === 0) delete root.permissions;
+      }
+    }
+  }
+  return { text: changed ? serializeSettings(root) : existing, changed, removed, allowRuleRemoved };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// fs edges
+
+export function installClaude(opts: {
+  settingsPath: string;
+  launcher: string;
+  allowRule?: boolean;
+  dryRun?: boolean;
+}): InstallPlan & { path: string; dryRun: boolean } {
+  const existing = readSettingsFile(opts.settingsPath);
+  const plan = planInstall(existing, { launcher: opts.launcher, allowRule: opts.allowRule, path: opts.settingsPath });
+  const dryRun = opts.dryRun === true;
+  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text);
+  return { ...plan, path: opts.settingsPath, dryRun };
+}
+
+export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean }): UninstallPlan & {
+  path: string;
+  dryRun: boolean;
+} {
+  const existing = readSettingsFile(opts.settingsPath);
+  const plan = planUninstall(existing, { path: opts.settingsPath });
+  const dryRun = opts.dryRun === true;
+  if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text);
+  return { ...plan, path: opts.settingsPath, dryRun };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inspection (for `pgx agent doctor`)
+
+export interface InstallInspection {
+  path: string;
+  exists: boolean;
+  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean }>;
+  /** How many of the six events have a pgx entry (0..6). */
+  count: number;
+  /** Exactly the four events of older pgx versions are present (SubagentStart/SubagentStop missing). */
+  olderPartial: boolean;
+  /** Distinct launchers of every pgx entry in the file (more than one means a stale or mixed install). */
+  launcherPaths: string[];
+  /** permissions.allow holds the pgx rule for a launcher in use (or any pgx rule when no hook is installed). */
+  allowRulePresent: boolean;
+  /** The pgx-shaped rules found in permissions.allow. */
+  allowRules: string[];
+  parseError?: string;
+}
+
+export function inspectClaudeInstall(settingsPath: string): InstallInspection {
+  const entries: InstallInspection['entries'] = {};
+  for (const { event } of HOOK_EVENTS) entries[event] = { present: false };
+  const result: InstallInspection = {
+    path: settingsPath,
+    exists: false,
+    entries,
+    count: 0,
+    olderPartial: false,
+    launcherPaths: [],
+    allowRulePresent: false,
+    allowRules: [],
+  };
+  let text: string | undefined;
+  let root: JsonObject;
+  try {
+    text = readSettingsFile(settingsPath);
+    result.exists = text !== undefined;
+    root = parseSettingsText(text, settingsPath);
+  } catch (e) {
+    result.exists = fs.existsSync(settingsPath);
+    result.parseError = e instanceof Error ? e.message : String(e);
+    return result;
+  }
+  const hooks = isPlainObject(root.hooks) ? root.hooks : undefined;
+  if (root.hooks !== undefined && !hooks) result.parseError = `${settingsPath}: "hooks" is not a JSON object`;
+
+  const launchers: string[] = [];
+  for (const loc of hooks ? findPgxHandlers(hooks) : []) {
+    const command = (loc.handler as { command: string }).command;
+    const launcher = launcherOf(command);
+    if (!launchers.includes(launcher)) launchers.push(launcher);
+    const spec = EVENT_BY_CLI.get(loc.cli)!;
+    if (loc.event !== spec.event || entries[spec.event]!.present) continue;
+    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher) };
+  }
+  result.launcherPaths = launchers;
+  result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;
+  result.olderPartial =
+    result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
+
+  const perms = root.permissions;
+  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
+    result.allowRules = perms.allow.filter((r): r is string => typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r));
+    const wanted = launchers.flatMap((l) => {
+      try {
+        return [allowRuleFor(l)];
+      } catch {
+        return [];
+      }
+    });
+    result.allowRulePresent =
+      launchers.length === 0 ? result.allowRules.length > 0 : result.allowRules.some((r) => wanted.includes(r));
+  }
+  return result;
+}
+
+/** The launcher of a pgx hook command, unquoted when it is one shell word; the raw prefix otherwise. */
+export function launcherOf(command: string): string {
+  const m = PGX_HOOK_COMMAND_RE.exec(command);
+  const prefix = (m ? command.slice(0, m.index) : command).trim();
+  const words = shellWords(prefix);
+  return words && words.length === 1 ? words[0]! : prefix;
+}
+
+/**
+ * Split a string into words the way sh would for plain quoting (single quotes, double quotes, backslashes).
+ * Returns undefined for anything it does not model (unterminated quotes, `$`/backquote expansions).
+ */
+function shellWords(s: string): string[] | undefined {
+  const words: string[] = [];
+  let cur: string | null = null;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === "'") {
+      const end = s.indexOf("'", i + 1);
+      if (end === -1) return undefined;
+      cur = (cur ?? '') + s.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      let buf = '';
+      for (; j < s.length && s[j] !== '"'; j++) {
+        if (s[j] === '$' || s[j] === '`') return undefined;
+        if (s[j] === '\\' && j + 1 < s.length && '$`"\\\n'.includes(s[j + 1]!)) j++;
+        buf += s[j];
+      }
+      if (j >= s.length) return undefined;
+      cur = (cur ?? '') + buf;
+      i = j;
+    } else if (c === '\\') {
+      if (i + 1 >= s.length) return undefined;
+      cur = (cur ?? '') + s[++i];
+    } else if (c === '$' || c === '`') {
+      return undefined;
+    } else if (/\s/.test(c)) {
+      if (cur !== null) words.push(cur);
+      cur = null;
+    } else {
+      cur = (cur ?? '') + c;
+    }
+  }
+  if (cur !== null) words.push(cur);
+  return words;
+}
+
+/** Does the launcher exist? undefined when that cannot be told from here (variables, relative paths, ~). */
+function launcherExists(launcher: string): boolean | undefined {
+  if (launcher.startsWith('~') || /[$`]/.test(launcher)) return undefined;
+  if (path.isAbsolute(launcher)) return fs.existsSync(launcher);
+  if (!launcher.includes('/')) {
+    // A bare command name: look it up on PATH, as the shell running the hook would.
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+      if (dir && fs.existsSync(path.join(dir, launcher))) return true;
+    }
+    return false;
+  }
+  return undefined;
+}

@@ -1,0 +1,567 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parse as shParse } from 'shell-quote';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  HOOK_EVENTS,
+  SettingsFileError,
+  allowRuleFor,
+  hookCommand,
+  inspectClaudeInstall,
+  installClaude,
+  planInstall,
+  planUninstall,
+  settingsPathFor,
+  uninstallClaude,
+} from '../../src/install/claude.js';
+
+type Handler = { type: string; command: string; timeout?: number; [k: string]: unknown };
+type Group = { matcher?: string; hooks: Handler[] };
+type Settings = { hooks?: Record<string, Group[]>; permissions?: { allow?: string[] }; [k: string]: unknown };
+
+const LAUNCHER = '/opt/pgx/bin/pgx';
+const EXPECTED: Record<string, { cli: string; matcher?: string; timeout: number }> = {
+  SessionStart: { cli: 'session-start', timeout: 30 },
+  UserPromptSubmit: { cli: 'user-prompt-submit', timeout: 10 },
+  PreToolUse: { cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+  SubagentStart: { cli: 'subagent-start', timeout: 60 },
+  SubagentStop: { cli: 'subagent-stop', timeout: 30 },
+  SessionEnd: { cli: 'session-end', timeout: 10 },
+};
+const SIX = Object.keys(EXPECTED);
+const PGX_RE = / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
+
+let dir: string;
+let file: string;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgx-install-claude-'));
+  file = path.join(dir, 'proj', '.claude', 'settings.json');
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function read(): Settings {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as Settings;
+}
+function write(obj: unknown): string {
+  const text = JSON.stringify(obj, null, 2) + '\n';
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return text;
+}
+/** Every pgx handler under an event, with its group. */
+function pgxHandlers(s: Settings, event: string): Array<{ group: Group; handler: Handler }> {
+  return (s.hooks?.[event] ?? []).flatMap((group) =>
+    group.hooks.filter((h) => PGX_RE.test(h.command)).map((handler) => ({ group, handler })),
+  );
+}
+function oldStyleEntry(launcher: string, cli: string, timeout: number, matcher?: string): Group {
+  return { ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: `${launcher} agent hook ${cli}`, timeout }] };
+}
+function tmpFilesLeft(): string[] {
+  return fs.readdirSync(path.dirname(file)).filter((f) => f.includes('.tmp-'));
+}
+
+describe('settingsPathFor / hookCommand / allowRuleFor', () => {
+  it('maps scopes to files', () => {
+    expect(settingsPathFor('project', '/p', '/h')).toBe('/p/.claude/settings.json');
+    expect(settingsPathFor('local', '/p', '/h')).toBe('/p/.claude/settings.local.json');
+    expect(settingsPathFor('user', '/p', '/h')).toBe('/h/.claude/settings.json');
+  });
+
+  it('always single-quotes the launcher', () => {
+    expect(hookCommand('/usr/bin/pgx', 'session-start')).toBe(`'/usr/bin/pgx' agent hook session-start`);
+    expect(allowRuleFor('/usr/bin/pgx')).toBe(`Bash('/usr/bin/pgx' agent exec:*)`);
+    expect(hookCommand(`/a b/it's`, 'session-end')).toBe(`'/a b/it'\\''s' agent hook session-end`);
+    expect(() => hookCommand('', 'session-end')).toThrow(TypeError);
+  });
+
+  it('HOOK_EVENTS lists the six events with their matcher and timeouts', () => {
+    expect(HOOK_EVENTS.map((h) => h.event)).toEqual(SIX);
+    for (const h of HOOK_EVENTS) {
+      expect(h.cli).toBe(EXPECTED[h.event]!.cli);
+      expect(h.timeout).toBe(EXPECTED[h.event]!.timeout);
+      expect(h.matcher).toBe(EXPECTED[h.event]!.matcher);
+    }
+  });
+});
+
+describe('installClaude', () => {
+  it('fresh install creates .claude/ and writes six entries with the right matcher, timeout and command', () => {
+    expect(fs.existsSync(path.dirname(file))).toBe(false);
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(r).toMatchObject({ changed: true, dryRun: false, path: file, updated: [], unchanged: [], allowRuleAdded: false });
+    expect(r.added).toEqual(SIX);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toBe(r.text);
+    const s = JSON.parse(text) as Settings;
+    expect(text).toBe(JSON.stringify(s, null, 2) + '\n');
+    expect(Object.keys(s)).toEqual(['hooks']);
+    expect(Object.keys(s.hooks!)).toEqual(SIX);
+    for (const [event, exp] of Object.entries(EXPECTED)) {
+      const groups = s.hooks![event]!;
+      expect(groups).toHaveLength(1);
+      const want: Group = {
+        ...(exp.matcher ? { matcher: exp.matcher } : {}),
+        hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook ${exp.cli}`, timeout: exp.timeout }],
+      };
+      expect(groups[0]).toEqual(want);
+      if (!exp.matcher) expect('matcher' in groups[0]!).toBe(false);
+    }
+    expect(s.permissions).toBeUndefined();
+    expect(tmpFilesLeft()).toEqual([]);
+  });
+
+  it('second install is byte-identical, reports changed:false and does not rewrite the file', () => {
+    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    const before = fs.readFileSync(file, 'utf8');
+    const ino = fs.statSync(file).ino;
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    expect(r.changed).toBe(false);
+    expect(r.added).toEqual([]);
+    expect(r.updated).toEqual([]);
+    expect(r.unchanged).toEqual(SIX);
+    expect(r.allowRuleAdded).toBe(false);
+    expect(r.text).toBe(before);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(fs.statSync(file).ino).toBe(ino); // not replaced by a rename
+  });
+
+  it('an already complete install in another indentation is left alone (no reformatting)', () => {
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    const fourSpaces = JSON.stringify(read(), null, 4);
+    fs.writeFileSync(file, fourSpaces);
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(r.changed).toBe(false);
+    expect(fs.readFileSync(file, 'utf8')).toBe(fourSpaces);
+  });
+
+  it('preserves unrelated keys, key order and the user\'s hooks in the same matcher group and in other groups', () => {
+    const userBash: Handler = { type: 'command', command: 'my-linter --bash', timeout: 5, statusMessage: 'lint' };
+    const userEdit: Handler = { type: 'command', command: 'my-formatter' };
+    const userStart: Handler = { type: 'command', command: 'echo hi' };
+    const original = {
+      $schema: 'https://json.schemastore.org/claude-code-settings.json',
+      model: 'opus',
+      hooks: {
+        Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
+        PreToolUse: [
+          // the user's group for Bash, which an older pgx (or the user) put pgx's entry into
+          { matcher: 'Bash', hooks: [userBash, { type: 'command', command: '/old/pgx agent hook pre-tool-use', timeout: 60 }] },
+          { matcher: 'Edit|Write', hooks: [userEdit] },
+        ],
+        SessionStart: [{ matcher: 'startup', hooks: [userStart] }],
+      },
+      env: { FOO: '1' },
+      permissions: { allow: ['Bash(npm test:*)'], deny: ['Read(./.env)'] },
+    };
+    write(original);
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(r.changed).toBe(true);
+    const s = read();
+    expect(Object.keys(s)).toEqual(['$schema', 'model', 'hooks', 'env', 'permissions']);
+    expect(s.$schema).toBe(original.$schema);
+    expect(s.env).toEqual(original.env);
+    expect(s.permissions).toEqual(original.permissions); // allowRule not requested: untouched
+    expect(Object.keys(s.hooks!)).toEqual(['Stop', 'PreToolUse', 'SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'SessionEnd']);
+    expect(s.hooks!.Stop).toEqual(original.hooks.Stop);
+    // PreToolUse: pgx's entry updated in place inside the user's group; no second group added
+    expect(s.hooks!.PreToolUse).toEqual([
+      { matcher: 'Bash', hooks: [userBash, { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60 }] },
+      { matcher: 'Edit|Write', hooks: [userEdit] },
+    ]);
+    // SessionStart: the user's group is kept as is, pgx gets its own group (no matcher) after it
+    expect(s.hooks!.SessionStart).toEqual([
+      { matcher: 'startup', hooks: [userStart] },
+      { hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook session-start`, timeout: 30 }] },
+    ]);
+    expect(r.updated).toEqual(['PreToolUse']);
+    expect(r.added).toEqual(['SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'SessionEnd']);
+
+    // Uninstall takes out exactly pgx's entries: the user's group keeps its own hook.
+    const u = uninstallClaude({ settingsPath: file });
+    expect(u.changed).toBe(true);
+    expect(u.removed.sort()).toEqual([...SIX].sort());
+    const after = read();
+    expect(after.hooks).toEqual({
+      Stop: original.hooks.Stop,
+      PreToolUse: [{ matcher: 'Bash', hooks: [userBash] }, { matcher: 'Edit|Write', hooks: [userEdit] }],
+      SessionStart: original.hooks.SessionStart,
+    });
+    expect(Object.keys(after)).toEqual(Object.keys(original));
+  });
+
+  it('completes an older four-entry install to six in place, without duplicates', () => {
+    const old = '/usr/local/bin/pgx';
+    write({
+      hooks: {
+        SessionStart: [oldStyleEntry(`'${old}'`, 'session-start', 30)],
+        UserPromptSubmit: [oldStyleEntry(`'${old}'`, 'user-prompt-submit', 10)],
+        PreToolUse: [oldStyleEntry(`'${old}'`, 'pre-tool-use', 60, 'Bash')],
+        SessionEnd: [oldStyleEntry(`'${old}'`, 'session-end', 10)],
+      },
+    });
+    const insp = inspectClaudeInstall(file);
+    expect(insp.count).toBe(4);
+    expect(insp.olderPartial).toBe(true);
+
+    const r = installClaude({ settingsPath: file, launcher: old });
+    expect(r.added).toEqual(['SubagentStart', 'SubagentStop']);
+    expect(r.updated).toEqual([]);
+    expect(r.unchanged).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd']);
+    const s = read();
+    expect(Object.keys(s.hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd', 'SubagentStart', 'SubagentStop']);
+    for (const event of SIX) {
+      expect(pgxHandlers(s, event)).toHaveLength(1);
+      expect(s.hooks![event]).toHaveLength(1);
+    }
+    const after = inspectClaudeInstall(file);
+    expect(after.count).toBe(6);
+    expect(after.olderPartial).toBe(false);
+    expect(installClaude({ settingsPath: file, launcher: old }).changed).toBe(false);
+  });
+
+  it('updates a moved launcher (and a changed timeout) in place, keeping positions', () => {
+    const userHook: Handler = { type: 'command', command: 'audit-log' };
+    const userHook2: Handler = { type: 'command', command: 'cleanup-tmp', timeout: 1 };
+    write({
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: `'/old/place/pgx' agent hook pre-tool-use`, timeout: 60 }] },
+          { matcher: 'Bash', hooks: [userHook] },
+        ],
+        SessionEnd: [
+          { hooks: [userHook, { type: 'command', command: '/old/place/pgx agent hook session-end', timeout: 1 }, userHook2] },
+        ],
+      },
+    });
+    const r = installClaude({ settingsPath: file, launcher: '/new/place/pgx' });
+    expect(r.updated).toEqual(['PreToolUse', 'SessionEnd']);
+    const s = read();
+    expect(s.hooks!.PreToolUse![0]!.hooks).toEqual([{ type: 'command', command: `'/new/place/pgx' agent hook pre-tool-use`, timeout: 60 }]);
+    expect(s.hooks!.PreToolUse![1]!.hooks).toEqual([userHook]);
+    expect(s.hooks!.PreToolUse).toHaveLength(2);
+    expect(s.hooks!.SessionEnd).toEqual([
+      { hooks: [userHook, { type: 'command', command: `'/new/place/pgx' agent hook session-end`, timeout: 10 }, userHook2] },
+    ]);
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('/old/place');
+    expect(inspectClaudeInstall(file).launcherPaths).toEqual(['/new/place/pgx']);
+  });
+
+  it('collapses duplicated pgx entries, removes pgx entries filed under the wrong event, fixes a pgx-only group matcher', () => {
+    const cmd = (cli: string) => `'${LAUNCHER}' agent hook ${cli}`;
+    write({
+      hooks: {
+        SessionStart: [
+          { hooks: [{ type: 'command', command: cmd('session-start'), timeout: 30 }] },
+          { hooks: [{ type: 'command', command: '/elsewhere/pgx agent hook session-start', timeout: 30 }] },
+          { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }, { type: 'command', command: cmd('session-start') }] },
+        ],
+        PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60 }] }],
+        Stop: [{ hooks: [{ type: 'command', command: cmd('subagent-stop') }] }],
+      },
+    });
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
+    const s = read();
+    for (const event of SIX) expect(pgxHandlers(s, event)).toHaveLength(1);
+    expect(s.hooks!.SessionStart).toEqual([
+      { hooks: [{ type: 'command', command: cmd('session-start'), timeout: 30 }] },
+      { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }] },
+    ]);
+    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60 }] }]);
+    expect(s.hooks!.Stop).toBeUndefined(); // the stray entry was its only content
+    expect(r.updated).toEqual(expect.arrayContaining(['SessionStart', 'PreToolUse', 'Stop']));
+    expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).changed).toBe(false);
+  });
+
+  it('fixes only a wrong matcher on a pgx-only group (matcher key first), in place', () => {
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    const s = read();
+    delete s.hooks!.PreToolUse![0]!.matcher;
+    s.hooks!.SessionStart![0] = { matcher: 'startup', ...s.hooks!.SessionStart![0]! };
+    write(s);
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(r.changed).toBe(true);
+    expect(r.updated).toEqual(['SessionStart', 'PreToolUse']);
+    const after = read();
+    expect(Object.keys(after.hooks!.PreToolUse![0]!)).toEqual(['matcher', 'hooks']);
+    expect(after.hooks!.PreToolUse![0]!.matcher).toBe('Bash');
+    expect('matcher' in after.hooks!.SessionStart![0]!).toBe(false);
+    expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).changed).toBe(false);
+  });
+
+  it('quotes a launcher with spaces and a single quote so that sh runs it', () => {
+    const binDir = path.join(dir, `my tools`, `it's here`);
+    fs.mkdirSync(binDir, { recursive: true });
+    const launcher = path.join(binDir, 'pgx launcher');
+    // A fake launcher that prints its arguments, one per line.
+    fs.writeFileSync(launcher, `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done\n`, { mode: 0o755 });
+
+    installClaude({ settingsPath: file, launcher, allowRule: true });
+    const s = read();
+    const command = s.hooks!.PreToolUse![0]!.hooks[0]!.command;
+    expect(command).toBe(`'${launcher.replace(/'/g, `'\\''`)}' agent hook pre-tool-use`);
+
+    // shell-quote parses the command into exactly [launcher, agent, hook, pre-tool-use]
+    expect(shParse(command)).toEqual([launcher, 'agent', 'hook', 'pre-tool-use']);
+    // sh parses the launcher part back to the original path
+    const prefix = command.slice(0, command.indexOf(' agent hook '));
+    expect(execFileSync('sh', ['-c', `printf '%s\\n' ${prefix}`], { encoding: 'utf8' })).toBe(launcher + '\n');
+    // and running the hook command through sh actually invokes the launcher with the right arguments
+    expect(execFileSync('sh', ['-c', command], { encoding: 'utf8' })).toBe('agent\nhook\npre-tool-use\n');
+
+    // The allow rule's prefix is exactly how the rewritten command (same quoted launcher) starts.
+    const rule = allowRuleFor(launcher);
+    expect(s.permissions!.allow).toEqual([rule]);
+    const rulePrefix = rule.slice('Bash('.length, -':*)'.length);
+    const rewritten = `${prefix} agent exec -- npm test`;
+    expect(rewritten.startsWith(rulePrefix)).toBe(true);
+
+    // Inspection unquotes it and finds the file.
+    const insp = inspectClaudeInstall(file);
+    expect(insp.entries.PreToolUse).toMatchObject({ present: true, launcher, launcherExists: true });
+    expect(insp.launcherPaths).toEqual([launcher]);
+    expect(insp.allowRulePresent).toBe(true);
+  });
+});
+
+describe('allow rule', () => {
+  it('is added once, keeps the user\'s rules, and creates permissions.allow when needed', () => {
+    write({ permissions: { deny: ['Bash(rm:*)'] } });
+    const r1 = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    expect(r1.allowRuleAdded).toBe(true);
+    expect(read().permissions).toEqual({ deny: ['Bash(rm:*)'], allow: [allowRuleFor(LAUNCHER)] });
+    const r2 = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    expect(r2.allowRuleAdded).toBe(false);
+    expect(r2.changed).toBe(false);
+    expect(read().permissions!.allow).toEqual([allowRuleFor(LAUNCHER)]);
+  });
+
+  it('replaces a stale pgx rule (old launcher) in place and drops extra pgx rules', () => {
+    write({
+      permissions: {
+        allow: ['Bash(git status)', `Bash('/old/pgx' agent exec:*)`, 'Read(*)', `Bash(/older/pgx agent exec:*)`],
+      },
+    });
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    expect(r.allowRuleAdded).toBe(true);
+    expect(read().permissions!.allow).toEqual(['Bash(git status)', allowRuleFor(LAUNCHER), 'Read(*)']);
+  });
+
+  it('without allowRule, adds none but refreshes a stale one; allowRule:false touches nothing', () => {
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(read().permissions).toBeUndefined();
+    write({ ...read(), permissions: { allow: [`Bash('/old/pgx' agent exec:*)`] } });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: false });
+    expect(read().permissions!.allow).toEqual([`Bash('/old/pgx' agent exec:*)`]);
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(read().permissions!.allow).toEqual([allowRuleFor(LAUNCHER)]);
+  });
+});
+
+describe('uninstallClaude', () => {
+  it('restores the file byte-for-byte to what it was before install', () => {
+    const original = write({
+      model: 'sonnet',
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'guard.sh' }] }],
+        Notification: [{ hooks: [{ type: 'command', command: 'beep' }] }],
+      },
+      permissions: { allow: ['Bash(npm test:*)'] },
+      statusLine: { type: 'command', command: 'status.sh' },
+    });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    expect(read().permissions!.allow).toHaveLength(2);
+    const u = uninstallClaude({ settingsPath: file });
+    expect(u).toMatchObject({ changed: true, allowRuleRemoved: true, dryRun: false, path: file });
+    expect(fs.readFileSync(file, 'utf8')).toBe(original);
+  });
+
+  it('drops the hooks object and permissions that only pgx had filled', () => {
+    const original = write({ theme: 'dark' });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    uninstallClaude({ settingsPath: file });
+    expect(fs.readFileSync(file, 'utf8')).toBe(original);
+  });
+
+  it('leaves a file without pgx entries (and a missing file) alone', () => {
+    const text = '{"hooks": {"Stop": []}, "x": 1}';
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+    expect(uninstallClaude({ settingsPath: file }).changed).toBe(false);
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+    const missing = path.join(dir, 'nope', 'settings.json');
+    expect(uninstallClaude({ settingsPath: missing })).toMatchObject({ changed: false, removed: [] });
+    expect(fs.existsSync(path.dirname(missing))).toBe(false);
+  });
+});
+
+describe('dry run', () => {
+  it('writes nothing, on a fresh path and on an existing file', () => {
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true, dryRun: true });
+    expect(r).toMatchObject({ changed: true, dryRun: true });
+    expect(r.added).toEqual(SIX);
+    expect(fs.existsSync(path.dirname(file))).toBe(false);
+
+    const text = write({ keep: true });
+    const r2 = installClaude({ settingsPath: file, launcher: LAUNCHER, dryRun: true });
+    expect(r2.changed).toBe(true);
+    expect(JSON.parse(r2.text)).toHaveProperty('hooks.SessionStart');
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    const installed = fs.readFileSync(file, 'utf8');
+    const u = uninstallClaude({ settingsPath: file, dryRun: true });
+    expect(u.changed).toBe(true);
+    expect(u.text).toBe(text);
+    expect(fs.readFileSync(file, 'utf8')).toBe(installed);
+  });
+});
+
+describe('invalid settings files', () => {
+  it('invalid JSON: SettingsFileError naming the file, file untouched', () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const bad = '{ "hooks": { // a comment\n } }';
+    fs.writeFileSync(file, bad);
+    let err: unknown;
+    try {
+      installClaude({ settingsPath: file, launcher: LAUNCHER });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SettingsFileError);
+    const e = err as SettingsFileError;
+    expect(e.code).toBe('SETTINGS_INVALID');
+    expect(e.message).toContain(file);
+    expect(e.hint).toContain(file);
+    expect(e.hint).toMatch(/fix/i);
+    expect(e.hint).toMatch(/move/i);
+    expect(() => uninstallClaude({ settingsPath: file })).toThrow(SettingsFileError);
+    expect(fs.readFileSync(file, 'utf8')).toBe(bad);
+    expect(tmpFilesLeft()).toEqual([]);
+    expect(inspectClaudeInstall(file)).toMatchObject({ exists: true, count: 0, parseError: expect.stringContaining(file) });
+  });
+
+  it('a hooks value that is not an object, an event that is not an array, a non-object top level: same error', () => {
+    for (const content of ['{"hooks": []}', '{"hooks": "x"}', '{"hooks": null}', '{"hooks": {"PreToolUse": {}}}', '[]', '42']) {
+      const text = write(JSON.parse(content));
+      expect(() => installClaude({ settingsPath: file, launcher: LAUNCHER }), content).toThrow(SettingsFileError);
+      expect(fs.readFileSync(file, 'utf8')).toBe(text);
+    }
+    expect(() => planInstall('{"permissions": {"allow": "x"}}', { launcher: LAUNCHER, allowRule: true })).toThrow(SettingsFileError);
+    expect(() => planUninstall('{"hooks": 1}')).toThrow(SettingsFileError);
+  });
+
+  it('an empty file counts as {}', () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, '');
+    expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).added).toEqual(SIX);
+    expect(Object.keys(read().hooks!)).toEqual(SIX);
+  });
+});
+
+describe('atomic writes', () => {
+  it('keeps the file mode, leaves no temp file, and writes through a symlink', () => {
+    write({ a: 1 });
+    fs.chmodSync(file, 0o600);
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(tmpFilesLeft()).toEqual([]);
+
+    const real = path.join(dir, 'dotfiles', 'claude-settings.json');
+    fs.mkdirSync(path.dirname(real), { recursive: true });
+    fs.writeFileSync(real, '{"b": 2}\n');
+    const link = path.join(dir, 'home', '.claude', 'settings.json');
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(real, link);
+    installClaude({ settingsPath: link, launcher: LAUNCHER });
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(fs.readFileSync(real, 'utf8'))).toHaveProperty('hooks.SubagentStart');
+  });
+});
+
+describe('inspectClaudeInstall', () => {
+  it('reports a missing file', () => {
+    const insp = inspectClaudeInstall(file);
+    expect(insp).toMatchObject({ path: file, exists: false, count: 0, olderPartial: false, launcherPaths: [], allowRulePresent: false });
+    expect(insp.parseError).toBeUndefined();
+    expect(Object.keys(insp.entries)).toEqual(SIX);
+    for (const e of SIX) expect(insp.entries[e]!.present).toBe(false);
+  });
+
+  it('reports count, commands, launcher existence, and a launcher that has vanished', () => {
+    const launcher = path.join(dir, 'bin', 'pgx');
+    fs.mkdirSync(path.dirname(launcher), { recursive: true });
+    fs.writeFileSync(launcher, '#!/bin/sh\n', { mode: 0o755 });
+    installClaude({ settingsPath: file, launcher, allowRule: true });
+
+    let insp = inspectClaudeInstall(file);
+    expect(insp).toMatchObject({ exists: true, count: 6, olderPartial: false, launcherPaths: [launcher], allowRulePresent: true });
+    for (const h of HOOK_EVENTS) {
+      expect(insp.entries[h.event]).toEqual({
+        present: true,
+        command: hookCommand(launcher, h.cli),
+        launcher,
+        launcherExists: true,
+      });
+    }
+
+    fs.rmSync(launcher);
+    insp = inspectClaudeInstall(file);
+    expect(insp.count).toBe(6);
+    for (const e of SIX) expect(insp.entries[e]!.launcherExists).toBe(false);
+
+    // Reinstall at another path: the old allow rule no longer counts until refreshed.
+    const s = read();
+    s.permissions!.allow = [allowRuleFor('/somewhere/else')];
+    write(s);
+    expect(inspectClaudeInstall(file).allowRulePresent).toBe(false);
+  });
+
+  it('detects an older partial install and a partial one that is not the old shape', () => {
+    write({
+      hooks: {
+        SessionStart: [oldStyleEntry('pgx', 'session-start', 30)],
+        UserPromptSubmit: [oldStyleEntry('pgx', 'user-prompt-submit', 10)],
+        PreToolUse: [oldStyleEntry('pgx', 'pre-tool-use', 60, 'Bash')],
+        SessionEnd: [oldStyleEntry('pgx', 'session-end', 10)],
+      },
+    });
+    const insp = inspectClaudeInstall(file);
+    expect(insp.count).toBe(4);
+    expect(insp.olderPartial).toBe(true);
+    expect(insp.entries.SubagentStart).toEqual({ present: false });
+    expect(insp.entries.SessionStart!.launcher).toBe('pgx'); // bare name: looked up on PATH
+    expect(typeof insp.entries.SessionStart!.launcherExists).toBe('boolean');
+
+    const s = read();
+    delete s.hooks!.SessionEnd;
+    s.hooks!.SubagentStop = [oldStyleEntry('pgx', 'subagent-stop', 30)];
+    write(s);
+    expect(inspectClaudeInstall(file)).toMatchObject({ count: 4, olderPartial: false });
+  });
+
+  it('launcherExists is undefined when the launcher uses a variable', () => {
+    write({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/bin/pgx agent hook session-start' }] }] } });
+    const insp = inspectClaudeInstall(file);
+    expect(insp.entries.SessionStart).toMatchObject({ present: true, launcherExists: undefined });
+    expect(insp.count).toBe(1);
+  });
+});
+
+describe('planInstall / planUninstall are pure', () => {
+  it('plans from text without touching disk', () => {
+    const p = planInstall(undefined, { launcher: LAUNCHER, allowRule: true });
+    expect(p.changed).toBe(true);
+    expect(p.allowRuleAdded).toBe(true);
+    const again = planInstall(p.text, { launcher: LAUNCHER, allowRule: true });
+    expect(again).toMatchObject({ changed: false, text: p.text, added: [], updated: [] });
+    const u = planUninstall(p.text);
+    expect(u).toMatchObject({ changed: true, allowRuleRemoved: true, text: '{}\n' });
+    expect(u.removed.sort()).toEqual([...SIX].sort());
+  });
+});
