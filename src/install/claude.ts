@@ -87,10 +87,8 @@ export function settingsPathFor(scope: Scope, projectDir: string, home: string):
   }
 }
 
-/** POSIX single-quote a word, always (even when it needs no quoting): `a'b` → `'a'\''b'`. */
-export function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
+import { shellQuote } from '../shell.js';
+export { shellQuote };
 
 function checkLauncher(launcher: string): void {
   if (typeof launcher !== 'string' || launcher === '') throw new TypeError('launcher must be a non-empty path');

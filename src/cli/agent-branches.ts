@@ -1,0 +1,108 @@
+// pgx agent up | ls | down | gc, and pgx template refresh.
+import type { Command } from 'commander';
+import { PgxError } from '../errors.js';
+import { withEngine } from '../engine/context.js';
+import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
+import { refreshTemplate } from '../engine/template.js';
+import { assertBranchStamp, databaseInfo } from '../engine/stamp.js';
+import { ensureTarget } from '../exec.js';
+import * as registry from '../registry.js';
+import { libpqEnv } from '../server/libpq-env.js';
+import { quoteIfNeeded } from '../shell.js';
+import { paint, relativeTime, table } from '../output.js';
+import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+
+export function registerBranchCommands(agent: Command, program: Command): void {
+  withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
+    .option('--agent <id>', 'a Claude Code subagent id')
+    .option('--id <id>', 'your own branch id')
+    .option('--session <id>', 'session id (a session branch, or the session of --agent)')
+    .action(
+      action<CommonOpts & TargetOpts>(async (opts, out) => {
+        const config = configFor(opts);
+        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts), { keep: true }), { quiet: out.json });
+        const env = libpqEnv({}, { ...r.conn, password: undefined });
+        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
+        out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
+      }),
+    );
+
+  withCommon(agent.command('ls').description('list branches of this project (--all: every project on the server)'))
+    .option('--all', 'every project and host')
+    .action(
+      action<CommonOpts & { all?: boolean }>(async (opts, out) => {
+        const config = configFor(opts);
+        const recs = await withEngine(config, (e) => registry.findRecords(e.db, opts.all ? {} : { project: config.project }), { quiet: out.json });
+        const branches = recs.map(describeRecord);
+        out.result({ branches }, () => {
+          if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim');
+          return table(
+            ['NAME', 'AGENT', 'SESSION', 'HOST', 'STATE', 'DEADLINE', 'DEADLINE_KIND', ...(opts.all ? ['PROJECT'] : [])],
+            branches.map((b) => [b.name, b.agent_id ?? (b.id ? `id:${b.id}` : null), b.session_id?.slice(0, 8), b.host, stateColor(b.state, b.exists), relativeTime(b.deadline), b.deadline_kind, ...(opts.all ? [b.project] : [])]),
+          );
+        });
+      }),
+    );
+
+  withCommon(agent.command('down').description('terminate backends, then retire (or drop with --now) the named branches'))
+    .option('--agent <id>', "a subagent's branches (any session, any host)")
+    .option('--id <id>', 'an exec --id branch (any host)')
+    .option('--branch <name>', 'a branch by database name (refused unless it carries the pgx stamp)')
+    .option('--session <id>', "a session's own branch and its subagents' branches")
+    .option('--now', 'drop immediately instead of retiring with the grace period')
+    .action(
+      action<CommonOpts & TargetOpts & { branch?: string; now?: boolean }>(async (opts, out) => {
+        const given = ['agent', 'id', 'branch', 'session'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
+        if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch, --session.', 'e.g. `pgx agent down --id demo`.');
+        const config = configFor(opts);
+        const results = await withEngine(config, async (e) => {
+          let recs: registry.BranchRecord[];
+          if (opts.branch !== undefined) {
+            recs = await registry.findRecords(e.db, { name: opts.branch });
+            if (!recs.length) {
+              const info = await databaseInfo(e.db, opts.branch);
+              if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${opts.branch}".`, 'See `pgx agent ls --all`.');
+              await assertBranchStamp(e.db, opts.branch); // refuses anything pgx did not stamp
+              throw new PgxError('NOT_FOUND', `"${opts.branch}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
+            }
+          } else {
+            const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
+            recs = await registry.findRecords(e.db, { project: config.project, agentId: t.agentId, execId: t.execId, sessionId: t.sessionId, includeSubagents: true });
+            if (t.agentId !== undefined) recs = recs.filter((r) => r.kind === 'subagent');
+            if (t.execId !== undefined) recs = recs.filter((r) => r.kind === 'exec');
+          }
+          if (!recs.length) throw new PgxError('NOT_FOUND', `No pgx branch matches ${given.map((k) => `--${k}`).join(' ')} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+          const done: DownResult[] = [];
+          for (const rec of recs) done.push(opts.now ? await dropBranch(e, rec) : await retireBranch(e, rec));
+          return done;
+        }, { quiet: out.json });
+        out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
+      }),
+    );
+
+  withCommon(agent.command('gc').description('drop branches past their deadline (idle TTL or grace)'))
+    .option('--limit <n>', 'at most n branches', (v) => Number(v), 1000)
+    .action(
+      action<CommonOpts & { limit: number }>(async (opts, out) => {
+        const config = configFor(opts);
+        const r = await withEngine(config, (e) => gc(e, opts.limit), { quiet: out.json });
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        return r.errors.length ? 7 : 0;
+      }),
+    );
+
+  const template = program.command('template').description('the frozen snapshot branches are cloned from');
+  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections)')).action(
+    action<CommonOpts>(async (opts, out) => {
+      const config = configFor(opts);
+      const r = await withEngine(config, (e) => refreshTemplate(e, (m) => out.progress(m)), { quiet: out.json });
+      out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
+    }),
+  );
+}
+
+function stateColor(state: string, exists: boolean | null): string {
+  if (exists === false) return paint(`${state} (missing)`, 'red');
+  return state === 'active' ? paint(state, 'green') : state === 'retiring' ? paint(state, 'yellow') : state;
+}
+

@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CONFIG_FILE, findConfigFile } from '../config.js';
+import { PgxError } from '../errors.js';
+import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
+import { initProject } from '../init.js';
+import { launcherPath } from '../hooks/claude/run.js';
+import { action, type CommonOpts } from './common.js';
+
+interface InstallOpts extends CommonOpts {
+  scope: Scope;
+  dryRun?: boolean;
+  allowRule?: boolean;
+}
+
+function settingsErrors<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof SettingsFileError) throw new PgxError('CONFIG_INVALID', e.message, e.hint);
+    throw e;
+  }
+}
+
+export function registerInstallCommands(agent: Command): void {
+  const scopeOpt = (c: Command) =>
+    c
+      .option('--scope <scope>', 'project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)', 'project')
+      .option('--cwd <dir>', 'project directory')
+      .option('--dry-run', 'show what would change, write nothing')
+      .option('--json', 'machine-readable output');
+
+  scopeOpt(agent.command('install').description('install the six Claude Code hooks (idempotent)').argument('<client>', 'only "claude" for now'))
+    .option('--allow-rule', 'also add a permission allow rule for the rewritten commands (Bash(<pgx> agent exec:*))')
+    .action(
+      action<InstallOpts>(async (opts, out, cmd) => {
+        checkClient(cmd.args[0]);
+        const scope = checkScope(opts.scope);
+        const dir = resolve(opts.cwd ?? process.cwd());
+        const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
+        let configWritten: string | null = null;
+        if (!existsSync(join(projectDir, CONFIG_FILE)) && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+        const launcher = launcherPath();
+        const r = settingsErrors(() => installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, allowRule: opts.allowRule, dryRun: opts.dryRun }));
+        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
+        out.result(value, () =>
+          [
+            configWritten ? `wrote ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+            `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}`,
+            r.added.length ? `  added:     ${r.added.join(', ')}` : null,
+            r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
+            r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
+            r.allowRuleAdded ? `  allow rule added for ${launcher} agent exec` : opts.allowRule ? null : '  tip: --allow-rule lets the rewritten commands run without a permission prompt',
+            'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        );
+      }),
+    );
+
+  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries (and its allow rule)").argument('<client>', 'only "claude" for now')).action(
+    action<InstallOpts>(async (opts, out, cmd) => {
+      checkClient(cmd.args[0]);
+      const scope = checkScope(opts.scope);
+      const dir = resolve(opts.cwd ?? process.cwd());
+      const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
+      const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun }));
+      out.result({ ...r, text: undefined, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path})`);
+    }),
+  );
+}
+
+function checkClient(client: string | undefined): void {
+  if (client !== 'claude') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Only `claude` (Claude Code) is supported: `pgx agent install claude`.');
+}
+function checkScope(scope: string): Scope {
+  if (scope !== 'project' && scope !== 'user' && scope !== 'local') throw new PgxError('USAGE', `Unknown scope "${scope}".`, 'Use --scope project, local or user.');
+  return scope;
+}

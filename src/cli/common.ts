@@ -1,0 +1,66 @@
+// Flag plumbing shared by command files: --cwd/--json, config loading, and the single error → exit-code mapping.
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { EXIT, isPgxError, PgxError } from '../errors.js';
+import { createOutput, printError, type Output } from '../output.js';
+import { validateId } from '../identity.js';
+import type { Target } from '../exec.js';
+
+export interface CommonOpts {
+  cwd?: string;
+  json?: boolean;
+}
+
+export function withCommon(cmd: Command): Command {
+  return cmd.option('--cwd <dir>', 'project directory (where .pgx.toml is looked up from)').option('--json', 'machine-readable output');
+}
+
+export function configFor(opts: CommonOpts): Config {
+  return loadConfig({ cwd: opts.cwd });
+}
+
+/** Wraps an action: one catch for the whole CLI, mapping typed errors to documented exit codes, printed once. */
+/** `errorsOn: 'stderr'` for exec, whose stdout belongs to the child. */
+export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Command) => Promise<number | void>, errorsOn: 'stdout' | 'stderr' = 'stdout') {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const opts = cmd.opts() as O;
+    const out = createOutput({ json: opts.json });
+    try {
+      const code = await fn(opts, out, cmd);
+      process.exitCode = code ?? EXIT.ok;
+    } catch (e) {
+      printError(e, !!opts.json, errorsOn === 'stderr' ? process.stderr : process.stdout);
+      process.exitCode = isPgxError(e) ? e.exitCode : EXIT.failure;
+    }
+  };
+}
+
+export interface TargetOpts {
+  agent?: string;
+  id?: string;
+  session?: string;
+}
+
+export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): Target {
+  if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
+  const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
+  return {
+    agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,
+    execId: opts.id !== undefined ? validateId('--id', opts.id) : undefined,
+    sessionId: session !== undefined ? validateId('--session', session) : undefined,
+  };
+}
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    success
+  1    unexpected failure (a bug: rerun with DEBUG=pgx)
+  2    usage error, or a destructive command without its confirmation flag
+  3    .pgx.toml invalid
+  4    PostgreSQL unreachable / login refused / local server failed
+  5    branch not found
+  6    refused: the database is not a pgx branch
+  7    creating or changing a branch failed
+  8    doctor found a failing check
+  125  agent exec could not start the command (otherwise exec exits with the command's status, 128+n on signal n)`;

@@ -1,0 +1,180 @@
+// .pgx.toml discovery and validation. Every key is checked with zod (.strict(): unknown keys are errors),
+// all problems are reported at once with the file and the key's path, then a typed Config goes onwards.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { homedir, hostname } from 'node:os';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { PgxError } from './errors.js';
+
+export const CONFIG_FILE = '.pgx.toml';
+
+const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "5s", "15m", "2h", "1d", "500ms", or a number of seconds → milliseconds. */
+export function parseDuration(value: string | number): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw new Error('must be a non-negative number of seconds');
+    return Math.round(value * 1000);
+  }
+  const m = DURATION_RE.exec(value.trim());
+  if (!m) throw new Error(`"${value}" is not a duration like 5s, 15m, 2h, 1d`);
+  return Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
+}
+
+const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+/** A guard is a duration, or false / "off" to leave that setting alone. */
+const guard = z.union([z.literal(false), z.literal('off'), z.string(), z.number()]).transform((v, ctx) => {
+  if (v === false || v === 'off') return null;
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+const identifierLike = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only');
+
+const fileSchema = z
+  .object({
+    server: z
+      .object({
+        url: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+      })
+      .strict()
+      .default({}),
+    project: z
+      .object({
+        name: identifierLike.optional(),
+        source: z.string().min(1).max(63).optional(),
+      })
+      .strict()
+      .default({}),
+    agent: z
+      .object({
+        idle_ttl: duration.default(2 * 3_600_000),
+        grace: duration.default(10 * 60_000),
+        session_branch: z.boolean().default(true),
+      })
+      .strict()
+      .default({ idle_ttl: 2 * 3_600_000, grace: 10 * 60_000, session_branch: true }),
+    guards: z
+      .object({
+        enabled: z.boolean().default(true),
+        client_connection_check_interval: guard.default(5_000),
+        idle_in_transaction_session_timeout: guard.default(15 * 60_000),
+        statement_timeout: guard.default(3_600_000),
+      })
+      .strict()
+      .default({
+        enabled: true,
+        client_connection_check_interval: 5_000,
+        idle_in_transaction_session_timeout: 15 * 60_000,
+        statement_timeout: 3_600_000,
+      }),
+  })
+  .strict();
+
+export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
+
+export interface Config {
+  /** The directory holding .pgx.toml, or the starting directory when there is none. */
+  projectDir: string;
+  /** Path of the .pgx.toml that was read; undefined when none was found (the project is out of scope for hooks). */
+  file?: string;
+  project: string;
+  source?: string;
+  /** The admin connection (a role with CREATEDB); undefined means the embedded local server. */
+  serverUrl?: string;
+  host: string;
+  idleTtlMs: number;
+  graceMs: number;
+  sessionBranch: boolean;
+  guards: { enabled: boolean; settings: Record<GuardName, number | null> };
+  /** Where pgx keeps its own state (local server, hook log, passfiles). */
+  home: string;
+}
+
+export function pgxHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PGX_HOME ? resolve(env.PGX_HOME) : join(homedir(), '.pgx');
+}
+
+export function findConfigFile(startDir: string): string | undefined {
+  let dir = resolve(startDir);
+  for (;;) {
+    const candidate = join(dir, CONFIG_FILE);
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** A host label safe inside a database name: lowercase [a-z0-9], at most 16 characters. */
+export function hostLabel(raw: string): string {
+  const label = raw.toLowerCase().split('.')[0]!.replace(/[^a-z0-9]/g, '').slice(0, 16);
+  return label || 'host';
+}
+
+export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
+  const env = opts.env ?? process.env;
+  const cwd = resolve(opts.cwd ?? process.cwd());
+  const file = findConfigFile(cwd);
+  let raw: unknown = {};
+  if (file) {
+    try {
+      raw = parseToml(readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new PgxError('CONFIG_INVALID', `${file}: not valid TOML: ${(e as Error).message}`, `Fix the syntax in ${file}, or regenerate it with \`pgx init --force\`.`);
+    }
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const path = i.path.join('.') || '(top level)';
+      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message;
+      return `  ${path}: ${msg}`;
+    });
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `${file}: invalid configuration:\n${lines.join('\n')}`,
+      'Every key is documented in .pgx.toml.example; fix or remove the keys named above.',
+    );
+  }
+  const c = parsed.data;
+  const projectDir = file ? dirname(file) : cwd;
+  const serverUrl = env.PGX_DATABASE_URL || c.server.url || undefined;
+  return {
+    projectDir,
+    file,
+    project: c.project.name ?? (basename(projectDir) || 'project'),
+    source: c.project.source,
+    serverUrl,
+    host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
+    idleTtlMs: c.agent.idle_ttl,
+    graceMs: c.agent.grace,
+    sessionBranch: c.agent.session_branch,
+    guards: {
+      enabled: c.guards.enabled,
+      settings: {
+        client_connection_check_interval: c.guards.client_connection_check_interval,
+        idle_in_transaction_session_timeout: c.guards.idle_in_transaction_session_timeout,
+        statement_timeout: c.guards.statement_timeout,
+      },
+    },
+    home: pgxHome(env),
+  };
+}

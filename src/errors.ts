@@ -1,0 +1,73 @@
+// Typed errors: a stable code, a hint that names the next step, and a documented exit code.
+// The one top-level catch in src/cli/run.ts maps them to the process exit status.
+
+export const EXIT = {
+  ok: 0,
+  failure: 1, // unexpected: a bug or an unclassified error
+  usage: 2, // bad flags, or a destructive command without its confirmation flag
+  config: 3, // .pgx.toml invalid or missing where required
+  server: 4, // PostgreSQL unreachable, or the local server could not start
+  notFound: 5, // no such branch / record
+  refused: 6, // pgx refused: not a pgx database, foreign stamp, unsafe request
+  branch: 7, // creating or changing a branch failed
+  doctor: 8, // doctor found at least one failing check
+  execFailed: 125, // `agent exec` could not start the command (the child's own status passes through otherwise)
+} as const;
+
+export type ErrorCode =
+  | 'USAGE'
+  | 'CONFIG_INVALID'
+  | 'CONFIG_NOT_FOUND'
+  | 'SERVER_UNREACHABLE'
+  | 'SERVER_AUTH'
+  | 'LOCAL_SERVER'
+  | 'NOT_FOUND'
+  | 'NOT_PGX_DATABASE'
+  | 'REFUSED'
+  | 'BRANCH_FAILED'
+  | 'TEMPLATE_FAILED'
+  | 'EXEC_FAILED'
+  | 'INVALID_INPUT';
+
+const exitFor: Record<ErrorCode, number> = {
+  USAGE: EXIT.usage,
+  INVALID_INPUT: EXIT.usage,
+  CONFIG_INVALID: EXIT.config,
+  CONFIG_NOT_FOUND: EXIT.config,
+  SERVER_UNREACHABLE: EXIT.server,
+  SERVER_AUTH: EXIT.server,
+  LOCAL_SERVER: EXIT.server,
+  NOT_FOUND: EXIT.notFound,
+  NOT_PGX_DATABASE: EXIT.refused,
+  REFUSED: EXIT.refused,
+  BRANCH_FAILED: EXIT.branch,
+  TEMPLATE_FAILED: EXIT.branch,
+  EXEC_FAILED: EXIT.execFailed,
+};
+
+export class PgxError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string;
+  readonly exitCode: number;
+  constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PgxError';
+    this.code = code;
+    this.hint = hint;
+    this.exitCode = exitFor[code];
+  }
+  toJSON() {
+    return { code: this.code, message: this.message, hint: this.hint, exit_code: this.exitCode };
+  }
+}
+
+export function isPgxError(e: unknown): e is PgxError {
+  return e instanceof PgxError;
+}
+
+/** Any error as {code, message, hint}: for hook outputs and --json error objects. */
+export function describeError(e: unknown): { code: string; message: string; hint: string } {
+  if (isPgxError(e)) return { code: e.code, message: e.message, hint: e.hint };
+  const message = e instanceof Error ? e.message : String(e);
+  return { code: 'UNEXPECTED', message, hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.' };
+}

@@ -1,0 +1,188 @@
+// One handler per Claude Code hook event. Each returns the JSON to print (or nothing) and an outcome for the log.
+// Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
+import { chmodSync, appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import type { Config } from '../../config.js';
+import { describeError } from '../../errors.js';
+import { withEngine } from '../../engine/context.js';
+import { ensureBranch, gc, retireBranch } from '../../engine/branch.js';
+import { identityKey } from '../../identity.js';
+import * as registry from '../../registry.js';
+import { urlWithoutPassword, type ConnParams } from '../../server/db.js';
+import * as P from './payloads.js';
+import { shellQuote } from '../../shell.js';
+import { isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+
+export interface HookEnv {
+  config: Config;
+  launcher: string;
+  shell: string;
+  envFile?: string;
+}
+
+export interface HookResult {
+  output?: Record<string, unknown>;
+  outcome: string;
+  branch?: string | null;
+}
+
+export interface Handler<S extends z.ZodTypeAny> {
+  schema: S;
+  run(p: z.infer<S>, h: HookEnv): Promise<HookResult>;
+  /** What to answer when the payload is invalid or the handler throws. */
+  onError(message: string): HookResult;
+}
+
+const subagentIdentity = (h: HookEnv, p: { session_id: string; agent_id: string }) => ({ project: h.config.project, host: h.config.host, sessionId: p.session_id, agentId: p.agent_id });
+const sessionIdentity = (h: HookEnv, p: { session_id: string }) => ({ project: h.config.project, host: h.config.host, sessionId: p.session_id });
+
+function deny(reason: string): Record<string, unknown> {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
+}
+
+export const preToolUse: Handler<typeof P.preToolUseSchema> = {
+  schema: P.preToolUseSchema,
+  async run(p, h) {
+    if (p.tool_name !== 'Bash' || p.agent_id === undefined) return { outcome: 'skipped:not-subagent-bash' };
+    const command = p.tool_input.command;
+    if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
+    const ensured = await withEngine(h.config, (e) => ensureBranch(e, subagentIdentity(h, { session_id: p.session_id, agent_id: p.agent_id! })), { quiet: true });
+    const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
+    if (isRouted(command, params)) return { outcome: 'already-routed', branch: ensured.branch };
+    return {
+      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
+      outcome: `rewritten:${ensured.method}`,
+      branch: ensured.branch,
+    };
+  },
+  onError(message) {
+    return {
+      output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
+      outcome: 'denied:error',
+    };
+  },
+};
+
+export const subagentStart: Handler<typeof P.subagentStartSchema> = {
+  schema: P.subagentStartSchema,
+  async run(p, h) {
+    const r = await withEngine(h.config, (e) => ensureBranch(e, subagentIdentity(h, p)), { quiet: true });
+    const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    return {
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'SubagentStart',
+          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags.`,
+        },
+      },
+      outcome: `ok:${r.method}`,
+      branch: r.branch,
+    };
+  },
+  onError(message) {
+    return {
+      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your database branch could not be created (${message}). Your Bash commands will be refused until that is fixed; tell the user to run \`pgx agent doctor\`.` } },
+      outcome: 'error',
+    };
+  },
+};
+
+export const subagentStop: Handler<typeof P.subagentStopSchema> = {
+  schema: P.subagentStopSchema,
+  async run(p, h) {
+    return withEngine(h.config, async (e) => {
+      const rec = await registry.findByIdentity(e.db, identityKey(subagentIdentity(h, p)));
+      if (!rec) return { outcome: 'no-branch' };
+      const r = await retireBranch(e, rec);
+      await gc(e, 2).catch(() => {}); // bounded, opportunistic
+      return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: rec.name };
+    }, { quiet: true });
+  },
+  onError: () => ({ outcome: 'error' }), // never blocks the stop
+};
+
+export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
+  schema: P.sessionEndSchema,
+  async run(p, h) {
+    // Retire only (fast: ALTER + terminate + UPDATE); dropping waits for gc, inside Claude Code's SessionEnd budget.
+    return withEngine(h.config, async (e) => {
+      const recs = await registry.findRecords(e.db, { project: h.config.project, sessionId: p.session_id, includeSubagents: true });
+      const mine = recs.filter((r) => r.host === h.config.host && r.state !== 'retiring');
+      for (const rec of mine) await retireBranch(e, rec);
+      return { outcome: `retired:${mine.length}`, branch: mine.find((r) => r.kind === 'session')?.name ?? null };
+    }, { quiet: true });
+  },
+  onError: () => ({ outcome: 'error' }),
+};
+
+export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
+  schema: P.userPromptSubmitSchema,
+  async run(p, h) {
+    if (!h.config.sessionBranch || p.agent_id !== undefined) return { outcome: 'skipped' };
+    return withEngine(h.config, async (e) => {
+      const rec = await registry.findByIdentity(e.db, identityKey(sessionIdentity(h, p)));
+      if (!rec) return { outcome: 'no-branch' };
+      const ok = await registry.heartbeat(e.db, rec.name);
+      return { outcome: ok ? 'heartbeat' : `not-active:${rec.state}`, branch: rec.name };
+    }, { quiet: true });
+  },
+  onError: () => ({ outcome: 'error' }), // never blocks a prompt
+};
+
+export const sessionStart: Handler<typeof P.sessionStartSchema> = {
+  schema: P.sessionStartSchema,
+  async run(p, h) {
+    if (!h.config.sessionBranch) return { outcome: 'skipped:session_branch=false' };
+    const r = await withEngine(h.config, (e) => ensureBranch(e, sessionIdentity(h, p)), { quiet: true });
+    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);
+    return {
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'SessionStart',
+          additionalContext: `pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.`,
+        },
+      },
+      outcome: `ok:${r.method}`,
+      branch: r.branch,
+    };
+  },
+  onError(message) {
+    return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
+  },
+};
+
+/** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
+function writeEnvFile(envFile: string, conn: ConnParams, home: string): void {
+  const lines = ['unset PGSERVICE PGSERVICEFILE PGPASSWORD PGOPTIONS PGHOSTADDR', `export PGHOST=${q(conn.host)}`, `export PGPORT=${q(String(conn.port))}`, `export PGUSER=${q(conn.user)}`, `export PGDATABASE=${q(conn.database)}`, `export DATABASE_URL=${q(urlWithoutPassword(conn))}`];
+  if (conn.password) {
+    const dir = join(home, 'agent', 'passfiles');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const file = join(dir, `${conn.database}.pgpass`);
+    const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
+    writeFileSync(file, `${esc(conn.host)}:${conn.port}:${esc(conn.database)}:${esc(conn.user)}:${esc(conn.password)}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    lines.push(`export PGPASSFILE=${q(file)}`);
+  } else {
+    lines.push('unset PGPASSFILE');
+  }
+  appendFileSync(envFile, lines.join('\n') + '\n');
+}
+
+const q = shellQuote;
+
+export const HANDLERS = {
+  'session-start': sessionStart,
+  'user-prompt-submit': userPromptSubmit,
+  'pre-tool-use': preToolUse,
+  'subagent-start': subagentStart,
+  'subagent-stop': subagentStop,
+  'session-end': sessionEnd,
+} as const;
+
+export type HookName = keyof typeof HANDLERS;
+
+export function errorText(e: unknown): string {
+  const d = describeError(e);
+  return `${d.message}${d.hint ? ` (${d.hint})` : ''}`;
+}

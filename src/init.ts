@@ -1,0 +1,49 @@
+// `pgx init` and the minimal .pgx.toml that `pgx agent install claude` writes when a project has none.
+import { existsSync, writeFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { CONFIG_FILE, loadConfig } from './config.js';
+import { PgxError } from './errors.js';
+
+export interface InitOptions {
+  dir: string;
+  name?: string;
+  url?: string;
+  source?: string;
+  force?: boolean;
+}
+
+const tomlString = (s: string) => JSON.stringify(s); // TOML basic strings accept JSON string escapes
+
+export function renderConfig(o: { name: string; url?: string; source?: string }): string {
+  return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: .pgx.toml.example
+[server]
+# The admin connection (a role with CREATEDB). Unset = pgx runs its own local PostgreSQL (\`pgx local status\`).
+${o.url ? `url = ${tomlString(o.url)}` : '# url = "postgresql://me@127.0.0.1:5432/postgres"'}
+
+[project]
+name = ${tomlString(o.name)}
+# The database branches are cloned from (a frozen template of it). Unset = branches start empty.
+${o.source ? `source = ${tomlString(o.source)}` : '# source = "myapp_dev"'}
+
+[agent]
+idle_ttl = "2h"   # a branch with no activity for this long is dropped by gc
+grace = "10m"     # a retired branch is kept this long before gc drops it
+
+[guards]          # set on every branch (never on the source or template); "off" disables one
+client_connection_check_interval = "5s"
+idle_in_transaction_session_timeout = "15m"
+statement_timeout = "1h"
+`;
+}
+
+export function initProject(o: InitOptions): { path: string; written: boolean; name: string } {
+  const dir = resolve(o.dir);
+  const path = join(dir, CONFIG_FILE);
+  if (existsSync(path) && !o.force) {
+    throw new PgxError('USAGE', `${path} already exists.`, 'Pass --force to overwrite it, or edit it by hand.');
+  }
+  const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) || 'project');
+  writeFileSync(path, renderConfig({ name, url: o.url, source: o.source }));
+  loadConfig({ cwd: dir, env: {} }); // what we wrote must validate
+  return { path, written: true, name };
+}

@@ -1,0 +1,25 @@
+// The CLI: commander wiring only. Each command file registers its commands and calls the library.
+import { Command } from 'commander';
+import { registerBranchCommands } from './cli/agent-branches.js';
+import { registerExecCommand } from './cli/agent-exec.js';
+import { registerHookCommand } from './cli/agent-hook.js';
+import { registerInstallCommands } from './cli/agent-install.js';
+import { registerLocalCommands } from './cli/local.js';
+import { EXIT_CODES_HELP } from './cli/common.js';
+
+export function buildProgram(): Command {
+  const program = new Command('pgx')
+    .description('Give every coding agent its own PostgreSQL branch')
+    .version('0.1.0')
+    .enablePositionalOptions()
+    .addHelpText('after', EXIT_CODES_HELP);
+  const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
+  registerExecCommand(agent);
+  registerBranchCommands(agent, program);
+  registerHookCommand(agent);
+  registerInstallCommands(agent);
+  registerLocalCommands(program);
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);
