@@ -1,0 +1,100 @@
+// Test helpers: run the BUILT CLI as a real process, make temp projects, query the test server directly.
+import { createHash } from 'node:crypto';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+export const LAUNCHER = join(REPO, 'bin', 'pgx.js');
+
+export function pgInfo() {
+  return inject('pg');
+}
+
+/** A fresh temp project with a .pgx.toml; the server comes from PGX_DATABASE_URL in the env (never argv). */
+export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; home: string; env: NodeJS.ProcessEnv } {
+  const dir = mkdtempSync(join(tmpdir(), 'pgx-proj-'));
+  const name = opts.name ?? `p${Math.random().toString(36).slice(2, 10)}`;
+  const lines = ['[project]', `name = "${name}"`];
+  if (opts.source) lines.push(`source = "${opts.source}"`);
+  writeFileSync(join(dir, '.pgx.toml'), lines.join('\n') + '\n' + (opts.toml ?? ''));
+  const home = join(dir, '.pgx-home');
+  mkdirSync(home);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    PGX_HOME: home,
+    PGX_DATABASE_URL: pgInfo().url,
+    PGX_HOST: 'testhost',
+  };
+  return { cwd: dir, dir, name, home, env };
+}
+
+export interface RunResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runPgx(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeout?: number }): RunResult {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: opts.env, input: opts.input ?? '', encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: opts.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status, signal) => res({ status, signal, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+export function jsonOf<T = any>(r: RunResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.status}): stdout=${r.stdout} stderr=${r.stderr}`);
+  }
+}
+
+/** A direct admin connection to the test server (the test's own view, independent of pgx). */
+export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
+  const p = pgInfo();
+  const c = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function sql<R = any>(text: string, params: unknown[] = [], database = 'postgres'): Promise<R[]> {
+  return withAdmin(async (c) => (await c.query(text, params)).rows as R[], database);
+}
+
+/** md5 of a schema-only pg_dump of a database (the password in the child's environment only). */
+export function schemaMd5(database: string): string {
+  const p = pgInfo();
+  const r = spawnSync('pg_dump', ['--schema-only', '--no-comments', '-d', database], {
+    env: { PATH: process.env.PATH, PGHOST: p.host, PGPORT: String(p.port), PGUSER: p.user, PGPASSWORD: p.password },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`pg_dump ${database} failed: ${r.stderr}`);
+  const body = r.stdout.replace(/^--.*$/gm, '').replace(/\n+/g, '\n');
+  return createHash('md5').update(body).digest('hex');
+}
+
+/** Environment a child psql needs to reach the server as admin (tests' own use, e.g. creating a source db). */
+export function adminEnv(database = 'postgres'): NodeJS.ProcessEnv {
+  const p = pgInfo();
+  return { PATH: process.env.PATH, PGHOST: p.host, PGPORT: String(p.port), PGUSER: p.user, PGPASSWORD: p.password, PGDATABASE: database };
+}
