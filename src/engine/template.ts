@@ -44,7 +44,7 @@ export async function schemaFingerprint(e: Engine, database: string): Promise<st
   try {
     const [row] = await db.query<{ fp: string | null }>(
       `SELECT md5(coalesce(string_agg(x, E'\\n' ORDER BY x), '')) AS fp FROM (
-         SELECT c.relkind || ' ' || n.nspname || '.' || c.relname || '(' || coalesce((
+         SELECT c.relkind::text || ' ' || n.nspname || '.' || c.relname || '(' || coalesce((
                   SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
                     FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') || ')' AS x
            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

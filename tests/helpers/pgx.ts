@@ -89,7 +89,8 @@ export function schemaMd5(database: string): string {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`pg_dump ${database} failed: ${r.stderr}`);
-  const body = r.stdout.replace(/^--.*$/gm, '').replace(/\n+/g, '\n');
+  // pg_dump ≥ 15.14 brackets its output with \restrict/\unrestrict lines carrying a random key: not schema.
+  const body = r.stdout.replace(/^--.*$/gm, '').replace(/^\\(un)?restrict .*$/gm, '').replace(/\n+/g, '\n');
   return createHash('md5').update(body).digest('hex');
 }
 

@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { jsonOf, makeProject, pgInfo, runPgx, runPgxAsync, schemaMd5, sql } from '../helpers/pgx.js';
+import { templateName } from '../../src/engine/template.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function makeSource(): Promise<string> {
+  const name = `src_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${name}`);
+  await sql(`CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`, [], name);
+  return name;
+}
+
+/** A template cannot be connected to (datallowconn=false): dump a throwaway clone of it instead. */
+async function templateMd5(tpl: string): Promise<string> {
+  const probe = `probe_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${probe} TEMPLATE ${tpl}`);
+  try {
+    return schemaMd5(probe);
+  } finally {
+    await sql(`DROP DATABASE ${probe}`);
+  }
+}
+
+const dbRow = async (name: string) =>
+  (await sql(`SELECT oid::text, datallowconn, datistemplate, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]))[0];
+const settingsOf = async (name: string): Promise<string[]> =>
+  ((await sql(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`, [name]))[0]?.setconfig ?? []).sort();
+
+describe('branch engine', () => {
+  it('never alters the source or the template; branches start from the source snapshot', async () => {
+    const source = await makeSource();
+    const p = makeProject({ source });
+    const before = schemaMd5(source);
+    const data = async () => (await sql(`SELECT string_agg(email, ',' ORDER BY id) AS s FROM users`, [], source))[0].s;
+    const dataBefore = await data();
+    const srcRowBefore = await dbRow(source);
+
+    const r = runPgx(['agent', 'exec', '--id', 'mig', '--keep', '--', 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', "ALTER TABLE users ADD COLUMN admin bool; INSERT INTO users (email) VALUES ('c@x'); CREATE TABLE extra(x int);"], p);
+    expect(r.status, r.stderr).toBe(0);
+    const seen = runPgx(['agent', 'exec', '--id', 'mig', '--', 'psql', '-X', '-Atc', 'select count(*) from users'], p);
+    expect(seen.stdout.trim()).toBe('3');
+
+    const tpl = templateName(p.name, source);
+    const tplRow = await dbRow(tpl);
+    expect(tplRow).toMatchObject({ datallowconn: false, datistemplate: true });
+    expect(tplRow.comment).toMatch(/^pgx:template:/);
+    expect(await templateMd5(tpl)).toBe(before);
+
+    // After branch work: source schema, data and catalog row identical; template identical too.
+    expect(schemaMd5(source)).toBe(before);
+    expect(await data()).toBe(dataBefore);
+    expect(await dbRow(source)).toEqual(srcRowBefore);
+    expect(await dbRow(tpl)).toEqual(tplRow);
+    expect(await templateMd5(tpl)).toBe(before);
+    expect(await settingsOf(source)).toEqual([]);
+    expect(await settingsOf(tpl)).toEqual([]);
+  });
+
+  it('refreshes the template while the source has an open connection (dump/restore), leaving the source alone', async () => {
+    const source = await makeSource();
+    const p = makeProject({ source });
+    expect(runPgx(['agent', 'up', '--id', 'first', '--json'], p).status).toBe(0);
+    const info = pgInfo();
+    const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: source });
+    await holder.connect();
+    try {
+      await holder.query('CREATE TABLE orders (id int)');
+      const before = schemaMd5(source);
+      const r = runPgx(['template', 'refresh', '--json'], p);
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect(jsonOf(r)).toMatchObject({ template: templateName(p.name, source), source, method: 'dump-restore' });
+      const n = runPgx(['agent', 'exec', '--id', 'second', '--', 'psql', '-X', '-Atc', "select count(*) from pg_tables where tablename = 'orders'"], p);
+      expect(n.stdout.trim()).toBe('1');
+      const old = runPgx(['agent', 'exec', '--id', 'first', '--', 'psql', '-X', '-Atc', "select count(*) from pg_tables where tablename = 'orders'"], p);
+      expect(old.stdout.trim()).toBe('0');
+      expect(schemaMd5(source)).toBe(before);
+      expect((await holder.query('select 1 as one')).rows[0].one).toBe(1); // the developer's session survived
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('sets the guards on every branch, as configured, and only there', async () => {
+    const p = makeProject();
+    const r = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], p));
+    expect(await settingsOf(r.branch)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
+    const q = makeProject({ toml: '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\n' });
+    const r2 = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], q));
+    expect(await settingsOf(r2.branch)).toEqual(['idle_in_transaction_session_timeout=900000ms', 'statement_timeout=30000ms']);
+    const off = makeProject({ toml: '[guards]\nenabled = false\n' });
+    const r3 = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], off));
+    expect(await settingsOf(r3.branch)).toEqual([]);
+    expect(await settingsOf(templateName(p.name, undefined))).toEqual([]);
+  });
+
+  it('retires with a grace period, then gc drops what is past its deadline (idle measured from last activity)', async () => {
+    const p = makeProject({ toml: '[agent]\nidle_ttl = "2s"\ngrace = "1s"\n' });
+    expect(runPgx(['agent', 'up', '--id', 'idle', '--json'], p).status).toBe(0);
+    expect(runPgx(['agent', 'up', '--id', 'busy', '--json'], p).status).toBe(0);
+    // A throwaway exec id is retired when its command ends.
+    const t = runPgx(['agent', 'exec', '--id', 'tmp', '--json', '--', 'true'], p);
+    expect(JSON.parse(t.stderr.trim().split('\n').pop()!)).toMatchObject({ retired: true });
+    await sleep(1200);
+    expect(runPgx(['agent', 'exec', '--id', 'busy', '--', 'true'], p).status).toBe(0); // activity moves the deadline
+    const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
+    const by = Object.fromEntries(ls.map((b: any) => [b.id, b]));
+    expect(by.tmp).toMatchObject({ state: 'retiring', deadline_kind: 'grace' });
+    expect(by.idle).toMatchObject({ state: 'active', deadline_kind: 'idle' });
+    expect(new Date(by.busy.deadline).getTime()).toBeGreaterThan(new Date(by.idle.deadline).getTime() + 1000);
+    await sleep(1000);
+    const gc = jsonOf(runPgx(['agent', 'gc', '--json'], p));
+    const dropped = gc.dropped.map((d: any) => d.name).sort();
+    expect(dropped).toEqual(expect.arrayContaining(['exec_testhost_idle', 'exec_testhost_tmp']));
+    expect(dropped).not.toContain('exec_testhost_busy');
+    expect((await sql(`SELECT datname FROM pg_database WHERE datname IN ('exec_testhost_idle','exec_testhost_tmp')`))).toEqual([]);
+  });
+
+  it('down terminates backends, retires (refusing new connections), and --now drops', async () => {
+    const p = makeProject();
+    const up = jsonOf(runPgx(['agent', 'up', '--id', 'd', '--json'], p));
+    const info = pgInfo();
+    const c = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: up.branch });
+    c.on('error', () => {});
+    await c.connect();
+    const down = jsonOf(runPgx(['agent', 'down', '--id', 'd', '--json'], p));
+    expect(down.branches).toEqual([{ name: up.branch, action: 'retired', backends_terminated: 1, backends_remaining: 0 }]);
+    await expect(c.query('select 1')).rejects.toThrow();
+    expect((await dbRow(up.branch)).datallowconn).toBe(false);
+    // attaching again revives it
+    const again = jsonOf(runPgx(['agent', 'up', '--id', 'd', '--json'], p));
+    expect(again).toMatchObject({ branch: up.branch, method: 'revive' });
+    const now = jsonOf(runPgx(['agent', 'down', '--id', 'd', '--now', '--json'], p));
+    expect(now.branches[0]).toMatchObject({ name: up.branch, action: 'dropped' });
+    expect(await dbRow(up.branch)).toBeUndefined();
+    expect(runPgx(['agent', 'down', '--id', 'd'], p).status).toBe(5);
+  });
+
+  it('refuses to drop or alter a database it did not create', async () => {
+    const p = makeProject();
+    for (const name of ['foreign_app', 'agent_testhost_deadbeef']) {
+      await sql(`CREATE DATABASE ${name}`);
+      const before = await dbRow(name);
+      const r = runPgx(['agent', 'down', '--branch', name, '--now', '--json'], p);
+      expect(r.status).toBe(6);
+      expect(jsonOf(r).error.code).toBe('NOT_PGX_DATABASE');
+      expect(await dbRow(name)).toEqual(before);
+      await sql(`DROP DATABASE ${name}`);
+    }
+  });
+
+  it('20 concurrent ups for distinct ids all succeed; 2 concurrent for one id make one branch', async () => {
+    const p = makeProject();
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => runPgxAsync(['agent', 'up', '--id', `c${i}`, '--json'], p)));
+    for (const r of runs) expect(r.status, r.stderr + r.stdout).toBe(0);
+    const names = new Set(runs.map((r) => JSON.parse(r.stdout).branch));
+    expect(names.size).toBe(20);
+    const same = await Promise.all([0, 1].map(() => runPgxAsync(['agent', 'up', '--id', 'same', '--json'], p)));
+    for (const r of same) expect(r.status, r.stderr).toBe(0);
+    const got = same.map((r) => JSON.parse(r.stdout));
+    expect(got[0].branch).toBe(got[1].branch);
+    expect(got.map((g) => g.method).sort()).toEqual(['attach', 'clone']);
+    const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
+    expect(ls.length).toBe(21);
+  });
+
+  it('a name taken by another identity (or by any database) falls back to the hash name', async () => {
+    const a = makeProject();
+    const b = makeProject();
+    const ra = jsonOf(runPgx(['agent', 'up', '--id', 'shared', '--json'], a));
+    const rb = jsonOf(runPgx(['agent', 'up', '--id', 'shared', '--json'], b));
+    expect(ra.branch).toBe('exec_testhost_shared');
+    expect(rb.branch).toMatch(/^exec_testhost_[0-9a-f]{16}$/);
+    // and the same identity keeps mapping to its branch
+    expect(jsonOf(runPgx(['agent', 'up', '--id', 'shared', '--json'], b)).branch).toBe(rb.branch);
+  });
+
+  it('finishes a creation interrupted between CREATE DATABASE and the stamp', async () => {
+    const p = makeProject();
+    const first = jsonOf(runPgx(['agent', 'up', '--id', 'crash', '--json'], p));
+    // Simulate the crash: the record goes back to 'creating' and the stamp is gone (as if never written).
+    await sql(`UPDATE pgx_branch SET state = 'creating' WHERE name = $1`, [first.branch], 'pgx_registry');
+    await sql(`COMMENT ON DATABASE ${first.branch} IS NULL`);
+    const again = jsonOf(runPgx(['agent', 'up', '--id', 'crash', '--json'], p));
+    expect(again.branch).toBe(first.branch);
+    expect((await dbRow(first.branch)).comment).toMatch(/^pgx:branch:[0-9a-f]{64}$/);
+    expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches[0].state).toBe('active');
+  });
+});

@@ -1,0 +1,74 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseDuration } from '../../src/config.js';
+import { PgxError } from '../../src/errors.js';
+
+function project(toml?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pgx-cfg-'));
+  if (toml !== undefined) writeFileSync(join(dir, '.pgx.toml'), toml);
+  return dir;
+}
+
+describe('config', () => {
+  it('defaults: directory name, embedded server, 2h idle, 10m grace, guards on', () => {
+    const dir = project('');
+    const c = loadConfig({ cwd: dir, env: {} });
+    expect(c.project).toBe(basename(dir));
+    expect(c.serverUrl).toBeUndefined();
+    expect(c.idleTtlMs).toBe(7_200_000);
+    expect(c.graceMs).toBe(600_000);
+    expect(c.guards).toEqual({ enabled: true, settings: { client_connection_check_interval: 5000, idle_in_transaction_session_timeout: 900_000, statement_timeout: 3_600_000 } });
+  });
+
+  it('is found upward from a subdirectory; env overrides url and host', () => {
+    const dir = project('[project]\nname = "shop"\nsource = "shop_dev"\n[server]\nurl = "postgres://a@h/db"\n');
+    const sub = join(dir, 'a', 'b');
+    mkdirSync(sub, { recursive: true });
+    const c = loadConfig({ cwd: sub, env: { PGX_DATABASE_URL: 'postgresql://b@h2/db', PGX_HOST: 'CI-Runner.example.com' } });
+    expect(c.projectDir).toBe(dir);
+    expect(c.project).toBe('shop');
+    expect(c.source).toBe('shop_dev');
+    expect(c.serverUrl).toBe('postgresql://b@h2/db');
+    expect(c.host).toBe('cirunner');
+  });
+
+  it('guards can be set or disabled one by one', () => {
+    const c = loadConfig({ cwd: project('[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\nidle_in_transaction_session_timeout = false\n'), env: {} });
+    expect(c.guards.settings).toEqual({ client_connection_check_interval: null, idle_in_transaction_session_timeout: null, statement_timeout: 30_000 });
+  });
+
+  it('reports every unknown key and bad value at once, with the file and the key path', () => {
+    const dir = project('[project]\nnmae = "x"\n[agent]\nidle_ttl = "soon"\n[guardz]\nx = 1\n');
+    let err: unknown;
+    try {
+      loadConfig({ cwd: dir, env: {} });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PgxError);
+    const e = err as PgxError;
+    expect(e.code).toBe('CONFIG_INVALID');
+    expect(e.exitCode).toBe(3);
+    expect(e.message).toContain(join(dir, '.pgx.toml'));
+    expect(e.message).toMatch(/project: unknown key\(s\) "nmae"/);
+    expect(e.message).toMatch(/agent\.idle_ttl: "soon" is not a duration/);
+    expect(e.message).toMatch(/unknown key\(s\) "guardz"/);
+    expect(e.hint).toContain('.pgx.toml.example');
+  });
+
+  it('rejects TOML syntax errors with a hint', () => {
+    expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(/not valid TOML/);
+  });
+
+  it('parses durations', () => {
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('5s')).toBe(5000);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration(90)).toBe(90_000);
+    expect(() => parseDuration('-1s')).toThrow();
+  });
+});
