@@ -86,9 +86,9 @@ export async function runExec(config: Config, t: Target, command: string[], opts
     });
   });
 
-  // A throwaway --id branch lives as long as its command, unless --keep.
+  // A throwaway --id branch (made or revived by this exec) lives as long as its command, unless --keep.
   let retired = false;
-  if (t.execId !== undefined && ensured.fresh && !opts.keep) {
+  if (t.execId !== undefined && ensured.method !== 'attach' && !opts.keep) {
     await withEngine(config, async (e) => {
       const rec = await registry.findByName(e.db, ensured.branch);
       if (rec) await retireBranch(e, rec);

@@ -72,3 +72,14 @@ describe('config', () => {
     expect(() => parseDuration('-1s')).toThrow();
   });
 });
+
+describe('.pgx.toml.example', () => {
+  it('validates, and every value in it is the default', async () => {
+    const { readFileSync } = await import('node:fs');
+    const example = readFileSync(join(import.meta.dirname, '../../.pgx.toml.example'), 'utf8');
+    const fromExample = loadConfig({ cwd: project(example), env: {} });
+    const fromEmpty = loadConfig({ cwd: project(''), env: {} });
+    const strip = (c: ReturnType<typeof loadConfig>) => ({ ...c, projectDir: '', file: '', project: '' });
+    expect(strip(fromExample)).toEqual(strip(fromEmpty));
+  });
+});
