@@ -129,14 +129,12 @@ export function hostLabel(raw: string): string {
   return label || 'host';
 }
 
-export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
-  const env = opts.env ?? process.env;
-  const cwd = resolve(opts.cwd ?? process.cwd());
-  const file = findConfigFile(cwd);
+/** Parses and validates a .pgx.toml's text; every problem is reported at once, with its key path. */
+function parseConfigText(text: string | undefined, file: string | undefined): z.infer<typeof fileSchema> {
   let raw: unknown = {};
-  if (file) {
+  if (text !== undefined) {
     try {
-      raw = parseToml(readFileSync(file, 'utf8'));
+      raw = parseToml(text);
     } catch (e) {
       throw new PgxError('CONFIG_INVALID', `${file}: not valid TOML: ${(e as Error).message}`, `Fix the syntax in ${file}, or regenerate it with \`pgx init --force\`.`);
     }
@@ -154,7 +152,19 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
       'Every key is documented in .pgx.toml.example; fix or remove the keys named above.',
     );
   }
-  const c = parsed.data;
+  return parsed.data;
+}
+
+/** Throws the same CONFIG_INVALID error loadConfig would, without touching the file system (`pgx init` checks first). */
+export function validateConfigText(text: string, file: string): void {
+  parseConfigText(text, file);
+}
+
+export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
+  const env = opts.env ?? process.env;
+  const cwd = resolve(opts.cwd ?? process.cwd());
+  const file = findConfigFile(cwd);
+  const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
   const serverUrl = env.PGX_DATABASE_URL || c.server.url || undefined;
   return {

@@ -1,7 +1,7 @@
 // `pgx init` and the minimal .pgx.toml that `pgx agent install claude` writes when a project has none.
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { CONFIG_FILE, loadConfig } from './config.js';
+import { CONFIG_FILE, validateConfigText } from './config.js';
 import { PgxError } from './errors.js';
 
 export interface InitOptions {
@@ -36,14 +36,16 @@ statement_timeout = "1h"
 `;
 }
 
+/** Writes .pgx.toml. The text is validated BEFORE writing, so a bad flag never leaves a broken file behind. */
 export function initProject(o: InitOptions): { path: string; written: boolean; name: string } {
   const dir = resolve(o.dir);
   const path = join(dir, CONFIG_FILE);
   if (existsSync(path) && !o.force) {
     throw new PgxError('USAGE', `${path} already exists.`, 'Pass --force to overwrite it, or edit it by hand.');
   }
-  const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63) || 'project');
-  writeFileSync(path, renderConfig({ name, url: o.url, source: o.source }));
-  loadConfig({ cwd: dir, env: {} }); // what we wrote must validate
+  const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[.-]+/, '').slice(0, 63) || 'project');
+  const text = renderConfig({ name, url: o.url, source: o.source });
+  validateConfigText(text, path);
+  writeFileSync(path, text);
   return { path, written: true, name };
 }

@@ -5,6 +5,8 @@ import { registerExecCommand } from './cli/agent-exec.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
 import { registerLocalCommands } from './cli/local.js';
+import { registerDoctorCommand } from './cli/doctor.js';
+import { registerInitCommand } from './cli/init.js';
 import { EXIT_CODES_HELP } from './cli/common.js';
 
 export function buildProgram(): Command {
@@ -19,6 +21,8 @@ export function buildProgram(): Command {
   registerHookCommand(agent);
   registerInstallCommands(agent);
   registerLocalCommands(program);
+  registerDoctorCommand(agent);
+  registerInitCommand(program);
   return program;
 }
 

@@ -1,0 +1,54 @@
+// `pgx init`: write a commented .pgx.toml for the project. It never prompts (hooks, CI and agents run it without a
+// TTY), so everything it needs comes from flags, with defaults that work: the embedded local server, no source.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CONFIG_FILE } from '../config.js';
+import { isPgxError, PgxError } from '../errors.js';
+import { initProject } from '../init.js';
+import { parseUrl, urlWithoutPassword } from '../server/db.js';
+import { action, withCommon, type CommonOpts } from './common.js';
+
+interface InitOpts extends CommonOpts {
+  url?: string;
+  source?: string;
+  name?: string;
+  force?: boolean;
+}
+
+export const NEXT_AFTER_INIT = 'pgx agent install claude';
+
+export function registerInitCommand(program: Command): void {
+  withCommon(program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'))
+    .option('--url <url>', 'admin connection postgres://user@host:port/db (default: pgx runs its own local server)')
+    .option('--source <db>', 'the database branches are cloned from (default: branches start empty)')
+    .option('--name <name>', 'project name (default: the directory name)')
+    .option('--force', 'overwrite an existing .pgx.toml')
+    .action(
+      action<InitOpts>(async (opts, out) => {
+        const dir = resolve(opts.cwd ?? process.cwd());
+        const existed = existsSync(join(dir, CONFIG_FILE));
+        let r: ReturnType<typeof initProject>;
+        try {
+          r = initProject({ dir, url: opts.url, source: opts.source, name: opts.name, force: opts.force });
+        } catch (e) {
+          // The flags would have produced an invalid file (nothing was written): that is a usage error.
+          if (isPgxError(e) && e.code === 'CONFIG_INVALID') throw new PgxError('USAGE', e.message.replace(/invalid configuration/, 'these flags would write an invalid configuration'), 'Fix the flag named above.');
+          throw e;
+        }
+        const server = opts.url ? urlWithoutPassword(parseUrl(opts.url)) : null;
+        const hasPassword = !!opts.url && !!parseUrl(opts.url).password;
+        if (hasPassword) out.progress(`warning: ${r.path} now holds a password; keep it out of version control, or use PGX_DATABASE_URL instead`);
+        const value = { path: r.path, project: r.name, server_url: server, source: opts.source ?? null, overwritten: existed, next: NEXT_AFTER_INIT };
+        out.result(value, () =>
+          [
+            `wrote ${r.path}`,
+            `  project ${r.name}`,
+            `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}`,
+            `  source  ${opts.source ?? '(none: branches start from an empty database)'}`,
+            `next: ${NEXT_AFTER_INIT}`,
+          ].join('\n'),
+        );
+      }),
+    );
+}

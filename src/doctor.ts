@@ -1,0 +1,67 @@
+// `pgx agent doctor`: every check in order, each {name, status, detail, fix?}. The server is connected lazily and
+// once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
+import { resolve } from 'node:path';
+import { findConfigFile, loadConfig, pgxHome, type Config } from './config.js';
+import { isPgxError } from './errors.js';
+import { quoteIfNeeded } from './shell.js';
+import { lazyServer } from './doctor/connection.js';
+import { serverCheck, roleCheck } from './doctor/server-checks.js';
+import { templateCheck } from './doctor/template-check.js';
+import { allowRuleCheck, hooksCheck, inspectScopes } from './doctor/hooks-check.js';
+import { hookLogCheck } from './doctor/hook-log-check.js';
+import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
+import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
+
+export type { Check, CheckStatus } from './doctor/types.js';
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: Check[];
+}
+
+function configCheck(cwd: string): { check: Check; config?: Config } {
+  const file = findConfigFile(cwd);
+  try {
+    const config = loadConfig({ cwd });
+    if (!file) return { check: fail('config', `no .pgx.toml in ${cwd} or above: the hooks ignore this project`, `pgx init --cwd ${quoteIfNeeded(cwd)}`), config };
+    const server = config.serverUrl ? (process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : '[server] url') : 'the embedded local server';
+    return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
+  } catch (e) {
+    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, ' ') : String(e);
+    return { check: fail('config', message, `fix the keys named above in ${file} (every key: .pgx.toml.example), or rewrite it: pgx init --force`) };
+  }
+}
+
+export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorReport> {
+  const cwd = resolve(opts.cwd ?? process.cwd());
+  const { check: cfg, config } = configCheck(cwd);
+  const projectDir = config?.projectDir ?? (findConfigFile(cwd) ? resolve(findConfigFile(cwd)!, '..') : cwd);
+  const conn = lazyServer(config, config?.home ?? pgxHome());
+  const ctx: DoctorContext = { projectDir, config, home: config?.home ?? pgxHome(), server: () => conn.server(), registry: () => conn.registry() };
+  const found = inspectScopes(projectDir);
+  const steps: [string, () => Check | Promise<Check>][] = [
+    ['server', () => serverCheck(ctx)],
+    ['role', () => roleCheck(ctx)],
+    ['template', () => templateCheck(ctx)],
+    ['hooks', () => hooksCheck(ctx, found)],
+    ['allow-rule', () => allowRuleCheck(ctx, found)],
+    ['hook-log', () => hookLogCheck(ctx)],
+    ['branches', () => branchesCheck(ctx)],
+    ['orphans', () => orphansCheck(ctx)],
+    ['guards', () => guardsCheck(ctx)],
+  ];
+  const checks: Check[] = [cfg];
+  try {
+    for (const [name, run] of steps) {
+      try {
+        checks.push(await run());
+      } catch (e) {
+        // One broken check must not hide the others.
+        checks.push(fail(name, `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`, 'rerun with DEBUG=pgx and report it'));
+      }
+    }
+  } finally {
+    await conn.close();
+  }
+  return { ok: !checks.some((c) => c.status === 'fail'), checks };
+}

@@ -1,0 +1,123 @@
+// Are pgx's six hooks installed where Claude Code will read them, pointing at a launcher that still exists, and is
+// the wrapper allowed to run without a prompt? Hook entries merge across the three settings files, so all three
+// are read; a plugin install (enabledPlugins "pgx@…") is recognised too.
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { allowRuleFor, HOOK_EVENTS, inspectClaudeInstall, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
+import { launcherPath } from '../hooks/claude/run.js';
+import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
+
+const SCOPES: Scope[] = ['project', 'local', 'user'];
+
+interface Found {
+  scope: Scope;
+  insp: InstallInspection;
+  /** The enabledPlugins key naming the pgx plugin, when this file enables it. */
+  plugin?: string;
+}
+
+export function inspectScopes(projectDir: string, home = homedir()): Found[] {
+  const seen = new Set<string>(); // the project IS the home directory: its settings.json is the user's too
+  return SCOPES.flatMap((scope) => {
+    const path = settingsPathFor(scope, projectDir, home);
+    if (seen.has(path)) return [];
+    seen.add(path);
+    return [{ scope, insp: inspectClaudeInstall(path), plugin: pluginEnabled(path) }];
+  });
+}
+
+function pluginEnabled(path: string): string | undefined {
+  try {
+    const root = parseSettingsText(readSettingsFile(path), path);
+    const plugins = root.enabledPlugins;
+    if (!isPlainObject(plugins)) return undefined;
+    return Object.keys(plugins).find((k) => /^pgx@/.test(k) && plugins[k] === true);
+  } catch {
+    return undefined; // a broken file is reported by inspectClaudeInstall
+  }
+}
+
+const installCmd = (scope: Scope, extra = '') => `pgx agent install claude${scope === 'project' ? '' : ` --scope ${scope}`}${extra}`;
+
+export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.projectDir)): Check {
+  const problems: Check[] = [];
+  for (const { scope, insp } of found) {
+    if (insp.parseError) problems.push(fail('hooks', `${insp.path} cannot be read: ${insp.parseError}`, `fix the JSON in ${insp.path} by hand, then ${installCmd(scope)}`));
+  }
+  const installs = found.filter((f) => f.insp.count > 0);
+  const plugin = found.find((f) => f.plugin);
+  if (!installs.length && !problems.length) {
+    if (plugin) return ok('hooks', `from the pgx plugin ("${plugin.plugin}" enabled in ${plugin.insp.path})`);
+    return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}: subagents share whatever database their commands name`, 'pgx agent install claude');
+  }
+  for (const { scope, insp } of installs) {
+    const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present).map((h) => h.event);
+    if (insp.olderPartial) {
+      problems.push(fail('hooks', `older 4-entry pgx install in ${insp.path} (${missing.join(', ')} missing): subagents get no branch at start and are never retired`, installCmd(scope)));
+    } else if (missing.length) {
+      problems.push(fail('hooks', `${insp.count}/6 pgx entries in ${insp.path} (missing: ${missing.join(', ')})`, installCmd(scope)));
+    }
+    const gone = [...new Set(Object.values(insp.entries).filter((e) => e.launcherExists === false).map((e) => e.launcher!))];
+    if (gone.length) problems.push(fail('hooks', `the launcher ${gone.join(', ')} named in ${insp.path} no longer exists (pgx moved or was uninstalled): every hook fails`, installCmd(scope)));
+    if (insp.launcherPaths.length > 1) problems.push(warn('hooks', `${insp.path} names ${insp.launcherPaths.length} different launchers (${insp.launcherPaths.join(', ')})`, installCmd(scope)));
+  }
+  const launchers = new Set(installs.flatMap((f) => f.insp.launcherPaths));
+  if (installs.length > 1 && launchers.size > 1) {
+    const extra = installs.find((f) => f.scope !== 'project') ?? installs[1]!;
+    problems.push(warn('hooks', `pgx hooks in ${installs.length} files with different launchers (${[...launchers].join(', ')}): every event runs once per launcher`, `pgx agent uninstall claude --scope ${extra.scope}`));
+  }
+  if (problems.length) {
+    const worst = problems.find((p) => p.status === 'fail') ?? problems[0]!;
+    return { ...worst, detail: problems.map((p) => p.detail).join('; ') };
+  }
+  const where = installs.map((f) => `${f.insp.path}`).join(' and ');
+  return ok('hooks', `6/6 in ${where} (launcher ${[...launchers].join(', ')})`);
+}
+
+/** The launcher(s) rewritten commands start with: the installed hooks', else the plugin's, else this pgx's. */
+function launchersInUse(found: Found[]): string[] {
+  const installed = [...new Set(found.flatMap((f) => f.insp.launcherPaths))];
+  if (installed.length) return installed;
+  if (found.some((f) => f.plugin)) {
+    const cached = pluginLaunchers();
+    if (cached.length) return cached;
+  }
+  return [launcherPath()];
+}
+
+/** Claude Code keeps installed plugins under ~/.claude/plugins/cache/<marketplace>/<plugin>/<version>/. */
+function pluginLaunchers(home = homedir()): string[] {
+  const root = join(home, '.claude', 'plugins', 'cache');
+  const out: string[] = [];
+  try {
+    for (const market of readdirSync(root)) {
+      const dir = join(root, market, 'pgx');
+      if (!existsSync(dir)) continue;
+      for (const version of readdirSync(dir)) {
+        const bin = join(dir, version, 'bin', 'pgx.js');
+        if (existsSync(bin)) out.push(realpathSync(bin));
+      }
+    }
+  } catch {
+    // no plugin cache
+  }
+  return out;
+}
+
+export function allowRuleCheck(ctx: DoctorContext, found = inspectScopes(ctx.projectDir)): Check {
+  const rules = new Map<string, string>(); // rule → file
+  for (const f of found) for (const r of f.insp.allowRules) rules.set(r, f.insp.path);
+  const wanted = launchersInUse(found).map((l) => allowRuleFor(l));
+  const missing = wanted.filter((r) => !rules.has(r));
+  const stale = [...rules.keys()].filter((r) => !wanted.includes(r));
+  if (!missing.length) return ok('allow-rule', wanted.map((r) => `${r} in ${rules.get(r)}`).join('; '));
+  const scope = found.find((f) => f.insp.count > 0)?.scope ?? 'project';
+  const viaPlugin = !found.some((f) => f.insp.count > 0) && found.some((f) => f.plugin);
+  return warn(
+    'allow-rule',
+    `no allow rule for the wrapper: every rewritten subagent command asks for permission (and is refused where nobody can answer). Add ${missing.map((r) => `"${r}"`).join(', ')} to permissions.allow${stale.length ? `; stale pgx rule(s): ${stale.join(', ')}` : ''}`,
+    viaPlugin ? `add ${missing.map((r) => `"${r}"`).join(', ')} to "permissions.allow" in ${settingsPathFor('project', ctx.projectDir, homedir())}` : installCmd(scope, ' --allow-rule'),
+  );
+}
