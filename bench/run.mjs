@@ -1,0 +1,56 @@
+// Start-up cost of the hot path (hooks and exec run once per shell command), as ratios to `node -e 0` measured in
+// the same run — absolute milliseconds on a noisy 2-core machine mean little. Uses hyperfine when installed,
+// else its own interleaved loop (median of N). Needs a server: PGX_DATABASE_URL, else the embedded local server.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const repo = resolve(import.meta.dirname, '..');
+const pgx = join(repo, 'bin', 'pgx.js');
+const runs = Number(process.env.BENCH_RUNS ?? 20);
+const dir = mkdtempSync(join(tmpdir(), 'pgx-bench-'));
+writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "bench"\n');
+const outside = mkdtempSync(join(tmpdir(), 'pgx-bench-out-'));
+const env = { ...process.env, CLAUDE_PROJECT_DIR: dir };
+const session = '11111111-2222-3333-4444-555555555555';
+const payload = (cwd, agent) => JSON.stringify({ session_id: session, cwd, hook_event_name: 'PreToolUse', agent_id: agent, tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"', description: 'x' } });
+writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
+writeFileSync(join(outside, 'in.json'), payload(outside, 'abenchagent000001'));
+
+// Warm up: local server up, branch created, so the measured calls are the steady state (attach).
+execFileSync(pgx, ['agent', 'exec', '--id', 'bench', '--keep', '--cwd', dir, '--', 'true'], { env, stdio: 'inherit' });
+spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'abenchagent000001') });
+
+const cases = [
+  ['node -e 0', `${process.execPath} -e 0`],
+  ['pgx --version', `${pgx} --version`],
+  ['hook pre-tool-use, out of scope (no db)', `env -u CLAUDE_PROJECT_DIR ${pgx} agent hook pre-tool-use < ${join(outside, 'in.json')}`],
+  ['hook pre-tool-use, subagent (attach + rewrite)', `${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
+  ['agent exec --id (attach) -- true', `${pgx} agent exec --id bench --keep --cwd ${dir} -- true`],
+];
+
+const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0;
+const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const results = [];
+if (hasHyperfine) {
+  const out = join(dir, 'hf.json');
+  execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', String(runs), '--export-json', out, ...cases.map(([, c]) => `bash -c ${JSON.stringify(c)}`)].filter((a) => a !== '-N'), { env, cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
+  const hf = JSON.parse(await import('node:fs').then((fs) => fs.readFileSync(out, 'utf8')));
+  hf.results.forEach((r, i) => results.push([cases[i][0], r.median * 1000]));
+} else {
+  const times = cases.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    cases.forEach(([, cmd], j) => {
+      const t0 = performance.now();
+      spawnSync('bash', ['-c', cmd], { env, cwd: repo });
+      times[j].push(performance.now() - t0);
+    });
+  }
+  cases.forEach(([name], j) => results.push([name, median(times[j])]));
+}
+const base = results[0][1];
+console.log(`\n${hasHyperfine ? 'hyperfine' : 'interleaved loop'}, ${runs} runs each, medians; ratio to \`node -e 0\`\n`);
+console.log('| case | median ms | ratio |\n|---|---:|---:|');
+for (const [name, ms] of results) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× |`);
+execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });
