@@ -67,7 +67,7 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
   const where = `${admin.host}:${admin.port} as role "${admin.user}"`;
   try {
     const db = await connect(admin);
-    const [row] = await db.query<{ v: string }>('SHOW server_version');
+    const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version') AS v");
     return { ok: true, admin, db, version: row!.v, where };
   } catch (e) {
     const message = isPgxError(e) ? e.message : (e as Error).message;

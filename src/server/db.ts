@@ -105,7 +105,8 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
     literal: (value) => pg.escapeLiteral(value),
   };
   if (!db.serverVersionNum) {
-    const [row] = await db.query<{ v: string }>('SHOW server_version_num');
+    // SHOW names its column after the setting: `v` would be undefined and the version NaN (every check passing).
+    const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
     db.serverVersionNum = Number(row!.v);
   }
   return db;

@@ -1,0 +1,180 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminEnv, jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
+
+type Check = { name: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string };
+type Report = { ok: boolean; checks: Check[] };
+
+function doctor(p: ReturnType<typeof makeProject>): { status: number | null; report: Report; byName: Record<string, Check> } {
+  const r = runPgx(['agent', 'doctor', '--json'], p);
+  const report = jsonOf<Report>(r);
+  return { status: r.status, report, byName: Object.fromEntries(report.checks.map((c) => [c.name, c])) };
+}
+
+/** Runs a doctor "fix" command in a shell, the admin password in the environment only (as a user would). */
+function runFix(fix: string): void {
+  const r = spawnSync('sh', ['-c', fix], { env: { ...adminEnv(), PGDATABASE: undefined }, encoding: 'utf8' });
+  expect(r.status, `${fix}\n${r.stderr}`).toBe(0);
+}
+
+const cleanup: string[] = [];
+afterAll(async () => {
+  for (const db of cleanup) await sql(`DROP DATABASE IF EXISTS "${db}"`);
+});
+
+describe('pgx agent doctor', () => {
+  it('a healthy project: every check ok, exit 0, one line per check in text mode', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude', '--allow-rule'], p).status).toBe(0);
+    expect(runPgx(['agent', 'exec', '--id', 'd1', '--keep', '--', 'true'], p).status).toBe(0);
+    const d = doctor(p);
+    expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
+    expect(d.report.ok).toBe(true);
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'orphans', 'guards']);
+    for (const name of ['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'guards']) {
+      expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
+    }
+    expect(d.byName.hooks!.detail).toContain('6/6');
+    expect(d.byName['allow-rule']!.detail).toContain(`Bash('${LAUNCHER}' agent exec:*)`);
+    expect(d.byName.branches!.detail).toMatch(/1 active, 0 retiring, 0 past deadline/);
+    expect(d.byName.guards!.detail).toBe('client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)');
+    expect(d.byName.server!.detail).toMatch(/^PostgreSQL \d+\.\d+/);
+    // Orphans are server-wide: another test may have left one; never a fail.
+    expect(['ok', 'warn']).toContain(d.byName.orphans!.status);
+
+    const text = runPgx(['agent', 'doctor'], p);
+    expect(text.status).toBe(0);
+    const lines = text.stdout.trim().split('\n');
+    expect(lines.length).toBe(d.report.checks.length + 1); // one per check, then the tally
+    expect(lines[0]).toMatch(/^ok\s+config\s+/);
+  });
+
+  it('an unreachable server: server fails with a fix, exit 8, the checks that need no server still run', () => {
+    const p = makeProject();
+    p.env.PGX_DATABASE_URL = 'postgresql://pgx:nope@127.0.0.1:1/postgres';
+    const d = doctor(p);
+    expect(d.status).toBe(8);
+    expect(d.report.ok).toBe(false);
+    expect(d.byName.server).toMatchObject({ status: 'fail' });
+    expect(d.byName.server!.detail).toContain('127.0.0.1:1');
+    expect(d.byName.server!.fix).toBeTruthy();
+    for (const name of ['role', 'template', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    expect(d.byName.config!.status).toBe('ok');
+    expect(d.byName.hooks).toMatchObject({ status: 'fail', fix: 'pgx agent install claude' });
+    expect(d.byName['hook-log']!.status).toBe('ok');
+  });
+
+  it('detects an older 4-entry install, and its fix makes it 6/6', () => {
+    const p = makeProject();
+    const entry = (cli: string, matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: `${LAUNCHER} agent hook ${cli}`, timeout: 30 }] }];
+    mkdirSync(join(p.dir, '.claude'));
+    writeFileSync(
+      join(p.dir, '.claude', 'settings.json'),
+      JSON.stringify({ hooks: { SessionStart: entry('session-start'), UserPromptSubmit: entry('user-prompt-submit'), PreToolUse: entry('pre-tool-use', 'Bash'), SessionEnd: entry('session-end') } }),
+    );
+    const d = doctor(p);
+    expect(d.status).toBe(8);
+    expect(d.byName.hooks!.status).toBe('fail');
+    expect(d.byName.hooks!.detail).toMatch(/older 4-entry/);
+    expect(d.byName.hooks!.detail).toContain('SubagentStart, SubagentStop');
+    expect(d.byName.hooks!.fix).toBe('pgx agent install claude');
+    expect(runPgx(d.byName.hooks!.fix!.split(' ').slice(1), p).status).toBe(0);
+    expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
+  });
+
+  it('detects a launcher that no longer exists', () => {
+    const p = makeProject();
+    p.env.PGX_LAUNCHER = join(p.dir, 'gone', 'pgx.js');
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    delete p.env.PGX_LAUNCHER;
+    const d = doctor(p);
+    expect(d.byName.hooks!.status).toBe('fail');
+    expect(d.byName.hooks!.detail).toContain(`${join(p.dir, 'gone', 'pgx.js')} named in`);
+    expect(d.byName['allow-rule']!.status).toBe('warn');
+    expect(d.byName['allow-rule']!.fix).toBe('pgx agent install claude --allow-rule');
+  });
+
+  it('detects orphans both ways: a stamped database with no record, a record with no database', async () => {
+    const p = makeProject();
+    const orphan = `pgx_orphan_${Math.random().toString(36).slice(2, 8)}`;
+    cleanup.push(orphan);
+    await sql(`CREATE DATABASE "${orphan}"`);
+    await sql(`COMMENT ON DATABASE "${orphan}" IS 'pgx:branch:deadbeef'`);
+    expect(runPgx(['agent', 'exec', '--id', 'gone', '--keep', '--', 'true'], p).status).toBe(0);
+    await sql('DROP DATABASE exec_testhost_gone WITH (FORCE)');
+
+    const d = doctor(p);
+    expect(d.byName.orphans!.status).toBe('warn');
+    expect(d.byName.orphans!.detail).toContain(orphan);
+    expect(d.byName.orphans!.detail).toMatch(/record\(s\) whose database is gone: exec_testhost_gone/);
+    expect(d.byName.orphans!.fix).toContain(`DROP DATABASE "${orphan}"`);
+    expect(d.byName.orphans!.fix).toContain('pgx agent down --branch exec_testhost_gone');
+    expect(d.byName.orphans!.fix).not.toContain(adminEnv().PGPASSWORD!);
+
+    runFix(d.byName.orphans!.fix!.split(' && ').filter((c) => c.startsWith('psql') && c.includes(orphan)).join(' && '));
+    expect(runPgx(['agent', 'down', '--branch', 'exec_testhost_gone'], p).status).toBe(0);
+    const after = doctor(p).byName.orphans!;
+    expect(after.detail).not.toContain(orphan);
+    expect(after.detail).not.toContain('exec_testhost_gone');
+  });
+
+  it('detects guards missing on an active branch (RESET ALL), and its fix restores them', async () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'exec', '--id', 'g', '--keep', '--', 'true'], p).status).toBe(0);
+    expect(doctor(p).byName.guards!.status).toBe('ok');
+    await sql('ALTER DATABASE exec_testhost_g RESET ALL');
+    const d = doctor(p);
+    expect(d.status).toBe(8);
+    expect(d.byName.guards!.status, d.byName.guards!.detail).toBe('fail');
+    expect(d.byName.guards!.detail).toContain('exec_testhost_g (client_connection_check_interval, idle_in_transaction_session_timeout, statement_timeout)');
+    runFix(d.byName.guards!.fix!);
+    const again = doctor(p);
+    expect(again.byName.guards!.status, again.byName.guards!.detail).toBe('ok');
+  });
+
+  it('template: in step with the source, behind after a schema change, in step after `pgx template refresh`', async () => {
+    const source = `pgx_docsrc_${Math.random().toString(36).slice(2, 8)}`;
+    cleanup.push(source);
+    await sql(`CREATE DATABASE "${source}"`);
+    await sql('CREATE TABLE t(a int)', [], source);
+    const p = makeProject({ source });
+    expect(runPgx(['agent', 'exec', '--id', 't', '--', 'true'], p).status).toBe(0);
+    expect(doctor(p).byName.template!.detail).toMatch(/in step with/);
+    await sql('ALTER TABLE t ADD COLUMN b text', [], source);
+    const behind = doctor(p).byName.template!;
+    expect(behind).toMatchObject({ status: 'warn', fix: 'pgx template refresh' });
+    expect(behind.detail).toMatch(/is behind/);
+    expect(runPgx(['template', 'refresh'], p).status).toBe(0);
+    expect(doctor(p).byName.template).toMatchObject({ status: 'ok' });
+  });
+
+  it('summarises the hook log: outcome counts, denials with ids, old lines ignored', () => {
+    const p = makeProject();
+    const now = new Date().toISOString();
+    const old = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    const line = (time: string, event: string, outcome: string, agent: string | null) => JSON.stringify({ time, event, session_id: 'sess12345678', agent_id: agent, branch: null, outcome, elapsed_ms: 5 });
+    mkdirSync(join(p.home, 'agent'), { recursive: true });
+    writeFileSync(
+      join(p.home, 'agent', 'hooks.log'),
+      [line(old, 'pre-tool-use', 'denied:error', 'a-old'), line(now, 'pre-tool-use', 'rewritten:clone', 'a1'), line(now, 'pre-tool-use', 'rewritten:attach', 'a1'), line(now, 'pre-tool-use', 'denied:error', 'a2'), 'not json'].join('\n') + '\n',
+    );
+    const c = doctor(p).byName['hook-log']!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^3 calls in the last 24 h/);
+    expect(c.detail).toContain('1 denied, 0 errors');
+    expect(c.detail).toContain('agent a2 denied:error');
+    expect(c.detail).not.toContain('a-old');
+  });
+
+  it('an invalid .pgx.toml fails the config check with a fix, and the server checks are skipped', () => {
+    const p = makeProject({ toml: '[agent]\nidle_tll = "1h"\n' });
+    const d = doctor(p);
+    expect(d.status).toBe(8);
+    expect(d.byName.config!.status).toBe('fail');
+    expect(d.byName.config!.detail).toContain('idle_tll');
+    expect(d.byName.config!.fix).toContain('pgx init --force');
+    expect(d.byName.server!.status).toBe('skip');
+  });
+});
