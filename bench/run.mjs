@@ -2,7 +2,7 @@
 // the same run — absolute milliseconds on a noisy 2-core machine mean little. Uses hyperfine when installed,
 // else its own interleaved loop (median of N). Needs a server: PGX_DATABASE_URL, else the embedded local server.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -35,9 +35,9 @@ const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = [];
 if (hasHyperfine) {
   const out = join(dir, 'hf.json');
-  execFileSync('hyperfine', ['-N', '--warmup', '3', '--runs', String(runs), '--export-json', out, ...cases.map(([, c]) => `bash -c ${JSON.stringify(c)}`)].filter((a) => a !== '-N'), { env, cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
-  const hf = JSON.parse(await import('node:fs').then((fs) => fs.readFileSync(out, 'utf8')));
-  hf.results.forEach((r, i) => results.push([cases[i][0], r.median * 1000]));
+  execFileSync('hyperfine', ['--warmup', '3', '--runs', String(runs), '--export-json', out, ...cases.map(([, c]) => c)], { env, cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
+  const hf = JSON.parse(readFileSync(out, 'utf8'));
+  hf.results.forEach((r, i) => results.push([cases[i][0], r.median * 1000, r.user * 1000]));
 } else {
   const times = cases.map(() => []);
   for (let i = 0; i < runs; i++) {
@@ -47,10 +47,14 @@ if (hasHyperfine) {
       times[j].push(performance.now() - t0);
     });
   }
-  cases.forEach(([name], j) => results.push([name, median(times[j])]));
+  cases.forEach(([name], j) => results.push([name, median(times[j]), NaN]));
 }
 const base = results[0][1];
 console.log(`\n${hasHyperfine ? 'hyperfine' : 'interleaved loop'}, ${runs} runs each, medians; ratio to \`node -e 0\`\n`);
-console.log('| case | median ms | ratio |\n|---|---:|---:|');
-for (const [name, ms] of results) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× |`);
+const baseUser = results[0][2];
+console.log('| case | median wall ms | ratio | mean user CPU ms | ratio |\n|---|---:|---:|---:|---:|');
+for (const [name, ms, user] of results) {
+  const u = Number.isNaN(user) ? '-' : `${user.toFixed(1)} | ${(user / baseUser).toFixed(2)}×`;
+  console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× | ${Number.isNaN(user) ? '- | -' : u} |`);
+}
 execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { homedir, hostname } from 'node:os';
 import { parse as parseToml } from 'smol-toml';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { PgxError } from './errors.js';
 
 export const CONFIG_FILE = '.pgx.toml';
@@ -23,70 +23,58 @@ export function parseDuration(value: string | number): number {
   return Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
 }
 
-const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  try {
-    return parseDuration(v);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});
-/** A guard is a duration, or false / "off" to leave that setting alone. */
-const guard = z.union([z.literal(false), z.literal('off'), z.string(), z.number()]).transform((v, ctx) => {
-  if (v === false || v === 'off') return null;
-  try {
-    return parseDuration(v);
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
-    return z.NEVER;
-  }
-});
+/** A duration string or number of seconds → milliseconds. */
+const duration = z.pipe(
+  z.union([z.string(), z.number()]),
+  z.transform((v: string | number, ctx) => {
+    try {
+      return parseDuration(v);
+    } catch (e) {
+      ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
+      return z.NEVER;
+    }
+  }),
+);
+/** A guard is a duration, or false / "off" to leave that setting alone (null). */
+const guard = z.pipe(
+  z.union([z.literal(false), z.string(), z.number()]),
+  z.transform((v: false | string | number, ctx): number | null => {
+    if (v === false || v === 'off') return null;
+    try {
+      return parseDuration(v);
+    } catch (e) {
+      ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
+      return z.NEVER;
+    }
+  }),
+);
 
-const identifierLike = z
-  .string()
-  .min(1)
-  .max(63)
-  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only');
+const identifierLike = z.string().check(z.minLength(1), z.maxLength(63), z.regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only'));
 
-const fileSchema = z
-  .object({
-    server: z
-      .object({
-        url: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
-      })
-      .strict()
-      .default({}),
-    project: z
-      .object({
-        name: identifierLike.optional(),
-        source: z.string().min(1).max(63).optional(),
-      })
-      .strict()
-      .default({}),
-    agent: z
-      .object({
-        idle_ttl: duration.default(2 * 3_600_000),
-        grace: duration.default(10 * 60_000),
-        session_branch: z.boolean().default(true),
-      })
-      .strict()
-      .default({ idle_ttl: 2 * 3_600_000, grace: 10 * 60_000, session_branch: true }),
-    guards: z
-      .object({
-        enabled: z.boolean().default(true),
-        client_connection_check_interval: guard.default(5_000),
-        idle_in_transaction_session_timeout: guard.default(15 * 60_000),
-        statement_timeout: guard.default(3_600_000),
-      })
-      .strict()
-      .default({
-        enabled: true,
-        client_connection_check_interval: 5_000,
-        idle_in_transaction_session_timeout: 15 * 60_000,
-        statement_timeout: 3_600_000,
-      }),
-  })
-  .strict();
+const GUARD_DEFAULTS = { client_connection_check_interval: '5s', idle_in_transaction_session_timeout: '15m', statement_timeout: '1h' } as const;
+
+// Defaults are given as raw values (prefault) so they pass through the same transforms as user input.
+const fileSchema = z.strictObject({
+  server: z.prefault(z.strictObject({ url: z.optional(z.string().check(z.regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://'))) }), {}),
+  project: z.prefault(z.strictObject({ name: z.optional(identifierLike), source: z.optional(z.string().check(z.minLength(1), z.maxLength(63))) }), {}),
+  agent: z.prefault(
+    z.strictObject({
+      idle_ttl: z.prefault(duration, '2h'),
+      grace: z.prefault(duration, '10m'),
+      session_branch: z._default(z.boolean(), true),
+    }),
+    {},
+  ),
+  guards: z.prefault(
+    z.strictObject({
+      enabled: z._default(z.boolean(), true),
+      client_connection_check_interval: z.prefault(guard, GUARD_DEFAULTS.client_connection_check_interval),
+      idle_in_transaction_session_timeout: z.prefault(guard, GUARD_DEFAULTS.idle_in_transaction_session_timeout),
+      statement_timeout: z.prefault(guard, GUARD_DEFAULTS.statement_timeout),
+    }),
+    {},
+  ),
+});
 
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
 

@@ -2,15 +2,16 @@
 // The short, readable name is a convenience; the registry keys branches by the identity's hash, so the same
 // identity always maps to the same branch and a name taken by another identity falls back to a hash name.
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zod-locale.js';
 import { PgxError } from './errors.js';
 
 /** Agent, session and exec ids come from hook stdin or flags: untrusted. Printable, 1..256 characters. */
-export const idSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(256, 'must be at most 256 characters')
-  .regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters');
+export const idSchema = z.string().check(
+  z.minLength(1, 'must not be empty'),
+  z.maxLength(256, 'must be at most 256 characters'),
+  z.regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters'),
+);
 
 export type BranchKind = 'session' | 'subagent' | 'exec';
 

@@ -2,7 +2,7 @@
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
 import { chmodSync, appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
 import { withEngine } from '../../engine/context.js';
@@ -27,7 +27,7 @@ export interface HookResult {
   branch?: string | null;
 }
 
-export interface Handler<S extends z.ZodTypeAny> {
+export interface Handler<S extends z.ZodMiniType> {
   schema: S;
   run(p: z.infer<S>, h: HookEnv): Promise<HookResult>;
   /** What to answer when the payload is invalid or the handler throws. */

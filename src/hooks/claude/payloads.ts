@@ -1,27 +1,29 @@
 // Hook stdin payloads (Claude Code ≥ 2.1.69; shapes observed on 2.1.328). Untrusted: validated with zod; unknown
 // fields are ignored, except inside tool_input, which is echoed back whole in updatedInput.
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { idSchema } from '../../identity.js';
 
-const base = z.object({
+const baseShape = {
   session_id: idSchema,
-  cwd: z.string().optional(),
-  transcript_path: z.string().optional(),
-  hook_event_name: z.string().optional(),
-  agent_id: idSchema.optional(),
-  agent_type: z.string().optional(),
-});
+  cwd: z.optional(z.string()),
+  transcript_path: z.optional(z.string()),
+  hook_event_name: z.optional(z.string()),
+  agent_id: z.optional(idSchema),
+  agent_type: z.optional(z.string()),
+};
+const base = z.object(baseShape);
 
-export const sessionStartSchema = base.extend({ source: z.string().optional() });
+export const sessionStartSchema = z.object({ ...baseShape, source: z.optional(z.string()) });
 export const userPromptSubmitSchema = base;
-export const preToolUseSchema = base.extend({
+export const preToolUseSchema = z.object({
+  ...baseShape,
   tool_name: z.string(),
-  tool_input: z.looseObject({ command: z.string().optional() }),
-  tool_use_id: z.string().optional(),
+  tool_input: z.looseObject({ command: z.optional(z.string()) }),
+  tool_use_id: z.optional(z.string()),
 });
-export const subagentStartSchema = base.extend({ agent_id: idSchema });
-export const subagentStopSchema = base.extend({ agent_id: idSchema });
-export const sessionEndSchema = base.extend({ reason: z.string().optional() });
+export const subagentStartSchema = z.object({ ...baseShape, agent_id: idSchema });
+export const subagentStopSchema = z.object({ ...baseShape, agent_id: idSchema });
+export const sessionEndSchema = z.object({ ...baseShape, reason: z.optional(z.string()) });
 
 export type BasePayload = z.infer<typeof base>;
 export type PreToolUsePayload = z.infer<typeof preToolUseSchema>;
