@@ -1,0 +1,78 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { jsonOf, runPgx } from '../helpers/pgx.js';
+
+function emptyDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'pgx-init-'));
+  // No PGX_DATABASE_URL: init must not need a server, and the written file decides.
+  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: dir, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
+}
+
+describe('pgx init', () => {
+  it('writes a commented .pgx.toml from the flags, prints the next command, and the file validates', () => {
+    const p = emptyDir();
+    const r = runPgx(['init', '--json', '--name', 'demo', '--source', 'app_dev', '--url', 'postgresql://me@db.internal:5433/postgres'], p);
+    expect(r.status, r.stderr).toBe(0);
+    const v = jsonOf(r);
+    expect(v).toEqual({ path: join(p.dir, '.pgx.toml'), project: 'demo', server_url: 'postgresql://me@db.internal:5433/postgres', source: 'app_dev', overwritten: false, next: 'pgx agent install claude' });
+    const text = readFileSync(join(p.dir, '.pgx.toml'), 'utf8');
+    expect(text).toMatch(/^# pgx:/);
+    expect(text).toContain('name = "demo"');
+    expect(text).toContain('source = "app_dev"');
+    expect(text).toContain('url = "postgresql://me@db.internal:5433/postgres"');
+    // The written file is what every other command reads: doctor's config check accepts it.
+    const d = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
+    const config = d.checks.find((c: { name: string }) => c.name === 'config');
+    expect(config.status, config.detail).toBe('ok');
+    expect(config.detail).toContain('project "demo", source "app_dev", server from [server] url');
+  });
+
+  it('with no flags: the directory name, the embedded server (url commented out), human output ends with the next step', () => {
+    const p = emptyDir();
+    const r = runPgx(['init'], p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').pop()).toBe('next: pgx agent install claude');
+    const text = readFileSync(join(p.dir, '.pgx.toml'), 'utf8');
+    expect(text).toContain(`name = "${basename(p.dir).replace(/[^A-Za-z0-9_.-]/g, '_')}"`);
+    expect(text).toMatch(/^# url = /m);
+    expect(text).not.toMatch(/^url = /m);
+  });
+
+  it('refuses to overwrite without --force (exit 2, file untouched); --force overwrites', () => {
+    const p = emptyDir();
+    writeFileSync(join(p.dir, '.pgx.toml'), '[project]\nname = "mine"\n');
+    const r = runPgx(['init', '--name', 'other'], p);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('already exists');
+    expect(r.stderr).toContain('--force');
+    expect(readFileSync(join(p.dir, '.pgx.toml'), 'utf8')).toBe('[project]\nname = "mine"\n');
+    const j = runPgx(['init', '--json'], p);
+    expect(j.status).toBe(2);
+    expect(jsonOf(j).error.code).toBe('USAGE');
+    const f = runPgx(['init', '--force', '--json', '--name', 'other'], p);
+    expect(f.status, f.stdout).toBe(0);
+    expect(jsonOf(f).overwritten).toBe(true);
+    expect(readFileSync(join(p.dir, '.pgx.toml'), 'utf8')).toContain('name = "other"');
+  });
+
+  it('a flag that would make an invalid file: exit 2, nothing written', () => {
+    const p = emptyDir();
+    const r = runPgx(['init', '--url', 'mysql://x@y/z'], p);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('server.url');
+    expect(existsSync(join(p.dir, '.pgx.toml'))).toBe(false);
+    expect(runPgx(['init', '--name', '.hidden'], p).status).toBe(2);
+    expect(existsSync(join(p.dir, '.pgx.toml'))).toBe(false);
+  });
+
+  it('a URL with a password: written as given, warned about on stderr, never echoed on stdout', () => {
+    const p = emptyDir();
+    const r = runPgx(['init', '--json', '--url', 'postgresql://me:s3cret@127.0.0.1:5432/postgres'], p);
+    expect(r.status).toBe(0);
+    expect(r.stdout).not.toContain('s3cret');
+    expect(jsonOf(r).server_url).toBe('postgresql://me@127.0.0.1:5432/postgres');
+    expect(r.stderr).toMatch(/holds a password/);
+  });
+});
