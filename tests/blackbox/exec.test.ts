@@ -32,3 +32,40 @@ describe('agent exec', () => {
     expect((await sql('select 1 from pg_database where datname = $1', ['exec_testhost_k'])).length).toBe(1);
   });
 });
+
+describe('agent exec process plumbing', () => {
+  it('forwards SIGTERM to the child and exits 128+15; stdin flows through', async () => {
+    const { spawn } = await import('node:child_process');
+    const { LAUNCHER } = await import('../helpers/pgx.js');
+    const p = makeProject();
+    const piped = runPgx(['agent', 'exec', '--id', 'io', '--', 'sh', '-c', 'tr a-z A-Z'], { ...p, input: 'hello through pgx\n' });
+    expect(piped.stdout).toBe('HELLO THROUGH PGX\n');
+    const child = spawn(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'sig', '--', 'sh', '-c', 'trap "echo got-term; exit 143" TERM; echo ready; while :; do sleep 0.1; done'], { cwd: p.cwd, env: p.env });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise<void>((res) => {
+      const t = setInterval(() => out.includes('ready') && (clearInterval(t), res()), 20);
+    });
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    expect(out).toContain('got-term');
+    expect(code).toBe(143);
+  });
+
+  it('removes decoy libpq variables: DATABASE_URL, PGSERVICE, PGOPTIONS cannot redirect or unguard the command', () => {
+    const p = makeProject();
+    const env = { ...p.env, DATABASE_URL: 'postgresql://decoy@127.0.0.1:1/source', PGSERVICE: 'decoy', PGDATABASE: 'postgres', PGOPTIONS: '-c statement_timeout=0' };
+    const r = runPgx(['agent', 'exec', '--id', 'decoy', '--', 'sh', '-c', 'psql -X -Atc "select current_database(), current_setting(\'statement_timeout\')" && psql "$DATABASE_URL" -X -Atc "select current_database()"; echo "service=${PGSERVICE-unset}"'], { ...p, env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['exec_testhost_decoy|1h', 'exec_testhost_decoy', 'service=unset']);
+  });
+
+  it('fails with exit 125 and a hint when the command cannot start, and 2 on usage errors', () => {
+    const p = makeProject();
+    const r = runPgx(['agent', 'exec', '--id', 'nf', '--', 'definitely-not-a-command-xyz'], p);
+    expect(r.status).toBe(125);
+    expect(r.stderr).toMatch(/Could not start "definitely-not-a-command-xyz"/);
+    expect(runPgx(['agent', 'exec', '--', 'true'], p).status).toBe(2);
+    expect(runPgx(['agent', 'exec', '--agent', 'a', '--id', 'b', '--', 'true'], p).status).toBe(2);
+  });
+});
