@@ -20,7 +20,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & TargetOpts>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts), { keep: true }), { quiet: out.json });
+        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts), { keep: true }));
         const env = libpqEnv({}, { ...r.conn, password: undefined });
         const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
         out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
@@ -32,7 +32,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
         const config = configFor(opts);
-        const recs = await withEngine(config, (e) => registry.findRecords(e.db, opts.all ? {} : { project: config.project }), { quiet: out.json });
+        const recs = await withEngine(config, (e) => registry.findRecords(e.db, opts.all ? {} : { project: config.project }));
         const branches = recs.map(describeRecord);
         out.result({ branches }, () => {
           if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim');
@@ -75,7 +75,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
           const done: DownResult[] = [];
           for (const rec of recs) done.push(opts.now ? await dropBranch(e, rec) : await retireBranch(e, rec));
           return done;
-        }, { quiet: out.json });
+        });
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
       }),
     );
@@ -85,7 +85,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { limit: number }>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => gc(e, opts.limit), { quiet: out.json });
+        const r = await withEngine(config, (e) => gc(e, opts.limit));
         out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
@@ -95,7 +95,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections)')).action(
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
-      const r = await withEngine(config, (e) => refreshTemplate(e, (m) => out.progress(m)), { quiet: out.json });
+      const r = await withEngine(config, (e) => refreshTemplate(e, (m) => out.progress(m)));
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );

@@ -8,7 +8,7 @@ export function registerLocalCommands(program: Command): void {
   const local = program.command('local').description('the embedded PostgreSQL pgx runs when no [server] url is set');
   withCommon(local.command('up').description('initialise (first time) and start the local server; idempotent')).action(
     action<CommonOpts>(async (opts, out) => {
-      await ensureLocalServer(pgxHome(), { quiet: out.json });
+      await ensureLocalServer(pgxHome());
       const s = localStatus(pgxHome());
       out.result(s, () => `local PostgreSQL ${s.version} running on 127.0.0.1:${s.port} (data ${s.data_dir})`);
     }),
