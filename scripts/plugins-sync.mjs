@@ -16,7 +16,7 @@ const args = process.argv.slice(2);
 const check = args.includes('--check');
 const dirArg = args.indexOf('--plugin-dir');
 const PLUGIN = resolve(dirArg >= 0 ? args[dirArg + 1] ?? '' : join(ROOT, 'plugins', 'claude', 'pgx'));
-const unknown = args.filter((a, i) => a !== '--check' && a !== '--plugin-dir' && i !== dirArg + 1);
+const unknown = args.filter((a, i) => a !== '--check' && a !== '--plugin-dir' && !(dirArg >= 0 && i === dirArg + 1));
 if (unknown.length || (dirArg >= 0 && !args[dirArg + 1])) {
   process.stderr.write(`usage: node scripts/plugins-sync.mjs [--check] [--plugin-dir <dir>]\n`);
   process.exit(2);
