@@ -35,7 +35,9 @@ export function summarizeHookLog(home: string, now = Date.now()): HookLogSummary
     }
     if (!line || typeof line.outcome !== 'string' || now - Date.parse(line.time) > WINDOW_MS) continue;
     s.calls++;
-    const key = `${line.event} ${line.outcome.split(':').slice(0, 2).join(':')}`;
+    // "rewritten:clone" stays whole; counters such as "retired:terminated=0:remaining=0" are cut to "retired".
+    const parts = line.outcome.split(':');
+    const key = `${line.event} ${parts[1] && !parts[1].includes('=') ? `${parts[0]}:${parts[1]}` : parts[0]}`;
     s.outcomes[key] = (s.outcomes[key] ?? 0) + 1;
     if (line.outcome.startsWith('denied')) s.denials.push(line);
     else if (line.outcome === 'error' || line.outcome.startsWith('error')) s.errors.push(line);
