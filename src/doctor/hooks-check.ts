@@ -50,7 +50,7 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
   const plugin = found.find((f) => f.plugin);
   if (!installs.length && !problems.length) {
     if (plugin) return ok('hooks', `from the pgx plugin ("${plugin.plugin}" enabled in ${plugin.insp.path})`);
-    return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}: subagents share whatever database their commands name`, 'pgx agent install claude');
+    return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}, and no enabled pgx plugin: subagents share whatever database their commands name (a plugin loaded with --plugin-dir is invisible from here)`, 'pgx agent install claude');
   }
   for (const { scope, insp } of installs) {
     const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present).map((h) => h.event);

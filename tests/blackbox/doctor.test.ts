@@ -84,6 +84,17 @@ describe('pgx agent doctor', () => {
     expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
   });
 
+  it('recognises the pgx plugin enabled in a settings file (no hook entries needed)', () => {
+    const p = makeProject();
+    mkdirSync(join(p.dir, '.claude'));
+    writeFileSync(join(p.dir, '.claude', 'settings.json'), JSON.stringify({ enabledPlugins: { 'pgx@pgx': true } }));
+    const d = doctor(p);
+    expect(d.byName.hooks).toMatchObject({ status: 'ok' });
+    expect(d.byName.hooks!.detail).toContain('"pgx@pgx" enabled');
+    writeFileSync(join(p.dir, '.claude', 'settings.json'), JSON.stringify({ enabledPlugins: { 'pgx@pgx': false } }));
+    expect(doctor(p).byName.hooks!.status).toBe('fail');
+  });
+
   it('detects a launcher that no longer exists', () => {
     const p = makeProject();
     p.env.PGX_LAUNCHER = join(p.dir, 'gone', 'pgx.js');
