@@ -90,6 +90,8 @@ export interface RunClaudeOptions {
   detached?: boolean;
   /** Extra CLI arguments, appended last. */
   extraArgs?: string[];
+  /** `--allowedTools` value. Default "Bash,Agent" (every Bash command allowed, whatever a hook rewrites it to). */
+  allowedTools?: string;
 }
 
 export interface ClaudeResult {
@@ -176,7 +178,7 @@ export function killRunProcesses(runId: string, signal: NodeJS.Signals = 'SIGKIL
 
 /** Build the argv for one run (exported for tests of the harness itself). */
 export function claudeArgs(opts: RunClaudeOptions): string[] {
-  const args = ['-p', opts.prompt, '--allowedTools', 'Bash,Agent', '--permission-mode', 'acceptEdits', '--output-format', 'json'];
+  const args = ['-p', opts.prompt, '--allowedTools', opts.allowedTools ?? 'Bash,Agent', '--permission-mode', 'acceptEdits', '--output-format', 'json'];
   if (opts.sessionId) args.push('--session-id', opts.sessionId);
   if (opts.resume) args.push('--resume', opts.resume);
   if (opts.pluginDir) args.push('--plugin-dir', opts.pluginDir);

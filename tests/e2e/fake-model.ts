@@ -44,6 +44,11 @@ export interface FakeScript {
   background?: boolean;
   /** Debugging aid: write every request body to `<dumpDir>/<nnn>-<kind>.json`. */
   dumpDir?: string;
+  /**
+   * Bash commands the PARENT runs after each real prompt, one per model turn, before it launches the subagents
+   * (counted from the latest real prompt, so a `--resume`d session runs them again for its new prompt).
+   */
+  parentCommands?: string[];
 }
 
 export interface FakeModel {
@@ -56,6 +61,8 @@ export interface FakeModel {
   toolResults: Map<string, string[]>;
   /** Every tool_result text the parent received (e.g. "Async agent launched…"), in order. */
   parentTexts: string[];
+  /** The text of every Bash tool_result of the parent's own commands (FakeScript.parentCommands), in order. */
+  parentBashResults: string[];
   /** Anything unexpected: unknown paths, bad bodies, unknown markers. Tests should assert it is empty. */
   errors: string[];
   /**
@@ -263,6 +270,10 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
 
   const toolResults = new Map<string, string[]>(script.subagents.map((s) => [s.marker, []]));
   const parentTexts: string[] = [];
+  const parentBashResults: string[] = [];
+  const parentCommands = script.parentCommands ?? [];
+  // Our parent Bash tool_use ids, to tell their results apart from Agent results.
+  const parentBashIds = new Set<string>();
   const notifications: string[] = [];
   const agentIds = new Map<string, string>();
   // Our Agent tool_use id → marker, to map "agentId: …" tool_results back to a subagent.
@@ -321,6 +332,9 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
     // Parent.
     const results = toolResultsOf(messages);
     for (const r of results) {
+      if (parentBashIds.has(r.id) && !seenToolResults.has(r.id)) parentBashResults.push(r.text);
+    }
+    for (const r of results) {
       const marker = agentToolUse.get(r.id);
       const id = /agentId: ([A-Za-z0-9_-]+)/.exec(r.text)?.[1];
       if (marker && id) agentIds.set(marker, id);
@@ -339,6 +353,19 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       }
     }
     const prompt = lastPromptIndex(messages);
+    const bashSincePrompt = messages
+      .slice(prompt + 1)
+      .filter((m) => m.role === 'assistant')
+      .reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
+    if (bashSincePrompt < parentCommands.length) {
+      const id = toolId();
+      parentBashIds.add(id);
+      log.push({ kind: 'parent', step: 0, answer: 'Bash' });
+      return {
+        content: [{ type: 'tool_use', id, name: 'Bash', input: { command: parentCommands[bashSincePrompt], description: `parent step ${bashSincePrompt}` } }],
+        stop: 'tool_use',
+      };
+    }
     const launched = messages.slice(prompt + 1).some(
       (m) => m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent'),
     );
@@ -369,6 +396,7 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
     requests: 0,
     toolResults,
     parentTexts,
+    parentBashResults,
     errors,
     agentIds,
     notifications,

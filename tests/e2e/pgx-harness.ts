@@ -1,0 +1,306 @@
+/**
+ * Shared helpers for the pgx end-to-end tests (tests/e2e/pgx-*.test.ts): the REAL Claude Code CLI (pinned, see
+ * scripts/install-claude-code.sh) runs offline against the scripted fake model, in a temporary project whose
+ * `.claude/settings.json` was written by the BUILT `bin/pgx.js agent install claude`, with the test server reached
+ * through PGX_DATABASE_URL in claude's environment (never argv).
+ *
+ * Every scenario asserts on the DATABASE (pg_database, pg_tables, rows, pg_stat_activity, the registry via
+ * `pgx agent ls --json`), not on logs alone. Measured figures are appended to .tmp/pgx-e2e-figures.jsonl, from which
+ * scripts/e2e-claude-report.mjs writes docs/pgx/local-dev/validation/<date>-claude-code-e2e.md.
+ */
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { jsonOf, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, type RunResult } from '../helpers/pgx.js';
+import { templateName } from '../../src/engine/template.js';
+import { CLAUDE_CODE_VERSION, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
+import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
+
+export { CLAUDE_CODE_VERSION };
+
+export const claudeBin = findClaudeBinary();
+export function warnIfSkipped(): void {
+  if (!claudeBin) console.warn('SKIPPED: claude binary not installed (scripts/install-claude-code.sh)');
+}
+
+/** The host label pgx uses in branch names: fixed, so the test's own `pgx` calls and the hooks agree. */
+export const PGX_HOST = 'e2e';
+
+/** --allowedTools for runs that rely on the installed allow rule: Bash itself is NOT pre-allowed. */
+export const AGENT_ONLY = 'Agent';
+
+const roots: string[] = [];
+export function cleanupRoots(): void {
+  // PGX_E2E_KEEP=1 keeps the temp dirs (transcripts, hook logs, debug files) for inspection.
+  if (process.env.PGX_E2E_KEEP) console.warn(`kept e2e dirs: ${roots.join(' ')}`);
+  else for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The source database
+
+export interface Source {
+  name: string;
+  /** schema-only pg_dump md5 taken right after creation: the baseline for the source AND the template. */
+  baselineMd5: string;
+}
+
+/** A source database with a table `items` (3 rows) that branches are cloned from. */
+export async function makeSource(): Promise<Source> {
+  const name = `src_e2e_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${name}`);
+  await sql(`CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c');`, [], name);
+  return { name, baselineMd5: schemaMd5(name) };
+}
+
+/** A template cannot be connected to (datallowconn=false): dump a throwaway clone of it instead. */
+export async function templateMd5(tpl: string): Promise<string> {
+  const probe = `probe_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${probe} TEMPLATE ${tpl}`);
+  try {
+    return schemaMd5(probe);
+  } finally {
+    await sql(`DROP DATABASE ${probe}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Projects
+
+export interface E2eProject {
+  root: string;
+  /** The project directory (claude's cwd), holding .pgx.toml and .claude/settings.json. */
+  cwd: string;
+  /** claude's HOME: fresh and empty. */
+  home: string;
+  /** PGX_HOME (hook log, passfiles). */
+  pgxHome: string;
+  name: string;
+  source: Source;
+  template: string;
+  /** Environment for the test's own `pgx` calls. */
+  env: NodeJS.ProcessEnv;
+  /** pgx's part of claude's environment (merged into the clean env of claude.ts). */
+  claudeEnv: Record<string, string>;
+  /** The settings.json that `pgx agent install claude` wrote. */
+  settings: { hooks: Record<string, unknown>; permissions?: { allow?: string[] } };
+}
+
+/**
+ * Claude Code 2.1.328 DROPS project-scoped `permissions.allow` entries (.claude/settings.json) while the workspace is
+ * not trusted ("Dropped 1 project-scoped permissions.allow entry — workspace not yet trusted" in the debug log); hooks
+ * still run. A user who started Claude Code interactively in the project once has accepted the trust dialog, which
+ * Claude Code records as `projects[<dir>].hasTrustDialogAccepted` in ~/.claude.json: this writes that record.
+ */
+export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
+  writeFileSync(join(p.home, '.claude.json'), JSON.stringify({ projects: { [p.cwd]: { hasTrustDialogAccepted: true } } }, null, 2));
+}
+
+export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean }): E2eProject {
+  const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
+  roots.push(root);
+  const cwd = join(root, 'project');
+  const home = join(root, 'home');
+  const pgxHome = join(root, 'pgx-home');
+  for (const d of [cwd, home, pgxHome]) mkdirSync(d);
+  const name = `e2e${Math.random().toString(36).slice(2, 10)}`;
+  writeFileSync(join(cwd, '.pgx.toml'), `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`);
+  const base = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ...base };
+  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? [] : ['--allow-rule']), '--json'], { cwd, env });
+  if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
+  const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
+  if (opts.trusted !== false) trustWorkspace({ home, cwd });
+  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings };
+}
+
+export function pgx(p: E2eProject, args: string[]): RunResult {
+  return runPgx(args, { cwd: p.cwd, env: p.env });
+}
+
+export function pgxJson<T = any>(p: E2eProject, args: string[]): T {
+  const r = pgx(p, [...args, '--json']);
+  if (r.status !== 0) throw new Error(`pgx ${args.join(' ')} exited ${r.status}: ${r.stdout}${r.stderr}`);
+  return jsonOf<T>(r);
+}
+
+export async function pgxJsonAsync<T = any>(p: E2eProject, args: string[]): Promise<T> {
+  const r = await runPgxAsync([...args, '--json'], { cwd: p.cwd, env: p.env });
+  if (r.status !== 0) throw new Error(`pgx ${args.join(' ')} exited ${r.status}: ${r.stdout}${r.stderr}`);
+  return jsonOf<T>(r);
+}
+
+export interface BranchRow {
+  name: string;
+  kind: 'session' | 'subagent' | 'exec';
+  session_id: string | null;
+  agent_id: string | null;
+  state: 'creating' | 'active' | 'retiring';
+  exists: boolean | null;
+  deadline_kind: string;
+}
+
+export function branches(p: E2eProject): BranchRow[] {
+  return pgxJson<{ branches: BranchRow[] }>(p, ['agent', 'ls']).branches;
+}
+
+export interface HookLogLine {
+  time: string;
+  event: string;
+  session_id: string | null;
+  agent_id: string | null;
+  branch: string | null;
+  outcome: string;
+  elapsed_ms: number;
+}
+
+export function hookLog(p: E2eProject): HookLogLine[] {
+  const f = join(p.pgxHome, 'agent', 'hooks.log');
+  if (!existsSync(f)) return [];
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as HookLogLine);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Database probes (the test's own admin connection)
+
+export async function dbRow(name: string): Promise<{ datallowconn: boolean; datistemplate: boolean } | undefined> {
+  return (await sql(`SELECT datallowconn, datistemplate FROM pg_database WHERE datname = $1`, [name]))[0];
+}
+
+export async function publicTables(database: string): Promise<string[]> {
+  return (await sql<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`, [], database)).map((r) => r.t);
+}
+
+export async function serverVersion(): Promise<string> {
+  return (await sql<{ v: string }>(`SELECT current_setting('server_version') AS v`))[0]!.v;
+}
+
+/** The source and the template still have the baseline schema (and the source no pgx settings). */
+export async function pristine(p: E2eProject): Promise<{ source: string; template: string; baseline: string; sourceSettings: string[] }> {
+  const sourceSettings = ((await sql(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`, [p.source.name]))[0]?.setconfig ?? []) as string[];
+  return { source: schemaMd5(p.source.name), template: await templateMd5(p.template), baseline: p.source.baselineMd5, sourceSettings };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running claude
+
+export interface Run {
+  fake: FakeModel;
+  out: ClaudeResult;
+  sessionId: string;
+  /** claude's --debug-file (hook durations as Claude Code measured them, permission decisions). */
+  debugFile: string;
+}
+
+export interface RunOpts {
+  sessionId?: string;
+  resume?: string;
+  /** Extra environment for claude (decoys). */
+  env?: Record<string, string>;
+  allowedTools?: string;
+  timeoutMs?: number;
+  prompt?: string;
+}
+
+function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
+  return {
+    bin: claudeBin as string,
+    cwd: p.cwd,
+    home: p.home,
+    modelUrl: fake.url,
+    prompt: o.prompt ?? 'Run the e2e subagents.',
+    sessionId: o.resume ? undefined : o.sessionId,
+    resume: o.resume,
+    allowedTools: o.allowedTools,
+    timeoutMs: o.timeoutMs ?? 90_000,
+    debugFile: o.debugFile,
+    env: { ...p.claudeEnv, ...o.env },
+  };
+}
+
+/** Runs claude to completion against a fresh fake model scripted with `script`. */
+export async function runScenario(p: E2eProject, script: FakeScript, o: RunOpts = {}): Promise<Run> {
+  const sessionId = o.resume ?? o.sessionId ?? randomUUID();
+  const fake = await startFakeModel(script);
+  const debugFile = join(p.root, `debug-${randomUUID().slice(0, 8)}.log`);
+  try {
+    const proc = startClaude(claudeOptions(p, fake, { ...o, sessionId, debugFile }));
+    const out = await proc.done;
+    return { fake, out, sessionId, debugFile };
+  } finally {
+    await fake.close();
+  }
+}
+
+/** Starts claude (detached: its own process group) and returns at once; the caller kills it. */
+export async function startScenario(p: E2eProject, script: FakeScript, o: RunOpts = {}): Promise<{ fake: FakeModel; proc: ClaudeProcess; sessionId: string; debugFile: string }> {
+  const sessionId = o.sessionId ?? randomUUID();
+  const fake = await startFakeModel(script);
+  const debugFile = join(p.root, `debug-${randomUUID().slice(0, 8)}.log`);
+  const proc = startClaude({ ...claudeOptions(p, fake, { ...o, sessionId, debugFile }), detached: true });
+  return { fake, proc, sessionId, debugFile };
+}
+
+export function describeRun(r: { fake: FakeModel; out?: ClaudeResult }): string {
+  return JSON.stringify(
+    { code: r.out?.code, stderr: r.out?.stderr.slice(0, 2000), stdout: r.out?.stdout.slice(0, 1000), errors: r.fake.errors, log: r.fake.log.slice(0, 60), toolResults: Object.fromEntries(r.fake.toolResults) },
+    null,
+    1,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Figures
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export function latency(values: number[]): { n: number; p50: number; p95: number; max: number } {
+  return { n: values.length, p50: percentile(values, 50), p95: percentile(values, 95), max: values.length ? Math.max(...values) : NaN };
+}
+
+/** elapsed_ms of every hook-log line of one event (e.g. 'subagent-start'). */
+export function hookLatency(p: E2eProject, event: string): ReturnType<typeof latency> {
+  return latency(hookLog(p).filter((l) => l.event === event).map((l) => l.elapsed_ms));
+}
+
+/**
+ * Hook durations as Claude Code measured them (spawn to exit: includes node's start-up, which the hook log's
+ * elapsed_ms does not), from the debug file's "Hooks: <Event>[:<matcher>] [<command>] finished with status 0 (Nms)".
+ */
+export function ccHookLatency(debugFile: string, event: string): ReturnType<typeof latency> {
+  if (!existsSync(debugFile)) return latency([]);
+  const re = /Hooks: ([A-Za-z]+)(?::[^ ]+)? \[[^\]]*\] finished with status \d+ \((\d+)ms\)/g;
+  const values: number[] = [];
+  for (const m of readFileSync(debugFile, 'utf8').matchAll(re)) if (m[1] === event) values.push(Number(m[2]));
+  return latency(values);
+}
+
+export const FIGURES_FILE = join(REPO, '.tmp', 'pgx-e2e-figures.jsonl');
+
+/** Appends one scenario's measured figures (read by scripts/e2e-claude-report.mjs). */
+export function recordFigures(scenario: string, figures: Record<string, unknown>): void {
+  mkdirSync(join(REPO, '.tmp'), { recursive: true });
+  appendFileSync(FIGURES_FILE, JSON.stringify({ time: new Date().toISOString(), claude_code: CLAUDE_CODE_VERSION, scenario, ...figures }) + '\n');
+  console.log(`[pgx-e2e] ${scenario}: ${JSON.stringify(figures)}`);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` every `every` ms until it returns a truthy value; throws after `timeoutMs`. */
+export async function poll<T>(fn: () => Promise<T>, timeoutMs: number, what: string, every = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(every);
+  }
+}
