@@ -30,8 +30,8 @@ export interface HookResult {
 export interface Handler<S extends z.ZodMiniType> {
   schema: S;
   run(p: z.infer<S>, h: HookEnv): Promise<HookResult>;
-  /** What to answer when the payload is invalid or the handler throws. */
-  onError(message: string): HookResult;
+  /** What to answer when the payload is invalid or the handler throws. `payload` is absent when stdin was unreadable. */
+  onError(message: string, payload?: Record<string, unknown>): HookResult;
 }
 
 const subagentIdentity = (h: HookEnv, p: { session_id: string; agent_id: string }) => ({ project: h.config.project, host: h.config.host, sessionId: p.session_id, agentId: p.agent_id });
@@ -56,7 +56,12 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       branch: ensured.branch,
     };
   },
-  onError(message) {
+  onError(message, payload) {
+    // Only a subagent's Bash fails closed, as in run(). A payload known NOT to be one (no agent_id: the parent; or
+    // another tool) fails open: a broken .pgx.toml used to deny every Bash of the main session too.
+    if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) {
+      return { outcome: 'error:not-subagent-bash' };
+    }
     return {
       output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
       outcome: 'denied:error',

@@ -30,7 +30,10 @@ export function isRouted(command: string, p: RewriteParams): boolean {
   const prefix = routedPrefix(p);
   const suffix = ` ${ROUTED_MARKER}${p.branch}`;
   if (!command.startsWith(prefix) || !command.endsWith(suffix)) return false;
-  // The middle must be exactly `<shell> -c '<single-quoted text>'`: nothing can follow the quoted argument.
+  // The middle must be exactly `<shell> -c '<single-quoted text>'`: nothing can follow the quoted argument, and the
+  // shell word must be OUR shell, verbatim. (It used to be any \S+, so `…-- true;psql${IFS}…;bash -c 'x' # pgx-routed
+  // <branch>` counted as routed and its psql ran outside `agent exec`, on whatever database the user's shell pointed at.)
   const middle = command.slice(prefix.length, command.length - suffix.length);
-  return /^\S+ -c '(?:[^']|'\\'')*'$/.test(middle);
+  const shellWord = `${quoteIfNeeded(p.shell)} -c `;
+  return middle.startsWith(shellWord) && /^'(?:[^']|'\\'')*'$/.test(middle.slice(shellWord.length));
 }

@@ -40,13 +40,17 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
   let payload: Record<string, unknown> = {};
   let result: HookResult;
   let home = pgxHome();
+  // A payload that is not a JSON object (empty, garbage, `null`, an array) is unreadable. It used to be denied before the
+  // scope check (so an unrelated project could be denied), and `null` crashed the hook (exit 1: Claude Code fails open).
+  let readError: string | undefined;
   try {
     const text = await readStdin();
-    payload = text.trim() ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (!text.trim()) throw new Error('stdin was empty');
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
+    payload = value as Record<string, unknown>;
   } catch (e) {
-    payload = {};
-    result = handler.onError(`The hook payload could not be read: ${(e as Error).message}.`);
-    return finish();
+    readError = (e as Error).message;
   }
   {
     const cwd = typeof payload.cwd === 'string' ? payload.cwd : undefined;
@@ -56,10 +60,14 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
       result = { outcome: 'skipped:out-of-scope' };
       return finish();
     }
+    if (readError !== undefined) {
+      result = handler.onError(`The hook payload could not be read: ${readError}.`);
+      return finish();
+    }
     const parsed = handler.schema.safeParse(payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      result = handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`);
+      result = handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload);
       return finish();
     }
     try {
@@ -72,7 +80,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
         envFile: process.env.CLAUDE_ENV_FILE || undefined,
       });
     } catch (e) {
-      result = handler.onError(errorText(e));
+      result = handler.onError(errorText(e), payload);
     }
   }
   return finish();
