@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminEnv, jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
@@ -64,6 +64,18 @@ describe('pgx agent doctor', () => {
     expect(d.byName.config!.status).toBe('ok');
     expect(d.byName.hooks).toMatchObject({ status: 'fail', fix: 'pgx agent install claude' });
     expect(d.byName['hook-log']!.status).toBe('ok');
+  });
+
+  it('no [server] url and no local server yet: reports it with `pgx local up`, and does not start one itself', () => {
+    const p = makeProject();
+    delete p.env.PGX_DATABASE_URL;
+    const d = doctor(p);
+    const server = d.byName.server!;
+    if (server.status === 'warn') expect(server).toMatchObject({ fix: 'pgx local up' }); // binaries found
+    else expect(server.status).toBe('fail'); // no PostgreSQL binaries on this machine
+    expect(server.detail).toMatch(/no \[server\] url/);
+    for (const name of ['role', 'template', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    expect(existsSync(join(p.home, 'local', 'state.json'))).toBe(false);
   });
 
   it('detects an older 4-entry install, and its fix makes it 6/6', () => {
