@@ -69,3 +69,13 @@ describe('agent exec process plumbing', () => {
     expect(runPgx(['agent', 'exec', '--agent', 'a', '--id', 'b', '--', 'true'], p).status).toBe(2);
   });
 });
+
+describe('CLI parse errors', () => {
+  it('exit 2 (usage), not 1, for an unknown option or a bad hook event; help exits 0', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'ls', '--bogus'], p).status).toBe(2);
+    expect(runPgx(['agent', 'hook', 'nope'], p).status).toBe(2);
+    expect(runPgx(['agent', 'frobnicate'], p).status).toBe(2);
+    expect(runPgx(['--help'], p).status).toBe(0);
+  });
+});
