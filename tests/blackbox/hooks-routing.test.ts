@@ -1,9 +1,10 @@
 // PreToolUse routing through the real rewrite: the rewritten command is run by a real `bash -c`, as Claude Code's
 // Bash tool does, and every claim is checked in the database.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
+import { LAUNCHER, makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart } from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, hook, launcherReal, lsBranches, mapLimit, publicTables, rewriteOf, routeAndRun } from '../helpers/hooks.js';
 import { shellQuote } from '../../src/shell.js';
@@ -173,5 +174,23 @@ describe('PreToolUse routing', () => {
     const b = newAgentId();
     const other = await hook('pre-tool-use', preToolUseBash(s, first.command, { agentId: b }), p);
     expect(rewriteOf(other).command.startsWith(`${shellQuote(launcherReal())} agent exec --agent ${b} `)).toBe(true);
+  });
+
+  it("a project dir and a launcher path with spaces and quotes: the rewrite runs, lands on the branch, and is recognised as routed", async () => {
+    const base = makeProject();
+    const dir = mkdtempSync(join(tmpdir(), `pgx proj's "q" $x `));
+    writeFileSync(join(dir, '.pgx.toml'), `[project]\nname = "${base.name}"\n`);
+    const launcherDir = mkdtempSync(join(tmpdir(), `pgx launcher's dir `));
+    const launcher = join(launcherDir, 'pgx.js');
+    symlinkSync(LAUNCHER, launcher);
+    const p = { ...base, dir, cwd: dir, env: { ...base.env, PGX_LAUNCHER: launcher } };
+    const s = session(dir, base.home);
+    const a = newAgentId();
+    const r = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `psql -X -qc 'create table spaced (x int)' && pwd`, { agentId: a }), p));
+    expect(r.command.startsWith(`${shellQuote(launcher)} agent exec --agent ${a} --cwd ${shellQuote(dir)} -- `)).toBe(true);
+    const run = await bash(r.command, { cwd: dir, env: bashEnv(p, s) });
+    expect([run.status, run.stdout], run.stderr).toEqual([0, `${dir}\n`]);
+    expect(await publicTables(r.branch)).toEqual(['spaced']);
+    expect((await hook('pre-tool-use', preToolUseBash(s, r.command, { agentId: a }), p)).stdout).toBe('');
   });
 });

@@ -138,13 +138,17 @@ export interface BashResult {
 
 /** `bash -c <command>` as Claude Code's Bash tool runs it. */
 export function startBash(command: string, opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }) {
-  const child = spawn('bash', ['-c', command], { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // stdin is /dev/null unless input is given: Node's 'pipe' is a socketpair, and bash -c with a socket on stdin takes
+  // itself for an rshd/sshd shell (sources ~/.bashrc, skips BASH_ENV), which Claude Code's Bash tool is not.
+  const child = spawn('bash', ['-c', command], { cwd: opts.cwd, env: opts.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  child.stdin.on('error', () => {}); // a command that never reads stdin may exit before we finish writing it
-  child.stdin.end(opts.input ?? '');
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  if (child.stdin) {
+    child.stdin.on('error', () => {}); // a command that never reads stdin may exit before we finish writing it
+    child.stdin.end(opts.input);
+  }
   const done = new Promise<BashResult>((res) => child.on('close', (status, signal) => res({ status, signal, stdout, stderr })));
   return { child, done };
 }
