@@ -1,13 +1,13 @@
 // Backends that outlive their agent: SubagentStop's barrier terminates every session on the branch, and the
 // client_connection_check_interval guard ends the backend of a SIGKILLed client mid-transaction (with a control
 // run, guards off, showing the backend would otherwise survive the same window).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
 import { backendsOn, bashEnv, branchFromContext, dbState, descendantsNamed, hook, pollUntil, rewriteOf, routeAndRun, sleep, startBash } from '../helpers/hooks.js';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 const lastLog = (home: string) => JSON.parse(readFileSync(join(home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').pop()!);
 
@@ -31,7 +31,8 @@ describe('backends on a branch', () => {
     client.on('error', (e) => (clientError = e));
     await client.connect();
     await client.query('SELECT 1');
-    expect((await pollUntil(async () => (await backendsOn(branch)).length >= 2, 10_000)) || (await backendsOn(branch))).toBe(true);
+    const bothIn = await pollUntil(async () => (await backendsOn(branch)).length >= 2, 10_000);
+    expect(bothIn, `backends on the branch: ${JSON.stringify(await backendsOn(branch))}`).toBe(true);
 
     const stop = await hook('subagent-stop', subagentStop(s, a), p);
     expect(stop.stdout).toBe(''); // never blocks the stop
