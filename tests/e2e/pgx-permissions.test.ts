@@ -8,8 +8,9 @@
  *    neither on the branch nor anywhere else (fail closed);
  *  - allow rule in .claude/settings.json of an UNTRUSTED workspace → Claude Code drops it ("Dropped 1 project-scoped
  *    permissions.allow entry — workspace not yet trusted") → refused as above;
- *  - allow rule, trusted workspace → routed commands run; that includes commands no rule of the user's allows
- *    (`touch`): the rule approves whatever is routed through `pgx agent exec`;
+ *  - allow rule, trusted workspace → routed commands run (`&&`, `|`, `;`, `$(…)`, redirections included); that
+ *    includes commands no rule of the user's allows (`touch`): the rule approves whatever is routed through
+ *    `pgx agent exec`;
  *  - but a routed command containing `$NAME` (even `psql "$DATABASE_URL"`) or a line break (a heredoc) is still
  *    refused ("This command requires approval") — Claude Code will not prefix-match those;
  *  - no allow rule but Bash allowed as a whole (`--allowedTools Bash,Agent`) → routed commands run.
@@ -107,6 +108,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: p
     const subagents = [
       { marker: 'plain', commands: [create('plain_t')] },
       { marker: 'chain', commands: [`${create('chain_a')} && ${create('chain_b')} | cat`] },
+      { marker: 'subst', commands: [`psql -X -q -At -c "create table subst_t (x int)"; echo $(echo subst) > /dev/null; echo end-subst`] },
       { marker: 'anycmd', commands: [`touch ${proof} && echo touched`] },
       { marker: 'dollar', commands: [`psql "$DATABASE_URL" -X -q -At -c "create table dollar_t (x int);"`] },
       { marker: 'heredoc', commands: [`psql -X -q <<'SQL'\ncreate table heredoc_t (x int);\nSQL`] },
@@ -116,6 +118,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: p
     const res = (m: string) => run.fake.toolResults.get(m)![0]!;
     expect(res('plain')).toMatch(/db=agent_e2e_/);
     expect(res('chain')).toMatch(/db=agent_e2e_/);
+    expect(res('subst')).toContain('end-subst');
     expect(res('anycmd')).toContain('touched');
     expect(existsSync(proof)).toBe(true); // `touch` is allowed by no rule of the user's: the pgx rule approved it
     expect(res('dollar')).toMatch(DENIED);
@@ -123,6 +126,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: p
     expect(await tablesByMarker(p, run)).toEqual({
       plain: ['items', 'plain_t'],
       chain: ['chain_a', 'chain_b', 'items'],
+      subst: ['items', 'subst_t'],
       anycmd: ['items'],
       dollar: ['items'],
       heredoc: ['items'],
