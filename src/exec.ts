@@ -9,7 +9,7 @@ import { type Identity } from './identity.js';
 import { withEngine, type Engine } from './engine/context.js';
 import { ensureBranch, retireBranch, type EnsureResult } from './engine/branch.js';
 import * as registry from './registry.js';
-import { libpqEnv } from './server/libpq-env.js';
+import { libpqEnv, pinAgainstBashEnv } from './server/libpq-env.js';
 
 export interface Target {
   agentId?: string;
@@ -22,19 +22,22 @@ export function identityFor(config: Config, t: Target): Identity {
 }
 
 /**
- * Ensure the target's branch. `--agent` without a session id (the PreToolUse rewrite carries only the agent id)
- * attaches to the branch the hook already made for that agent in this project; it never creates one without the
- * session, so a command can't silently land on a branch the hook did not set up.
+ * Ensure the target's branch. `--agent` without a session id (the PreToolUse rewrite carries only the agent id;
+ * Claude Code normally exports CLAUDE_CODE_SESSION_ID to Bash, which fills it in) attaches to the one branch the hook
+ * made for that agent in this project on this host. It never creates one without the session, and when the agent
+ * id has branches in more than one session it refuses rather than guess, so a command can't land on another's branch.
  */
 export async function ensureTarget(e: Engine, t: Target, opts: { keep?: boolean } = {}): Promise<EnsureResult> {
   if (t.agentId !== undefined && t.sessionId === undefined) {
-    const recs = (await registry.findRecords(e.db, { project: e.config.project, agentId: t.agentId })).filter((r) => r.kind === 'subagent');
-    const mine = recs.filter((r) => r.host === e.config.host);
-    const rec = (mine.length ? mine : recs).sort((a, b) => +new Date(b.last_seen_at) - +new Date(a.last_seen_at))[0];
-    if (!rec) {
+    const recs = (await registry.findRecords(e.db, { project: e.config.project, agentId: t.agentId })).filter((r) => r.kind === 'subagent' && r.host === e.config.host);
+    const sessions = new Set(recs.map((r) => r.session_id));
+    if (recs.length === 0) {
       throw new PgxError('NOT_FOUND', `No branch for agent ${t.agentId} in project "${e.config.project}".`, 'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.');
     }
-    t = { ...t, sessionId: rec.session_id ?? undefined };
+    if (sessions.size > 1) {
+      throw new PgxError('USAGE', `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${e.config.project}".`, 'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).');
+    }
+    t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
   }
   if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
     throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id> or --session <id>.', 'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.');
@@ -65,6 +68,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
 
   const env = libpqEnv(process.env, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
+  pinAgainstBashEnv(env, config.home);
   const status = await new Promise<number>((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => {

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
 /**
@@ -21,3 +24,35 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
 }
 
 export { TARGETING as LIBPQ_TARGETING_VARS };
+
+const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL', 'PGPASSWORD'] as const;
+
+/** Static (no values, no secrets): sourced by bash before the command when the user had a BASH_ENV. */
+const BASH_ENV_WRAPPER = `# Written by pgx; static, holds no values. \`pgx agent exec\` points BASH_ENV here when the user had a BASH_ENV:
+# the user's file is sourced as before, then the branch's libpq variables are put back, so a BASH_ENV that exports
+# PGDATABASE (or DATABASE_URL, PGSERVICE, ...) cannot redirect a routed command. Nested bash shells re-apply it.
+if [ -n "\${PGX_USER_BASH_ENV:-}" ] && [ -r "$PGX_USER_BASH_ENV" ]; then . "$PGX_USER_BASH_ENV"; fi
+unset ${TARGETING.filter((k) => !(PINNED as readonly string[]).includes(k)).join(' ')}
+${PINNED.map((k) => `if [ -n "\${PGX_PINNED_${k}+x}" ]; then export ${k}="$PGX_PINNED_${k}"; else unset ${k}; fi`).join('\n')}
+`;
+
+/**
+ * bash sources $BASH_ENV before running \`bash -c\`, AFTER pgx has set the branch's variables: a user's BASH_ENV that
+ * exports PGDATABASE would win. When BASH_ENV is set, route it through a wrapper that restores the pinned values.
+ */
+export function pinAgainstBashEnv(env: NodeJS.ProcessEnv, home: string): void {
+  if (!env.BASH_ENV) return;
+  const file = join(home, 'agent', 'bash-env.sh');
+  let current: string | undefined;
+  try {
+    current = readFileSync(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current !== BASH_ENV_WRAPPER) writeFileAtomic(file, BASH_ENV_WRAPPER, 0o644);
+  if (env.BASH_ENV !== file) env.PGX_USER_BASH_ENV = env.BASH_ENV;
+  env.BASH_ENV = file;
+  for (const k of PINNED) {
+    if (env[k] !== undefined) env[`PGX_PINNED_${k}`] = env[k];
+  }
+}

@@ -79,3 +79,35 @@ describe('CLI parse errors', () => {
     expect(runPgx(['--help'], p).status).toBe(0);
   });
 });
+
+describe('agent exec routing cannot be undone by the shell', () => {
+  it("a user's BASH_ENV that exports PGDATABASE / DATABASE_URL is still sourced, but the branch wins (nested bash too)", async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const p = makeProject();
+    const userEnv = join(p.dir, 'bash_env.sh');
+    writeFileSync(userEnv, 'export PGDATABASE=postgres\nexport DATABASE_URL=postgresql://decoy@127.0.0.1:1/postgres\nexport PGSERVICE=decoy\nexport MY_TOOL_READY=yes\n');
+    const cmd = 'echo "$MY_TOOL_READY"; psql -X -Atc "select current_database()"; psql "$DATABASE_URL" -X -Atc "select current_database()"; bash -c \'psql -X -Atc "select 2"\'';
+    const { spawnSync } = await import('node:child_process');
+    const { LAUNCHER } = await import('../helpers/pgx.js');
+    // stdin from /dev/null, as Claude Code runs Bash: with a pipe on stdin bash may take itself for an rsh shell and skip BASH_ENV
+    const r = spawnSync(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'bashenv', '--', 'bash', '-c', cmd], { cwd: p.cwd, env: { ...p.env, BASH_ENV: userEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['yes', 'exec_testhost_bashenv', 'exec_testhost_bashenv', '2']);
+    // control: without pgx the same BASH_ENV does redirect psql (so the test can fail)
+    const ctl = spawnSync('bash', ['-c', 'echo "$PGDATABASE"'], { env: { PATH: process.env.PATH, BASH_ENV: userEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(ctl.stdout.trim()).toBe('postgres');
+  });
+
+  it('--agent without a session refuses when that agent id has branches in two sessions', () => {
+    const p = makeProject();
+    for (const s of ['11111111-aaaa-4000-8000-000000000001', '22222222-bbbb-4000-8000-000000000002']) {
+      expect(runPgx(['agent', 'up', '--agent', 'a0123456789abcdef', '--session', s, '--json'], p).status).toBe(0);
+    }
+    const r = runPgx(['agent', 'exec', '--agent', 'a0123456789abcdef', '--', 'true'], p);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/branches in 2 sessions/);
+    const ok = runPgx(['agent', 'exec', '--agent', 'a0123456789abcdef', '--', 'psql', '-X', '-Atc', 'select current_database()'], { ...p, env: { ...p.env, CLAUDE_CODE_SESSION_ID: '22222222-bbbb-4000-8000-000000000002' } });
+    expect(ok.stdout.trim()).toBe('agent_testhost_22222222_a0123456');
+  });
+});
