@@ -33,7 +33,7 @@ export function registerInstallCommands(agent: Command): void {
       .option('--json', 'machine-readable output');
 
   scopeOpt(agent.command('install').description('install the six Claude Code hooks (idempotent)').argument('<client>', 'only "claude" for now'))
-    .option('--allow-rule', 'also add a permission allow rule for the rewritten commands (Bash(<pgx> agent exec:*))')
+    .option('--allow-rule', 'also add the permission rule Bash(<pgx> agent exec:*): it pre-approves every command a subagent runs through pgx')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         checkClient(cmd.args[0]);
