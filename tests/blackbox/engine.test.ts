@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { jsonOf, makeProject, pgInfo, runPgx, runPgxAsync, schemaMd5, sql } from '../helpers/pgx.js';
+import { jsonOf, makeProject, pgInfo, runPgx, runPgxAsync, schemaMd5, sql, templateMd5 } from '../helpers/pgx.js';
 import { templateName } from '../../src/engine/template.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -12,16 +12,6 @@ async function makeSource(): Promise<string> {
   return name;
 }
 
-/** A template cannot be connected to (datallowconn=false): dump a throwaway clone of it instead. */
-async function templateMd5(tpl: string): Promise<string> {
-  const probe = `probe_${Math.random().toString(36).slice(2, 10)}`;
-  await sql(`CREATE DATABASE ${probe} TEMPLATE ${tpl}`);
-  try {
-    return schemaMd5(probe);
-  } finally {
-    await sql(`DROP DATABASE ${probe}`);
-  }
-}
 
 const dbRow = async (name: string) =>
   (await sql(`SELECT oid::text, datallowconn, datistemplate, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]))[0];

@@ -12,7 +12,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { jsonOf, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, type RunResult } from '../helpers/pgx.js';
+import { jsonOf, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, templateMd5, type RunResult } from '../helpers/pgx.js';
+import type { HookLogLine } from '../../src/hooks/claude/log.js';
 import { templateName } from '../../src/engine/template.js';
 import { CLAUDE_CODE_VERSION, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
@@ -54,16 +55,7 @@ export async function makeSource(): Promise<Source> {
   return { name, baselineMd5: schemaMd5(name) };
 }
 
-/** A template cannot be connected to (datallowconn=false): dump a throwaway clone of it instead. */
-export async function templateMd5(tpl: string): Promise<string> {
-  const probe = `probe_${Math.random().toString(36).slice(2, 10)}`;
-  await sql(`CREATE DATABASE ${probe} TEMPLATE ${tpl}`);
-  try {
-    return schemaMd5(probe);
-  } finally {
-    await sql(`DROP DATABASE ${probe}`);
-  }
-}
+export { templateMd5 };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Projects
@@ -145,15 +137,7 @@ export function branches(p: E2eProject): BranchRow[] {
   return pgxJson<{ branches: BranchRow[] }>(p, ['agent', 'ls']).branches;
 }
 
-export interface HookLogLine {
-  time: string;
-  event: string;
-  session_id: string | null;
-  agent_id: string | null;
-  branch: string | null;
-  outcome: string;
-  elapsed_ms: number;
-}
+export type { HookLogLine };
 
 export function hookLog(p: E2eProject): HookLogLine[] {
   const f = join(p.pgxHome, 'agent', 'hooks.log');

@@ -94,6 +94,17 @@ export function schemaMd5(database: string): string {
   return createHash('md5').update(body).digest('hex');
 }
 
+/** A template cannot be connected to (datallowconn=false): dump a throwaway clone of it instead. */
+export async function templateMd5(tpl: string): Promise<string> {
+  const probe = `probe_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${probe} TEMPLATE ${tpl}`);
+  try {
+    return schemaMd5(probe);
+  } finally {
+    await sql(`DROP DATABASE ${probe}`);
+  }
+}
+
 /** Environment a child psql needs to reach the server as admin (tests' own use, e.g. creating a source db). */
 export function adminEnv(database = 'postgres'): NodeJS.ProcessEnv {
   const p = pgInfo();
