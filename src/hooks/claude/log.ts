@@ -1,6 +1,6 @@
 // The hook audit log: one JSON line per invocation in ~/.pgx/agent/hooks.log (0600). Ids and outcomes only:
 // never a command, a URL or a password.
-import { appendFileSync, chmodSync, mkdirSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface HookLogLine {
@@ -17,10 +17,18 @@ export function hookLogPath(home: string): string {
   return join(home, 'agent', 'hooks.log');
 }
 
-export function appendHookLog(home: string, line: HookLogLine): void {
+/** One line is ~200 bytes: 5 MiB is ~25,000 hook calls. One rotated file (hooks.log.1) is kept. */
+export const HOOK_LOG_MAX_BYTES = 5 * 1024 * 1024;
+
+export function appendHookLog(home: string, line: HookLogLine, maxBytes = HOOK_LOG_MAX_BYTES): void {
   try {
     const path = hookLogPath(home);
     mkdirSync(join(home, 'agent'), { recursive: true, mode: 0o700 });
+    try {
+      if (statSync(path).size >= maxBytes) renameSync(path, `${path}.1`);
+    } catch {
+      // no log yet
+    }
     appendFileSync(path, JSON.stringify(line) + '\n', { mode: 0o600 });
     chmodSync(path, 0o600);
   } catch {
