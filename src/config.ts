@@ -124,7 +124,10 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
     try {
       raw = parseToml(text);
     } catch (e) {
-      throw new PgxError('CONFIG_INVALID', `${file}: not valid TOML: ${(e as Error).message}`, `Fix the syntax in ${file}, or regenerate it with \`pgx init --force\`.`);
+      // Only the position: smol-toml's message quotes the offending lines, which may hold a password in [server] url.
+      const { line, column } = e as { line?: number; column?: number };
+      const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
+      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML.`, `Fix the syntax there, or regenerate the file with \`pgx init --force\`.`);
     }
   }
   const parsed = fileSchema.safeParse(raw);

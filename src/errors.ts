@@ -1,5 +1,5 @@
 // Typed errors: a stable code, a hint that names the next step, and a documented exit code.
-// The one top-level catch in src/cli/run.ts maps them to the process exit status.
+// The one catch per command (src/cli/common.ts action()) maps them to the process exit status.
 
 export const EXIT = {
   ok: 0,
@@ -65,9 +65,17 @@ export function isPgxError(e: unknown): e is PgxError {
   return e instanceof PgxError;
 }
 
-/** Any error as {code, message, hint}: for hook outputs and --json error objects. */
+/**
+ * Masks credentials in text that may quote user input (a TOML parser quoting the line of a url, a driver error):
+ * `scheme://user:secret@` → `scheme://user:***@`, `password=secret` → `password=***`.
+ */
+export function redactSecrets(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s'"]*:)[^@\s'"]*@/gi, '$1***@').replace(/\b(password|passwd|pwd)(\s*[=:]\s*)[^\s&'"]+/gi, '$1$2***');
+}
+
+/** Any error as {code, message, hint}, credentials masked: for hook outputs, --json error objects and stderr. */
 export function describeError(e: unknown): { code: string; message: string; hint: string } {
-  if (isPgxError(e)) return { code: e.code, message: e.message, hint: e.hint };
+  if (isPgxError(e)) return { code: e.code, message: redactSecrets(e.message), hint: redactSecrets(e.hint) };
   const message = e instanceof Error ? e.message : String(e);
-  return { code: 'UNEXPECTED', message, hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.' };
+  return { code: 'UNEXPECTED', message: redactSecrets(message), hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.' };
 }

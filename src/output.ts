@@ -1,6 +1,6 @@
 // The one output writer: a result goes to stdout as JSON (--json) or as human text; progress and logs go to stderr.
 // Colour only on a TTY and never with NO_COLOR.
-import { describeError, isPgxError } from './errors.js';
+import { describeError, isPgxError, redactSecrets } from './errors.js';
 
 export interface Output {
   json: boolean;
@@ -65,5 +65,5 @@ export function printError(e: unknown, json: boolean, jsonStream: NodeJS.Writabl
   }
   process.stderr.write(`${paint('error', 'red', process.stderr)}: ${d.message}\n`);
   if (d.hint) process.stderr.write(`${paint('hint', 'yellow', process.stderr)}: ${d.hint}\n`);
-  if (process.env.DEBUG?.includes('pgx') && !isPgxError(e) && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
+  if (process.env.DEBUG?.includes('pgx') && !isPgxError(e) && e instanceof Error && e.stack) process.stderr.write(redactSecrets(e.stack) + '\n');
 }

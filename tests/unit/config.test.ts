@@ -83,3 +83,23 @@ describe('.pgx.toml.example', () => {
     expect(strip(fromExample)).toEqual(strip(fromEmpty));
   });
 });
+
+describe('secrets in config errors', () => {
+  it('a TOML syntax error names the position, never the text of the line (it may hold a password)', () => {
+    const dir = project('[server]\nurl = "postgresql://admin:S3cretPW@db.example:5432/postgres\n');
+    let msg = '';
+    try {
+      loadConfig({ cwd: dir, env: {} });
+    } catch (e) {
+      msg = `${(e as PgxError).message} ${(e as PgxError).hint}`;
+    }
+    expect(msg).toMatch(/\.pgx\.toml:\d+(:\d+)?: not valid TOML/);
+    expect(msg).not.toContain('S3cretPW');
+  });
+
+  it('describeError masks credentials in any message', async () => {
+    const { describeError, redactSecrets } = await import('../../src/errors.js');
+    expect(redactSecrets('connect postgresql://bob:hunter2@h:5/db failed; password=hunter2 x')).toBe('connect postgresql://bob:***@h:5/db failed; password=*** x');
+    expect(JSON.stringify(describeError(new Error('url "postgres://u:p4ss@x/y" bad')))).not.toContain('p4ss');
+  });
+});
