@@ -9,7 +9,8 @@ export function registerHookCommand(agent: Command): void {
     .addArgument(new Argument('<event>', 'the hook event').choices(Object.keys(HANDLERS)))
     .action(async (event: HookName) => {
       const r = await runHook(event);
-      if (r.print) process.stdout.write(r.print + '\n');
-      process.exitCode = 0;
+      // Exit as soon as the answer is written: work cut off by the hook's deadline (a clone, a lock wait) must not
+      // hold the process past Claude Code's timeout, and a pg client's orderly close is not worth the wait.
+      process.stdout.write(r.print ? r.print + '\n' : '', () => process.exit(0));
     });
 }

@@ -1,7 +1,11 @@
 // `pgx agent hook <event>`: read the payload, decide scope, call the event's handler, print one JSON object or
 // nothing, append one log line. Always exit 0: the decision (if any) is in the JSON.
-import { existsSync, realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
+import { PgxError } from '../../errors.js';
+import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../install/claude.js';
 import { appendHookLog } from './log.js';
 import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
 
@@ -28,10 +32,55 @@ export function launcherPath(): string {
   }
 }
 
+/**
+ * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
+ * writes (bash, zsh, sh, dash, ksh); fish or csh would re-parse the command differently (and source their own rc
+ * files, which BASH_ENV pinning does not cover).
+ */
 export function userShell(): string {
   const s = process.env.SHELL;
-  if (s && s.startsWith('/') && existsSync(s)) return s;
+  if (s && s.startsWith('/') && /^(bash|zsh|sh|dash|ksh|mksh)$/.test(basename(s)) && existsSync(s)) return s;
   return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+}
+
+/**
+ * How long a hook may work before it answers anyway: 80% of the timeout `pgx agent install claude` gives it.
+ * Claude Code runs a PreToolUse command whose hook timed out UNCHANGED (unrouted), so pgx must answer (deny) first.
+ */
+export function hookDeadlineMs(event: HookName): number {
+  if (process.env.PGX_HOOK_DEADLINE_MS) return Number(process.env.PGX_HOOK_DEADLINE_MS);
+  const timeout = HOOK_EVENTS.find((h) => h.cli === event)?.timeout ?? 30;
+  return Math.round(timeout * 1000 * 0.8);
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PgxError('BRANCH_FAILED', `pgx did not get the branch ready within ${Math.round(ms / 1000)} s (a lock held by another pgx process, a slow template build, or a slow server).`, 'Run `pgx agent doctor`; `pgx template refresh` builds the template ahead of time.')),
+      ms,
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Sessions that started in scope: a hook that later finds no .pgx.toml (deleted, checked out) must not fail open. */
+function sessionMarker(home: string, sessionId: unknown): string | undefined {
+  if (typeof sessionId !== 'string' || !sessionId) return undefined;
+  return join(home, 'agent', 'sessions', createHash('sha256').update(sessionId).digest('hex').slice(0, 24));
+}
+
+/** Does this project's own Claude Code settings file run pgx's hooks? (a project- or local-scope install) */
+function projectInstallsPgx(projectDir: string): boolean {
+  for (const f of ['settings.json', 'settings.local.json']) {
+    try {
+      const text = readFileSync(join(projectDir, '.claude', f), 'utf8');
+      if (text.split('\n').some((l) => PGX_HOOK_COMMAND_RE.test(l.replace(/",?\s*$/, '')))) return true;
+    } catch {
+      // no such file
+    }
+  }
+  return false;
 }
 
 export async function runHook(event: HookName): Promise<HookResult & { print?: string }> {
@@ -55,9 +104,17 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
   {
     const cwd = typeof payload.cwd === 'string' ? payload.cwd : undefined;
     const projectDir = process.env.CLAUDE_PROJECT_DIR || cwd || process.cwd();
+    const marker = sessionMarker(home, payload.session_id);
     if (!findConfigFile(projectDir)) {
-      // Out of scope (no .pgx.toml): an unrelated project is never denied or slowed down.
-      result = { outcome: 'skipped:out-of-scope' };
+      if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
+        // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied.
+        result = { outcome: 'skipped:out-of-scope' };
+        return finish();
+      }
+      result = handler.onError(
+        `This project runs pgx's hooks (or this session started with pgx), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\`.`,
+        readError === undefined ? payload : undefined,
+      );
       return finish();
     }
     if (readError !== undefined) {
@@ -73,12 +130,18 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     try {
       const config = loadConfig({ cwd: projectDir });
       home = config.home;
-      result = await (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
+      if (marker && event === 'session-end') rmSync(marker, { force: true });
+      else if (marker && (event === 'session-start' || event === 'subagent-start') && !existsSync(marker)) {
+        mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
+        writeFileSync(marker, '', { mode: 0o600 });
+      }
+      const work = (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
         config,
         launcher: launcherPath(),
         shell: userShell(),
         envFile: process.env.CLAUDE_ENV_FILE || undefined,
       });
+      result = await withDeadline(work, hookDeadlineMs(event));
     } catch (e) {
       result = handler.onError(errorText(e), payload);
     }

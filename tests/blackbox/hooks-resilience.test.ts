@@ -1,0 +1,79 @@
+// The hook answers even when its work cannot finish, and a project that runs pgx's hooks stays fail-closed when
+// its .pgx.toml disappears mid-session.
+import { renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { identityKey } from '../../src/identity.js';
+import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
+import { hook } from '../helpers/hooks.js';
+import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
+
+describe('hook resilience', () => {
+  it('PreToolUse denies (never runs unrouted) when the branch cannot be ready before its deadline', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const agent = newAgentId();
+    // Another pgx process "holds" this identity: take its advisory lock from a plain client.
+    const key = identityKey({ project: p.name, host: 'testhost', sessionId: s.sessionId, agentId: agent });
+    const info = pgInfo();
+    const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
+    runPgx(['agent', 'up', '--id', 'bootstrap-registry', '--json'], p); // the registry database exists from here on
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [BigInt('0x' + key.slice(0, 15)).toString()]);
+      const t0 = Date.now();
+      const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p, { env: { PGX_HOOK_DEADLINE_MS: '1500' } });
+      const took = Date.now() - t0;
+      expect(r.status).toBe(0);
+      expect(r.json.hookSpecificOutput.permissionDecision).toBe('deny');
+      expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/within 2 s/);
+      expect(took).toBeLessThan(10_000); // answered at its deadline, not after the lock (held forever here)
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('a subagent Bash is denied when .pgx.toml vanished from a project whose settings run pgx', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    renameSync(join(p.dir, '.pgx.toml'), join(p.dir, 'moved.toml'));
+    const agent = newAgentId();
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p);
+    expect(r.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/no \.pgx\.toml was found/);
+    // the parent's Bash is not a subagent's: it goes on (fail open), and a SessionStart warns visibly
+    const parent = await hook('pre-tool-use', preToolUseBash(s, 'ls'), p);
+    expect(parent.stdout).toBe('');
+    const start = await hook('session-start', sessionStart(s), p);
+    expect(start.json.systemMessage).toMatch(/no \.pgx\.toml was found/);
+  });
+
+  it('...and when it vanished after the session started in scope, even without settings hooks', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const agent = newAgentId();
+    expect((await hook('subagent-start', subagentStart(s, agent), p)).status).toBe(0);
+    renameSync(join(p.dir, '.pgx.toml'), join(p.dir, 'moved.toml'));
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p);
+    expect(r.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    // an unrelated session in the same (now config-less, hook-less) directory is out of scope: no output
+    const other = session(p.dir, p.dir);
+    const o = await hook('pre-tool-use', preToolUseBash(other, 'psql -c "select 1"', { agentId: newAgentId() }), p);
+    expect(o.stdout).toBe('');
+  });
+
+  it('the inner shell is $SHELL only for POSIX-syntax shells (fish falls back to bash)', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const agent = newAgentId();
+    const fishy = join(p.dir, 'bin');
+    mkdirSync(fishy);
+    writeFileSync(join(fishy, 'fish'), '#!/bin/sh\nexit 99\n', { mode: 0o755 });
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: join(fishy, 'fish') } });
+    expect(r.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/bash -c 'echo hi' # pgx-routed /);
+    const z = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: '/bin/sh' } });
+    expect(z.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/sh -c 'echo hi' # pgx-routed /);
+  });
+});
