@@ -4,9 +4,9 @@
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
 import { connect, type ConnParams, type Db } from './server/db.js';
 import type { BranchKind } from './identity.js';
+import { PgxError } from './errors.js';
 
 export const REGISTRY_DB = 'pgx_registry';
-export const STAMP_PREFIX = 'pgx:';
 export const REGISTRY_STAMP = 'pgx:registry';
 
 export type BranchState = 'creating' | 'active' | 'retiring';
@@ -185,7 +185,8 @@ export async function markActive(db: Db, name: string, method: string, idleTtlMs
       WHERE name = $1 RETURNING *`,
     [name, method, idleTtlMs ?? null],
   );
-  return row!;
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made ready.`, 'Retry; if it persists, `pgx agent doctor` lists orphans.');
+  return row;
 }
 
 /** Heartbeat: last activity now, idle deadline moved. Only active branches are touched. */
@@ -209,6 +210,11 @@ export async function markRetiring(db: Db, name: string): Promise<BranchRecord |
   return row;
 }
 
+export async function isExpired(db: Db, name: string): Promise<boolean> {
+  const [row] = await q<{ expired: boolean }>(db, 'SELECT deadline < now() AS expired FROM pgx_branch WHERE name = $1', [name]);
+  return !!row?.expired;
+}
+
 export async function deleteRecord(db: Db, name: string): Promise<void> {
   await q(db, 'DELETE FROM pgx_branch WHERE name = $1', [name]);
 }
@@ -228,10 +234,20 @@ export async function orphanDatabases(db: Db): Promise<string[]> {
   return rows.map((r) => r.datname);
 }
 
-/** A session-level advisory lock on a hex key: released by unlock or by the connection ending (a crash). */
-export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * A session-level advisory lock on a hex key: released by unlock or by the connection ending (a crash).
+ * With `tryOnly`, returns undefined at once when another session holds it.
+ */
+export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts?: { tryOnly?: false }): Promise<T>;
+export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts: { tryOnly?: boolean }): Promise<T | undefined>;
+export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts: { tryOnly?: boolean } = {}): Promise<T | undefined> {
   const key = BigInt('0x' + hexKey.slice(0, 15)).toString();
-  await db.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+  if (opts.tryOnly) {
+    const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+    if (!row!.ok) return undefined;
+  } else {
+    await db.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+  }
   try {
     return await fn();
   } finally {

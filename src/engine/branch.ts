@@ -47,8 +47,11 @@ export async function ensureBranch(e: Engine, id: Identity, opts: EnsureOptions 
   return registry.withAdvisoryLock(e.db, key, async () => {
     let rec = await registry.findByIdentity(e.db, key);
     if (rec && rec.db_exists && rec.state !== 'creating') {
-      await assertBranchStamp(e.db, rec.name, key);
+      const info = await assertBranchStamp(e.db, rec.name, key);
       if (rec.state === 'active') {
+        // A retire cut off between its ALTER and its record update leaves an active record on a database that
+        // refuses connections: repair it rather than hand out a branch nobody can connect to.
+        if (!info.allowConn) await e.db.query(`ALTER DATABASE ${e.db.ident(rec.name)} WITH ALLOW_CONNECTIONS true`);
         await registry.heartbeat(e.db, rec.name);
         return done((await registry.findByName(e.db, rec.name))!, 'attach');
       }
@@ -125,12 +128,6 @@ export async function chooseStrategy(db: Db, template: string, fileCopyFromBytes
   return Number(row!.size) >= fileCopyFromBytes ? 'FILE_COPY' : 'WAL_LOG';
 }
 
-export async function heartbeatBranch(e: Engine, id: Identity): Promise<string | undefined> {
-  const rec = await registry.findByIdentity(e.db, identityKey(id));
-  if (!rec) return undefined;
-  return (await registry.heartbeat(e.db, rec.name)) ? rec.name : undefined;
-}
-
 export interface TerminateResult {
   backends_terminated: number;
   backends_remaining: number;
@@ -155,34 +152,58 @@ export async function terminateBackends(db: Db, database: string, waitMs = 2000)
 
 export interface DownResult extends TerminateResult {
   name: string;
-  action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring';
+  action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring' | 'skipped';
+}
+
+const untouched = (name: string, action: DownResult['action']): DownResult => ({ name, action, backends_terminated: 0, backends_remaining: 0 });
+
+/**
+ * Retire, drop and gc take the branch's identity lock (the one ensureBranch holds) and re-read the record inside it,
+ * so they never act on a stale view: a branch revived or heartbeated meanwhile is not dropped, and a creation in
+ * progress is waited for instead of having its record deleted under it.
+ */
+async function underIdentityLock(e: Engine, rec: BranchRecord, fn: (fresh: BranchRecord) => Promise<DownResult>, opts: { tryOnly?: boolean } = {}): Promise<DownResult> {
+  const r = await registry.withAdvisoryLock(e.db, rec.identity_key, async () => {
+    const fresh = await registry.findByName(e.db, rec.name);
+    if (!fresh || fresh.identity_key !== rec.identity_key) return untouched(rec.name, 'forgotten');
+    return fn(fresh);
+  }, opts);
+  return r ?? untouched(rec.name, 'skipped'); // tryOnly and busy: someone is using it right now
 }
 
 /** Refuse new connections, terminate backends, then start the grace period. The data stays until gc. */
 export async function retireBranch(e: Engine, rec: BranchRecord): Promise<DownResult> {
-  if (!rec.db_exists) {
-    await registry.deleteRecord(e.db, rec.name);
-    return { name: rec.name, action: 'forgotten', backends_terminated: 0, backends_remaining: 0 };
-  }
-  await assertBranchStamp(e.db, rec.name, rec.identity_key);
-  await e.db.query(`ALTER DATABASE ${e.db.ident(rec.name)} WITH ALLOW_CONNECTIONS false`);
-  const t = await terminateBackends(e.db, rec.name);
-  if (rec.state === 'retiring') return { name: rec.name, action: 'already-retiring', ...t };
-  await registry.markRetiring(e.db, rec.name);
-  return { name: rec.name, action: 'retired', ...t };
+  return underIdentityLock(e, rec, async (cur) => {
+    if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
+    if (!cur.db_exists) {
+      await registry.deleteRecord(e.db, cur.name);
+      return untouched(cur.name, 'forgotten');
+    }
+    await assertBranchStamp(e.db, cur.name, cur.identity_key);
+    // Record first: if this is cut off (SessionEnd's 1.5 s budget), the branch is retiring and revivable, not an
+    // "active" branch that refuses connections.
+    if (cur.state !== 'retiring') await registry.markRetiring(e.db, cur.name);
+    await e.db.query(`ALTER DATABASE ${e.db.ident(cur.name)} WITH ALLOW_CONNECTIONS false`);
+    const t = await terminateBackends(e.db, cur.name);
+    return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
+  });
 }
 
 export async function dropBranch(e: Engine, rec: BranchRecord): Promise<DownResult> {
-  const info = await assertBranchStamp(e.db, rec.name, rec.identity_key);
+  return underIdentityLock(e, rec, (cur) => dropLocked(e, cur));
+}
+
+async function dropLocked(e: Engine, cur: BranchRecord): Promise<DownResult> {
+  const info = await assertBranchStamp(e.db, cur.name, cur.identity_key);
   if (!info.exists) {
-    await registry.deleteRecord(e.db, rec.name);
-    return { name: rec.name, action: 'forgotten', backends_terminated: 0, backends_remaining: 0 };
+    await registry.deleteRecord(e.db, cur.name);
+    return untouched(cur.name, 'forgotten');
   }
-  await e.db.query(`ALTER DATABASE ${e.db.ident(rec.name)} WITH ALLOW_CONNECTIONS false`);
-  const t = await terminateBackends(e.db, rec.name);
-  await e.db.query(`DROP DATABASE ${e.db.ident(rec.name)}${e.db.serverVersionNum >= 130000 ? ' WITH (FORCE)' : ''}`);
-  await registry.deleteRecord(e.db, rec.name);
-  return { name: rec.name, action: 'dropped', ...t };
+  await e.db.query(`ALTER DATABASE ${e.db.ident(cur.name)} WITH ALLOW_CONNECTIONS false`);
+  const t = await terminateBackends(e.db, cur.name);
+  await e.db.query(`DROP DATABASE ${e.db.ident(cur.name)}${e.db.serverVersionNum >= 130000 ? ' WITH (FORCE)' : ''}`);
+  await registry.deleteRecord(e.db, cur.name);
+  return { name: cur.name, action: 'dropped', ...t };
 }
 
 export interface GcResult {
@@ -190,17 +211,24 @@ export interface GcResult {
   errors: { name: string; error: string }[];
 }
 
-/** Drops what is past its deadline (idle, grace, or a creation abandoned for 10 minutes). Bounded by `limit`. */
+/**
+ * Drops what is past its deadline (idle, grace, or a creation abandoned for 10 minutes). Bounded by `limit`.
+ * A branch whose lock is held (being ensured right now) is skipped, and the deadline is re-checked under the lock.
+ */
 export async function gc(e: Engine, limit = 1000): Promise<GcResult> {
   const out: GcResult = { dropped: [], errors: [] };
   for (const rec of await registry.expiredRecords(e.db, limit)) {
     try {
-      // A 'creating' record's database may be unstamped (crash right after CREATE): it is only ours if uncommented.
-      if (rec.state === 'creating' && rec.db_exists) {
-        const info = await databaseInfo(e.db, rec.name);
-        if (info.comment === null) await setComment(e.db, rec.name, branchStamp(rec.identity_key));
-      }
-      out.dropped.push(await dropBranch(e, rec));
+      const r = await underIdentityLock(e, rec, async (cur) => {
+        if (!(await registry.isExpired(e.db, cur.name))) return untouched(cur.name, 'skipped');
+        // A 'creating' record's database may be unstamped (crash right after CREATE): it is only ours if uncommented.
+        if (cur.state === 'creating' && cur.db_exists) {
+          const info = await databaseInfo(e.db, cur.name);
+          if (info.comment === null) await setComment(e.db, cur.name, branchStamp(cur.identity_key));
+        }
+        return dropLocked(e, cur);
+      }, { tryOnly: true });
+      if (r.action !== 'skipped') out.dropped.push(r);
     } catch (err) {
       out.errors.push({ name: rec.name, error: (err as Error).message });
     }

@@ -178,3 +178,36 @@ describe('branch engine', () => {
     expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches[0].state).toBe('active');
   });
 });
+
+describe('branch engine under interruption', () => {
+  it('attach repairs an active branch left refusing connections by a retire that was cut off', async () => {
+    const p = makeProject();
+    const up = jsonOf(runPgx(['agent', 'up', '--id', 'cut', '--json'], p));
+    await sql(`ALTER DATABASE ${up.branch} WITH ALLOW_CONNECTIONS false`); // as if the retire died right after its ALTER
+    const r = runPgx(['agent', 'exec', '--id', 'cut', '--keep', '--', 'psql', '-X', '-Atc', 'select current_database()'], p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(up.branch);
+  });
+
+  it('gc leaves a branch alone while its identity lock is held (being ensured), and drops it afterwards', async () => {
+    const { identityKey } = await import('../../src/identity.js');
+    const p = makeProject({ toml: '[agent]\nidle_ttl = "1s"\n' });
+    const up = jsonOf(runPgx(['agent', 'up', '--id', 'busy', '--json'], p));
+    await sleep(1300);
+    const info = pgInfo();
+    const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
+    await holder.connect();
+    const key = BigInt('0x' + identityKey({ project: p.name, host: 'testhost', execId: 'busy' }).slice(0, 15)).toString();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+      const during = jsonOf(runPgx(['agent', 'gc', '--json'], p));
+      expect(during.dropped.map((d: any) => d.name)).not.toContain(up.branch);
+      expect(await dbRow(up.branch)).toBeDefined();
+    } finally {
+      await holder.end();
+    }
+    const after = jsonOf(runPgx(['agent', 'gc', '--json'], p));
+    expect(after.dropped.map((d: any) => d.name)).toContain(up.branch);
+    expect(await dbRow(up.branch)).toBeUndefined();
+  });
+});

@@ -1,7 +1,7 @@
 // One handler per Claude Code hook event. Each returns the JSON to print (or nothing) and an outcome for the log.
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
-import { chmodSync, appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
@@ -10,6 +10,7 @@ import { ensureBranch, gc, retireBranch } from '../../engine/branch.js';
 import { identityKey } from '../../identity.js';
 import * as registry from '../../registry.js';
 import { urlWithoutPassword, type ConnParams } from '../../server/db.js';
+import { LIBPQ_TARGETING_VARS } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
 import { isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
@@ -113,9 +114,19 @@ export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
     // Retire only (fast: ALTER + terminate + UPDATE); dropping waits for gc, inside Claude Code's SessionEnd budget.
     return withEngine(h.config, async (e) => {
       const recs = await registry.findRecords(e.db, { project: h.config.project, sessionId: p.session_id, includeSubagents: true });
-      const mine = recs.filter((r) => r.host === h.config.host && r.state !== 'retiring');
-      for (const rec of mine) await retireBranch(e, rec);
-      return { outcome: `retired:${mine.length}`, branch: mine.find((r) => r.kind === 'session')?.name ?? null };
+      const mine = recs.filter((r) => r.host === h.config.host && r.state === 'active');
+      let retired = 0;
+      let failed = 0;
+      for (const rec of mine) {
+        try {
+          // one refusal (a foreign stamp) must not leave the session's other branches active
+          if ((await retireBranch(e, rec)).action === 'retired') retired++;
+        } catch {
+          failed++;
+        }
+        if (rec.kind === 'session') rmSync(passfilePath(h.config.home, rec.name), { force: true });
+      }
+      return { outcome: `retired:${retired}${failed ? `:failed=${failed}` : ''}`, branch: mine.find((r) => r.kind === 'session')?.name ?? null };
     }, { quiet: true });
   },
   onError: () => ({ outcome: 'error' }),
@@ -157,13 +168,18 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
   },
 };
 
+/** The session branch's 0600 passfile (written at SessionStart, removed at SessionEnd). */
+export function passfilePath(home: string, branch: string): string {
+  return join(home, 'agent', 'passfiles', `${branch}.pgpass`);
+}
+
 /** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
 function writeEnvFile(envFile: string, conn: ConnParams, home: string): void {
-  const lines = ['unset PGSERVICE PGSERVICEFILE PGPASSWORD PGOPTIONS PGHOSTADDR', `export PGHOST=${q(conn.host)}`, `export PGPORT=${q(String(conn.port))}`, `export PGUSER=${q(conn.user)}`, `export PGDATABASE=${q(conn.database)}`, `export DATABASE_URL=${q(urlWithoutPassword(conn))}`];
+  const exported = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL'];
+  const lines = [`unset ${LIBPQ_TARGETING_VARS.filter((k) => !exported.includes(k)).join(' ')}`, `export PGHOST=${q(conn.host)}`, `export PGPORT=${q(String(conn.port))}`, `export PGUSER=${q(conn.user)}`, `export PGDATABASE=${q(conn.database)}`, `export DATABASE_URL=${q(urlWithoutPassword(conn))}`];
   if (conn.password) {
-    const dir = join(home, 'agent', 'passfiles');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const file = join(dir, `${conn.database}.pgpass`);
+    const file = passfilePath(home, conn.database);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
     writeFileSync(file, `${esc(conn.host)}:${conn.port}:${esc(conn.database)}:${esc(conn.user)}:${esc(conn.password)}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);
