@@ -1,5 +1,6 @@
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /** Write-then-rename, so a reader never sees half a file; mode applied before the rename. */
 export function writeFileAtomic(path: string, text: string, mode = 0o644): void {
@@ -12,30 +13,106 @@ export function writeFileAtomic(path: string, text: string, mode = 0o644): void 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** False only when the process is known to be gone (ESRCH); EPERM means it exists under another user. */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+interface LockOwner {
+  pid: number;
+  nonce: string;
+}
+
+const OWNER_FILE = 'owner';
+
+function readOwner(lockDir: string): LockOwner | undefined {
+  try {
+    const o = JSON.parse(readFileSync(join(lockDir, OWNER_FILE), 'utf8')) as LockOwner;
+    return typeof o.pid === 'number' && typeof o.nonce === 'string' ? o : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * A cross-process lock by mkdir (atomic on every local file system). A lock older than staleMs is taken over:
- * its holder died (pg_ctl start is bounded at 60 s).
+ * Abandoned: its owner process is gone; or, with no readable owner file (the owner died between mkdir and writing
+ * it, or an older pgx made the lock), the directory is older than ownerlessStaleMs.
  */
-export async function withFileLock<T>(lockDir: string, fn: () => Promise<T>, staleMs = 90_000, waitMs = 120_000): Promise<T> {
+function abandoned(lockDir: string, ownerlessStaleMs: number): boolean {
+  const owner = readOwner(lockDir);
+  if (owner) return !pidAlive(owner.pid);
+  try {
+    return Date.now() - statSync(lockDir).mtimeMs > ownerlessStaleMs;
+  } catch {
+    return false; // gone already: the next mkdir will tell
+  }
+}
+
+/**
+ * Remove an abandoned lock. Breakers serialise on a second mkdir, and re-check under it, so two waiters that both saw
+ * the same dead owner cannot remove the lock that one of them (or a third process) has taken since.
+ */
+function breakIfAbandoned(lockDir: string, ownerlessStaleMs: number): void {
+  const guard = `${lockDir}.break`;
+  try {
+    mkdirSync(guard);
+  } catch {
+    // Another waiter is breaking it (a few syscalls); a guard this old was left by a breaker that died.
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > 10_000) rmSync(guard, { recursive: true, force: true });
+    } catch {
+      // gone in between
+    }
+    return;
+  }
+  try {
+    if (abandoned(lockDir, ownerlessStaleMs)) rmSync(lockDir, { recursive: true, force: true });
+  } finally {
+    rmSync(guard, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A cross-process lock by mkdir (atomic on every local file system), with an owner file (pid + random nonce) inside.
+ * The lock is taken over only when its owner is dead, never for being old: a live holder may legitimately keep it
+ * for minutes (initdb is bounded at 120 s, pg_ctl start at 60 s). A directory with no readable owner file is taken
+ * over once older than staleMs. On release the directory is removed only if it still holds our nonce, so a holder
+ * never removes a lock that has since passed to another process.
+ */
+export async function withFileLock<T>(lockDir: string, fn: () => Promise<T>, staleMs = 30_000, waitMs = 120_000): Promise<T> {
   mkdirSync(dirname(lockDir), { recursive: true, mode: 0o700 });
+  const me: LockOwner = { pid: process.pid, nonce: randomBytes(12).toString('hex') };
   const start = Date.now();
   for (;;) {
     try {
       mkdirSync(lockDir);
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lockDir).mtimeMs > staleMs) rmSync(lockDir, { recursive: true, force: true });
-      } catch {
-        // it went away in between: try again
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      breakIfAbandoned(lockDir, staleMs);
+      if (Date.now() - start > waitMs) {
+        const holder = readOwner(lockDir);
+        throw new Error(`timed out waiting for the lock ${lockDir}${holder ? ` (held by pid ${holder.pid}; remove the directory if that is not a pgx process)` : ''}`);
       }
-      if (Date.now() - start > waitMs) throw new Error(`timed out waiting for the lock ${lockDir}`);
       await sleep(50 + Math.random() * 100);
+      continue;
     }
+    try {
+      writeFileAtomic(join(lockDir, OWNER_FILE), JSON.stringify(me), 0o600);
+    } catch (e) {
+      rmSync(lockDir, { recursive: true, force: true });
+      throw e;
+    }
+    break;
   }
   try {
     return await fn();
   } finally {
-    rmSync(lockDir, { recursive: true, force: true });
+    if (readOwner(lockDir)?.nonce === me.nonce) rmSync(lockDir, { recursive: true, force: true });
   }
 }
