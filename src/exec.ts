@@ -95,8 +95,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   if (t.execId !== undefined && ensured.method !== 'attach' && !opts.keep) {
     await withEngine(config, async (e) => {
       const rec = await registry.findByName(e.db, ensured.branch);
-      if (rec) await retireBranch(e, rec);
-      retired = true;
+      if (rec) retired = (await retireBranch(e, rec)).action === 'retired';
     }, { quiet: true }).catch((err) => process.stderr.write(`pgx: could not retire ${ensured.branch}: ${(err as Error).message}\n`));
   }
   if (opts.json) {

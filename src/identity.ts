@@ -74,5 +74,5 @@ export function hashBranchName(id: Identity): string {
   return `${prefix}_${slug(id.host, 16) || 'host'}_${identityKey(id).slice(0, 16)}`;
 }
 
-/** Names pgx may create: used as a cheap pre-check before reading a database's stamp. */
+/** The shape of every branch name pgx makes (asserted by the identity tests; the stamp, not the name, is what pgx trusts). */
 export const BRANCH_NAME_RE = /^(agent|exec)_[a-z0-9]{1,16}_[a-z0-9_]{1,40}$/;

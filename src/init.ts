@@ -1,6 +1,7 @@
 // `pgx init` and the minimal .pgx.toml that `pgx agent install claude` writes when a project has none.
-import { existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { parseUrl } from './server/db.js';
 import { CONFIG_FILE, validateConfigText } from './config.js';
 import { PgxError } from './errors.js';
 
@@ -46,6 +47,8 @@ export function initProject(o: InitOptions): { path: string; written: boolean; n
   const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[.-]+/, '').slice(0, 63) || 'project');
   const text = renderConfig({ name, url: o.url, source: o.source });
   validateConfigText(text, path);
-  writeFileSync(path, text);
+  const hasPassword = o.url ? parseUrl(o.url).password !== undefined : false; // also rejects an unparseable url, before writing
+  writeFileSync(path, text, { mode: hasPassword ? 0o600 : 0o644 });
+  if (hasPassword) chmodSync(path, 0o600); // an existing file (--force) keeps its mode otherwise
   return { path, written: true, name };
 }

@@ -72,10 +72,14 @@ export async function openRegistry(admin: ConnParams): Promise<Db> {
   }
   const boot = await connect(admin);
   try {
-    await boot.query(`CREATE DATABASE ${boot.ident(REGISTRY_DB)}`).catch((e: { code?: string }) => {
-      if (e.code !== '42P04' && e.code !== '23505') throw e; // another process created it first
-    });
-    await boot.query(`COMMENT ON DATABASE ${boot.ident(REGISTRY_DB)} IS ${boot.literal(REGISTRY_STAMP)}`);
+    const created = await boot.query(`CREATE DATABASE ${boot.ident(REGISTRY_DB)}`).then(
+      () => true,
+      (e: { code?: string }) => {
+        if (e.code !== '42P04' && e.code !== '23505') throw e;
+        return false; // another process created it first, and stamps it
+      },
+    );
+    if (created) await boot.query(`COMMENT ON DATABASE ${boot.ident(REGISTRY_DB)} IS ${boot.literal(REGISTRY_STAMP)}`);
   } finally {
     await boot.raw.end().catch(() => {});
   }

@@ -1,5 +1,5 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
 import { withEngine } from '../engine/context.js';
 import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
@@ -81,7 +81,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     );
 
   withCommon(agent.command('gc').description('drop branches past their deadline (idle TTL or grace)'))
-    .option('--limit <n>', 'at most n branches', (v) => Number(v), 1000)
+    .option('--limit <n>', 'at most n branches', parseLimit, 1000)
     .action(
       action<CommonOpts & { limit: number }>(async (opts, out) => {
         const config = configFor(opts);
@@ -99,6 +99,11 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );
+}
+
+function parseLimit(v: string): number {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError('a whole number (0 or more) is needed.'); // commander: exit 2
+  return Number(v);
 }
 
 function stateColor(state: string, exists: boolean | null): string {

@@ -44,6 +44,7 @@ export interface TargetOpts {
 
 export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): Target {
   if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
+  if (opts.id !== undefined && opts.session !== undefined) throw new PgxError('USAGE', '--id names a branch on its own; --session does not apply to it.', 'Use --id alone, or --session (with --agent for a subagent).');
   const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
   return {
     agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,

@@ -1,19 +1,14 @@
 // Branch checks, read from the registry and pg_database: counts by state, subagent branches per session, orphans
 // in both directions, and the guards actually stored on every active branch compared with .pgx.toml.
 import { parseDuration, type Config, type GuardName } from '../config.js';
-import { readGuards } from '../engine/guards.js';
+// A guard the server cannot take (GUARD_MIN_VERSION) is not expected on its branches.
+import { GUARD_MIN_VERSION, readGuards } from '../engine/guards.js';
 import * as registry from '../registry.js';
 import type { BranchRecord } from '../registry.js';
 import { urlWithoutPassword } from '../server/db.js';
 import { shellQuote } from '../shell.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
-/** Same minimum versions as src/engine/guards.ts applies: a guard the server cannot take is not expected. */
-const GUARD_MIN_VERSION: Record<GuardName, number> = {
-  client_connection_check_interval: 140000,
-  idle_in_transaction_session_timeout: 90600,
-  statement_timeout: 0,
-};
 
 /** This project's records, or undefined when the server or registry is not there (the caller reports skip). */
 async function projectRecords(ctx: DoctorContext): Promise<BranchRecord[] | 'no-server' | 'no-registry'> {

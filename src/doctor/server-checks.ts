@@ -2,8 +2,10 @@
 import { shellQuote } from '../shell.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
+import { GUARD_MIN_VERSION } from '../engine/guards.js';
+
 /** The guard that needs the newest server: client_connection_check_interval (PostgreSQL 14). */
-const CHECK_INTERVAL_MIN = 140000;
+const CHECK_INTERVAL_MIN = GUARD_MIN_VERSION.client_connection_check_interval;
 
 export async function serverCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();

@@ -4,7 +4,7 @@ import type { Config, GuardName } from '../config.js';
 import type { Db } from '../server/db.js';
 
 /** client_connection_check_interval appeared in PostgreSQL 14. */
-const MIN_VERSION: Record<GuardName, number> = {
+export const GUARD_MIN_VERSION: Record<GuardName, number> = {
   client_connection_check_interval: 140000,
   idle_in_transaction_session_timeout: 90600,
   statement_timeout: 0,
@@ -23,8 +23,8 @@ export async function applyGuards(db: Db, branch: string, config: Config): Promi
       result.skipped.push({ name, reason: 'disabled in .pgx.toml' });
       continue;
     }
-    if (db.serverVersionNum < MIN_VERSION[name]) {
-      result.skipped.push({ name, reason: `needs PostgreSQL ${Math.floor(MIN_VERSION[name] / 10000)}+` });
+    if (db.serverVersionNum < GUARD_MIN_VERSION[name]) {
+      result.skipped.push({ name, reason: `needs PostgreSQL ${Math.floor(GUARD_MIN_VERSION[name] / 10000)}+` });
       continue;
     }
     // ms is an integer from the validated config; ALTER … SET takes no bind parameters, so it goes through literal().

@@ -111,3 +111,13 @@ describe('agent exec routing cannot be undone by the shell', () => {
     expect(ok.stdout.trim()).toBe('agent_testhost_22222222_a0123456');
   });
 });
+
+describe('flag validation', () => {
+  it('gc --limit takes a whole number (exit 2 otherwise); --id with --session is refused', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'gc', '--limit', 'abc'], p).status).toBe(2);
+    expect(runPgx(['agent', 'gc', '--limit', '-1'], p).status).toBe(2);
+    expect(runPgx(['agent', 'gc', '--limit', '5', '--json'], p).status).toBe(0);
+    expect(runPgx(['agent', 'exec', '--id', 'x', '--session', 's', '--', 'true'], p).status).toBe(2);
+  });
+});

@@ -76,3 +76,22 @@ describe('pgx init', () => {
     expect(r.stderr).toMatch(/holds a password/);
   });
 });
+
+describe('init with a password in --url', () => {
+  it('writes the file 0600, and an unparseable --url writes nothing', async () => {
+    const { mkdtempSync, statSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { runPgx } = await import('../helpers/pgx.js');
+    const dir = mkdtempSync(join(tmpdir(), 'pgx-init-pw-'));
+    const env = { PATH: process.env.PATH, HOME: dir };
+    const r = runPgx(['init', '--url', 'postgresql://me:s3cret@127.0.0.1:5432/postgres', '--json'], { cwd: dir, env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(statSync(join(dir, '.pgx.toml')).mode & 0o777).toBe(0o600);
+    const dir2 = mkdtempSync(join(tmpdir(), 'pgx-init-bad-'));
+    const bad = runPgx(['init', '--url', 'postgres://u:pw@[bad/x'], { cwd: dir2, env });
+    expect(bad.status).not.toBe(0);
+    expect(existsSync(join(dir2, '.pgx.toml'))).toBe(false);
+    expect(bad.stderr + bad.stdout).not.toContain('pw@');
+  });
+});
