@@ -25,7 +25,6 @@ export interface BranchRecord {
   template: string | null;
   state: BranchState;
   method: string | null;
-  keep: boolean;
   created_at: Date;
   last_seen_at: Date;
   deadline: Date;
@@ -50,7 +49,6 @@ CREATE TABLE IF NOT EXISTS pgx_branch (
   template      text,
   state         text NOT NULL CHECK (state IN ('creating','active','retiring')),
   method        text,
-  keep          boolean NOT NULL DEFAULT false,
   created_at    timestamptz NOT NULL DEFAULT now(),
   last_seen_at  timestamptz NOT NULL DEFAULT now(),
   deadline      timestamptz NOT NULL,
@@ -161,7 +159,6 @@ export interface NewRecord {
   exec_id?: string;
   source?: string;
   template: string;
-  keep: boolean;
   idle_ttl_ms: number;
   grace_ms: number;
 }
@@ -170,11 +167,11 @@ export interface NewRecord {
 export async function insertCreating(db: Db, r: NewRecord): Promise<boolean> {
   const rows = await q(
     db,
-    `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state, keep,
+    `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
                              deadline, deadline_kind, idle_ttl_ms, grace_ms)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating',$11, now() + interval '10 minutes','creating',$12,$13)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.keep, r.idle_ttl_ms, r.grace_ms],
+    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms],
   );
   return rows.length === 1;
 }

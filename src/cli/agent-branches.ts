@@ -5,7 +5,7 @@ import { withEngine } from '../engine/context.js';
 import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
 import { refreshTemplate } from '../engine/template.js';
 import { assertBranchStamp, databaseInfo } from '../engine/stamp.js';
-import { ensureTarget } from '../exec.js';
+import { ensureTarget } from '../engine/target.js';
 import * as registry from '../registry.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import { quoteIfNeeded } from '../shell.js';
@@ -20,7 +20,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & TargetOpts>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts), { keep: true }));
+        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts)));
         const env = libpqEnv({}, { ...r.conn, password: undefined });
         const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
         out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));

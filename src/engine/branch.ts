@@ -25,7 +25,6 @@ export interface EnsureResult {
 }
 
 export interface EnsureOptions {
-  keep?: boolean;
   /** Template size from which FILE_COPY beats WAL_LOG (measured crossover ~25–100 MB on this hardware). */
   fileCopyFromBytes?: number;
 }
@@ -58,14 +57,14 @@ export async function ensureBranch(e: Engine, id: Identity, opts: EnsureOptions 
       await e.db.query(`ALTER DATABASE ${e.db.ident(rec.name)} WITH ALLOW_CONNECTIONS true`);
       return done(await registry.markActive(e.db, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
-    if (!rec) rec = await claimName(e, id, key, !!opts.keep);
+    if (!rec) rec = await claimName(e, id, key);
     const guards = await createDatabase(e, rec, key, opts);
     return done(await registry.markActive(e.db, rec.name, 'clone', e.config.idleTtlMs), 'clone', guards);
   });
 }
 
 /** Picks the readable name, or the hash name when the readable one is another identity's (or any database's). */
-async function claimName(e: Engine, id: Identity, key: string, keep: boolean): Promise<BranchRecord> {
+async function claimName(e: Engine, id: Identity, key: string): Promise<BranchRecord> {
   const template = templateName(e.config.project, e.config.source);
   const candidates = [shortBranchName(id), hashBranchName(id)].filter((n): n is string => !!n);
   for (const name of candidates) {
@@ -81,7 +80,6 @@ async function claimName(e: Engine, id: Identity, key: string, keep: boolean): P
       exec_id: id.execId,
       source: e.config.source,
       template,
-      keep,
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
     });
