@@ -3,7 +3,7 @@
 // from it, never from the source; the source itself is only ever read.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { libpqEnv } from '../server/libpq-env.js';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgxError } from '../errors.js';
@@ -60,6 +60,18 @@ export async function schemaFingerprint(e: Engine, database: string): Promise<st
   }
 }
 
+/**
+ * Crash safety: a template is never built under its final name. It is built into a unique `<name>_b<6>`, stamped
+ * `pgx:template-building:{…}` right after its CREATE DATABASE (before any copy), finished (final stamp, no
+ * connections, IS_TEMPLATE) and only then renamed into place. A process killed mid-build therefore leaves a
+ * building-stamped leftover under a name nobody else uses, never an unstamped database under the template's name
+ * (which every later ensure would refuse as "not made by pgx", forever). Leftovers are dropped, stamp-checked, by
+ * the next build under the template's advisory lock; an unstamped database is never touched.
+ */
+export const TEMPLATE_BUILDING_PREFIX = 'pgx:template-building:';
+
+const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+
 /** Returns the project's template, making it on first use. */
 export async function ensureTemplate(e: Engine): Promise<string> {
   const name = templateName(e.config.project, e.config.source);
@@ -70,8 +82,13 @@ export async function ensureTemplate(e: Engine): Promise<string> {
   }
   return withAdvisoryLock(e.db, sha(name), async () => {
     const again = await databaseInfo(e.db, name);
-    if (again.exists) return name;
-    await buildTemplate(e, name);
+    if (again.exists) {
+      if (!parseTemplateStamp(again.comment)) throw foreignTemplate(name);
+      return name;
+    }
+    await dropLeftovers(e, name);
+    const built = await buildTemplate(e, name);
+    await renameOrDrop(e, built, name);
     return name;
   });
 }
@@ -81,20 +98,26 @@ export async function refreshTemplate(e: Engine, progress: (msg: string) => void
   const t0 = performance.now();
   const name = templateName(e.config.project, e.config.source);
   return withAdvisoryLock(e.db, sha(name), async () => {
-    const fresh = `${name}_n`;
-    const old = `${name}_o`;
-    for (const leftover of [fresh, old]) await dropTemplateDb(e.db, leftover);
+    const before = await databaseInfo(e.db, name);
+    if (before.exists && !parseTemplateStamp(before.comment)) throw foreignTemplate(name);
+    await dropLeftovers(e, name);
     progress(`building a new template from ${e.config.source ? `"${e.config.source}"` : 'an empty database'} …`);
-    const stamp = await buildTemplate(e, fresh);
+    const built = await buildTemplate(e, name);
+    let old: string | undefined;
     const current = await databaseInfo(e.db, name);
     if (current.exists) {
-      if (!parseTemplateStamp(current.comment)) throw foreignTemplate(name);
+      if (!parseTemplateStamp(current.comment)) {
+        await dropOurs(e, built.into);
+        throw foreignTemplate(name);
+      }
+      // A unique name: a leftover `_o` of an earlier crashed refresh can never block this one.
+      old = `${name}_o${rand6()}`;
       await e.db.query(`ALTER DATABASE ${e.db.ident(name)} RENAME TO ${e.db.ident(old)}`);
     }
-    await e.db.query(`ALTER DATABASE ${e.db.ident(fresh)} RENAME TO ${e.db.ident(name)}`);
-    if (current.exists) await dropTemplateDb(e.db, old);
-    progress(`template ${name} refreshed (${stamp.method})`);
-    return { template: name, source: stamp.source, method: stamp.method, fingerprint: stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
+    await renameOrDrop(e, built, name);
+    if (old) await dropTemplateDb(e.db, old);
+    progress(`template ${name} refreshed (${built.stamp.method})`);
+    return { template: name, source: built.stamp.source, method: built.stamp.method, fingerprint: built.stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
   });
 }
 
@@ -106,35 +129,94 @@ async function dropTemplateDb(db: Db, name: string): Promise<void> {
   await db.query(`DROP DATABASE ${db.ident(name)}`);
 }
 
+/** A database of this project's template builds: a building stamp or a finished template stamp of this project. */
+function isOurBuild(comment: string | null, project: string): boolean {
+  if (comment?.startsWith(TEMPLATE_BUILDING_PREFIX)) {
+    try {
+      return (JSON.parse(comment.slice(TEMPLATE_BUILDING_PREFIX.length)) as { project?: unknown }).project === project;
+    } catch {
+      return false;
+    }
+  }
+  return parseTemplateStamp(comment)?.project === project;
+}
+
+/** Drops `name` only if its stamp says it is one of this project's template builds; anything else is left alone. */
+async function dropOurs(e: Engine, name: string): Promise<boolean> {
+  const { db } = e;
+  const info = await databaseInfo(db, name);
+  if (!info.exists || !isOurBuild(info.comment, e.config.project)) return false;
+  if (info.isTemplate) await db.query(`ALTER DATABASE ${db.ident(name)} WITH IS_TEMPLATE false`);
+  await db.query(`DROP DATABASE ${db.ident(name)}`);
+  return true;
+}
+
+/**
+ * Under the template's advisory lock no build of it is running, so any `<name>_b…`/`<name>_o…` (and the fixed
+ * `<name>_n`/`<name>_o` of older pgx versions) carrying this project's building or template stamp is what a killed
+ * build or refresh left behind. Best effort: a leftover that cannot be dropped now never blocks the build, whose
+ * name is unique.
+ */
+async function dropLeftovers(e: Engine, name: string): Promise<void> {
+  const rows = await e.db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE left(datname, $2) = $1', [`${name}_`, name.length + 1]);
+  const pattern = new RegExp(`^${name}_(?:[bo][a-z0-9]{6}|n|o)$`);
+  for (const { datname } of rows) {
+    if (pattern.test(datname)) await dropOurs(e, datname).catch(() => false);
+  }
+}
+
+/** Rename the finished build into place; if that fails (a database took the name meanwhile), drop the build. */
+async function renameOrDrop(e: Engine, built: { into: string }, name: string): Promise<void> {
+  try {
+    await e.db.query(`ALTER DATABASE ${e.db.ident(built.into)} RENAME TO ${e.db.ident(name)}`);
+  } catch (err) {
+    await dropOurs(e, built.into).catch(() => false);
+    throw err;
+  }
+}
+
 function foreignTemplate(name: string): PgxError {
   return new PgxError('NOT_PGX_DATABASE', `A database named "${name}" exists but was not made by pgx.`, 'Rename or drop that database yourself, or change [project] name in .pgx.toml.');
 }
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
-async function buildTemplate(e: Engine, into: string): Promise<TemplateStamp> {
+/** CREATE DATABASE, then the building stamp at once: from here on a crash leaves a database pgx recognises. */
+async function createBuilding(e: Engine, into: string, from: string): Promise<void> {
+  const { db } = e;
+  await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE ${db.ident(from)}`);
+  await setComment(db, into, TEMPLATE_BUILDING_PREFIX + JSON.stringify({ project: e.config.project, started_at: new Date().toISOString() }));
+}
+
+/** Builds the template for `name` under a fresh unique name, finished and stamped but not yet renamed into place. */
+async function buildTemplate(e: Engine, name: string): Promise<{ into: string; stamp: TemplateStamp }> {
   const { db, config } = e;
+  const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
   const source = config.source ?? null;
   let method: TemplateStamp['method'] = 'empty';
-  if (!source) {
-    await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE template0`);
-  } else {
+  if (source) {
     const src = await databaseInfo(db, source);
     if (!src.exists) {
       throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, 'Create it, or fix [project] source in .pgx.toml (remove it to start branches from an empty database).');
     }
-    method = await copyOrDump(e, source, into);
   }
-  const stamp: TemplateStamp = {
-    project: config.project,
-    source,
-    fingerprint: source ? await schemaFingerprint(e, source) : null,
-    refreshed_at: new Date().toISOString(),
-    method,
-  };
-  await setComment(db, into, TEMPLATE_STAMP_PREFIX + JSON.stringify(stamp));
-  await db.query(`ALTER DATABASE ${db.ident(into)} WITH ALLOW_CONNECTIONS false IS_TEMPLATE true`);
-  return stamp;
+  try {
+    if (!source) await createBuilding(e, into, 'template0');
+    else method = await copyOrDump(e, source, into);
+    const stamp: TemplateStamp = {
+      project: config.project,
+      source,
+      fingerprint: source ? await schemaFingerprint(e, source) : null,
+      refreshed_at: new Date().toISOString(),
+      method,
+    };
+    await setComment(db, into, TEMPLATE_STAMP_PREFIX + JSON.stringify(stamp));
+    await db.query(`ALTER DATABASE ${db.ident(into)} WITH ALLOW_CONNECTIONS false IS_TEMPLATE true`);
+    return { into, stamp };
+  } catch (err) {
+    await dropOurs(e, into).catch(() => false); // stamp-checked: an unstamped database is never dropped
+    throw err;
+  }
 }
 
 /** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
@@ -143,19 +225,14 @@ async function copyOrDump(e: Engine, source: string, into: string): Promise<Temp
   const [busy] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [source]);
   if (busy!.n === 0) {
     try {
-      await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE ${db.ident(source)}`);
+      await createBuilding(e, into, source);
       return 'template-copy';
     } catch (err) {
       if ((err as { code?: string }).code !== '55006') throw err;
     }
   }
-  await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE template0`);
-  try {
-    await dumpRestore(e, source, into);
-  } catch (err) {
-    await db.query(`DROP DATABASE IF EXISTS ${db.ident(into)}`).catch(() => {});
-    throw err;
-  }
+  await createBuilding(e, into, 'template0');
+  await dumpRestore(e, source, into); // on failure buildTemplate drops `into`, stamp-checked
   return 'dump-restore';
 }
 

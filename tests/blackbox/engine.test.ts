@@ -72,6 +72,58 @@ describe('branch engine', () => {
     }
   });
 
+  it('a template build killed mid-copy blocks nothing: its stamped leftover is dropped, unstamped ones are left alone', async () => {
+    const source = await makeSource();
+    const p = makeProject({ source });
+    const tpl = templateName(p.name, source);
+    const building = (project: string) => `pgx:template-building:${JSON.stringify({ project, started_at: new Date().toISOString() })}`;
+    const crashed = `${tpl}_bcrash1`; // what a build killed after its CREATE DATABASE leaves
+    const unstamped = `${tpl}_bnostmp`; // not provably pgx's: must survive
+    const otherProject = `${tpl}_bother1`; // a building stamp, but another project's
+    await sql(`CREATE DATABASE ${crashed}`);
+    await sql(`COMMENT ON DATABASE ${crashed} IS '${building(p.name)}'`);
+    await sql(`CREATE DATABASE ${unstamped}`);
+    await sql(`CREATE DATABASE ${otherProject}`);
+    await sql(`COMMENT ON DATABASE ${otherProject} IS '${building('someone-else')}'`);
+    try {
+      const r = runPgx(['agent', 'up', '--id', 'after-crash', '--json'], p);
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect((await dbRow(tpl)).comment).toMatch(/^pgx:template:/);
+      expect(await dbRow(crashed)).toBeUndefined();
+      expect(await dbRow(unstamped)).toMatchObject({ comment: null });
+      expect((await dbRow(otherProject)).comment).toContain('someone-else');
+      // Nothing else of the build is left beside the template.
+      const names = (await sql(`SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1`, [`${tpl}%`])).map((x: any) => x.datname);
+      expect(names).toEqual([tpl, otherProject, unstamped].sort());
+    } finally {
+      for (const n of [crashed, unstamped, otherProject]) await sql(`DROP DATABASE IF EXISTS ${n}`);
+    }
+  });
+
+  it('refresh is not blocked by what an older crashed refresh left (_n unstamped, _o stamped)', async () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'up', '--id', 'r', '--json'], p).status).toBe(0);
+    const tpl = templateName(p.name, undefined);
+    const stamp = `pgx:template:${JSON.stringify({ project: p.name, source: null, fingerprint: null, refreshed_at: new Date().toISOString(), method: 'empty' })}`;
+    await sql(`CREATE DATABASE ${tpl}_n`); // an older pgx killed mid-copy into <name>_n: never stamped
+    await sql(`CREATE DATABASE ${tpl}_o`); // an older pgx killed after renaming the old template aside
+    await sql(`COMMENT ON DATABASE ${tpl}_o IS '${stamp}'`);
+    try {
+      const before = (await dbRow(tpl)).oid;
+      const r = runPgx(['template', 'refresh', '--json'], p);
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect((await dbRow(tpl)).oid).not.toBe(before); // swapped in
+      expect(await dbRow(`${tpl}_o`)).toBeUndefined();
+      expect(await dbRow(`${tpl}_n`)).toMatchObject({ comment: null });
+      const names = (await sql(`SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY 1`, [`${tpl}%`])).map((x: any) => x.datname);
+      expect(names).toEqual([tpl, `${tpl}_n`]);
+      // A second refresh still works (its own aside name is unique, not a fixed _o).
+      expect(runPgx(['template', 'refresh', '--json'], p).status).toBe(0);
+    } finally {
+      await sql(`DROP DATABASE IF EXISTS ${tpl}_n`);
+    }
+  });
+
   it('sets the guards on every branch, as configured, and only there', async () => {
     const p = makeProject();
     const r = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], p));
