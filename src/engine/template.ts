@@ -1,7 +1,7 @@
 // The template: a frozen snapshot of the project's source database (or an empty one when there is no source),
 // with datallowconn = false so that nobody's open session can make a clone fail with 55006. Branches are cloned
 // from it, never from the source; the source itself is only ever read.
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { libpqEnv } from '../server/libpq-env.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -243,21 +243,73 @@ function findTool(tool: string): string {
   throw new PgxError('TEMPLATE_FAILED', `The source has open connections, so the template needs ${tool}, which is not on PATH.`, `Install the PostgreSQL client tools, or close the connections to the source and run \`pgx template refresh\`.`);
 }
 
-/** pg_dump | psql, the password passed in the children's environment only. */
+/**
+ * pg_dump | psql, the password passed in the children's environment only. Always settles: if psql exits (or its stdin
+ * breaks, EPIPE) before pg_dump is done, nothing would read pg_dump's output any more and it would block for good,
+ * holding a transaction (and its snapshot) open on the source; so pg_dump is killed then. If pg_dump fails, psql is
+ * killed rather than left to run the partial script. The error carries both programs' stderr tails.
+ */
 function dumpRestore(e: Engine, source: string, into: string): Promise<void> {
   const env = libpqEnv(process.env, { ...e.admin, database: source });
-  const run = (cmd: string, args: string[], stdio: StdioOptions) => spawn(findTool(cmd), args, { env, stdio });
+  const pgDump = findTool('pg_dump'); // both found before either starts: a missing psql must not orphan a pg_dump
+  const psql = findTool('psql');
   return new Promise((resolve, reject) => {
-    const dump = run('pg_dump', ['--no-owner', '--no-privileges'], ['ignore', 'pipe', 'pipe']);
-    const restore = run('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], ['pipe', 'ignore', 'pipe']);
+    const dump = spawn(pgDump, ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const tails = { pg_dump: '', psql: '' };
+    const keepTail = (k: keyof typeof tails) => (d: Buffer) => (tails[k] = (tails[k] + d.toString()).slice(-2000));
+    dump.stderr!.on('data', keepTail('pg_dump'));
+    restore.stderr!.on('data', keepTail('psql'));
+    const status: { pg_dump?: string; psql?: string } = {};
+    const running = (p: ChildProcess) => p.exitCode === null && p.signalCode === null;
+    const stop = (p: ChildProcess) => {
+      if (p === dump) {
+        // Nobody consumes pg_dump's output any more: drain it to nowhere, or its stdout (and so 'close') never ends.
+        dump.stdout!.unpipe();
+        dump.stdout!.resume();
+      }
+      if (running(p)) p.kill('SIGTERM');
+    };
+    let graceTimer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      if (status.pg_dump === undefined || status.psql === undefined) return;
+      clearTimeout(graceTimer);
+      if (status.pg_dump === 'exit 0' && status.psql === 'exit 0') return resolve();
+      const tail = (k: keyof typeof tails) => tails[k].trim().split('\n').slice(-3).join(' ') || '(no output)';
+      reject(
+        new PgxError(
+          'TEMPLATE_FAILED',
+          `Copying "${source}" by pg_dump | psql failed: pg_dump ${status.pg_dump}: ${tail('pg_dump')}; psql ${status.psql}: ${tail('psql')}`,
+          'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.',
+        ),
+      );
+    };
+    const ended = (k: 'pg_dump' | 'psql', p: ChildProcess, other: ChildProcess) => {
+      let done = false;
+      const settle = (s: string) => {
+        if (done) return;
+        done = true;
+        status[k] = s;
+        if (k === 'pg_dump' && s !== 'exit 0') stop(other); // a failed dump: don't let psql run the partial script
+        if (k === 'psql' && running(other)) {
+          // psql gone before the end of its input: pg_dump would block on a full pipe. A psql that exited 0 has read
+          // everything, so pg_dump is only closing: give it a moment before killing it.
+          if (s === 'exit 0') graceTimer = setTimeout(() => stop(other), 5000);
+          else stop(other);
+        }
+        finish();
+      };
+      p.on('close', (code, signal) => settle(signal ? `killed by ${signal}` : `exit ${code}`));
+      p.on('error', (err) => {
+        stop(p);
+        settle(`could not run (${err.message})`);
+      });
+    };
+    ended('pg_dump', dump, restore);
+    ended('psql', restore, dump);
+    // EPIPE/ECONNRESET on psql's stdin: psql went away; stop pg_dump now rather than after it fills the pipe.
+    restore.stdin!.on('error', () => stop(dump));
+    dump.stdout!.on('error', () => stop(dump));
     dump.stdout!.pipe(restore.stdin!);
-    let errText = '';
-    dump.stderr!.on('data', (d) => (errText += d));
-    restore.stderr!.on('data', (d) => (errText += d));
-    const exited = (p: ChildProcess) => new Promise<number | null>((res) => p.on('close', res).on('error', () => res(-1)));
-    Promise.all([exited(dump), exited(restore)]).then(([d, r]) => {
-      if (d === 0 && r === 0) resolve();
-      else reject(new PgxError('TEMPLATE_FAILED', `Copying "${source}" by pg_dump | psql failed: ${errText.trim().split('\n').slice(-3).join(' ')}`, 'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.'));
-    });
   });
 }

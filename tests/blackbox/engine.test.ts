@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { jsonOf, makeProject, pgInfo, runPgx, runPgxAsync, schemaMd5, sql, templateMd5 } from '../helpers/pgx.js';
@@ -121,6 +125,59 @@ describe('branch engine', () => {
       expect(runPgx(['template', 'refresh', '--json'], p).status).toBe(0);
     } finally {
       await sql(`DROP DATABASE IF EXISTS ${tpl}_n`);
+    }
+  });
+
+  it('dump/restore fails fast when psql dies early: no pg_dump left holding the source, no leftover database', async () => {
+    const source = await makeSource();
+    // Several MB of dump, far more than the pipes buffer: a pg_dump nobody reads from blocks for good.
+    await sql(`CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 30000) g`, [], source);
+    const p = makeProject({ source });
+    const tpl = templateName(p.name, source);
+    const realPsql = spawnSync('sh', ['-c', 'command -v psql'], { encoding: 'utf8' }).stdout.trim();
+    const shim = mkdtempSync(join(tmpdir(), 'pgx-shim-'));
+    const seen = join(shim, 'comment');
+    // A psql that reads none of its input and exits 3, after noting the stamp of the database it was to restore into.
+    writeFileSync(
+      join(shim, 'psql'),
+      `#!/bin/sh
+for a; do into=$a; done
+'${realPsql}' -X -Atd postgres -c "select shobj_description(oid, 'pg_database') from pg_database where datname = '$into'" > '${seen}' 2>&1
+echo 'psql: simulated failure' >&2
+exit 3
+`,
+      { mode: 0o755 },
+    );
+    p.env.PATH = `${shim}:${process.env.PATH}`;
+    const info = pgInfo();
+    const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: source });
+    await holder.connect(); // so the template-copy path is skipped for pg_dump | psql
+    try {
+      const t0 = Date.now();
+      const r = runPgx(['template', 'refresh', '--json'], { ...p, timeout: 30_000 });
+      expect(r.signal, 'pgx hung and was killed by the test timeout').toBeNull();
+      expect(r.status, r.stderr + r.stdout).toBe(7);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      const err = jsonOf(r).error;
+      expect(err.code).toBe('TEMPLATE_FAILED');
+      expect(err.message).toContain('simulated failure'); // psql's stderr tail is in the error
+      // The database being restored into was stamped as a build before any copy began.
+      expect(readFileSync(seen, 'utf8')).toMatch(/^pgx:template-building:/);
+      // No pg_dump left: neither as a process nor as a session (with its snapshot) on the source.
+      const dumpSessions = async () => (await sql(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pg_dump'`, [source]))[0].n;
+      for (let i = 0; i < 20 && (await dumpSessions()) > 0; i++) await sleep(100);
+      expect(await dumpSessions()).toBe(0);
+      const dumps = readdirSync('/proc').filter((pid) => {
+        try {
+          return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'pg_dump' && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PGDATABASE=${source}`);
+        } catch {
+          return false;
+        }
+      });
+      expect(dumps).toEqual([]);
+      expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`${tpl}%`])).toEqual([]);
+    } finally {
+      await holder.end();
     }
   });
 
