@@ -10,6 +10,10 @@ async function loadPg(): Promise<PgModule> {
   return pgPromise;
 }
 
+/** libpq's sslmode values. */
+export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+export type SslMode = (typeof SSL_MODES)[number];
+
 /** Connection parameters, kept apart so that the password never has to be rendered into a URL or argv. */
 export interface ConnParams {
   host: string;
@@ -17,7 +21,14 @@ export interface ConnParams {
   user: string;
   password?: string;
   database: string;
+  /** From the URL's ?sslmode=; unset: node-postgres' default (PGSSLMODE from the environment, else no TLS). */
+  sslmode?: SslMode;
+  /** From the URL's ?application_name=; pgx's own connections otherwise say "pgx". */
+  application_name?: string;
 }
+
+/** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
+const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name'];
 
 export function parseUrl(url: string): ConnParams {
   let u: URL;
@@ -26,13 +37,30 @@ export function parseUrl(url: string): ConnParams {
   } catch {
     throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', 'Check [server] url in .pgx.toml or PGX_DATABASE_URL.');
   }
+  // Errors name the parameter only, never the URL or a value: the URL may hold a password.
+  for (const key of new Set(u.searchParams.keys())) {
+    if (!URL_PARAMS.includes(key)) {
+      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: "${key}".`, `pgx understands ${URL_PARAMS.join(', ')}; remove "${key}" from [server] url or PGX_DATABASE_URL.`);
+    }
+  }
+  const sslmode = u.searchParams.get('sslmode') ?? undefined;
+  if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode)) {
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid sslmode.', `sslmode must be one of ${SSL_MODES.join(', ')} (in [server] url or PGX_DATABASE_URL).`);
+  }
+  const portParam = u.searchParams.get('port');
+  if (portParam !== null && !/^\d{1,5}$/.test(portParam)) {
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid port parameter.', 'port must be a number (in [server] url or PGX_DATABASE_URL).');
+  }
   const hostParam = u.searchParams.get('host');
+  const appName = u.searchParams.get('application_name');
   return {
     host: hostParam ?? (decodeURIComponent(u.hostname) || 'localhost'),
-    port: u.port ? Number(u.port) : 5432,
+    port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
     user: decodeURIComponent(u.username) || process.env.USER || 'postgres',
     password: u.password ? decodeURIComponent(u.password) : undefined,
     database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
+    ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
+    ...(appName !== null ? { application_name: appName } : {}),
   };
 }
 
@@ -73,26 +101,69 @@ export function mapConnectError(e: unknown, p: ConnParams): PgxError {
   );
 }
 
+/**
+ * node-postgres' `ssl` option for each connection attempt, in order, to follow libpq's sslmode. node-postgres has no
+ * fallback of its own, so pgx makes it: `prefer` tries TLS, then plain text only if the server says it does not
+ * support SSL; `allow` tries plain text, then TLS if the server rejects the plain connection (pg_hba, 28000).
+ * `require` encrypts without checking the certificate (as libpq does without a root certificate); `verify-ca`
+ * checks the chain against Node's CA store but not the host name; `verify-full` checks both. `undefined` leaves
+ * node-postgres' own default (PGSSLMODE in the environment, else no TLS).
+ */
+function sslAttempts(mode: SslMode | undefined): ClientConfig['ssl'][] {
+  switch (mode) {
+    case undefined:
+      return [undefined];
+    case 'disable':
+      return [false];
+    case 'allow':
+      return [false, { rejectUnauthorized: false }];
+    case 'prefer':
+      return [{ rejectUnauthorized: false }, false];
+    case 'require':
+      return [{ rejectUnauthorized: false }];
+    case 'verify-ca':
+      return [{ rejectUnauthorized: true, checkServerIdentity: () => undefined }];
+    case 'verify-full':
+      return [{ rejectUnauthorized: true }];
+  }
+}
+
+function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
+  const err = e as { code?: string; message?: string };
+  if (mode === 'prefer') return /does not support SSL/i.test(err.message ?? '');
+  if (mode === 'allow') return err.code === '28000';
+  return false;
+}
+
 export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}): Promise<Db> {
   const pg = await loadPg();
-  const client = new pg.Client({
-    host: p.host,
-    port: p.port,
-    user: p.user,
-    password: p.password,
-    database: p.database,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'pgx',
-    ...extra,
-  });
-  // An idle client error (server restart) must not crash the process with an unhandled 'error' event.
-  client.on('error', () => {});
-  try {
-    await client.connect();
-  } catch (e) {
-    await client.end().catch(() => {});
-    throw mapConnectError(e, p);
+  let client: Client | undefined;
+  let failure: unknown;
+  for (const ssl of sslAttempts(p.sslmode)) {
+    const c = new pg.Client({
+      host: p.host,
+      port: p.port,
+      user: p.user,
+      password: p.password,
+      database: p.database,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: p.application_name ?? 'pgx',
+      ...(ssl !== undefined ? { ssl } : {}),
+      ...extra,
+    });
+    // An idle client error (server restart) must not crash the process with an unhandled 'error' event.
+    c.on('error', () => {});
+    try {
+      await c.connect();
+      client = c;
+      break;
+    } catch (e) {
+      await c.end().catch(() => {});
+      failure = e;
+      if (!worthNextAttempt(p.sslmode, e)) break;
+    }
   }
+  if (!client) throw mapConnectError(failure, p);
   const versionNum = Number((client as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0);
   const db: Db = {
     raw: client,
@@ -110,13 +181,4 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
     db.serverVersionNum = Number(row!.v);
   }
   return db;
-}
-
-export async function withDb<T>(p: ConnParams, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await connect(p);
-  try {
-    return await fn(db);
-  } finally {
-    await db.raw.end().catch(() => {});
-  }
 }

@@ -20,6 +20,9 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
   env.PGDATABASE = p.database;
   env.DATABASE_URL = urlWithoutPassword(p);
   if (p.password) env.PGPASSWORD = p.password;
+  // The URL's sslmode reaches the child too (libpq and node-postgres read PGSSLMODE), replacing an inherited one;
+  // a URL without sslmode leaves the user's own PGSSLMODE in place, as pgx's own connections do.
+  if (p.sslmode) env.PGSSLMODE = p.sslmode;
   return env;
 }
 
