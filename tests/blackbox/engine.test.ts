@@ -182,14 +182,15 @@ exit 3
   });
 
   it('sets the guards on every branch, as configured, and only there', async () => {
+    // Not `--id g`: doctor.test.ts alters exec_testhost_g on the same server, and would alter this test's branch.
     const p = makeProject();
-    const r = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], p));
+    const r = jsonOf(runPgx(['agent', 'up', '--id', 'guards', '--json'], p));
     expect(await settingsOf(r.branch)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
     const q = makeProject({ toml: '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\n' });
-    const r2 = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], q));
+    const r2 = jsonOf(runPgx(['agent', 'up', '--id', 'guards', '--json'], q));
     expect(await settingsOf(r2.branch)).toEqual(['idle_in_transaction_session_timeout=900000ms', 'statement_timeout=30000ms']);
     const off = makeProject({ toml: '[guards]\nenabled = false\n' });
-    const r3 = jsonOf(runPgx(['agent', 'up', '--id', 'g', '--json'], off));
+    const r3 = jsonOf(runPgx(['agent', 'up', '--id', 'guards', '--json'], off));
     expect(await settingsOf(r3.branch)).toEqual([]);
     expect(await settingsOf(templateName(p.name, undefined))).toEqual([]);
   });
