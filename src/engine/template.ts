@@ -113,9 +113,20 @@ export async function refreshTemplate(e: Engine, progress: (msg: string) => void
       }
       // A unique name: a leftover `_o` of an earlier crashed refresh can never block this one.
       old = `${name}_o${rand6()}`;
-      await e.db.query(`ALTER DATABASE ${e.db.ident(name)} RENAME TO ${e.db.ident(old)}`);
+      try {
+        await e.db.query(`ALTER DATABASE ${e.db.ident(name)} RENAME TO ${e.db.ident(old)}`);
+      } catch (err) {
+        await dropOurs(e, built.into).catch(() => false); // the current template stays as it was
+        throw err;
+      }
     }
-    await renameOrDrop(e, built, name);
+    try {
+      await renameOrDrop(e, built, name);
+    } catch (err) {
+      // Put the old template back rather than leave the project without one until the next build.
+      if (old) await e.db.query(`ALTER DATABASE ${e.db.ident(old)} RENAME TO ${e.db.ident(name)}`).catch(() => {});
+      throw err;
+    }
     if (old) await dropTemplateDb(e.db, old);
     progress(`template ${name} refreshed (${built.stamp.method})`);
     return { template: name, source: built.stamp.source, method: built.stamp.method, fingerprint: built.stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
