@@ -9,8 +9,8 @@ import { withEngine } from '../../engine/context.js';
 import { ensureBranch, gc, retireBranch } from '../../engine/branch.js';
 import { identityKey } from '../../identity.js';
 import * as registry from '../../registry.js';
-import { urlWithoutPassword, type ConnParams } from '../../server/db.js';
-import { LIBPQ_TARGETING_VARS } from '../../server/libpq-env.js';
+import type { ConnParams } from '../../server/db.js';
+import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
 import { isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
@@ -175,8 +175,9 @@ export function passfilePath(home: string, branch: string): string {
 
 /** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
 function writeEnvFile(envFile: string, conn: ConnParams, home: string): void {
-  const exported = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL'];
-  const lines = [`unset ${LIBPQ_TARGETING_VARS.filter((k) => !exported.includes(k)).join(' ')}`, `export PGHOST=${q(conn.host)}`, `export PGPORT=${q(String(conn.port))}`, `export PGUSER=${q(conn.user)}`, `export PGDATABASE=${q(conn.database)}`, `export DATABASE_URL=${q(urlWithoutPassword(conn))}`];
+  // The same variables exec gives a routed command (libpqEnv), minus the password, which goes to a passfile.
+  const vars = libpqEnv({}, { ...conn, password: undefined });
+  const lines = [`unset ${LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined).join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
   if (conn.password) {
     const file = passfilePath(home, conn.database);
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
