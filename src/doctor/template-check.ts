@@ -1,7 +1,8 @@
 // Is the project's template there, made by pgx, and in step with the source? "In step" compares the schema
 // fingerprint stored in the template's stamp at its last refresh with the source's fingerprint now.
 import { databaseInfo } from '../engine/stamp.js';
-import { parseTemplateStamp, schemaFingerprint, templateName } from '../engine/template.js';
+import { schemaFingerprint } from '../engine/fingerprint.js';
+import { parseTemplateStamp, templateName } from '../engine/template.js';
 import { relativeTime } from '../output.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
