@@ -1,4 +1,4 @@
-// Install / uninstall / inspect pgx's Claude Code hooks in a settings file.
+// Install / uninstall pgx's Claude Code hooks in a settings file (the entries: hook-events.ts; reading back: inspect.ts).
 //
 // Settings shape (code.claude.com/docs/en/hooks):
 //   "hooks": { <Event>: [ { "matcher"?: string, "hooks": [ { "type": "command", "command": "...", "timeout": N } ] } ] }
@@ -10,8 +10,6 @@
 // handlers (even in the same matcher group), key order. The planners are pure; fs is touched only by
 // installClaude / uninstallClaude / inspectClaudeInstall.
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import {
   SettingsFileError,
   isPlainObject,
@@ -24,91 +22,9 @@ import {
 
 export { SettingsFileError } from './settings-file.js';
 
-export type Scope = 'project' | 'user' | 'local';
-export type HookEventName =
-  | 'SessionStart'
-  | 'UserPromptSubmit'
-  | 'PreToolUse'
-  | 'SubagentStart'
-  | 'SubagentStop'
-  | 'SessionEnd';
-export type HookCli =
-  | 'session-start'
-  | 'user-prompt-submit'
-  | 'pre-tool-use'
-  | 'subagent-start'
-  | 'subagent-stop'
-  | 'session-end';
-
-/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
-export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number }> =
-  Object.freeze([
-    // Creates/attaches the session's state; may have to start the local server on a cold machine.
-    { event: 'SessionStart', cli: 'session-start', timeout: 30 },
-    // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
-    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
-    // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
-    // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
-    // Creates the subagent's branch (CREATE DATABASE … TEMPLATE …), which can take a while on a big database.
-    { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
-    // Records/retires the subagent's branch.
-    { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
-    // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
-    // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
-    // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
-    { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
-  ] as const);
-
-const EVENT_BY_CLI = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.cli, h]));
-const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.event, h]));
-
-/** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
-export const PGX_HOOK_COMMAND_RE =
-  / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
-
-/** Recognises a pgx allow rule: `Bash(<single-quoted or bare launcher> agent exec:*)`. */
-export const PGX_ALLOW_RULE_RE = /^Bash\((?:'(?:[^']|'\\'')*'|[^\s'"()]+) agent exec:\*\)$/;
-
-const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
-
-export function settingsPathFor(scope: Scope, projectDir: string, home: string): string {
-  switch (scope) {
-    case 'project':
-      return path.join(projectDir, '.claude', 'settings.json');
-    case 'local':
-      return path.join(projectDir, '.claude', 'settings.local.json');
-    case 'user':
-      return path.join(home, '.claude', 'settings.json');
-    default: {
-      const never: never = scope;
-      throw new TypeError(`unknown scope: ${String(never)}`);
-    }
-  }
-}
-
-import { shellQuote } from '../shell.js';
-export { shellQuote };
-
-function checkLauncher(launcher: string): void {
-  if (typeof launcher !== 'string' || launcher === '') throw new TypeError('launcher must be a non-empty path');
-  if (/[\0\n\r]/.test(launcher)) throw new TypeError('launcher must not contain NUL or line breaks');
-}
-
-/** `'<launcher>' agent hook <cli>`. */
-export function hookCommand(launcher: string, cli: string): string {
-  checkLauncher(launcher);
-  return `${shellQuote(launcher)} agent hook ${cli}`;
-}
-
-/**
- * The permission rule that lets the rewritten Bash command run without a prompt. Permission rules are evaluated
- * on the REWRITTEN command, which starts with the same quoted launcher, so the prefix must match it exactly.
- */
-export function allowRuleFor(launcher: string): string {
-  checkLauncher(launcher);
-  return `Bash(${shellQuote(launcher)} agent exec:*)`;
-}
+export * from './hook-events.js';
+export * from './inspect.js';
+import { allowRuleFor, checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, OLD_EVENTS, PGX_ALLOW_RULE_RE, pgxCliOf, type HookCli, type HookEventName, type Located } from './hook-events.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Planning (pure)
@@ -151,40 +67,10 @@ function canonicalHandler(launcher: string, h: (typeof HOOK_EVENTS)[number]): Ha
   return { type: 'command', command: hookCommand(launcher, h.cli), timeout: h.timeout };
 }
 
-/** The cli name if `handler` is a pgx hook handler. */
-function pgxCliOf(handler: unknown): HookCli | undefined {
-  if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
-  const m = PGX_HOOK_COMMAND_RE.exec(handler.command);
-  return m ? (m[1] as HookCli) : undefined;
-}
-
 function matcherOk(group: JsonObject, want: string | undefined): boolean {
   const m = group.matcher;
   if (want !== undefined) return m === want;
   return m === undefined || m === '' || m === '*';
-}
-
-interface Located {
-  event: string;
-  group: JsonObject;
-  handler: unknown;
-  cli: HookCli;
-}
-
-/** Every pgx handler in the hooks object, in document order. Groups/handlers of unexpected shape are skipped. */
-function findPgxHandlers(hooks: JsonObject): Located[] {
-  const out: Located[] = [];
-  for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) continue;
-    for (const group of groups) {
-      if (!isPlainObject(group) || !Array.isArray(group.hooks)) continue;
-      for (const handler of group.hooks) {
-        const cli = pgxCliOf(handler);
-        if (cli) out.push({ event, group, handler, cli });
-      }
-    }
-  }
-  return out;
 }
 
 /**
@@ -438,142 +324,3 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean }
   return { ...plan, path: opts.settingsPath, dryRun };
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Inspection (for `pgx agent doctor`)
-
-export interface InstallInspection {
-  path: string;
-  exists: boolean;
-  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean }>;
-  /** How many of the six events have a pgx entry (0..6). */
-  count: number;
-  /** Exactly the four events of older pgx versions are present (SubagentStart/SubagentStop missing). */
-  olderPartial: boolean;
-  /** Distinct launchers of every pgx entry in the file (more than one means a stale or mixed install). */
-  launcherPaths: string[];
-  /** permissions.allow holds the pgx rule for a launcher in use (or any pgx rule when no hook is installed). */
-  allowRulePresent: boolean;
-  /** The pgx-shaped rules found in permissions.allow. */
-  allowRules: string[];
-  parseError?: string;
-}
-
-export function inspectClaudeInstall(settingsPath: string): InstallInspection {
-  const entries: InstallInspection['entries'] = {};
-  for (const { event } of HOOK_EVENTS) entries[event] = { present: false };
-  const result: InstallInspection = {
-    path: settingsPath,
-    exists: false,
-    entries,
-    count: 0,
-    olderPartial: false,
-    launcherPaths: [],
-    allowRulePresent: false,
-    allowRules: [],
-  };
-  let text: string | undefined;
-  let root: JsonObject;
-  try {
-    text = readSettingsFile(settingsPath);
-    result.exists = text !== undefined;
-    root = parseSettingsText(text, settingsPath);
-  } catch (e) {
-    result.exists = fs.existsSync(settingsPath);
-    result.parseError = e instanceof Error ? e.message : String(e);
-    return result;
-  }
-  const hooks = isPlainObject(root.hooks) ? root.hooks : undefined;
-  if (root.hooks !== undefined && !hooks) result.parseError = `${settingsPath}: "hooks" is not a JSON object`;
-
-  const launchers: string[] = [];
-  for (const loc of hooks ? findPgxHandlers(hooks) : []) {
-    const command = (loc.handler as { command: string }).command;
-    const launcher = launcherOf(command);
-    if (!launchers.includes(launcher)) launchers.push(launcher);
-    const spec = EVENT_BY_CLI.get(loc.cli)!;
-    if (loc.event !== spec.event || entries[spec.event]!.present) continue;
-    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher) };
-  }
-  result.launcherPaths = launchers;
-  result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;
-  result.olderPartial =
-    result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
-
-  const perms = root.permissions;
-  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
-    result.allowRules = perms.allow.filter((r): r is string => typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r));
-    const wanted = launchers.flatMap((l) => {
-      try {
-        return [allowRuleFor(l)];
-      } catch {
-        return [];
-      }
-    });
-    result.allowRulePresent =
-      launchers.length === 0 ? result.allowRules.length > 0 : result.allowRules.some((r) => wanted.includes(r));
-  }
-  return result;
-}
-
-/** The launcher of a pgx hook command, unquoted when it is one shell word; the raw prefix otherwise. */
-export function launcherOf(command: string): string {
-  const m = PGX_HOOK_COMMAND_RE.exec(command);
-  const prefix = (m ? command.slice(0, m.index) : command).trim();
-  const words = shellWords(prefix);
-  return words && words.length === 1 ? words[0]! : prefix;
-}
-
-/**
- * Split a string into words the way sh would for plain quoting (single quotes, double quotes, backslashes).
- * Returns undefined for anything it does not model (unterminated quotes, `$`/backquote expansions).
- */
-function shellWords(s: string): string[] | undefined {
-  const words: string[] = [];
-  let cur: string | null = null;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === "'") {
-      const end = s.indexOf("'", i + 1);
-      if (end === -1) return undefined;
-      cur = (cur ?? '') + s.slice(i + 1, end);
-      i = end;
-    } else if (c === '"') {
-      let j = i + 1;
-      let buf = '';
-      for (; j < s.length && s[j] !== '"'; j++) {
-        if (s[j] === '$' || s[j] === '`') return undefined;
-        if (s[j] === '\\' && j + 1 < s.length && '$`"\\\n'.includes(s[j + 1]!)) j++;
-        buf += s[j];
-      }
-      if (j >= s.length) return undefined;
-      cur = (cur ?? '') + buf;
-      i = j;
-    } else if (c === '\\') {
-      if (i + 1 >= s.length) return undefined;
-      cur = (cur ?? '') + s[++i];
-    } else if (c === '$' || c === '`') {
-      return undefined;
-    } else if (/\s/.test(c)) {
-      if (cur !== null) words.push(cur);
-      cur = null;
-    } else {
-      cur = (cur ?? '') + c;
-    }
-  }
-  if (cur !== null) words.push(cur);
-  return words;
-}
-
-/** Does the launcher exist? undefined when that cannot be told from here (variables, relative paths, ~). */
-function launcherExists(launcher: string): boolean | undefined {
-  if (launcher.startsWith('~') || /[$`]/.test(launcher)) return undefined;
-  if (path.isAbsolute(launcher)) return fs.existsSync(launcher);
-  if (!launcher.includes('/')) {
-    // A bare command name: look it up on PATH, as the shell running the hook would.
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-      if (dir && fs.existsSync(path.join(dir, launcher))) return true;
-    }
-    return false;
-  }
-  return undefined;
-}

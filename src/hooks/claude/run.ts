@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { basename, join } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
-import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../install/claude.js';
+import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../install/hook-events.js';
 import { appendHookLog } from './log.js';
 import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
 

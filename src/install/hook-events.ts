@@ -1,0 +1,119 @@
+// The six hook entries pgx installs, and how a pgx entry is recognised in a settings file (install, inspect, hooks).
+import * as path from 'node:path';
+import { isPlainObject, type JsonObject } from './settings-file.js';
+import { shellQuote } from '../shell.js';
+
+export type Scope = 'project' | 'user' | 'local';
+export type HookEventName =
+  | 'SessionStart'
+  | 'UserPromptSubmit'
+  | 'PreToolUse'
+  | 'SubagentStart'
+  | 'SubagentStop'
+  | 'SessionEnd';
+export type HookCli =
+  | 'session-start'
+  | 'user-prompt-submit'
+  | 'pre-tool-use'
+  | 'subagent-start'
+  | 'subagent-stop'
+  | 'session-end';
+
+/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
+export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number }> =
+  Object.freeze([
+    // Creates/attaches the session's state; may have to start the local server on a cold machine.
+    { event: 'SessionStart', cli: 'session-start', timeout: 30 },
+    // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
+    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
+    // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
+    // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
+    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+    // Creates the subagent's branch (CREATE DATABASE … TEMPLATE …), which can take a while on a big database.
+    { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
+    // Records/retires the subagent's branch.
+    { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
+    // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
+    // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
+    // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
+    { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
+  ] as const);
+
+export const EVENT_BY_CLI = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.cli, h]));
+export const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.event, h]));
+
+/** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
+export const PGX_HOOK_COMMAND_RE =
+  / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
+
+/** Recognises a pgx allow rule: `Bash(<single-quoted or bare launcher> agent exec:*)`. */
+export const PGX_ALLOW_RULE_RE = /^Bash\((?:'(?:[^']|'\\'')*'|[^\s'"()]+) agent exec:\*\)$/;
+
+export const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
+
+export function settingsPathFor(scope: Scope, projectDir: string, home: string): string {
+  switch (scope) {
+    case 'project':
+      return path.join(projectDir, '.claude', 'settings.json');
+    case 'local':
+      return path.join(projectDir, '.claude', 'settings.local.json');
+    case 'user':
+      return path.join(home, '.claude', 'settings.json');
+    default: {
+      const never: never = scope;
+      throw new TypeError(`unknown scope: ${String(never)}`);
+    }
+  }
+}
+
+export { shellQuote };
+
+export function checkLauncher(launcher: string): void {
+  if (typeof launcher !== 'string' || launcher === '') throw new TypeError('launcher must be a non-empty path');
+  if (/[\0\n\r]/.test(launcher)) throw new TypeError('launcher must not contain NUL or line breaks');
+}
+
+/** `'<launcher>' agent hook <cli>`. */
+export function hookCommand(launcher: string, cli: string): string {
+  checkLauncher(launcher);
+  return `${shellQuote(launcher)} agent hook ${cli}`;
+}
+
+/**
+ * The permission rule that lets the rewritten Bash command run without a prompt. Permission rules are evaluated
+ * on the REWRITTEN command, which starts with the same quoted launcher, so the prefix must match it exactly.
+ */
+export function allowRuleFor(launcher: string): string {
+  checkLauncher(launcher);
+  return `Bash(${shellQuote(launcher)} agent exec:*)`;
+}
+
+/** The cli name if `handler` is a pgx hook handler. */
+export function pgxCliOf(handler: unknown): HookCli | undefined {
+  if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
+  const m = PGX_HOOK_COMMAND_RE.exec(handler.command);
+  return m ? (m[1] as HookCli) : undefined;
+}
+
+export interface Located {
+  event: string;
+  group: JsonObject;
+  handler: unknown;
+  cli: HookCli;
+}
+
+/** Every pgx handler in the hooks object, in document order. Groups/handlers of unexpected shape are skipped. */
+export function findPgxHandlers(hooks: JsonObject): Located[] {
+  const out: Located[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) continue;
+    for (const group of groups) {
+      if (!isPlainObject(group) || !Array.isArray(group.hooks)) continue;
+      for (const handler of group.hooks) {
+        const cli = pgxCliOf(handler);
+        if (cli) out.push({ event, group, handler, cli });
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+// Reading an install back, for `pgx agent doctor`: which entries, which launcher, does it still exist, allow rule.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from './settings-file.js';
+import { allowRuleFor, EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_ALLOW_RULE_RE, PGX_HOOK_COMMAND_RE } from './hook-events.js';
+
+export interface InstallInspection {
+  path: string;
+  exists: boolean;
+  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean }>;
+  /** How many of the six events have a pgx entry (0..6). */
+  count: number;
+  /** Exactly the four events of older pgx versions are present (SubagentStart/SubagentStop missing). */
+  olderPartial: boolean;
+  /** Distinct launchers of every pgx entry in the file (more than one means a stale or mixed install). */
+  launcherPaths: string[];
+  /** permissions.allow holds the pgx rule for a launcher in use (or any pgx rule when no hook is installed). */
+  allowRulePresent: boolean;
+  /** The pgx-shaped rules found in permissions.allow. */
+  allowRules: string[];
+  parseError?: string;
+}
+
+export function inspectClaudeInstall(settingsPath: string): InstallInspection {
+  const entries: InstallInspection['entries'] = {};
+  for (const { event } of HOOK_EVENTS) entries[event] = { present: false };
+  const result: InstallInspection = {
+    path: settingsPath,
+    exists: false,
+    entries,
+    count: 0,
+    olderPartial: false,
+    launcherPaths: [],
+    allowRulePresent: false,
+    allowRules: [],
+  };
+  let text: string | undefined;
+  let root: JsonObject;
+  try {
+    text = readSettingsFile(settingsPath);
+    result.exists = text !== undefined;
+    root = parseSettingsText(text, settingsPath);
+  } catch (e) {
+    result.exists = fs.existsSync(settingsPath);
+    result.parseError = e instanceof Error ? e.message : String(e);
+    return result;
+  }
+  const hooks = isPlainObject(root.hooks) ? root.hooks : undefined;
+  if (root.hooks !== undefined && !hooks) result.parseError = `${settingsPath}: "hooks" is not a JSON object`;
+
+  const launchers: string[] = [];
+  for (const loc of hooks ? findPgxHandlers(hooks) : []) {
+    const command = (loc.handler as { command: string }).command;
+    const launcher = launcherOf(command);
+    if (!launchers.includes(launcher)) launchers.push(launcher);
+    const spec = EVENT_BY_CLI.get(loc.cli)!;
+    if (loc.event !== spec.event || entries[spec.event]!.present) continue;
+    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher) };
+  }
+  result.launcherPaths = launchers;
+  result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;
+  result.olderPartial =
+    result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
+
+  const perms = root.permissions;
+  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
+    result.allowRules = perms.allow.filter((r): r is string => typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r));
+    const wanted = launchers.flatMap((l) => {
+      try {
+        return [allowRuleFor(l)];
+      } catch {
+        return [];
+      }
+    });
+    result.allowRulePresent =
+      launchers.length === 0 ? result.allowRules.length > 0 : result.allowRules.some((r) => wanted.includes(r));
+  }
+  return result;
+}
+
+/** The launcher of a pgx hook command, unquoted when it is one shell word; the raw prefix otherwise. */
+export function launcherOf(command: string): string {
+  const m = PGX_HOOK_COMMAND_RE.exec(command);
+  const prefix = (m ? command.slice(0, m.index) : command).trim();
+  const words = shellWords(prefix);
+  return words && words.length === 1 ? words[0]! : prefix;
+}
+
+/**
+ * Split a string into words the way sh would for plain quoting (single quotes, double quotes, backslashes).
+ * Returns undefined for anything it does not model (unterminated quotes, `$`/backquote expansions).
+ */
+function shellWords(s: string): string[] | undefined {
+  const words: string[] = [];
+  let cur: string | null = null;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === "'") {
+      const end = s.indexOf("'", i + 1);
+      if (end === -1) return undefined;
+      cur = (cur ?? '') + s.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      let buf = '';
+      for (; j < s.length && s[j] !== '"'; j++) {
+        if (s[j] === '$' || s[j] === '`') return undefined;
+        if (s[j] === '\\' && j + 1 < s.length && '$`"\\\n'.includes(s[j + 1]!)) j++;
+        buf += s[j];
+      }
+      if (j >= s.length) return undefined;
+      cur = (cur ?? '') + buf;
+      i = j;
+    } else if (c === '\\') {
+      if (i + 1 >= s.length) return undefined;
+      cur = (cur ?? '') + s[++i];
+    } else if (c === '$' || c === '`') {
+      return undefined;
+    } else if (/\s/.test(c)) {
+      if (cur !== null) words.push(cur);
+      cur = null;
+    } else {
+      cur = (cur ?? '') + c;
+    }
+  }
+  if (cur !== null) words.push(cur);
+  return words;
+}
+
+/** Does the launcher exist? undefined when that cannot be told from here (variables, relative paths, ~). */
+function launcherExists(launcher: string): boolean | undefined {
+  if (launcher.startsWith('~') || /[$`]/.test(launcher)) return undefined;
+  if (path.isAbsolute(launcher)) return fs.existsSync(launcher);
+  if (!launcher.includes('/')) {
+    // A bare command name: look it up on PATH, as the shell running the hook would.
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+      if (dir && fs.existsSync(path.join(dir, launcher))) return true;
+    }
+    return false;
+  }
+  return undefined;
+}
