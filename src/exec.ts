@@ -9,7 +9,7 @@ import { withEngine } from './engine/context.js';
 import { retireBranch } from './engine/branch.js';
 import { ensureTarget, type Target } from './engine/target.js';
 import * as registry from './registry.js';
-import { libpqEnv, pinAgainstBashEnv } from './server/libpq-env.js';
+import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 
 export interface ExecReport {
   agent_id: string | null;
@@ -34,7 +34,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
 
   const env = libpqEnv(process.env, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
-  pinAgainstBashEnv(env, config.home);
+  pinAgainstShellStartup(env, config.home, command[0]!);
   const status = await new Promise<number>((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => {

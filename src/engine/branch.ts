@@ -100,10 +100,14 @@ async function createDatabase(e: Engine, rec: BranchRecord, key: string, opts: E
       throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" exists with a foreign comment; pgx will not adopt it.`, `Drop or rename "${rec.name}" yourself, then retry.`);
     }
   } else {
-    const template = await ensureTemplate(e);
-    const strategy = await chooseStrategy(db, template, opts.fileCopyFromBytes);
-    try {
+    const clone = async () => {
+      const template = await ensureTemplate(e);
+      const strategy = await chooseStrategy(db, template, opts.fileCopyFromBytes);
       await db.query(`CREATE DATABASE ${db.ident(rec.name)} TEMPLATE ${db.ident(template)}${strategy ? ` STRATEGY ${strategy}` : ''}`);
+    };
+    try {
+      // A template refresh can swap the template between ensureTemplate's unlocked look and the clone (3D000): once more.
+      await clone().catch((err: { code?: string }) => (err.code === '3D000' ? clone() : Promise.reject(err)));
     } catch (err) {
       await registry.deleteRecord(db, rec.name).catch(() => {});
       const pgErr = err as { code?: string; message?: string };
@@ -170,7 +174,7 @@ async function underIdentityLock(e: Engine, rec: BranchRecord, fn: (fresh: Branc
 }
 
 /** Refuse new connections, terminate backends, then start the grace period. The data stays until gc. */
-export async function retireBranch(e: Engine, rec: BranchRecord): Promise<DownResult> {
+export async function retireBranch(e: Engine, rec: BranchRecord, opts: { tryOnly?: boolean; waitMs?: number } = {}): Promise<DownResult> {
   return underIdentityLock(e, rec, async (cur) => {
     if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
     if (!cur.db_exists) {
@@ -182,9 +186,9 @@ export async function retireBranch(e: Engine, rec: BranchRecord): Promise<DownRe
     // "active" branch that refuses connections.
     if (cur.state !== 'retiring') await registry.markRetiring(e.db, cur.name);
     await e.db.query(`ALTER DATABASE ${e.db.ident(cur.name)} WITH ALLOW_CONNECTIONS false`);
-    const t = await terminateBackends(e.db, cur.name);
+    const t = await terminateBackends(e.db, cur.name, opts.waitMs);
     return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
-  });
+  }, { tryOnly: opts.tryOnly });
 }
 
 export async function dropBranch(e: Engine, rec: BranchRecord): Promise<DownResult> {

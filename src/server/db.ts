@@ -21,14 +21,18 @@ export interface ConnParams {
   user: string;
   password?: string;
   database: string;
-  /** From the URL's ?sslmode=; unset: node-postgres' default (PGSSLMODE from the environment, else no TLS). */
+  /** From the URL's ?sslmode=; unset: PGSSLMODE from the environment, else no TLS. */
   sslmode?: SslMode;
   /** From the URL's ?application_name=; pgx's own connections otherwise say "pgx". */
   application_name?: string;
+  /** From ?channel_binding=prefer|require. */
+  channelBinding?: boolean;
+  /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS or 3 s. */
+  connectTimeoutMs?: number;
 }
 
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
-const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name'];
+const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout'];
 
 export function parseUrl(url: string): ConnParams {
   let u: URL;
@@ -53,6 +57,15 @@ export function parseUrl(url: string): ConnParams {
   }
   const hostParam = u.searchParams.get('host');
   const appName = u.searchParams.get('application_name');
+  // channel_binding (in e.g. Neon's URLs): node-postgres' SCRAM negotiates it when offered; `require` is not enforced.
+  const channelBinding = u.searchParams.get('channel_binding');
+  if (channelBinding !== null && !['disable', 'prefer', 'require'].includes(channelBinding)) {
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid channel_binding.', 'channel_binding must be disable, prefer or require.');
+  }
+  const connectTimeout = u.searchParams.get('connect_timeout');
+  if (connectTimeout !== null && !/^\d{1,4}$/.test(connectTimeout)) {
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid connect_timeout.', 'connect_timeout is a number of seconds.');
+  }
   return {
     host: hostParam ?? (decodeURIComponent(u.hostname) || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
@@ -61,15 +74,18 @@ export function parseUrl(url: string): ConnParams {
     database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),
+    ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
+    ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
   };
 }
 
 /** A URL WITHOUT the password: safe for logs, JSON output and DATABASE_URL (libpq takes the password from PGPASSWORD). */
 export function urlWithoutPassword(p: Omit<ConnParams, 'password'>): string {
   const host = p.host.includes(':') ? `[${p.host}]` : p.host;
-  const hostPart = p.host.startsWith('/') ? `@/${encodeURIComponent(p.database)}?host=${encodeURIComponent(p.host)}&port=${p.port}` : '';
-  if (hostPart) return `postgresql://${encodeURIComponent(p.user)}${hostPart}`;
-  return `postgresql://${encodeURIComponent(p.user)}@${host}:${p.port}/${encodeURIComponent(p.database)}`;
+  // sslmode travels in the URL too: tools that read only DATABASE_URL (ORMs) would otherwise connect in plain text.
+  const ssl = p.sslmode ? `sslmode=${p.sslmode}` : '';
+  if (p.host.startsWith('/')) return `postgresql://${encodeURIComponent(p.user)}@/${encodeURIComponent(p.database)}?host=${encodeURIComponent(p.host)}&port=${p.port}${ssl ? `&${ssl}` : ''}`;
+  return `postgresql://${encodeURIComponent(p.user)}@${host}:${p.port}/${encodeURIComponent(p.database)}${ssl ? `?${ssl}` : ''}`;
 }
 
 export interface Db {
@@ -106,13 +122,13 @@ export function mapConnectError(e: unknown, p: ConnParams): PgxError {
  * fallback of its own, so pgx makes it: `prefer` tries TLS, then plain text only if the server says it does not
  * support SSL; `allow` tries plain text, then TLS if the server rejects the plain connection (pg_hba, 28000).
  * `require` encrypts without checking the certificate (as libpq does without a root certificate); `verify-ca`
- * checks the chain against Node's CA store but not the host name; `verify-full` checks both. `undefined` leaves
- * node-postgres' own default (PGSSLMODE in the environment, else no TLS).
+ * checks the chain against Node's CA store but not the host name; `verify-full` checks both. No mode (neither the
+ * URL nor PGSSLMODE names one) is no TLS.
  */
 function sslAttempts(mode: SslMode | undefined): ClientConfig['ssl'][] {
   switch (mode) {
     case undefined:
-      return [undefined];
+      return [false];
     case 'disable':
       return [false];
     case 'allow':
@@ -135,19 +151,39 @@ function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
   return false;
 }
 
+/**
+ * Hooks answer by a deadline and then exit: a statement still running then (a CREATE DATABASE of a large source) would
+ * go on without them and finish unstamped. With a statement timeout set here, the server cancels it instead (a
+ * cancelled CREATE DATABASE leaves nothing behind). Set once per process by the hook runner.
+ */
+let statementTimeoutMs: number | undefined;
+export function setStatementTimeout(ms: number | undefined): void {
+  statementTimeoutMs = ms;
+}
+
+/** libpq's PGSSLMODE applies when the URL names none, with the same fallbacks (node-postgres would not fall back). */
+function effectiveSslmode(p: ConnParams): SslMode | undefined {
+  if (p.sslmode) return p.sslmode;
+  const env = process.env.PGSSLMODE;
+  return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
+}
+
 export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}): Promise<Db> {
   const pg = await loadPg();
   let client: Client | undefined;
   let failure: unknown;
-  for (const ssl of sslAttempts(p.sslmode)) {
+  const sslmode = effectiveSslmode(p);
+  for (const ssl of sslAttempts(sslmode)) {
     const c = new pg.Client({
       host: p.host,
       port: p.port,
       user: p.user,
       password: p.password,
       database: p.database,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: p.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       application_name: p.application_name ?? 'pgx',
+      ...(p.channelBinding ? { enableChannelBinding: true } : {}),
+      ...(statementTimeoutMs !== undefined ? { statement_timeout: statementTimeoutMs } : {}),
       ...(ssl !== undefined ? { ssl } : {}),
       ...extra,
     });
@@ -160,7 +196,7 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
     } catch (e) {
       await c.end().catch(() => {});
       failure = e;
-      if (!worthNextAttempt(p.sslmode, e)) break;
+      if (!worthNextAttempt(sslmode, e)) break;
     }
   }
   if (!client) throw mapConnectError(failure, p);

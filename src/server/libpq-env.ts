@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
@@ -28,34 +28,64 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
 
 export { TARGETING as LIBPQ_TARGETING_VARS };
 
-const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL', 'PGPASSWORD'] as const;
+const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL', 'PGPASSWORD', 'PGSSLMODE'] as const;
+
+/** Puts the branch's libpq variables back after a user's startup file ran (shared by the bash and zsh wrappers). */
+const REPIN = `unset ${TARGETING.filter((k) => !(PINNED as readonly string[]).includes(k)).join(' ')}
+${PINNED.map((k) => `if [ -n "\${PGX_PINNED_${k}+x}" ]; then export ${k}="$PGX_PINNED_${k}"; else unset ${k}; fi`).join('\n')}
+`;
 
 /** Static (no values, no secrets): sourced by bash before the command when the user had a BASH_ENV. */
 const BASH_ENV_WRAPPER = `# Written by pgx; static, holds no values. \`pgx agent exec\` points BASH_ENV here when the user had a BASH_ENV:
 # the user's file is sourced as before, then the branch's libpq variables are put back, so a BASH_ENV that exports
 # PGDATABASE (or DATABASE_URL, PGSERVICE, ...) cannot redirect a routed command. Nested bash shells re-apply it.
 if [ -n "\${PGX_USER_BASH_ENV:-}" ] && [ -r "$PGX_USER_BASH_ENV" ]; then . "$PGX_USER_BASH_ENV"; fi
-unset ${TARGETING.filter((k) => !(PINNED as readonly string[]).includes(k)).join(' ')}
-${PINNED.map((k) => `if [ -n "\${PGX_PINNED_${k}+x}" ]; then export ${k}="$PGX_PINNED_${k}"; else unset ${k}; fi`).join('\n')}
-`;
+${REPIN}`;
 
-/**
- * bash sources $BASH_ENV before running \`bash -c\`, AFTER pgx has set the branch's variables: a user's BASH_ENV that
- * exports PGDATABASE would win. When BASH_ENV is set, route it through a wrapper that restores the pinned values.
- */
-export function pinAgainstBashEnv(env: NodeJS.ProcessEnv, home: string): void {
-  if (!env.BASH_ENV) return;
-  const file = join(home, 'agent', 'bash-env.sh');
+/** Static: zsh reads $ZDOTDIR/.zshenv (else ~/.zshenv) for every shell, \`zsh -c\` included. */
+const ZSHENV_WRAPPER = `# Written by pgx; static, holds no values. \`pgx agent exec\` points ZDOTDIR here for \`zsh -c\`: the user's
+# .zshenv is sourced as before (ZDOTDIR restored first), then the branch's libpq variables are put back.
+if [ -n "\${PGX_USER_ZDOTDIR-}" ]; then ZDOTDIR="$PGX_USER_ZDOTDIR"; else unset ZDOTDIR; fi
+if [ -r "\${ZDOTDIR:-$HOME}/.zshenv" ]; then . "\${ZDOTDIR:-$HOME}/.zshenv"; fi
+${REPIN}`;
+
+function writeIfChanged(file: string, text: string): void {
   let current: string | undefined;
   try {
     current = readFileSync(file, 'utf8');
   } catch {
     current = undefined;
   }
-  if (current !== BASH_ENV_WRAPPER) writeFileAtomic(file, BASH_ENV_WRAPPER, 0o644);
-  if (env.BASH_ENV !== file) env.PGX_USER_BASH_ENV = env.BASH_ENV;
-  env.BASH_ENV = file;
+  if (current !== text) writeFileAtomic(file, text, 0o644);
+}
+
+function savePinned(env: NodeJS.ProcessEnv): void {
   for (const k of PINNED) {
     if (env[k] !== undefined) env[`PGX_PINNED_${k}`] = env[k];
+  }
+}
+
+/**
+ * Shells read startup files AFTER pgx has set the branch's variables: bash sources $BASH_ENV before \`bash -c\`, zsh
+ * always reads .zshenv. A user's file that exports PGDATABASE would win. Route them through static wrappers that
+ * source the user's file, then restore the pinned values. (fish and csh are never used as the inner shell.)
+ */
+export function pinAgainstShellStartup(env: NodeJS.ProcessEnv, home: string, shell: string): void {
+  if (env.BASH_ENV) {
+    const file = join(home, 'agent', 'bash-env.sh');
+    writeIfChanged(file, BASH_ENV_WRAPPER);
+    if (env.BASH_ENV !== file) env.PGX_USER_BASH_ENV = env.BASH_ENV;
+    env.BASH_ENV = file;
+    savePinned(env);
+  }
+  if (basename(shell) === 'zsh') {
+    const dir = join(home, 'agent', 'zdotdir');
+    writeIfChanged(join(dir, '.zshenv'), ZSHENV_WRAPPER);
+    if (env.ZDOTDIR !== dir) {
+      if (env.ZDOTDIR !== undefined) env.PGX_USER_ZDOTDIR = env.ZDOTDIR;
+      else delete env.PGX_USER_ZDOTDIR;
+    }
+    env.ZDOTDIR = dir;
+    savePinned(env);
   }
 }

@@ -31,6 +31,8 @@ export interface LocalState {
   port: number;
   user: string;
   password: string;
+  /** false while initdb runs (absent in state files of older pgx: a finished cluster). */
+  initialized?: boolean;
 }
 
 export interface LocalStatus {
@@ -229,7 +231,10 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
     let state = readState(home);
     if (state && runningPid(state.data_dir)) return paramsOf(state);
     const runAs = clusterUser();
-    if (!state || !existsSync(join(state.data_dir, 'PG_VERSION'))) {
+    if (!state || state.initialized === false || !existsSync(join(state.data_dir, 'PG_VERSION'))) {
+      // Our own init that never finished (state written first, initialized:false; e.g. a hook killed mid-initdb):
+      // redo it. initdb writes PG_VERSION early, so only this flag tells a finished cluster from a half-made one.
+      if (state?.initialized === false && existsSync(state.data_dir) && runningPid(state.data_dir) === null) rmSync(state.data_dir, { recursive: true, force: true });
       const bins = findBinaries();
       const root = dataRoot(home, bins.major, runAs);
       state = {
@@ -246,7 +251,10 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
       };
       clearHalfMadeInit(state.data_dir, home);
       progress(`initialising the local PostgreSQL ${bins.version} (${bins.source}) in ${state.data_dir} …`, !!opts.quiet);
+      // State first: if this process dies during initdb, the next one knows the cluster (and its password) is ours.
+      writeFileAtomic(stateFile(home), JSON.stringify({ ...state, initialized: false }, null, 2) + '\n', 0o600);
       initCluster({ ...state, bindir: state.bindir, dataDir: state.data_dir, logFile: state.log_file, runAs });
+      state.initialized = true;
     }
     if (!(await portFree(state.port))) state.port = await freePort();
     writeFileAtomic(stateFile(home), JSON.stringify(state, null, 2) + '\n', 0o600);
@@ -280,6 +288,7 @@ export function localStatus(home: string): LocalStatus {
 }
 
 function paramsOf(s: LocalState): ConnParams {
-  return { host: '127.0.0.1', port: s.port, user: s.user, password: s.password, database: 'postgres' };
+  // No TLS on loopback, whatever PGSSLMODE the user's shell has (it would fail the connection, or demand a cert).
+  return { host: '127.0.0.1', port: s.port, user: s.user, password: s.password, database: 'postgres', sslmode: 'disable' };
 }
 

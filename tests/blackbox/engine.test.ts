@@ -196,20 +196,23 @@ exit 3
   });
 
   it('retires with a grace period, then gc drops what is past its deadline (idle measured from last activity)', async () => {
-    const p = makeProject({ toml: '[agent]\nidle_ttl = "2s"\ngrace = "1s"\n' });
+    // Generous margins (a loaded 2-core CI machine starts node 3-5x slower): idle 4 s, busy refreshed at 2.5 s.
+    const p = makeProject({ toml: '[agent]\nidle_ttl = "4s"\ngrace = "1s"\n' });
     expect(runPgx(['agent', 'up', '--id', 'idle', '--json'], p).status).toBe(0);
     expect(runPgx(['agent', 'up', '--id', 'busy', '--json'], p).status).toBe(0);
     // A throwaway exec id is retired when its command ends.
     const t = runPgx(['agent', 'exec', '--id', 'tmp', '--json', '--', 'true'], p);
     expect(JSON.parse(t.stderr.trim().split('\n').pop()!)).toMatchObject({ retired: true });
-    await sleep(1200);
+    await sleep(2500);
     expect(runPgx(['agent', 'exec', '--id', 'busy', '--', 'true'], p).status).toBe(0); // activity moves the deadline
     const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
     const by = Object.fromEntries(ls.map((b: any) => [b.id, b]));
     expect(by.tmp).toMatchObject({ state: 'retiring', deadline_kind: 'grace' });
     expect(by.idle).toMatchObject({ state: 'active', deadline_kind: 'idle' });
     expect(new Date(by.busy.deadline).getTime()).toBeGreaterThan(new Date(by.idle.deadline).getTime() + 1000);
-    await sleep(1000);
+    // wait (by the server's clock, as gc judges) until idle's deadline has passed; busy's is ~2.5 s later
+    const until = new Date(by.idle.deadline).getTime() + 300;
+    while ((await sql('SELECT (now() > $1::timestamptz) AS past', [new Date(until).toISOString()]))[0].past === false) await sleep(100);
     const gc = jsonOf(runPgx(['agent', 'gc', '--json'], p));
     const dropped = gc.dropped.map((d: any) => d.name).sort();
     expect(dropped).toEqual(expect.arrayContaining(['exec_testhost_idle', 'exec_testhost_tmp']));

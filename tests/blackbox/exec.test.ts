@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
 import { describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx, sql } from '../helpers/pgx.js';
 
@@ -119,5 +121,20 @@ describe('flag validation', () => {
     expect(runPgx(['agent', 'gc', '--limit', '-1'], p).status).toBe(2);
     expect(runPgx(['agent', 'gc', '--limit', '5', '--json'], p).status).toBe(0);
     expect(runPgx(['agent', 'exec', '--id', 'x', '--session', 's', '--', 'true'], p).status).toBe(2);
+  });
+});
+
+describe('zsh as the inner shell', () => {
+  const zsh = ['/usr/bin/zsh', '/bin/zsh'].find((z) => require('node:fs').existsSync(z));
+  it.skipIf(!zsh)("a user's ~/.zshenv that exports PGDATABASE is still read, but the branch wins", async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const p = makeProject();
+    writeFileSync(join(p.dir, '.zshenv'), 'export PGDATABASE=postgres\nexport MY_ZSH_READY=yes\n'); // HOME is p.dir
+    const r = runPgx(['agent', 'exec', '--id', 'zsh', '--', zsh!, '-c', 'echo $MY_ZSH_READY; psql -X -Atc "select current_database()"'], p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(['yes', 'exec_testhost_zsh']);
+    const ctl = require('node:child_process').spawnSync(zsh!, ['-c', 'echo $PGDATABASE'], { env: { PATH: process.env.PATH, HOME: p.dir }, encoding: 'utf8' });
+    expect(ctl.stdout.trim()).toBe('postgres'); // without pgx the .zshenv would redirect it
   });
 });

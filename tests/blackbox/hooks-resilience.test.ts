@@ -29,6 +29,12 @@ describe('hook resilience', () => {
       expect(r.json.hookSpecificOutput.permissionDecision).toBe('deny');
       expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/within 2 s/);
       expect(took).toBeLessThan(10_000); // answered at its deadline, not after the lock (held forever here)
+      // and no statement of the hook outlives it: its lock wait is cancelled by the server (statement_timeout)
+      const waiting = async () =>
+        (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgx' AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n;
+      const until = Date.now() + 5000;
+      while ((await waiting()) > 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
+      expect(await waiting()).toBe(0);
     } finally {
       await holder.end();
     }
@@ -40,13 +46,14 @@ describe('hook resilience', () => {
     expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
     renameSync(join(p.dir, '.pgx.toml'), join(p.dir, 'moved.toml'));
     const agent = newAgentId();
-    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p);
+    const elsewhere = { env: { HOME: join(p.dir, 'home-elsewhere') } }; // the project is not $HOME (see the $HOME test)
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p, elsewhere);
     expect(r.json.hookSpecificOutput.permissionDecision).toBe('deny');
     expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/no \.pgx\.toml was found/);
     // the parent's Bash is not a subagent's: it goes on (fail open), and a SessionStart warns visibly
-    const parent = await hook('pre-tool-use', preToolUseBash(s, 'ls'), p);
+    const parent = await hook('pre-tool-use', preToolUseBash(s, 'ls'), p, elsewhere);
     expect(parent.stdout).toBe('');
-    const start = await hook('session-start', sessionStart(s), p);
+    const start = await hook('session-start', sessionStart(s), p, elsewhere);
     expect(start.json.systemMessage).toMatch(/no \.pgx\.toml was found/);
   });
 
@@ -75,5 +82,34 @@ describe('hook resilience', () => {
     expect(r.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/bash -c 'echo hi' # pgx-routed /);
     const z = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: '/bin/sh' } });
     expect(z.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/sh -c 'echo hi' # pgx-routed /);
+  });
+
+  it('a user-scope install in $HOME, or a project with compact settings JSON: scope is read from the parsed file', async () => {
+    const { writeFileSync: write, readFileSync: read, rmSync } = await import('node:fs');
+    // user scope: the project dir IS the home directory, whose .claude/settings.json is the user file
+    const home = makeProject();
+    expect(runPgx(['agent', 'install', 'claude', '--scope', 'user'], { ...home, env: { ...home.env, HOME: home.dir } }).status).toBe(0);
+    rmSync(join(home.dir, '.pgx.toml'));
+    const s = session(home.dir, home.dir);
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: newAgentId() }), home, { env: { HOME: home.dir } });
+    expect(r.stdout).toBe('');
+    // project scope, settings minified onto one line: still recognised, still fail-closed
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    const file = join(p.dir, '.claude', 'settings.json');
+    write(file, JSON.stringify(JSON.parse(read(file, 'utf8'))));
+    rmSync(join(p.dir, '.pgx.toml'));
+    const d = await hook('pre-tool-use', preToolUseBash(session(p.dir, p.dir), 'psql -c "select 1"', { agentId: newAgentId() }), p, { env: { HOME: join(p.dir, 'home-elsewhere') } });
+    expect(d.json.hookSpecificOutput.permissionDecision).toBe('deny');
+  });
+
+  it('SessionEnd forgets the session even when .pgx.toml is gone by then', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    expect((await hook('session-start', sessionStart(s), p)).status).toBe(0);
+    renameSync(join(p.dir, '.pgx.toml'), join(p.dir, 'moved.toml'));
+    await hook('session-end', { session_id: s.sessionId, cwd: p.dir, hook_event_name: 'SessionEnd', reason: 'other' }, p);
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: newAgentId() }), p);
+    expect(r.stdout).toBe(''); // the session is over: the directory is out of scope again
   });
 });

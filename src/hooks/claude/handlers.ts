@@ -120,7 +120,8 @@ export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
       for (const rec of mine) {
         try {
           // one refusal (a foreign stamp) must not leave the session's other branches active
-          if ((await retireBranch(e, rec)).action === 'retired') retired++;
+          // try-lock and a short wait: SessionEnd's 1.5 s budget is shared; a branch busy being ensured is left to gc
+          if ((await retireBranch(e, rec, { tryOnly: true, waitMs: 300 })).action === 'retired') retired++;
         } catch {
           failed++;
         }

@@ -2,10 +2,13 @@
 // nothing, append one log line. Always exit 0: the decision (if any) is in the JSON.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
-import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../install/hook-events.js';
+import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
+import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
+import { setStatementTimeout } from '../../server/db.js';
 import { appendHookLog } from './log.js';
 import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
 
@@ -48,7 +51,8 @@ export function userShell(): string {
  * Claude Code runs a PreToolUse command whose hook timed out UNCHANGED (unrouted), so pgx must answer (deny) first.
  */
 export function hookDeadlineMs(event: HookName): number {
-  if (process.env.PGX_HOOK_DEADLINE_MS) return Number(process.env.PGX_HOOK_DEADLINE_MS);
+  const override = Number(process.env.PGX_HOOK_DEADLINE_MS);
+  if (Number.isFinite(override) && override > 0) return override;
   const timeout = HOOK_EVENTS.find((h) => h.cli === event)?.timeout ?? 30;
   return Math.round(timeout * 1000 * 0.8);
 }
@@ -72,12 +76,17 @@ function sessionMarker(home: string, sessionId: unknown): string | undefined {
 
 /** Does this project's own Claude Code settings file run pgx's hooks? (a project- or local-scope install) */
 function projectInstallsPgx(projectDir: string): boolean {
+  // ~/.claude/settings.json is the USER settings file, not a project's: a user-scope install must keep ignoring
+  // projects without .pgx.toml, even a session started in $HOME.
+  const userFile = resolve(homedir(), '.claude', 'settings.json');
   for (const f of ['settings.json', 'settings.local.json']) {
+    const file = resolve(projectDir, '.claude', f);
+    if (file === userFile) continue;
     try {
-      const text = readFileSync(join(projectDir, '.claude', f), 'utf8');
-      if (text.split('\n').some((l) => PGX_HOOK_COMMAND_RE.test(l.replace(/",?\s*$/, '')))) return true;
+      const root = parseSettingsText(readFileSync(file, 'utf8'), file);
+      if (isPlainObject(root.hooks) && findPgxHandlers(root.hooks).length > 0) return true;
     } catch {
-      // no such file
+      // no such file, or not JSON: Claude Code would not run hooks from it either
     }
   }
   return false;
@@ -105,6 +114,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     const cwd = typeof payload.cwd === 'string' ? payload.cwd : undefined;
     const projectDir = process.env.CLAUDE_PROJECT_DIR || cwd || process.cwd();
     const marker = sessionMarker(home, payload.session_id);
+    if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
     if (!findConfigFile(projectDir)) {
       if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
         // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied.
@@ -112,7 +122,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
         return finish();
       }
       result = handler.onError(
-        `This project runs pgx's hooks (or this session started with pgx), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\`.`,
+        `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\` and start a new session.`,
         readError === undefined ? payload : undefined,
       );
       return finish();
@@ -127,21 +137,22 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
       result = handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload);
       return finish();
     }
+    const deadline = hookDeadlineMs(event);
     try {
       const config = loadConfig({ cwd: projectDir });
       home = config.home;
-      if (marker && event === 'session-end') rmSync(marker, { force: true });
-      else if (marker && (event === 'session-start' || event === 'subagent-start') && !existsSync(marker)) {
+      if (marker && event !== 'session-end' && event !== 'user-prompt-submit' && !existsSync(marker)) {
         mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
         writeFileSync(marker, '', { mode: 0o600 });
       }
+      setStatementTimeout(deadline); // no statement outlives the hook (see setStatementTimeout)
       const work = (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
         config,
         launcher: launcherPath(),
         shell: userShell(),
         envFile: process.env.CLAUDE_ENV_FILE || undefined,
       });
-      result = await withDeadline(work, hookDeadlineMs(event));
+      result = await withDeadline(work, deadline);
     } catch (e) {
       result = handler.onError(errorText(e), payload);
     }
