@@ -31,10 +31,15 @@ describe('parseUrl', () => {
     expect(parseUrl('postgres://app@localhost/shop?host=/var/run/postgresql&port=5433')).toMatchObject({ host: '/var/run/postgresql', port: 5433, database: 'shop' });
     expect(parseUrl('postgres://app@db.example.com:1111/shop?port=2222').port).toBe(2222);
     expect(parseUrl('postgres://app@db.example.com/shop?application_name=my%20tool').application_name).toBe('my tool');
+    // Neon-style URLs carry channel_binding; connect_timeout is seconds
+    expect(parseUrl('postgres://app@db.example.com/shop?sslmode=require&channel_binding=require&connect_timeout=10')).toMatchObject({ sslmode: 'require', channelBinding: true, connectTimeoutMs: 10_000 });
+    expect(parseUrl('postgres://app@db.example.com/shop?channel_binding=disable').channelBinding).toBeUndefined();
+    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?connect_timeout=soon`).message).toContain('connect_timeout');
+    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?channel_binding=maybe`).message).toContain('channel_binding');
   });
 
   it('refuses any other query parameter, naming it but never the URL or a value', () => {
-    for (const key of ['connect_timeout', 'options', 'sslrootcert', 'target_session_attrs']) {
+    for (const key of ['options', 'sslrootcert', 'target_session_attrs', 'keepalives']) {
       expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?sslmode=require&${key}=x`).message).toContain(`"${key}"`);
     }
   });
