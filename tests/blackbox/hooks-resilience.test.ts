@@ -112,4 +112,18 @@ describe('hook resilience', () => {
     const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: newAgentId() }), p);
     expect(r.stdout).toBe(''); // the session is over: the directory is out of scope again
   });
+
+  it('an unexpected failure inside the hook still answers: PreToolUse denies with exit 0 (never exit 1, which runs the command)', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { spawnSync } = await import('node:child_process');
+    const { LAUNCHER } = await import('../helpers/pgx.js');
+    const gone = mkdtempSync(join(tmpdir(), 'pgx-gone-'));
+    const payload = JSON.stringify({ session_id: 's', agent_id: 'a1', tool_name: 'Bash', tool_input: { command: 'ls' } });
+    // no CLAUDE_PROJECT_DIR, no payload cwd, and a deleted working directory: process.cwd() throws inside the hook
+    const r = spawnSync('bash', ['-c', `cd ${gone} && rmdir ${gone} && exec "${process.execPath}" "${LAUNCHER}" agent hook pre-tool-use`], { input: payload, encoding: 'utf8', env: { PATH: process.env.PATH, PGX_HOME: join(gone, '..', 'pgx-gone-home') } });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
+  });
 });
+
