@@ -101,7 +101,7 @@ async function swapIn(e: EngineContext, into: string, name: string): Promise<voi
     await catalog.renameDatabase(reg, into, name);
   } catch (err) {
     if (aside) await catalog.renameDatabase(reg, aside, name).catch(() => {});
-    await dropIfOurs(e, into).catch(() => false);
+    await discardBuild(e, into);
     throw err;
   }
   // Best effort: a leftover aside is dropped by the next build.
@@ -120,6 +120,16 @@ async function dropIfOurs(e: EngineContext, name: string, unstampedToo = false):
   if (!isOurBuild(info.stamp, e.config.project) && !(unstampedToo && info.comment === null)) return false;
   await catalog.dropDatabase(e.registry, name, { isTemplate: info.isTemplate });
   return true;
+}
+
+/** A failed build: dropped (recorded, so even unstamped it is ours) and forgotten. Best effort: else the next build does it. */
+async function discardBuild(e: EngineContext, into: string): Promise<void> {
+  try {
+    await dropIfOurs(e, into, true);
+    await records.forgetBuild(e.registry, into);
+  } catch {
+    // the record stays, and with it the next build's duty to drop `into`
+  }
 }
 
 /**
@@ -164,7 +174,7 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
     await catalog.freezeAsTemplate(reg, into);
     return stamp;
   } catch (err) {
-    if (await dropIfOurs(e, into, true).catch(() => false)) await records.forgetBuild(reg, into).catch(() => {});
+    await discardBuild(e, into);
     throw err;
   }
 }

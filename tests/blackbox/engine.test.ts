@@ -310,7 +310,8 @@ describe('branch engine under interruption', () => {
     const info = pgInfo();
     const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
     await holder.connect();
-    const key = BigInt('0x' + identityKey({ project: p.name, host: 'testhost', execId: 'busy' }).slice(0, 15)).toString();
+    const { LOCK } = await import('../../src/registry/locks.js');
+    const key = LOCK.identity(identityKey({ project: p.name, host: 'testhost', execId: 'busy' }));
     try {
       await holder.query('SELECT pg_advisory_lock($1::bigint)', [key]);
       const during = jsonOf(runPgx(['agent', 'gc', '--json'], p));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { identityKey } from '../../src/identity.js';
+import { LOCK } from '../../src/registry/locks.js';
 import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
 import { hook } from '../helpers/hooks.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
@@ -21,7 +22,7 @@ describe('hook resilience', () => {
     runPgx(['agent', 'up', '--id', 'bootstrap-registry', '--json'], p); // the registry database exists from here on
     await holder.connect();
     try {
-      await holder.query('SELECT pg_advisory_lock($1::bigint)', [BigInt('0x' + key.slice(0, 15)).toString()]);
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(key)]);
       const t0 = Date.now();
       const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p, { env: { PGX_HOOK_DEADLINE_MS: '1500' } });
       const took = Date.now() - t0;
