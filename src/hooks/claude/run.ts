@@ -1,7 +1,7 @@
 // `pgx agent hook <event>`: read the payload, decide scope, call the event's handler, print one JSON object or
 // nothing, append one log line. Always exit 0: the decision (if any) is in the JSON.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
@@ -10,7 +10,11 @@ import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { appendHookLog } from './log.js';
 import type * as z from 'zod/mini';
-import { errorText, HANDLERS, type Handler, type HookName, type HookResult } from './handlers.js';
+import { claudeCodeVersion } from './claude-version.js';
+import { launcherPath } from './launcher.js';
+import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookName, type HookResult } from './handlers.js';
+
+export { launcherPath };
 
 const MAX_STDIN = 1024 * 1024;
 
@@ -26,14 +30,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function launcherPath(): string {
-  if (process.env.PGX_LAUNCHER) return process.env.PGX_LAUNCHER;
-  try {
-    return realpathSync(process.argv[1]!);
-  } catch {
-    return process.argv[1]!;
-  }
-}
 
 /**
  * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
@@ -116,7 +112,11 @@ type Scope = { in: true } | { in: false; result: HookResult };
  */
 function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }): Scope {
   if (!findConfigFile(projectDir)) {
-    if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) return { in: false, result: { outcome: 'skipped:out-of-scope' } };
+    if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
+      // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
+      // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
+      return { in: false, result: event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' } };
+    }
     const message = `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\` and start a new session.`;
     return { in: false, result: handler.onError(message, read.readError === undefined ? read.payload : undefined) };
   }
@@ -144,7 +144,7 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
     const config = loadConfig({ cwd: projectDir });
     home = config.home;
     markSession(event, marker, home);
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: userShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: userShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion() };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
@@ -180,6 +180,8 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     branch: result.branch ?? null,
     outcome: result.outcome,
     elapsed_ms: Math.round(performance.now() - t0),
+    claude_code: claudeCodeVersion() ?? null,
+    permission_mode: str(payload.permission_mode),
   });
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }
