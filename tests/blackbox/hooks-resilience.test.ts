@@ -8,6 +8,7 @@ import { identityKey } from '../../src/identity.js';
 import { LOCK } from '../../src/registry/locks.js';
 import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
 import { hook } from '../helpers/hooks.js';
+import { pollUntil } from '../helpers/poll.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
 
 describe('hook resilience', () => {
@@ -33,9 +34,7 @@ describe('hook resilience', () => {
       // and no statement of the hook outlives it: its lock wait is cancelled by the server (statement_timeout)
       const waiting = async () =>
         (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgx' AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n;
-      const until = Date.now() + 5000;
-      while ((await waiting()) > 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
-      expect(await waiting()).toBe(0);
+      expect(await pollUntil(async () => (await waiting()) === 0, 5000, 100)).toBe(true);
     } finally {
       await holder.end();
     }

@@ -1,7 +1,7 @@
 // Every crash window of ensure, retire, drop, the template build and refresh, reached in-process by the fault gate
 // (tests/helpers/faults.ts) against the real server: the process "dies" between two steps, then the next call must
 // recover, leaving nothing orphaned and adopting nothing that is not pgx's.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { InjectedFault, Faults } from '../helpers/faults.js';
 import { databasesLike, dbRow, expectNoOrphans, registryRows, testProject, type TestProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
@@ -21,7 +21,12 @@ const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unk
 
 const q = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe('ensure: crash windows', () => {
+// Tests run concurrently: each has its own project, or its own host label in a shared project (fork()), so no test
+// sees another's branches.
+describe.concurrent('ensure: crash windows', () => {
+  // One project (so one template, built once) for the branch's own windows; each test its own host label.
+  const base = testProject();
+  beforeAll(() => base.run((e) => e.ensure({ execId: 'warm' })));
   const windows: [string, RegExp][] = [
     ['after the record is claimed, before CREATE DATABASE', /^CREATE DATABASE/],
     ['between CREATE DATABASE and its stamp', /^COMMENT ON DATABASE/],
@@ -30,11 +35,11 @@ describe('ensure: crash windows', () => {
   ];
   for (const [name, before] of windows) {
     it(name, async () => {
-      const t = testProject();
-      await t.run((e) => e.ensure({ execId: 'warm' })); // the template exists: the windows are the branch's own
-      await crashDuring(t, before, (e) => e.ensure({ execId: 'w' }));
-      const r = await t.run((e) => e.ensure({ execId: 'w' }));
-      expect(r.branch).toBe(`exec_${t.host}_w`);
+      const t = base.fork();
+      const id = 'w';
+      await crashDuring(t, before, (e) => e.ensure({ execId: id }));
+      const r = await t.run((e) => e.ensure({ execId: id }));
+      expect(r.branch).toBe(`exec_${t.host}_${id}`);
       expect(r.method).toBe('clone');
       expect((await dbRow(r.branch))!.comment).toBe(`pgx:branch:${r.record.identity_key}`);
       await expectNoOrphans(t);
@@ -42,7 +47,7 @@ describe('ensure: crash windows', () => {
   }
 
   it('a database with a foreign comment under a creating record is refused, not adopted', async () => {
-    const t = testProject();
+    const t = base.fork();
     await crashDuring(t, /^CREATE DATABASE "exec_/, (e) => e.ensure({ execId: 'f' }));
     const name = `exec_${t.host}_f`;
     await sql(`CREATE DATABASE ${name}`);
@@ -51,23 +56,27 @@ describe('ensure: crash windows', () => {
     await expect(t.run((e) => e.ensure({ execId: 'f' }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
     expect(await dbRow(name)).toEqual(before);
     await sql(`DROP DATABASE ${name}`);
+    await t.run((e) => e.ensure({ execId: 'f' })); // the name is free again: the creation completes
+    await expectNoOrphans(t);
   });
 });
 
-describe('retire and drop: crash windows', () => {
+describe.concurrent('retire and drop: crash windows', () => {
+  const base = testProject();
+  beforeAll(() => base.run((e) => e.ensure({ execId: 'warm' })));
   it('retire cut after the record, before refusing connections: the branch is retiring and revives', async () => {
-    const t = testProject();
+    const t = base.fork();
     const up = await t.run((e) => e.ensure({ execId: 'r' }));
     await crashDuring(t, /ALLOW_CONNECTIONS false/, (e) => e.retire({ id: 'r' }));
-    expect((await registryRows(t.name))[0]).toMatchObject({ state: 'retiring' });
+    expect((await registryRows(t.name)).find((r) => r.name === up.branch)).toMatchObject({ state: 'retiring' });
     expect((await dbRow(up.branch))!.datallowconn).toBe(true);
     const again = await t.run((e) => e.ensure({ execId: 'r' }));
     expect(again).toMatchObject({ branch: up.branch, method: 'revive' });
-    await expectNoOrphans(t);
+    await expectNoOrphans(t, { allowRetiring: true });
   });
 
   it('retire cut before terminating backends: a second retire finishes it', async () => {
-    const t = testProject();
+    const t = base.fork();
     const up = await t.run((e) => e.ensure({ execId: 'r2' }));
     await crashDuring(t, /pg_terminate_backend/, (e) => e.retire({ id: 'r2' }));
     expect((await dbRow(up.branch))!.datallowconn).toBe(false);
@@ -77,29 +86,29 @@ describe('retire and drop: crash windows', () => {
   });
 
   it('drop cut before DROP DATABASE: the next down --now drops it', async () => {
-    const t = testProject();
+    const t = base.fork();
     const up = await t.run((e) => e.ensure({ execId: 'd' }));
     await crashDuring(t, /^DROP DATABASE/, (e) => e.down({ id: 'd' }, { now: true }));
     expect(await dbRow(up.branch)).toBeDefined();
     const [r] = await t.run((e) => e.down({ id: 'd' }, { now: true }));
     expect(r).toMatchObject({ name: up.branch, action: 'dropped' });
     expect(await dbRow(up.branch)).toBeUndefined();
-    await expectNoOrphans(t);
+    await expectNoOrphans(t, { allowRetiring: true });
   });
 
   it('drop cut between DROP DATABASE and the record delete: the record is forgotten next time', async () => {
-    const t = testProject();
+    const t = base.fork();
     const up = await t.run((e) => e.ensure({ execId: 'd2' }));
     await crashDuring(t, /^DELETE FROM pgx_branch/, (e) => e.down({ id: 'd2' }, { now: true }));
     expect(await dbRow(up.branch)).toBeUndefined();
     const [r] = await t.run((e) => e.down({ id: 'd2' }, { now: true }));
     expect(r).toMatchObject({ name: up.branch, action: 'forgotten' });
-    expect(await registryRows(t.name)).toEqual([]);
-    await expectNoOrphans(t);
+    expect((await registryRows(t.name)).map((r) => r.name)).not.toContain(up.branch);
+    await expectNoOrphans(t, { allowRetiring: true });
   });
 });
 
-describe('template build and refresh: crash windows', () => {
+describe.concurrent('template build and refresh: crash windows', () => {
   it('build cut after it is recorded, before its CREATE DATABASE: the next build forgets the record', async () => {
     const t = testProject();
     await crashDuring(t, new RegExp(`^CREATE DATABASE "${q(t.template)}_b`), (e) => e.ensure({ execId: 'b' }));

@@ -28,7 +28,8 @@ async function onBranch<T>(database: string, fn: (c: pg.Client) => Promise<T>): 
   }
 }
 
-describe('branch engine (in-process)', () => {
+// Concurrent: every test has its own project (and host label), so none sees another's branches.
+describe.concurrent('branch engine (in-process)', () => {
   it('never alters the source or the template; branches start from the source snapshot', async () => {
     const source = await makeSource();
     const t = testProject({ source });
@@ -70,6 +71,130 @@ describe('branch engine (in-process)', () => {
     }
   });
 
+  it('sets the guards on every branch, as configured, and only there', async () => {
+    const t = testProject();
+    const r = await t.run((e) => e.ensure({ execId: 'guards' }));
+    expect(await settingsOf(r.branch)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
+    const q = testProject({ toml: '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\n' });
+    expect(await settingsOf((await q.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual(['idle_in_transaction_session_timeout=900000ms', 'statement_timeout=30000ms']);
+    const off = testProject({ toml: '[guards]\nenabled = false\n' });
+    expect(await settingsOf((await off.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual([]);
+    expect(await settingsOf(t.template)).toEqual([]);
+  });
+
+  it('retires with a grace period, then gc drops what is past its deadline (idle measured from last activity)', async () => {
+    const t = testProject({ toml: '[agent]\nidle_ttl = "2s"\ngrace = "1s"\n' });
+    const e = await t.open();
+    try {
+      const idle = await e.ensure({ execId: 'idle' });
+      const busy = await e.ensure({ execId: 'busy' });
+      const tmp = await e.ensure({ execId: 'tmp' });
+      expect(await e.retire({ id: 'tmp' })).toMatchObject([{ name: tmp.branch, action: 'retired' }]);
+      await untilServerTimePast(new Date(new Date(idle.record.deadline).getTime() - 1000));
+      await e.ensure({ execId: 'busy' }); // activity moves the deadline
+      const by = Object.fromEntries((await e.list()).map((b) => [b.id, b]));
+      expect(by.tmp).toMatchObject({ state: 'retiring', deadline_kind: 'grace' });
+      expect(by.idle).toMatchObject({ state: 'active', deadline_kind: 'idle' });
+      expect(new Date(by.busy!.deadline).getTime()).toBeGreaterThan(new Date(by.idle!.deadline).getTime() + 500);
+      await untilServerTimePast(by.idle!.deadline);
+      await untilServerTimePast(by.tmp!.deadline);
+      const dropped = (await e.gc()).dropped.map((d) => d.name);
+      expect(dropped).toEqual(expect.arrayContaining([idle.branch, tmp.branch]));
+      expect(dropped).not.toContain(busy.branch);
+      expect(await dbRow(busy.branch)).toBeDefined();
+      expect(await dbRow(idle.branch)).toBeUndefined();
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('down terminates backends, retires (refusing new connections), revives, and --now drops', async () => {
+    const t = testProject();
+    const e = await t.open();
+    try {
+      const up = await e.ensure({ execId: 'd' });
+      const c = client(up.branch);
+      await c.connect();
+      expect(await e.down({ id: 'd' })).toEqual([{ name: up.branch, action: 'retired', backends_terminated: 1, backends_remaining: 0 }]);
+      await expect(c.query('select 1')).rejects.toThrow();
+      expect((await dbRow(up.branch))!.datallowconn).toBe(false);
+      expect(await e.ensure({ execId: 'd' })).toMatchObject({ branch: up.branch, method: 'revive' });
+      expect((await e.down({ id: 'd' }, { now: true }))[0]).toMatchObject({ name: up.branch, action: 'dropped' });
+      expect(await dbRow(up.branch)).toBeUndefined();
+      await expect(e.down({ id: 'd' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('refuses to drop or alter a database it did not create, even one named like a branch', async () => {
+    const t = testProject();
+    for (const name of [`foreign_${t.host}`, `agent_${t.host}_deadbeef`]) {
+      await sql(`CREATE DATABASE ${name}`);
+      const before = await dbRow(name);
+      await expect(t.run((e) => e.down({ branch: name }, { now: true }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
+      expect(await dbRow(name)).toEqual(before);
+      await sql(`DROP DATABASE ${name}`);
+    }
+  });
+
+  it('10 concurrent ensures for distinct ids all succeed; 2 concurrent for one id make one branch', async () => {
+    const t = testProject();
+    const runs = await Promise.all(Array.from({ length: 10 }, (_, i) => t.run((e) => e.ensure({ execId: `c${i}` }))));
+    expect(new Set(runs.map((r) => r.branch)).size).toBe(10);
+    const same = await Promise.all([0, 1].map(() => t.run((e) => e.ensure({ execId: 'same' }))));
+    expect(same[0]!.branch).toBe(same[1]!.branch);
+    expect(same.map((g) => g.method).sort()).toEqual(['attach', 'clone']);
+    expect(await t.run((e) => e.list())).toHaveLength(11);
+  });
+
+  it('a name taken by another identity (or by any database) falls back to the hash name', async () => {
+    const a = testProject();
+    const b = testProject();
+    // Same host label for both projects: their readable names collide.
+    const bSameHost = { ...b, config: { ...b.config, host: a.host } };
+    const ra = await a.run((e) => e.ensure({ execId: 'shared' }));
+    const { Engine } = await import('../../src/engine/api.js');
+    const eb = await Engine.open(bSameHost.config, { quiet: true });
+    try {
+      const rb = await eb.ensure({ execId: 'shared' });
+      expect(ra.branch).toBe(`exec_${a.host}_shared`);
+      expect(rb.branch).toMatch(new RegExp(`^exec_${a.host}_[0-9a-f]{16}$`));
+      expect((await eb.ensure({ execId: 'shared' })).branch).toBe(rb.branch);
+    } finally {
+      await eb.close();
+    }
+  });
+
+  it('attach repairs an active branch left refusing connections by a retire that was cut off', async () => {
+    const t = testProject();
+    const up = await t.run((e) => e.ensure({ execId: 'cut' }));
+    await sql(`ALTER DATABASE ${up.branch} WITH ALLOW_CONNECTIONS false`);
+    expect(await t.run((e) => e.ensure({ execId: 'cut' }))).toMatchObject({ branch: up.branch, method: 'attach' });
+    expect(await onBranch(up.branch, async (c) => (await c.query('select current_database() AS d')).rows[0].d)).toBe(up.branch);
+  });
+
+  it('gc leaves a branch alone while its identity lock is held (being ensured), and drops it afterwards', async () => {
+    const t = testProject({ toml: '[agent]\nidle_ttl = "1s"\n' });
+    const up = await t.run((e) => e.ensure({ execId: 'busy' }));
+    const holder = client('pgx_registry');
+    await holder.connect();
+    try {
+      // Locked before the deadline passes, so no gc (this test's or a concurrent one's) can take it first.
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(up.record.identity_key)]);
+      await untilServerTimePast(up.record.deadline);
+      expect((await t.run((e) => e.gc())).dropped.map((d) => d.name)).not.toContain(up.branch);
+      expect(await dbRow(up.branch)).toBeDefined();
+    } finally {
+      await holder.end();
+    }
+    await t.run((e) => e.gc()); // (a concurrent test's gc may have dropped it first: either way it is gone)
+    expect(await dbRow(up.branch)).toBeUndefined();
+  });
+});
+
+// Not concurrent with anything: it puts a failing psql first on PATH for the whole process.
+describe('dump/restore failure (in-process)', () => {
   it('dump/restore fails fast when psql dies early: no pg_dump left holding the source, no leftover database', async () => {
     const source = await makeSource();
     // Several MB of dump, far more than the pipes buffer: a pg_dump nobody reads from blocks for good.
@@ -111,124 +236,5 @@ exit 3
       process.env.PATH = path;
       await holder.end();
     }
-  });
-
-  it('sets the guards on every branch, as configured, and only there', async () => {
-    const t = testProject();
-    const r = await t.run((e) => e.ensure({ execId: 'guards' }));
-    expect(await settingsOf(r.branch)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
-    const q = testProject({ toml: '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\n' });
-    expect(await settingsOf((await q.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual(['idle_in_transaction_session_timeout=900000ms', 'statement_timeout=30000ms']);
-    const off = testProject({ toml: '[guards]\nenabled = false\n' });
-    expect(await settingsOf((await off.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual([]);
-    expect(await settingsOf(t.template)).toEqual([]);
-  });
-
-  it('retires with a grace period, then gc drops what is past its deadline (idle measured from last activity)', async () => {
-    const t = testProject({ toml: '[agent]\nidle_ttl = "2s"\ngrace = "1s"\n' });
-    const e = await t.open();
-    try {
-      const idle = await e.ensure({ execId: 'idle' });
-      const busy = await e.ensure({ execId: 'busy' });
-      const tmp = await e.ensure({ execId: 'tmp' });
-      expect(await e.retire({ id: 'tmp' })).toMatchObject([{ name: tmp.branch, action: 'retired' }]);
-      await untilServerTimePast(new Date(new Date(idle.record.deadline).getTime() - 1000));
-      await e.ensure({ execId: 'busy' }); // activity moves the deadline
-      const by = Object.fromEntries((await e.list()).map((b) => [b.id, b]));
-      expect(by.tmp).toMatchObject({ state: 'retiring', deadline_kind: 'grace' });
-      expect(by.idle).toMatchObject({ state: 'active', deadline_kind: 'idle' });
-      expect(new Date(by.busy!.deadline).getTime()).toBeGreaterThan(new Date(by.idle!.deadline).getTime() + 500);
-      await untilServerTimePast(by.idle!.deadline);
-      await untilServerTimePast(by.tmp!.deadline);
-      const gc = await e.gc();
-      expect(gc.dropped.map((d) => d.name).sort()).toEqual([idle.branch, tmp.branch].sort());
-      expect(await dbRow(busy.branch)).toBeDefined();
-      expect(await dbRow(idle.branch)).toBeUndefined();
-    } finally {
-      await e.close();
-    }
-  });
-
-  it('down terminates backends, retires (refusing new connections), revives, and --now drops', async () => {
-    const t = testProject();
-    const e = await t.open();
-    try {
-      const up = await e.ensure({ execId: 'd' });
-      const c = client(up.branch);
-      await c.connect();
-      expect(await e.down({ id: 'd' })).toEqual([{ name: up.branch, action: 'retired', backends_terminated: 1, backends_remaining: 0 }]);
-      await expect(c.query('select 1')).rejects.toThrow();
-      expect((await dbRow(up.branch))!.datallowconn).toBe(false);
-      expect(await e.ensure({ execId: 'd' })).toMatchObject({ branch: up.branch, method: 'revive' });
-      expect((await e.down({ id: 'd' }, { now: true }))[0]).toMatchObject({ name: up.branch, action: 'dropped' });
-      expect(await dbRow(up.branch)).toBeUndefined();
-      await expect(e.down({ id: 'd' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    } finally {
-      await e.close();
-    }
-  });
-
-  it('refuses to drop or alter a database it did not create, even one named like a branch', async () => {
-    const t = testProject();
-    for (const name of [`foreign_${t.host}`, `agent_${t.host}_deadbeef`]) {
-      await sql(`CREATE DATABASE ${name}`);
-      const before = await dbRow(name);
-      await expect(t.run((e) => e.down({ branch: name }, { now: true }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
-      expect(await dbRow(name)).toEqual(before);
-      await sql(`DROP DATABASE ${name}`);
-    }
-  });
-
-  it('20 concurrent ensures for distinct ids all succeed; 2 concurrent for one id make one branch', async () => {
-    const t = testProject();
-    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => t.run((e) => e.ensure({ execId: `c${i}` }))));
-    expect(new Set(runs.map((r) => r.branch)).size).toBe(20);
-    const same = await Promise.all([0, 1].map(() => t.run((e) => e.ensure({ execId: 'same' }))));
-    expect(same[0]!.branch).toBe(same[1]!.branch);
-    expect(same.map((g) => g.method).sort()).toEqual(['attach', 'clone']);
-    expect(await t.run((e) => e.list())).toHaveLength(21);
-  });
-
-  it('a name taken by another identity (or by any database) falls back to the hash name', async () => {
-    const a = testProject();
-    const b = testProject();
-    // Same host label for both projects: their readable names collide.
-    const bSameHost = { ...b, config: { ...b.config, host: a.host } };
-    const ra = await a.run((e) => e.ensure({ execId: 'shared' }));
-    const { Engine } = await import('../../src/engine/api.js');
-    const eb = await Engine.open(bSameHost.config, { quiet: true });
-    try {
-      const rb = await eb.ensure({ execId: 'shared' });
-      expect(ra.branch).toBe(`exec_${a.host}_shared`);
-      expect(rb.branch).toMatch(new RegExp(`^exec_${a.host}_[0-9a-f]{16}$`));
-      expect((await eb.ensure({ execId: 'shared' })).branch).toBe(rb.branch);
-    } finally {
-      await eb.close();
-    }
-  });
-
-  it('attach repairs an active branch left refusing connections by a retire that was cut off', async () => {
-    const t = testProject();
-    const up = await t.run((e) => e.ensure({ execId: 'cut' }));
-    await sql(`ALTER DATABASE ${up.branch} WITH ALLOW_CONNECTIONS false`);
-    expect(await t.run((e) => e.ensure({ execId: 'cut' }))).toMatchObject({ branch: up.branch, method: 'attach' });
-    expect(await onBranch(up.branch, async (c) => (await c.query('select current_database() AS d')).rows[0].d)).toBe(up.branch);
-  });
-
-  it('gc leaves a branch alone while its identity lock is held (being ensured), and drops it afterwards', async () => {
-    const t = testProject({ toml: '[agent]\nidle_ttl = "1s"\n' });
-    const up = await t.run((e) => e.ensure({ execId: 'busy' }));
-    await untilServerTimePast(up.record.deadline);
-    const holder = client('pgx_registry');
-    await holder.connect();
-    try {
-      await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(up.record.identity_key)]);
-      expect((await t.run((e) => e.gc())).dropped.map((d) => d.name)).not.toContain(up.branch);
-      expect(await dbRow(up.branch)).toBeDefined();
-    } finally {
-      await holder.end();
-    }
-    expect((await t.run((e) => e.gc())).dropped.map((d) => d.name)).toContain(up.branch);
-    expect(await dbRow(up.branch)).toBeUndefined();
   });
 });

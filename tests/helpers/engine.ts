@@ -6,7 +6,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { Engine } from '../../src/engine/api.js';
 import { templateName } from '../../src/engine/template.js';
 import type { StatementGate } from '../../src/server/db.js';
+import { registryRows } from './hooks.js';
 import { makeProject, pgInfo, sql } from './pgx.js';
+
+export { registryRows };
 
 export interface TestProject {
   config: Config;
@@ -17,14 +20,19 @@ export interface TestProject {
   open(gate?: StatementGate): Promise<Engine>;
   /** Opens, runs, closes. */
   run<T>(fn: (e: Engine) => Promise<T>): Promise<T>;
+  /** The same project (so the same template) under a new host label: branches of its own, checked on their own. */
+  fork(): TestProject;
 }
 
 const rand = (n: number) => randomBytes(n).toString('hex').slice(0, n);
 
 export function testProject(opts: { source?: string; toml?: string } = {}): TestProject {
-  const host = `h${rand(6)}`;
   const p = makeProject({ source: opts.source, toml: opts.toml });
-  const config = loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: pgInfo().url, PGX_HOST: host, PGX_HOME: p.home, HOME: p.dir } });
+  return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
+}
+
+function withConfig(config: Config): TestProject {
+  const host = config.host;
   const open = (gate?: StatementGate) => Engine.open(config, { quiet: true, gate });
   return {
     config,
@@ -40,6 +48,7 @@ export function testProject(opts: { source?: string; toml?: string } = {}): Test
         await e.close();
       }
     },
+    fork: () => withConfig({ ...config, host: `h${rand(6)}` }),
   };
 }
 
@@ -70,17 +79,13 @@ export async function databasesLike(prefix: string): Promise<string[]> {
   return (await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [prefix, prefix.length])).map((r) => r.datname);
 }
 
-export async function registryRows(project: string): Promise<{ name: string; state: string; db_exists: boolean }[]> {
-  return sql(`SELECT b.name, b.state, (d.oid IS NOT NULL) AS db_exists FROM pgx_branch b LEFT JOIN pg_database d ON d.datname = b.name WHERE b.project = $1 ORDER BY 1`, [project], 'pgx_registry');
-}
-
 /**
  * The recovery invariant: for this project, every branch database (named with its host label) has a record and a
  * stamp, every record has its database and is not stuck 'creating', the template (if any) is the only database
  * under its name prefix, and no template build is still recorded.
  */
-export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: boolean } = {}): Promise<void> {
-  const rows = await registryRows(t.name);
+export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: boolean; template?: boolean } = {}): Promise<void> {
+  const rows = (await registryRows(t.name)).filter((r) => r.host === t.host);
   const dbs = (await sql<{ datname: string; comment: string | null }>(`SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE $1 ORDER BY 1`, [`%\\_${t.host}\\_%`]));
   const problems: string[] = [];
   for (const d of dbs) {
@@ -88,13 +93,15 @@ export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: bo
     if (!d.comment?.startsWith('pgx:branch:')) problems.push(`database ${d.datname} is not stamped (${d.comment})`);
   }
   for (const r of rows) {
-    if (!r.db_exists) problems.push(`record ${r.name} has no database`);
+    if (!(await dbRow(r.name))) problems.push(`record ${r.name} has no database`);
     if (r.state === 'creating') problems.push(`record ${r.name} is stuck creating`);
     if (r.state === 'retiring' && !opts.allowRetiring) problems.push(`record ${r.name} is retiring`);
   }
-  const leftovers = (await databasesLike(`${t.template}_`));
-  if (leftovers.length) problems.push(`template leftovers: ${leftovers.join(', ')}`);
-  const builds = await sql(`SELECT name FROM pgx_template_build WHERE template = $1`, [t.template], 'pgx_registry');
-  if (builds.length) problems.push(`recorded builds: ${builds.map((b) => b.name).join(', ')}`);
+  if (opts.template !== false) {
+    const leftovers = await databasesLike(`${t.template}_`);
+    if (leftovers.length) problems.push(`template leftovers: ${leftovers.join(', ')}`);
+    const builds = await sql(`SELECT name FROM pgx_template_build WHERE template = $1`, [t.template], 'pgx_registry');
+    if (builds.length) problems.push(`recorded builds: ${builds.map((b) => b.name).join(', ')}`);
+  }
   if (problems.length) throw new Error(`not clean:\n  ${problems.join('\n  ')}`);
 }

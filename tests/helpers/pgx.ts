@@ -77,8 +77,31 @@ export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 
   }
 }
 
+// One kept connection per database that no test drops (a password login per query costs more than most queries).
+const KEPT = new Set(['postgres', 'pgx_registry']);
+const kept = new Map<string, Promise<pg.Client>>();
+
+function keptClient(database: string): Promise<pg.Client> {
+  let c = kept.get(database);
+  if (!c) {
+    const p = pgInfo();
+    const client = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database });
+    client.on('error', () => kept.delete(database));
+    c = client.connect().then(() => {
+      // Never what keeps a test process alive.
+      (client as unknown as { connection: { stream: { unref?(): void } } }).connection.stream.unref?.();
+      return client;
+    });
+    c.catch(() => kept.delete(database));
+    kept.set(database, c);
+  }
+  return c;
+}
+
 export async function sql<R = any>(text: string, params: unknown[] = [], database = 'postgres'): Promise<R[]> {
-  return withAdmin(async (c) => (await c.query(text, params)).rows as R[], database);
+  if (!KEPT.has(database)) return withAdmin(async (c) => (await c.query(text, params)).rows as R[], database);
+  const c = await keptClient(database);
+  return (await c.query(text, params)).rows as R[];
 }
 
 /** md5 of a schema-only pg_dump of a database (the password in the child's environment only). */
