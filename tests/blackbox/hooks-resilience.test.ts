@@ -17,7 +17,7 @@ describe('hook resilience', () => {
     const s = session(p.dir, p.dir);
     const agent = newAgentId();
     // Another pgx process "holds" this identity: take its advisory lock from a plain client.
-    const key = identityKey({ project: p.name, host: 'testhost', sessionId: s.sessionId, agentId: agent });
+    const key = identityKey({ project: p.name, host: p.host, sessionId: s.sessionId, agentId: agent });
     const info = pgInfo();
     const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
     runPgx(['agent', 'up', '--id', 'bootstrap-registry', '--json'], p); // the registry database exists from here on

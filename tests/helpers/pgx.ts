@@ -15,7 +15,7 @@ export function pgInfo() {
 }
 
 /** A fresh temp project with a .pgx.toml; the server comes from PGX_DATABASE_URL in the env (never argv). */
-export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; home: string; env: NodeJS.ProcessEnv } {
+export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; host: string; home: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-proj-'));
   const name = opts.name ?? `p${Math.random().toString(36).slice(2, 10)}`;
   const lines = ['[project]', `name = "${name}"`];
@@ -23,14 +23,16 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
   writeFileSync(join(dir, '.pgx.toml'), lines.join('\n') + '\n' + (opts.toml ?? ''));
   const home = join(dir, '.pgx-home');
   mkdirSync(home);
+  // A host label of the project's own: branch names (exec_<host>_<id>) never meet another test's leftovers.
+  const host = `t${Math.random().toString(36).slice(2, 9)}`;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: dir,
     PGX_HOME: home,
     PGX_DATABASE_URL: pgInfo().url,
-    PGX_HOST: 'testhost',
+    PGX_HOST: host,
   };
-  return { cwd: dir, dir, name, home, env };
+  return { cwd: dir, dir, name, host, home, env };
 }
 
 export interface RunResult {
