@@ -105,11 +105,11 @@ export class Engine {
     return { branch: rec.name, state: rec.state, heartbeat: await records.heartbeat(this.ctx.registry, rec.name) };
   }
 
-  /** Retires what the selector matches (nothing matched: an empty list). `gcAfter`: then drop up to n expired ones. */
+  /** Retires what the selector matches (nothing matched: an empty list). `gcAfter`: then drop up to n expired branches. */
   async retire(sel: Selector, opts: { gcAfter?: number } = {}): Promise<DownResult[]> {
     const done: DownResult[] = [];
     for (const rec of await this.resolve(sel)) done.push(await retireBranch(this.ctx, rec));
-    if (opts.gcAfter) await gc(this.ctx, opts.gcAfter).catch(() => {}); // bounded, opportunistic
+    if (opts.gcAfter && done.length) await gc(this.ctx, opts.gcAfter).catch(() => {}); // bounded, opportunistic
     return done;
   }
 
