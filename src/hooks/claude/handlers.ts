@@ -10,7 +10,8 @@ import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
-import { hasBareExit, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 
@@ -45,6 +46,11 @@ function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
+/** What `agent exec` will run for this command: the command itself, or, already routed, the copy it carries. */
+function original(command: string, p: RewriteParams): string {
+  return isRouted(command, p) ? innerCommand(command, p)! : command;
+}
+
 /** The deny for a command that invokes pgx's launcher itself (see invokesLauncher). */
 export function launcherDeny(): HookResult {
   return {
@@ -76,7 +82,9 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
+    const ticket = () => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', original(command, params)]);
     if (isRouted(command, params)) {
+      ticket();
       return askUnverified ? { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision } }, outcome: 'already-routed:ask-unverified', branch: ensured.branch } : { outcome: 'already-routed', branch: ensured.branch };
     }
     if (invokesLauncher(command, h.launcher)) return { ...launcherDeny(), branch: ensured.branch };
@@ -87,6 +95,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
         branch: ensured.branch,
       };
     }
+    ticket();
     return {
       output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision, updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
       outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}`,
@@ -135,6 +144,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
 export const subagentStop: Handler<typeof P.subagentStopSchema> = {
   schema: P.subagentStopSchema,
   async run(p, h) {
+    dropTickets(h.config.home, p.agent_id); // the agent is done: no more routed commands of its to admit
     const [r] = await withEngine(h.config, (e) => e.retire({ target: subagentTarget(p) }, { gcAfter: 2 }), h.engine);
     if (!r) return { outcome: 'no-branch' };
     return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: r.name };
