@@ -8,7 +8,7 @@ import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
-import { setStatementTimeout } from '../../server/db.js';
+import { setHookDeadline } from '../../server/db.js';
 import { appendHookLog } from './log.js';
 import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
 
@@ -145,7 +145,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
         mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
         writeFileSync(marker, '', { mode: 0o600 });
       }
-      setStatementTimeout(deadline); // no statement outlives the hook (see setStatementTimeout)
+      setHookDeadline(deadline); // no statement outlives the hook, connection attempts wait for the time left
       const work = (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
         config,
         launcher: launcherPath(),
