@@ -3,12 +3,13 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { setHookDeadline } from '../../server/db.js';
+import { claudeCodeShell } from '../../shell.js';
 import { appendHookLog } from './log.js';
 import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
 
@@ -33,17 +34,6 @@ export function launcherPath(): string {
   } catch {
     return process.argv[1]!;
   }
-}
-
-/**
- * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
- * writes (bash, zsh, sh, dash, ksh); fish or csh would re-parse the command differently (and source their own rc
- * files, which BASH_ENV pinning does not cover).
- */
-export function userShell(): string {
-  const s = process.env.SHELL;
-  if (s && s.startsWith('/') && /^(bash|zsh|sh|dash|ksh|mksh)$/.test(basename(s)) && existsSync(s)) return s;
-  return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 }
 
 /**
@@ -149,7 +139,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
       const work = (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
         config,
         launcher: launcherPath(),
-        shell: userShell(),
+        shell: claudeCodeShell(), // the shell Claude Code itself would have run the command in
         envFile: process.env.CLAUDE_ENV_FILE || undefined,
       });
       result = await withDeadline(work, deadline);
