@@ -98,7 +98,7 @@ describe.skipIf(!opensslAvailable)('sslmode against a TLS server (self-signed ce
       runAs,
       extraConf: ['fsync = off', 'ssl = on', `ssl_cert_file = '${crt}'`, `ssl_key_file = '${key}'`],
     };
-    initCluster(spec);
+    await initCluster(spec);
     startCluster(spec);
     params = { host: '127.0.0.1', port, user: 'pgx', password, database: 'postgres' };
     url = `postgresql://pgx:${password}@127.0.0.1:${port}/postgres`;
