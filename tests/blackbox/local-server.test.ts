@@ -191,7 +191,7 @@ describe('local up killed during initdb', () => {
     child.kill('SIGTERM');
     await exited(child);
     // before, initdb went on alone (the signal reached pgx only); nothing is left working on the directory now
-    for (let i = 0; i < 100 && processesOn(dataDir).length > 0; i++) await sleep(50);
+    for (let i = 0; i < 40 && processesOn(dataDir).length > 0; i++) await sleep(50); // killed, not left to finish
     expect(processesOn(dataDir)).toEqual([]);
     expect(readdirSync(dirname(dataDir)).filter((f) => f.startsWith('.pwfile-'))).toEqual([]); // the password file too
     const up = runPgx(['local', 'up', '--json'], p);
