@@ -102,6 +102,7 @@ const fileSchema = z.strictObject({
       idle_ttl: z.prefault(duration({ minMs: 1000, ...AGENT_TIMING }), '2h'),
       grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
       session_branch: z._default(z.boolean(), true),
+      unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
     }),
     {},
   ),
@@ -131,6 +132,8 @@ export interface Config {
   idleTtlMs: number;
   graceMs: number;
   sessionBranch: boolean;
+  /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
+  unverifiedClaudeCode: 'ask' | 'rules';
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
@@ -208,6 +211,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,
     sessionBranch: c.agent.session_branch,
+    unverifiedClaudeCode: c.agent.unverified_claude_code,
     guards: {
       enabled: c.guards.enabled,
       settings: {

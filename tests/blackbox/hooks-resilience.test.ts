@@ -81,7 +81,7 @@ describe('hook resilience', () => {
     writeFileSync(join(bin, 'fish'), '#!/bin/sh\nexit 99\n', { mode: 0o755 });
     const innerOf = async (env: NodeJS.ProcessEnv) => {
       const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env });
-      return / -- (\S+) -c 'echo hi' # pgx-routed /.exec(r.json.hookSpecificOutput.updatedInput.command)?.[1];
+      return / -- (\S+) -c 'echo hi'; exit # pgx-routed /.exec(r.json.hookSpecificOutput.updatedInput.command)?.[1];
     };
     // this machine has bash and no zsh (as Claude Code would see it: zsh on PATH or in /bin, /usr/bin, … first)
     const zshInstalled = ['/bin/zsh', '/usr/bin/zsh', '/usr/local/bin/zsh', '/opt/homebrew/bin/zsh'].some((f) => existsSync(f));
