@@ -13,8 +13,16 @@ const home = mkdtempSync(join(tmpdir(), 'pgx-hostile-'));
 const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, 'h'), PGX_HOST: 'hostile' };
 const run = (args, cwd, extra = {}) => spawnSync(process.execPath, [pgx, ...args], { cwd, env: { ...env, ...extra }, encoding: 'utf8', timeout: 120_000 });
 
+// Controls: valid values at the edges, which must work (so a harness that fails everything shows up).
+const CONTROLS = [
+  ['guards', 'statement_timeout', '"24d"'],
+  ['guards', 'idle_in_transaction_session_timeout', '"2147483647ms"'],
+  ['agent', 'idle_ttl', '"36500d"'],
+  ['server', 'url', '"LOCAL/postgres"'],
+];
+
 const VALUES = [
-  // [section, key, TOML value, what PostgreSQL / pgx can really take]
+  // [section, key, TOML value]
   ['guards', 'idle_in_transaction_session_timeout', '"30d"'],
   ['guards', 'idle_in_transaction_session_timeout', '"25d"'],
   ['guards', 'statement_timeout', '"597h"'],
@@ -68,19 +76,26 @@ if (up.status !== 0) throw new Error(`local up failed: ${up.stdout}${up.stderr}`
 const state = JSON.parse(readFileSync(join(env.PGX_HOME, 'local', 'state.json'), 'utf8'));
 const local = `postgresql://${state.user}:${state.password}@127.0.0.1:${state.port}`;
 
-const tally = { tried: VALUES.length, refused_exit3: 0, accepted_worked: 0, accepted_then_failed: 0, other_exit: 0, accepted_then_failed_values: [], other_values: [] };
-for (const [section, key, raw] of VALUES) {
+const tally = { controls_worked: 0, controls_failed: [], tried: VALUES.length, refused_exit3: 0, accepted_worked: 0, accepted_then_failed: 0, accepted_worked_values: [], accepted_then_failed_values: [] };
+function attempt(section, key, raw) {
   const dir = mkdtempSync(join(home, 'p-'));
   const value = raw.replace('LOCAL', local);
   writeFileSync(join(dir, '.pgx.toml'), `[${section}]\n${key} = ${value}\n`);
   const r = run(['agent', 'exec', '--id', 'h', '--cwd', dir, '--', 'psql', '-X', '-Atc', 'select 1'], dir);
-  const label = `${section}.${key} = ${raw}`;
   const err = (r.stderr || '').replace(state.password, '***').replace(/\s+/g, ' ').slice(0, 160);
+  return { r, err, label: `${section}.${key} = ${raw}` };
+}
+for (const [section, key, raw] of CONTROLS) {
+  const { r, err, label } = attempt(section, key, raw);
+  if (r.status === 0 && r.stdout.trim() === '1') tally.controls_worked++;
+  else tally.controls_failed.push(`${label}: exit ${r.status}: ${err}`);
+}
+for (const [section, key, raw] of VALUES) {
+  const { r, err, label } = attempt(section, key, raw);
   if (r.status === 3) tally.refused_exit3++;
-  else if (r.status === 0 && r.stdout.trim() === '1') tally.accepted_worked++;
-  else if (r.status === 1 || r.status === 125) {
-    tally.other_exit++;
-    tally.other_values.push(`${label}: exit ${r.status}: ${err}`);
+  else if (r.status === 0 && r.stdout.trim() === '1') {
+    tally.accepted_worked++;
+    tally.accepted_worked_values.push(label);
   } else {
     tally.accepted_then_failed++;
     tally.accepted_then_failed_values.push(`${label}: exit ${r.status}: ${err}`);
