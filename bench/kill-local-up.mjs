@@ -30,19 +30,20 @@ function processesOn(dataDir) {
 
 const run = (args, env) => spawnSync(process.execPath, [pgx, ...args], { env, encoding: 'utf8', timeout: 180_000 });
 
-// One uninterrupted `local up` to learn how long it takes here: kills are spread over [0, 1.2 × that].
+// One uninterrupted `local up` to learn how long it takes here: kills are spread over [0, that].
 const probeHome = mkdtempSync(join(tmpdir(), 'pgx-kill-probe-'));
 const penv = { PATH: process.env.PATH, HOME: probeHome, PGX_HOME: join(probeHome, 'h') };
 let t0 = Date.now();
 run(['local', 'up'], penv);
 const fullMs = Date.now() - t0;
 cleanup(penv);
+rmSync(probeHome, { recursive: true, force: true });
 
 const tally = { runs, full_up_ms: fullMs, killed_before_exit: 0, recovered: 0, failed: 0, stray_initdb_after_kill: 0, stray_initdb_after_recovery: 0, errors: [] };
 for (let i = 0; i < runs; i++) {
   const home = mkdtempSync(join(tmpdir(), 'pgx-kill-'));
   const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, 'h') };
-  const delay = Math.floor(Math.random() * fullMs * 1.2);
+  const delay = Math.floor(Math.random() * fullMs); // a moment of a typical run
   const child = spawn(process.execPath, [pgx, 'local', 'up'], { env, stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', (code, sig) => r(sig ?? code)));
   await sleep(delay);
