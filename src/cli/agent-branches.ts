@@ -1,12 +1,7 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
-import { withEngine } from '../engine/context.js';
-import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
-import { refreshTemplate } from '../engine/template.js';
-import { assertBranchStamp, databaseInfo } from '../engine/stamp.js';
-import { ensureTarget } from '../engine/target.js';
-import * as registry from '../registry.js';
+import { withEngine, type Selector } from '../engine/api.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import { quoteIfNeeded } from '../shell.js';
 import { paint, relativeTime, table } from '../output.js';
@@ -20,7 +15,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & TargetOpts>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts)));
+        const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
         const env = libpqEnv({}, { ...r.conn, password: undefined });
         const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
         out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
@@ -32,8 +27,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
         const config = configFor(opts);
-        const recs = await withEngine(config, (e) => registry.findRecords(e.db, opts.all ? {} : { project: config.project }));
-        const branches = recs.map(describeRecord);
+        const branches = await withEngine(config, (e) => e.list({ all: opts.all }));
         out.result({ branches }, () => {
           if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim');
           return table(
@@ -55,27 +49,10 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const given = ['agent', 'id', 'branch', 'session'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
         if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch, --session.', 'e.g. `pgx agent down --id demo`.');
         const config = configFor(opts);
-        const results = await withEngine(config, async (e) => {
-          let recs: registry.BranchRecord[];
-          if (opts.branch !== undefined) {
-            recs = await registry.findRecords(e.db, { name: opts.branch });
-            if (!recs.length) {
-              const info = await databaseInfo(e.db, opts.branch);
-              if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${opts.branch}".`, 'See `pgx agent ls --all`.');
-              await assertBranchStamp(e.db, opts.branch); // refuses anything pgx did not stamp
-              throw new PgxError('NOT_FOUND', `"${opts.branch}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
-            }
-          } else {
-            const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
-            recs = await registry.findRecords(e.db, { project: config.project, agentId: t.agentId, execId: t.execId, sessionId: t.sessionId, includeSubagents: true });
-            if (t.agentId !== undefined) recs = recs.filter((r) => r.kind === 'subagent');
-            if (t.execId !== undefined) recs = recs.filter((r) => r.kind === 'exec');
-          }
-          if (!recs.length) throw new PgxError('NOT_FOUND', `No pgx branch matches ${given.map((k) => `--${k}`).join(' ')} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
-          const done: DownResult[] = [];
-          for (const rec of recs) done.push(opts.now ? await dropBranch(e, rec) : await retireBranch(e, rec));
-          return done;
-        });
+        const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {}); // validates the ids
+        const sel: Selector =
+          opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
+        const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
       }),
     );
@@ -85,7 +62,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { limit: number }>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => gc(e, opts.limit));
+        const r = await withEngine(config, (e) => e.gc(opts.limit));
         out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
@@ -95,7 +72,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections)')).action(
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
-      const r = await withEngine(config, (e) => refreshTemplate(e, (m) => out.progress(m)));
+      const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );

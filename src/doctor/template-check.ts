@@ -1,6 +1,6 @@
 // Is the project's template there, made by pgx, and in step with the source? "In step" compares the schema
 // fingerprint stored in the template's stamp at its last refresh with the source's fingerprint now.
-import { databaseInfo } from '../engine/stamp.js';
+import { databaseInfo } from '../server/catalog.js';
 import { schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
 import { relativeTime } from '../output.js';
@@ -22,7 +22,7 @@ export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   if (!stamp) return fail('template', `a database named ${name} exists but was not made by pgx`, `rename or drop ${name} yourself, or change [project] name in ${config.file ?? '.pgx.toml'}`);
   const age = `refreshed ${relativeTime(stamp.refreshed_at)} by ${stamp.method}`;
   if (!config.source) return ok('template', `${name} (empty: no [project] source), ${age}`);
-  const now = await schemaFingerprint({ config, admin: s.admin, db: s.db }, config.source);
+  const now = await schemaFingerprint({ admin: s.admin }, config.source);
   if (stamp.fingerprint !== now) {
     return warn('template', `${name} is behind "${config.source}": its schema changed since the template was ${age}; new branches get the old schema`, REFRESH);
   }

@@ -2,6 +2,7 @@
 // touch the database (and the start-up of those that do) do not pay for loading it.
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../errors.js';
+import { sqlstateOf, SQLSTATE } from './catalog.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;
@@ -29,6 +30,13 @@ export interface ConnParams {
   channelBinding?: boolean;
   /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS or 3 s. */
   connectTimeoutMs?: number;
+  /**
+   * A hook answers by a deadline and then exits: a statement still running then (cloning a large source)
+   * would go on without it and finish unstamped. With this set, the server cancels it instead (a cancelled clone
+   * leaves nothing behind). Carried by the connection parameters so that every connection opened for the
+   * same work (registry, fingerprint) has it; never rendered into a URL or a child's environment.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
@@ -142,12 +150,27 @@ export function urlWithoutPassword(p: Omit<ConnParams, 'password'>): string {
 
 export interface Db {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
-  /** The driver's identifier escaping: the ONE way a name reaches SQL text. */
-  ident(name: string): string;
-  /** The driver's literal escaping, for the few statements that take no bind parameters (COMMENT, ALTER … SET). */
-  literal(value: string): string;
   serverVersionNum: number;
-  raw: Client;
+  /** The server process of this connection (pg_stat_activity.pid). */
+  backendPid: number;
+  /** Closes the connection; never throws. */
+  close(): Promise<void>;
+}
+
+/**
+ * The fault-injection seam: consulted before every statement of every connection opened with it. Production code
+ * never passes one; tests do (tests/helpers/faults.ts), to fail a chosen statement or to kill the process's
+ * connections between two steps, and so reach crash windows no black-box test can.
+ */
+export interface StatementGate {
+  /** Runs before `sql` is sent. Throwing fails the statement (and, if the gate killed the connections, all later ones). */
+  before(sql: string, db: Db): Promise<void>;
+  /** Told about each connection opened through it, so that a simulated crash can end all of them. */
+  opened(db: Db, client: Client): void;
+}
+
+export interface ConnectOptions {
+  gate?: StatementGate;
 }
 
 /** Outside hooks: PGX_CONNECT_TIMEOUT_MS, else 3 s (a URL's connect_timeout wins over both). */
@@ -181,11 +204,12 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
   const where = `${p.host}:${p.port}`;
   const msg = err.message ?? String(e);
   const ssl = ctx.sslmode ?? p.sslmode;
-  if (err.code === '28P01' || err.code === '28000') {
+  const code = sqlstateOf(e);
+  if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
     const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
     return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
   }
-  if (err.code === '3D000') {
+  if (code === SQLSTATE.INVALID_CATALOG_NAME) {
     return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, 'Point [server] url at an existing database (e.g. /postgres).', { cause: e });
   }
   if (/does not support SSL/i.test(msg)) {
@@ -245,19 +269,15 @@ function sslAttempts(mode: SslMode | undefined): ClientConfig['ssl'][] {
 function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
   const err = e as { code?: string; message?: string };
   if (mode === 'prefer') return /does not support SSL/i.test(err.message ?? '');
-  if (mode === 'allow') return err.code === '28000';
+  if (mode === 'allow') return sqlstateOf(e) === SQLSTATE.INVALID_AUTHORIZATION;
   return false;
 }
 
 /**
- * Hooks answer by a deadline and then exit. A statement still running then (a CREATE DATABASE of a large source) would
- * go on without them and finish unstamped: with statement_timeout set to the deadline, the server cancels it instead
- * (a cancelled CREATE DATABASE leaves nothing behind). Connection attempts get the time left (connectTimeoutFor).
- * Set once per process by the hook runner.
+ * A hook's deadline, set once per process by the hook runner: connection attempts get the time left
+ * (connectTimeoutFor). Statements are bounded separately (ConnParams.statementTimeoutMs).
  */
-let statementTimeoutMs: number | undefined;
 export function setHookDeadline(ms: number | undefined): void {
-  statementTimeoutMs = ms;
   hookDeadlineAt = ms === undefined ? undefined : Date.now() + ms;
 }
 
@@ -268,7 +288,7 @@ function effectiveSslmode(p: ConnParams): SslMode | undefined {
   return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
 }
 
-export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}): Promise<Db> {
+export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise<Db> {
   const pg = await loadPg();
   let client: Client | undefined;
   let failure: unknown;
@@ -287,9 +307,8 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
       connectionTimeoutMillis: timeoutMs,
       application_name: p.application_name ?? 'pgx',
       ...(p.channelBinding ? { enableChannelBinding: true } : {}),
-      ...(statementTimeoutMs !== undefined ? { statement_timeout: statementTimeoutMs } : {}),
+      ...(p.statementTimeoutMs !== undefined ? { statement_timeout: p.statementTimeoutMs } : {}),
       ...(ssl !== undefined ? { ssl } : {}),
-      ...extra,
     });
     // An idle client error (server restart) must not crash the process with an unhandled 'error' event.
     c.on('error', () => {});
@@ -306,21 +325,23 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
     }
   }
   if (!client) throw mapConnectError(failure, p, { timedOut, timeoutMs, sslmode });
-  const versionNum = Number((client as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0);
+  const c = client;
+  const gate = opts.gate;
   const db: Db = {
-    raw: client,
-    serverVersionNum: versionNum,
+    serverVersionNum: Number((c as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0),
+    backendPid: (c as unknown as { processID: number }).processID,
     async query<R>(sql: string, params?: unknown[]) {
-      const r = await client.query(sql, params as unknown[]);
+      if (gate) await gate.before(sql, db);
+      const r = await c.query(sql, params as unknown[]);
       return r.rows as R[];
     },
-    ident: (name) => pg.escapeIdentifier(name),
-    literal: (value) => pg.escapeLiteral(value),
+    close: () => c.end().catch(() => {}),
   };
+  gate?.opened(db, c);
   if (!db.serverVersionNum) {
     // SHOW names its column after the setting: `v` would be undefined and the version NaN (every check passing).
-    const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
-    db.serverVersionNum = Number(row!.v);
+    const r = await c.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
+    db.serverVersionNum = Number(r.rows[0]!.v);
   }
   return db;
 }

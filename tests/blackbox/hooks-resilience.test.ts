@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { identityKey } from '../../src/identity.js';
+import { LOCK } from '../../src/registry/locks.js';
 import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
 import { hook, rewriteOf } from '../helpers/hooks.js';
+import { pollUntil } from '../helpers/poll.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
 
 describe('hook resilience', () => {
@@ -16,13 +18,13 @@ describe('hook resilience', () => {
     const s = session(p.dir, p.dir);
     const agent = newAgentId();
     // Another pgx process "holds" this identity: take its advisory lock from a plain client.
-    const key = identityKey({ project: p.name, host: 'testhost', sessionId: s.sessionId, agentId: agent });
+    const key = identityKey({ project: p.name, host: p.host, sessionId: s.sessionId, agentId: agent });
     const info = pgInfo();
     const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
     runPgx(['agent', 'up', '--id', 'bootstrap-registry', '--json'], p); // the registry database exists from here on
     await holder.connect();
     try {
-      await holder.query('SELECT pg_advisory_lock($1::bigint)', [BigInt('0x' + key.slice(0, 15)).toString()]);
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(key)]);
       const t0 = Date.now();
       const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p, { env: { PGX_HOOK_DEADLINE_MS: '1500' } });
       const took = Date.now() - t0;
@@ -33,9 +35,7 @@ describe('hook resilience', () => {
       // and no statement of the hook outlives it: its lock wait is cancelled by the server (statement_timeout)
       const waiting = async () =>
         (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgx' AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n;
-      const until = Date.now() + 5000;
-      while ((await waiting()) > 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
-      expect(await waiting()).toBe(0);
+      expect(await pollUntil(async () => (await waiting()) === 0, 5000, 100)).toBe(true);
     } finally {
       await holder.end();
     }

@@ -41,11 +41,11 @@ describe('embedded local server', () => {
     expect(before).toMatchObject({ running: false, initialized: false });
     const r = runPgx(['agent', 'exec', '--id', 'e', '--', 'psql', '-X', '-Atc', 'select current_database()'], p);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe('exec_testhost_e');
+    expect(r.stdout.trim()).toBe(`exec_${p.host}_e`);
     // a PGSSLMODE in the user's shell must not break the loopback server (no TLS there), for pgx or for the command
     const ssl = runPgx(['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select current_database()'], { ...p, env: { ...p.env, PGSSLMODE: 'require' } });
     expect(ssl.status, ssl.stderr).toBe(0);
-    expect(ssl.stdout.trim()).toBe('exec_testhost_e');
+    expect(ssl.stdout.trim()).toBe(`exec_${p.host}_e`);
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));
     expect(s).toMatchObject({ running: true, initialized: true });
     expect(s.url).toBe(`postgresql://pgx@127.0.0.1:${s.port}/postgres?sslmode=disable`);

@@ -26,7 +26,7 @@ async function sslOf(p: ConnParams): Promise<boolean> {
     const [row] = await db.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
     return row!.ssl;
   } finally {
-    await db.raw.end();
+    await db.close();
   }
 }
 
