@@ -73,7 +73,7 @@ const guard = z.pipe(
 
 /**
  * Databases that can't be a source: the registry (branches would carry pgx's own bookkeeping), PostgreSQL's templates
- * (template0 refuses connections; template1 is what every CREATE DATABASE copies by default) and the maintenance
+ * (template0 refuses connections; template1 is what every new database is copied from by default) and the maintenance
  * database `postgres` (pgx's own connections sit in it, and it is nobody's application data). pgx's templates
  * (pgx_tpl_…) are derived from a source, never one.
  */

@@ -79,9 +79,9 @@ function decodePart(value: string, part: string): string {
 }
 
 /**
- * Template databases can't be the admin database: pgx's connections would sit in template1 while CREATE DATABASE
- * copies it by default (the registry's creation, an empty template) and fail with "template1 is being accessed by
- * other users"; template0 accepts no connections at all.
+ * Template databases can't be the admin database: pgx's connections would sit in template1, which every new database
+ * is copied from by default (the registry's creation, an empty template); those copies then fail with "template1 is
+ * being accessed by other users". template0 accepts no connections at all.
  */
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
 
@@ -122,7 +122,7 @@ export function parseUrl(url: string): ConnParams {
   if (NOT_ADMIN_DATABASES.includes(database)) {
     throw new PgxError(
       'CONFIG_INVALID',
-      `The server URL names the database "${database}": pgx can't use a template database for its admin connection (${database === 'template0' ? 'template0 accepts no connections' : 'CREATE DATABASE copies template1 and fails while anyone is connected to it'}).`,
+      `The server URL names the database "${database}": pgx can't use a template database for its admin connection (${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
       'Point [server] url (or PGX_DATABASE_URL) at /postgres or another ordinary database; pgx creates its branches from there.',
     );
   }

@@ -72,7 +72,7 @@ describe('agent exec process plumbing', () => {
     const script = [...aliases.map((k) => `psql "$${k}" -X -Atc "select '${k}=' || current_database() || ':' || current_setting('statement_timeout')"`), ...split.map((k) => `echo "${k}=\${${k}-unset}"`)].join('; ');
     const r = runPgx(['agent', 'exec', '--id', 'alias', '--', 'sh', '-c', script], { ...p, env });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual([...aliases.map((k) => `${k}=exec_testhost_alias:1h`), ...split.map((k) => `${k}=unset`)]);
+    expect(r.stdout.trim().split('\n')).toEqual([...aliases.map((k) => `${k}=exec_${p.host}_alias:1h`), ...split.map((k) => `${k}=unset`)]);
   });
 
   it('fails with exit 125 and a hint when the command cannot start, and 2 on usage errors', () => {
