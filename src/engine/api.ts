@@ -8,7 +8,7 @@ import { identityKey, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
-import { dropBranch, ensureBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
+import { dropBranch, ensureBranch, forgetBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
 import { refreshTemplate, type RefreshResult } from './template.js';
 
@@ -127,6 +127,22 @@ export class Engine {
   }
 
   /**
+   * `pgx agent forget`: deletes the records the selector matches and nothing else: for a record whose database was
+   * replaced by one pgx did not make (every command on it is refused), or whose name is wanted back. Refused for a
+   * record whose database is provably pgx's (that is `down`'s).
+   */
+  async forget(sel: Selector): Promise<DownResult[]> {
+    const recs = await this.resolve(sel);
+    if (!recs.length) {
+      const what = Object.keys(sel).map((k) => `--${k}`).join(' ');
+      throw new PgxError('NOT_FOUND', `No pgx record matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    }
+    const done: DownResult[] = [];
+    for (const rec of recs) done.push(await forgetBranch(this.ctx, rec));
+    return done;
+  }
+
+  /**
    * SessionEnd: retire (not drop: dropping waits for gc) every active branch of the session on this host, inside
    * Claude Code's SessionEnd budget (1.5 s): each is only try-locked (a branch being ensured right now is left to gc)
    * and its backends get 300 ms to go. One refusal (a foreign stamp) does not leave the others active.
@@ -180,7 +196,11 @@ export class Engine {
     const info = await catalog.databaseInfo(this.ctx.registry, name);
     if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${name}".`, 'See `pgx agent ls --all`.');
     await catalog.assertBranchStamp(this.ctx.registry, name);
-    throw new PgxError('NOT_FOUND', `"${name}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
+    throw new PgxError(
+      'NOT_FOUND',
+      `"${name}" carries a pgx branch stamp but has no registry record, so pgx cannot prove it made it (a stamp can be copied); pgx leaves it alone.`,
+      '`pgx agent doctor` lists such databases; if you know it is a leftover of yours, drop it yourself after checking what it holds.',
+    );
   }
 }
 

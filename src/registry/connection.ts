@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS pgx_branch (
   idle_ttl_ms   bigint NOT NULL,
   grace_ms      bigint NOT NULL
 );
+-- The nonce of the branch's creation (catalog.isOwnBranch); exec leases (engine/exec-lease.ts) retire a branch with
+-- retire_after_exec when the last of them ends. Added in place to registries made before them.
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (
@@ -72,6 +76,22 @@ export async function connectRegistryIfExists(admin: ConnParams): Promise<Regist
     return (await connect({ ...admin, database: REGISTRY_DB })) as RegistryDb;
   } catch (e) {
     if (sqlstateOf(e) === SQLSTATE.INVALID_CATALOG_NAME) return null; // no branch was ever made on this server
+    throw e;
+  }
+}
+
+/**
+ * Runs fn inside one transaction on the registry connection. Database renames, comments and ALLOW_CONNECTIONS are
+ * transactional (only creating and dropping a database are not), so a pool claim commits whole or not at all.
+ */
+export async function inTransaction<T>(db: RegistryDb, fn: () => Promise<T>): Promise<T> {
+  await db.query('BEGIN');
+  try {
+    const r = await fn();
+    await db.query('COMMIT');
+    return r;
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => {}); // a dead connection rolled back with it
     throw e;
   }
 }
