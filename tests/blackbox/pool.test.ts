@@ -89,3 +89,20 @@ describe('the hooks and the background filler', () => {
     await hook('session-end', sessionEnd(s), p);
   });
 });
+
+describe('doctor: pool health', () => {
+  it('reports the pool: below target with no filler is a warn with its fix; full is ok; stale members name gc', () => {
+    const p = pooledProject(1);
+    drains.push(p);
+    expect(runPgx(['agent', 'exec', '--id', 'd', '--', 'true'], p).status).toBe(0); // template and registry exist
+    const pool = () => (jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks as { name: string; status: string; detail: string; fix?: string }[]).find((c) => c.name === 'pool')!;
+    runPgx(['agent', 'pool', 'fill'], p);
+    expect(pool()).toMatchObject({ status: 'ok' });
+    expect(pool().detail).toMatch(/^1\/1 ready/);
+    runPgx(['agent', 'pool', 'drain'], p);
+    expect(pool()).toMatchObject({ status: 'warn', fix: 'pgx agent pool fill' });
+    runPgx(['agent', 'pool', 'fill'], p);
+    expect(runPgx(['template', 'refresh'], p).status).toBe(0);
+    expect(pool()).toMatchObject({ status: 'warn', fix: 'pgx agent gc' });
+  });
+});
