@@ -1,5 +1,5 @@
 // The warm pool: branches cloned ahead of demand from the project's current template, so that an ensure that would
-// clone (SubagentStart, above all) claims one instead, and no CREATE DATABASE runs on a hook's path.
+// clone (SubagentStart, above all) claims one instead, and no clone runs on a hook's path.
 //
 // A member is a database named pgx_pool_<template slug>_<6>, stamped `pgx:pool:{project, template, generation}`,
 // created with ALLOW_CONNECTIONS false (nobody can touch it before it is claimed) and carrying the guards already.

@@ -94,7 +94,7 @@ export async function connectRegistryIfExists(admin: ConnParams): Promise<Regist
 
 /**
  * Runs fn inside one transaction on the registry connection. Database renames, comments and ALLOW_CONNECTIONS are
- * transactional (only CREATE/DROP DATABASE are not), so a pool claim commits whole or not at all.
+ * transactional (only creating and dropping a database are not), so a pool claim commits whole or not at all.
  */
 export async function inTransaction<T>(db: RegistryDb, fn: () => Promise<T>): Promise<T> {
   await db.query('BEGIN');
