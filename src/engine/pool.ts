@@ -18,7 +18,7 @@
 // fill first sweeps what earlier ones left.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import { inTransaction } from '../registry/connection.js';
+import { ensureSchema, inTransaction } from '../registry/connection.js';
 import { poolLockHeld, tryPoolLock, withLock, LOCK } from '../registry/locks.js';
 import * as members from '../registry/pool.js';
 import * as records from '../registry/records.js';
@@ -56,7 +56,7 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
   const reg = e.registry;
   const template = templateName(e.config.project, e.config.source);
   let foreign: string | undefined;
-  const claimed = await inTransaction(reg, async () => {
+  const claim = () => inTransaction(reg, async () => {
     const m = await members.lockClaimable(reg, template, guardsKey(e.config));
     if (!m) return undefined;
     const s = catalog.parseStamp(m.comment);
@@ -69,6 +69,12 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
     await catalog.allowConnections(reg, rec.name, true);
     await members.deleteMember(reg, m.name);
     return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
+  });
+  const claimed = await claim().catch(async (err: unknown) => {
+    // A registry made before the pool existed: its tables are created on first use, as the branch table's are.
+    if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.UNDEFINED_TABLE) throw err;
+    await ensureSchema(reg);
+    return claim();
   });
   if (foreign) {
     await members.markRetired(reg, foreign);

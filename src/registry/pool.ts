@@ -38,8 +38,9 @@ export async function markReady(db: RegistryDb, name: string, bytes: number): Pr
  * template database's oid now) made with these guards, row-locked; members other claimers hold are skipped.
  */
 export async function lockClaimable(db: RegistryDb, template: string, guards: string): Promise<MemberRow | undefined> {
-  const [row] = await q<MemberRow>(
-    db,
+  // Not through q(): inside a transaction a missing table aborts it, so the caller rolls back, creates the schema
+  // and retries (engine/pool.ts claimMember).
+  const [row] = await db.query<MemberRow>(
     `SELECT p.name, p.project, p.template, p.generation::text AS generation, p.state, shobj_description(d.oid, 'pg_database') AS comment
        FROM pgx_pool p
        JOIN pg_database d ON d.datname = p.name

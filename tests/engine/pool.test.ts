@@ -243,3 +243,14 @@ describe('pool size', () => {
     expect(await t.run((e) => e.poolStatus())).toMatchObject({ peak: 3, target: 3 });
   });
 });
+
+describe('a registry made before the pool existed', () => {
+  // Not concurrent with the tests above: it drops the pool's tables, as an older pgx's registry lacks them.
+  it('the first claim creates the pool tables and the ensure clones', async () => {
+    const t = pooled(1);
+    await sql('DROP TABLE IF EXISTS pgx_pool, pgx_pool_demand', [], 'pgx_registry');
+    expect((await t.run((e) => e.ensure(sub('old')))).method).toBe('clone');
+    expect(await sql(`SELECT to_regclass('pgx_pool') IS NOT NULL AS ok`, [], 'pgx_registry')).toEqual([{ ok: true }]);
+    expect((await t.run((e) => e.fillPool())).created).toHaveLength(1);
+  });
+});
