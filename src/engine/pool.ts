@@ -71,8 +71,12 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
     return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
   });
   const claimed = await claim().catch(async (err: unknown) => {
+    const code = catalog.sqlstateOf(err);
+    // A role allowed the branch records but not the pool's (a registry set up by hand): the pool is only a
+    // shortcut, so the ensure clones as it always did.
+    if (code === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE) return undefined;
     // A registry made before the pool existed: its tables are created on first use, as the branch table's are.
-    if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.UNDEFINED_TABLE) throw err;
+    if (code !== catalog.SQLSTATE.UNDEFINED_TABLE) throw err;
     await ensureSchema(reg);
     return claim();
   });
