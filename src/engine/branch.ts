@@ -7,10 +7,11 @@ import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { tryIdentityLock, withIdentityLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
-import type { CloneStrategy, TerminateResult } from '../server/catalog.js';
-import type { ConnParams, Db } from '../server/db.js';
+import type { TerminateResult } from '../server/catalog.js';
+import type { ConnParams } from '../server/db.js';
 import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
+import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
 import { claimMember, gcPool } from './pool.js';
 
@@ -115,8 +116,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, key: st
   } else {
     const clone = async () => {
       const template = await ensureTemplate(e);
-      const strategy = await chooseStrategy(reg, template, opts.fileCopyFromBytes);
-      await catalog.createDatabase(reg, rec.name, { template, strategy });
+      await cloneDatabase(e, rec.name, template, await planClone(e, template, opts.fileCopyFromBytes));
     };
     try {
       // A template refresh can swap the template between ensureTemplate's unlocked look and the clone: once more.
@@ -133,12 +133,6 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, key: st
   }
   await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: key });
   return applyGuards(reg, rec.name, e.config);
-}
-
-/** Size-aware clone strategy: WAL_LOG for small templates, FILE_COPY for large ones (PostgreSQL 15+ only). */
-export async function chooseStrategy(db: Db, template: string, fileCopyFromBytes = 64 * 1024 * 1024): Promise<CloneStrategy | undefined> {
-  if (db.serverVersionNum < 150000) return undefined;
-  return (await catalog.databaseSize(db, template)) >= fileCopyFromBytes ? 'FILE_COPY' : 'WAL_LOG';
 }
 
 export interface DownResult extends TerminateResult {

@@ -181,6 +181,25 @@ export async function createDatabase(db: Db, name: string, o: CreateOptions): Pr
   await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}${conn}`);
 }
 
+/** CHECKPOINT, when this role may (superuser, or pg_checkpoint on PostgreSQL 15+); false when it may not. */
+export async function checkpoint(db: Db): Promise<boolean> {
+  try {
+    await db.query('CHECKPOINT');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The server's data directory, when this role may read it (superuser or pg_read_all_settings). */
+export async function dataDirectory(db: Db): Promise<string | undefined> {
+  try {
+    return (await db.query<{ data_directory: string }>('SHOW data_directory'))[0]?.data_directory;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates `name` (from template1) unless it exists; true when this call made it. */
 export async function createDatabaseIfMissing(db: Db, name: string): Promise<boolean> {
   try {

@@ -98,11 +98,11 @@ describe.concurrent('branch engine (in-process)', () => {
       expect(new Date(by.busy!.deadline).getTime()).toBeGreaterThan(new Date(by.idle!.deadline).getTime() + 500);
       await untilServerTimePast(by.idle!.deadline);
       await untilServerTimePast(by.tmp!.deadline);
-      const dropped = (await e.gc()).dropped.map((d) => d.name);
-      expect(dropped).toEqual(expect.arrayContaining([idle.branch, tmp.branch]));
-      expect(dropped).not.toContain(busy.branch);
-      expect(await dbRow(busy.branch)).toBeDefined();
+      // (A concurrent test's gc may drop them first: what counts is that they are gone and busy is not.)
+      expect((await e.gc()).dropped.map((d) => d.name)).not.toContain(busy.branch);
       expect(await dbRow(idle.branch)).toBeUndefined();
+      expect(await dbRow(tmp.branch)).toBeUndefined();
+      expect(await dbRow(busy.branch)).toBeDefined();
     } finally {
       await e.close();
     }
