@@ -24,7 +24,7 @@ import * as members from '../registry/pool.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
-import { chooseStrategy } from './branch.js';
+import { cloneDatabase, planClone } from './clone-method.js';
 import type { EngineContext } from './context.js';
 import { applyGuards } from './guards.js';
 import { ensureTemplate, templateName } from './template.js';
@@ -199,7 +199,14 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   if (!generation) throw new Error(`the template ${template} disappeared (a refresh is swapping it): retry`);
   const name = memberName(template);
   await members.insertFilling(reg, { name, project: e.config.project, template, generation, guards: guardsKey(e.config) });
-  await catalog.createDatabase(reg, name, { template, strategy: await chooseStrategy(reg, template), allowConnections: false });
+  // The clone method the branches get (clone-method.ts: copy-on-write where the server has reflinks).
+  const plan = await planClone(e, template);
+  if (plan.probe) {
+    await cloneDatabase(e, name, template, plan); // the server's first clone measures it; the member refuses after
+    await catalog.allowConnections(reg, name, false);
+  } else {
+    await catalog.createDatabase(reg, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod, allowConnections: false });
+  }
   await catalog.writeStamp(reg, name, { kind: 'pool', project: e.config.project, template, generation });
   await applyGuards(reg, name, e.config);
   await members.markReady(reg, name, await catalog.databaseSize(reg, name));
