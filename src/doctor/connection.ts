@@ -1,7 +1,7 @@
 // The doctor's server connection: opened on first use and shared, so a doctor run costs one connection (two with
 // the registry). Unlike every other command, the doctor never STARTS the local server: it reports on it.
 import { findBinaries } from '../server/binaries.js';
-import { connect, parseUrl, type ConnParams, type Db } from '../server/db.js';
+import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '../server/db.js';
 import { localStatus, readState } from '../server/local.js';
 import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
 import { serverVersion } from '../server/catalog.js';
@@ -52,7 +52,8 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
     try {
       admin = parseUrl(config.serverUrl);
     } catch (e) {
-      return { ok: false, status: 'fail', detail: `${what} is not a valid postgres:// URL`, fix: `fix ${what}` };
+      // parseUrl's errors never quote the URL: safe to show, and they say what is wrong (an unencoded "#", template1…)
+      return { ok: false, status: 'fail', detail: `${what}: ${isPgxError(e) ? e.message : 'not a valid postgres:// URL'}`, fix: isPgxError(e) ? e.hint : `fix ${what}` };
     }
   } else {
     const local = localServerParams(home);
@@ -67,7 +68,11 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
   } catch (e) {
     const message = isPgxError(e) ? e.message : (e as Error).message;
     const auth = isPgxError(e) && e.code === 'SERVER_AUTH';
-    const fix = config.serverUrl
+    // Only an address nobody listens on calls for starting a server; a timeout, an SSL mismatch, full slots say otherwise.
+    const specific = isPgxError(e) && !auth && e.hint !== NOT_RUNNING_HINT;
+    const fix = specific
+      ? e.hint
+      : config.serverUrl
       ? auth
         ? `correct the user/password in ${what}`
         : `start PostgreSQL on ${admin.host}:${admin.port}, or point ${what} at a running server (remove the url to use pgx's own: \`pgx local up\`)`

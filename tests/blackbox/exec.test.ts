@@ -62,6 +62,19 @@ describe('agent exec process plumbing', () => {
     expect(r.stdout.trim().split('\n')).toEqual([`exec_${p.host}_decoy|1h`, `exec_${p.host}_decoy`, 'service=unset']);
   });
 
+  it('the URL aliases platforms and ORMs read (POSTGRES_URL, POSTGRES_PRISMA_URL, …) point at the branch; split ones are cleared', () => {
+    const p = makeProject();
+    const decoy = 'postgresql://decoy@127.0.0.1:1/source';
+    const aliases = ['POSTGRES_URL', 'POSTGRES_PRISMA_URL', 'POSTGRES_URL_NON_POOLING', 'POSTGRES_URL_NO_SSL', 'DATABASE_URL_UNPOOLED', 'DATABASE_PRIVATE_URL', 'DIRECT_URL'];
+    const split = ['POSTGRES_HOST', 'POSTGRES_PORT', 'POSTGRES_USER', 'POSTGRES_PASSWORD', 'POSTGRES_DATABASE', 'POSTGRES_DB'];
+    const env = { ...p.env, ...Object.fromEntries(aliases.map((k) => [k, decoy])), ...Object.fromEntries(split.map((k) => [k, 'decoy'])), PGOPTIONS: '-c statement_timeout=0' };
+    // every alias is USED (psql connects with it), not just printed
+    const script = [...aliases.map((k) => `psql "$${k}" -X -Atc "select '${k}=' || current_database() || ':' || current_setting('statement_timeout')"`), ...split.map((k) => `echo "${k}=\${${k}-unset}"`)].join('; ');
+    const r = runPgx(['agent', 'exec', '--id', 'alias', '--', 'sh', '-c', script], { ...p, env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual([...aliases.map((k) => `${k}=exec_${p.host}_alias:1h`), ...split.map((k) => `${k}=unset`)]);
+  });
+
   it('fails with exit 125 and a hint when the command cannot start, and 2 on usage errors', () => {
     const p = makeProject();
     const r = runPgx(['agent', 'exec', '--id', 'nf', '--', 'definitely-not-a-command-xyz'], p);

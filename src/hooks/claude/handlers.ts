@@ -138,7 +138,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   },
   onError(message) {
     return {
-      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your database branch could not be created (${message}). Your Bash commands will be refused until that is fixed; tell the user to run \`pgx agent doctor\`.` } },
+      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your own database branch could not be prepared yet (${message}). pgx tries again before each of your Bash commands: if it succeeds, the command runs on your branch as usual; if it fails, that command is refused (never run against a shared database) and the refusal says why. If commands keep being refused, tell the user to run \`pgx agent doctor\`.` } },
       outcome: 'error',
     };
   },

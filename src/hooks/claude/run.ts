@@ -3,11 +3,13 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
+import { setHookDeadline } from '../../server/db.js';
+import { claudeCodeShell } from '../../shell.js';
 import { appendHookLog } from './log.js';
 import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
@@ -33,17 +35,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-
-/**
- * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
- * writes (bash, zsh, sh, dash, ksh); fish or csh would re-parse the command differently (and source their own rc
- * files, which BASH_ENV pinning does not cover).
- */
-export function userShell(): string {
-  const s = process.env.SHELL;
-  if (s && s.startsWith('/') && /^(bash|zsh|sh|dash|ksh|mksh)$/.test(basename(s)) && existsSync(s)) return s;
-  return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-}
 
 /**
  * How long a hook may work before it answers anyway: 80% of the timeout `pgx agent install claude` gives it.
@@ -147,7 +138,9 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
     const config = loadConfig({ cwd: projectDir });
     home = config.home;
     markSession(event, marker, home);
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: userShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion() };
+    setHookDeadline(deadline); // connection attempts wait for the time the hook has left, not a fixed 3 s
+    // the shell Claude Code itself would have run the command in (src/shell.ts)
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: claudeCodeShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion() };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
