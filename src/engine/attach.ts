@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { identityKey, type Identity } from '../identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
-import { formatStamp } from '../server/catalog.js';
+import { formatStamp, sqlstateOf, SQLSTATE } from '../server/catalog.js';
 import { connect, type ConnParams } from '../server/db.js';
 import { resolveServer, type OpenOptions } from './context.js';
 
@@ -23,8 +23,11 @@ export async function attachFast(config: Config, id: Identity, opts: OpenOptions
   let db: RegistryDb;
   try {
     db = (await connect({ ...admin, database: REGISTRY_DB, ...(opts.statementTimeoutMs !== undefined ? { statementTimeoutMs: opts.statementTimeoutMs } : {}) }, { gate: opts.gate })) as RegistryDb;
-  } catch {
-    return undefined; // no registry yet, or unreachable: the full ensure says which, with its typed error
+  } catch (err) {
+    // No registry yet: the full ensure creates it. Anything else (unreachable, login refused, timed out) is the full
+    // ensure's answer too, so it is thrown now rather than waited for a second time.
+    if (sqlstateOf(err) === SQLSTATE.INVALID_CATALOG_NAME) return undefined;
+    throw err;
   }
   try {
     const key = identityKey(id);
