@@ -15,13 +15,15 @@ import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
+import { claimMember, gcPool } from './pool.js';
 
-export type EnsureMethod = 'attach' | 'revive' | 'clone';
+/** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
+export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
 
 export interface EnsureResult {
   branch: string;
   record: BranchRecord;
-  /** true when this call cloned the database from the template. */
+  /** true when this call made the branch (a clone, or a claimed pool member: fresh from the template either way). */
   fresh: boolean;
   method: EnsureMethod;
   elapsed_ms: number;
@@ -42,7 +44,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult): EnsureResult => ({
     branch: record.name,
     record,
-    fresh: method === 'clone',
+    fresh: method === 'clone' || method === 'claim',
     method,
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
@@ -65,6 +67,13 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
     if (!rec) rec = await claimName(e, id, key);
+    // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
+    // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge.
+    if (!rec.db_exists) {
+      if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce()); // record first
+      const claimed = await claimMember(e, rec);
+      if (claimed) return done(claimed, 'claim');
+    }
     const made = await createBranchDatabase(e, rec, opts);
     return done(made.record, 'clone', made.guards);
   });
@@ -281,6 +290,8 @@ export interface GcResult {
   dropped: DownResult[];
   /** Expired records whose database pgx cannot prove it made: left alone; `pgx agent forget` clears each. */
   foreign: DownResult[];
+  /** Warm-pool members dropped: retired by a template refresh, of another build, or left by a dead filler. */
+  pool_dropped: string[];
   errors: { name: string; error: string }[];
 }
 
@@ -290,7 +301,7 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], foreign: [], errors: [] };
+  const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(e, rec, async (cur) => {
@@ -302,6 +313,11 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
     } catch (err) {
       out.errors.push({ name: rec.name, error: (err as Error).message });
     }
+  }
+  try {
+    out.pool_dropped = await gcPool(e, limit);
+  } catch (err) {
+    out.errors.push({ name: '(pool)', error: (err as Error).message });
   }
   return out;
 }

@@ -44,6 +44,22 @@ CREATE TABLE IF NOT EXISTS pgx_template_build (
   project     text NOT NULL,
   started_at  timestamptz NOT NULL DEFAULT now()
 );
+CREATE TABLE IF NOT EXISTS pgx_pool (
+  name        text PRIMARY KEY,
+  project     text NOT NULL,
+  template    text NOT NULL,
+  generation  oid NOT NULL,
+  guards      text NOT NULL,
+  state       text NOT NULL CHECK (state IN ('filling','ready','retired','dropping')),
+  bytes       bigint,
+  created_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS pgx_pool_template ON pgx_pool (template, state);
+CREATE TABLE IF NOT EXISTS pgx_pool_demand (
+  template    text PRIMARY KEY,
+  peak        int NOT NULL,
+  peak_at     timestamptz NOT NULL DEFAULT now()
+);
 `;
 
 /** Opens the registry database, creating (and stamping) it and its table on first use. */

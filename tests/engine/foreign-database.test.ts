@@ -60,9 +60,11 @@ describe.concurrent('a foreign database appears under the branch name after a cr
       await unchanged();
       expect(await t.run((e) => e.retire({ id: f }))).toEqual([expect.objectContaining({ action: 'skipped' })]); // a creation: gc's
       await expire(name);
-      const g = await t.run((e) => e.gc()); // server-wide: other tests' expired records too
-      expect(g.errors).toEqual([]);
-      expect(g.dropped.filter((d) => d.name === name)).toEqual([expect.objectContaining({ action: 'forgotten' })]); // the record only
+      // gc is server-wide: a concurrent test's gc may be the one that forgets this record.
+      const g = await t.run((e) => e.gc());
+      expect(g.errors.filter((x) => x.name === name)).toEqual([]);
+      expect(g.dropped.filter((d) => d.name === name && d.action !== 'forgotten')).toEqual([]);
+      expect((await registryRows(t.name)).filter((r) => r.name === name)).toEqual([]); // the record only
       await unchanged();
       expect(await creations(nonce)).toBe(0); // the creation's own database is gone with it
       // The name is taken: the next ensure makes the branch under the hash name.
@@ -126,10 +128,15 @@ describe.concurrent('a branch whose database was replaced by someone else\'s', (
       expect(await t.run((e) => e.retire({ id: x }))).toEqual([expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${up.branch}` })]);
       expect(await t.run((e) => e.down({ id: x }, { now: true }))).toEqual([expect.objectContaining({ action: 'foreign' })]);
       await expire(up.branch);
-      const g = await t.run((e) => e.gc()); // server-wide: other tests' expired records too
-      expect(g.errors).toEqual([]);
-      expect(g.dropped.filter((d) => d.name === up.branch)).toEqual([]);
-      expect(g.foreign.filter((d) => d.name === up.branch)).toHaveLength(1);
+      // gc is server-wide: a concurrent test's gc may hold this record's lock for a moment (then it is skipped).
+      let reported = false;
+      for (let i = 0; i < 10 && !reported; i++) {
+        const g = await t.run((e) => e.gc());
+        expect(g.errors.filter((x) => x.name === up.branch)).toEqual([]);
+        expect(g.dropped.filter((d) => d.name === up.branch)).toEqual([]);
+        reported = g.foreign.some((d) => d.name === up.branch);
+      }
+      expect(reported).toBe(true);
       await unchanged();
       expect(await t.run((e) => e.forget({ id: x }))).toEqual([expect.objectContaining({ action: 'forgotten' })]);
       await unchanged();
