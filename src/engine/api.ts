@@ -10,11 +10,12 @@ import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { dropBranch, ensureBranch, forgetBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
+import { endLease, type LeaseEnd } from './exec-lease.js';
 import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
 
-export type { DownResult, EnsureResult, GcResult, OpenOptions, PoolStatus, FillResult, DrainResult };
+export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult };
 
 export interface RefreshResult extends TemplateRefreshResult {
   /** Warm-pool members of the previous template build, no longer claimable (gc drops them). */
@@ -103,6 +104,11 @@ export class Engine {
       throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id> or --session <id>.', 'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.');
     }
     return ensureBranch(this.ctx, this.identity(t), opts);
+  }
+
+  /** `agent exec --id`: the end of this engine's exec lease on `branch` (see exec-lease.ts); retires it if last. */
+  endExecLease(branch: { name: string; identity_key: string }): Promise<LeaseEnd> {
+    return endLease(this.ctx, branch);
   }
 
   /** Activity: moves an active branch's idle deadline (UserPromptSubmit). */

@@ -6,7 +6,7 @@ import { PgxError } from '../errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
-import { tryIdentityLock, withIdentityLock } from '../registry/locks.js';
+import { takeLease, tryIdentityLock, withIdentityLock } from '../registry/locks.js';
 import { inTransaction } from '../registry/connection.js';
 import * as catalog from '../server/catalog.js';
 import type { TerminateResult } from '../server/catalog.js';
@@ -34,6 +34,12 @@ export interface EnsureResult {
 export interface EnsureOptions {
   /** Template size from which FILE_COPY beats WAL_LOG (measured crossover ~25–100 MB on this hardware). */
   fileCopyFromBytes?: number;
+  /**
+   * `agent exec --id`: take an exec lease on the branch (engine/exec-lease.ts) before the identity lock is let go, so
+   * no other exec's end can retire it in between. 'throwaway': an exec without --keep; a branch it made or revived
+   * is retired when the last lease ends. 'keep': --keep; the branch stays active after every lease has ended.
+   */
+  lease?: 'throwaway' | 'keep';
 }
 
 /** Attach to the identity's branch, reviving it if retiring, or clone a new one. Safe under concurrent callers. */
@@ -52,6 +58,17 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   });
 
   return withIdentityLock(reg, key, async () => {
+    const r = await ensureLocked();
+    if (opts.lease) {
+      await takeLease(reg, key);
+      const retire = opts.lease === 'keep' ? false : r.method !== 'attach' || r.record.retire_after_exec;
+      if (retire !== r.record.retire_after_exec) await records.setRetireAfterExec(reg, r.branch, retire);
+      r.record = { ...r.record, retire_after_exec: retire };
+    }
+    return r;
+  });
+
+  async function ensureLocked(): Promise<EnsureResult> {
     let rec = await records.findByIdentity(reg, key);
     if (rec && rec.db_exists && rec.state !== 'creating') {
       const info = await catalog.databaseInfo(reg, rec.name);
@@ -76,7 +93,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     }
     const made = await createBranchDatabase(e, rec, opts);
     return done(made.record, 'clone', made.guards);
-  });
+  }
 }
 
 const withoutTimeout = ({ statementTimeoutMs: _, ...p }: ConnParams): ConnParams => p;
