@@ -56,6 +56,12 @@ export interface TemplateStamp {
   fingerprint: string | null;
   refreshed_at: string;
   method: 'empty' | 'template-copy' | 'dump-restore';
+  /**
+   * Owners and GRANTs of the source's objects: 'kept' (a template copy, or a dump restored with them), 'dropped' (a
+   * dump restored without them because the admin role may not take on the owners' roles: objects owned by the admin).
+   * Absent: no source, or a template made before this was recorded.
+   */
+  privileges?: 'kept' | 'dropped';
 }
 
 export type Stamp =
