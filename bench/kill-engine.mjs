@@ -105,7 +105,7 @@ for (let i = 0; i < runs; i++) {
     const row = (await q('SELECT oid::text AS oid, shobj_description(oid, \'pg_database\') AS c FROM pg_database WHERE datname = $1', ['exec_kh_b']))[0];
     const rows = row ? await q('SELECT count(*)::int AS n FROM theirs', [], 'exec_kh_b').catch(() => [{ n: -1 }]) : [];
     if (!row || row.oid !== planted.get('exec_kh_b') || row.c !== null || rows[0]?.n !== 1) (recoveries.template_build_touched ??= []).push(i);
-    await q('DROP DATABASE exec_kh_b WITH (FORCE)');
+    await q('DROP DATABASE IF EXISTS exec_kh_b WITH (FORCE)');
     planted.delete('exec_kh_b');
   }
 }
