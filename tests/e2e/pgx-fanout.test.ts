@@ -43,7 +43,7 @@ function useTrivialHooks(p: E2eProject): void {
 describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx vs trivial hooks (real Claude Code)', () => {
   it('every subagent gets its own branch (claimed from the warm pool) and every command runs in it; wall time recorded', async () => {
     const source = await makeSource();
-    const withPgx = makeE2eProject({ source });
+    const withPgx = makeE2eProject({ source, toml: '[agent]\npool_max = 20\n' });
     for (const env of [withPgx.env, withPgx.claudeEnv]) env.PGX_POOL = '20';
     const trivial = makeE2eProject({ source });
     useTrivialHooks(trivial);
