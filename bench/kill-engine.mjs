@@ -61,8 +61,15 @@ const exists = async (name) => (await q('SELECT 1 FROM pg_database WHERE datname
 const planted = new Map(); // name → oid
 let plantedTotal = 0;
 async function plant(name) {
+  try {
+    await q(`CREATE DATABASE "${name}"`);
+  } catch (err) {
+    // The killed pgx's server session may still be running its CREATE DATABASE under that very name (a backend
+    // finishes its statement after the client dies): then the name was not free, and nobody's data goes there.
+    if (err.code === '23505' || err.code === '42P04') return;
+    throw err;
+  }
   plantedTotal++;
-  await q(`CREATE DATABASE "${name}"`);
   await q(`CREATE TABLE theirs (v text); INSERT INTO theirs VALUES ('keep me')`, [], name);
   planted.set(name, (await q('SELECT oid::text FROM pg_database WHERE datname = $1', [name]))[0].oid);
 }
