@@ -7,23 +7,24 @@ import { refreshTemplate } from '../engine/template.js';
 import { assertBranchStamp, databaseInfo } from '../engine/stamp.js';
 import { ensureTarget } from '../engine/target.js';
 import * as registry from '../registry.js';
-import { libpqEnv } from '../server/libpq-env.js';
-import { quoteIfNeeded } from '../shell.js';
+import { renderExports, shellExports } from '../local-access.js';
 import { paint, relativeTime, table } from '../output.js';
-import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
     .option('--agent <id>', 'a Claude Code subagent id')
     .option('--id <id>', 'your own branch id')
     .option('--session <id>', 'session id (a session branch, or the session of --agent)')
+    .option('--anywhere', ANYWHERE_HELP)
     .action(
-      action<CommonOpts & TargetOpts>(async (opts, out) => {
-        const config = configFor(opts);
+      action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
+        const config = projectConfigFor(opts);
         const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts)));
-        const env = libpqEnv({}, { ...r.conn, password: undefined });
-        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
-        out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
+        // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
+        const x = shellExports(config.home, r.conn);
+        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        out.result(value, () => renderExports(x));
       }),
     );
 

@@ -1,0 +1,1 @@
+/work/main/tests/e2e/.cc
