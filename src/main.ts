@@ -7,6 +7,7 @@ import { registerInstallCommands } from './cli/agent-install.js';
 import { registerLocalCommands } from './cli/local.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
+import { registerSourceCommands } from './cli/source.js';
 import { EXIT_CODES_HELP } from './cli/common.js';
 import { EXIT } from './errors.js';
 
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerLocalCommands(program);
   registerDoctorCommand(agent);
   registerInitCommand(program);
+  registerSourceCommands(program);
   return program;
 }
 
