@@ -10,6 +10,7 @@ import { templateCheck } from './doctor/template-check.js';
 import { allowRuleCheck, hooksCheck, inspectScopes } from './doctor/hooks-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
+import { dotenvCheck } from './doctor/dotenv-check.js';
 import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
 
 export type { Check, CheckStatus } from './doctor/types.js';
@@ -49,6 +50,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],
     ['guards', () => guardsCheck(ctx)],
+    ['env-files', () => dotenvCheck(ctx)],
   ];
   const checks: Check[] = [cfg];
   try {

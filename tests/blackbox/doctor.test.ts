@@ -32,7 +32,7 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'orphans', 'guards']);
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
     for (const name of ['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'guards']) {
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
     }
@@ -199,5 +199,19 @@ describe('pgx agent doctor', () => {
     expect(d.byName.config!.detail).toContain('idle_tll');
     expect(d.byName.config!.fix).toContain('pgx init --force');
     expect(d.byName.server!.status).toBe('skip');
+  });
+
+  it('env-files: warns when .env / .env.local names a database (the source called out), with what routing covers and what it cannot', () => {
+    const p = makeProject({ source: 'shop_dev', toml: '' });
+    expect(doctor(p).byName['env-files']!.status).toBe('ok');
+    writeFileSync(join(p.dir, '.env'), 'NODE_ENV=development\nDATABASE_URL="postgresql://me@localhost:5432/shop_dev"\n');
+    writeFileSync(join(p.dir, '.env.local'), 'export PGDATABASE=other_db # mine\nPGPASSWORD=hunter2\n');
+    const c = doctor(p).byName['env-files']!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain(`${join(p.dir, '.env')} sets DATABASE_URL (database "shop_dev": the SOURCE)`);
+    expect(c.detail).toContain('PGDATABASE (database "other_db")');
+    expect(c.detail).not.toContain('hunter2');
+    expect(c.detail).toMatch(/override: true.*dotenv -o.*dotenv run --override.*load_dotenv\(override=True\).*set -a; \. \.\/\.env/);
+    expect(c.fix).toMatch(/override/);
   });
 });

@@ -1,7 +1,7 @@
 // A way in to the embedded local server without reading state.json: `pgx local psql|env|url`, and `agent up`'s
 // passfile so that `eval "$(pgx agent up …)"; psql` connects. The password never reaches stdout unless asked for.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -100,5 +100,22 @@ describe('outside a project', () => {
     const ok = runPgx(['agent', 'exec', '--anywhere', '--id', 'x', '--', 'psql', '-X', '-Atc', 'select current_database()'], { cwd: dir, env: p.env });
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout.trim()).toBe('exec_testhost_x');
+  });
+});
+
+describe('doctor fixes on the local server', () => {
+  it("the missing-source fix names commands that reach pgx's local server, and running it fixes the check", () => {
+    const p = localProject();
+    writeFileSync(join(p.dir, '.pgx.toml'), `[project]\nname = "fixme"\nsource = "shop_dev"\n`);
+    expect(runPgx(['local', 'up'], p).status).toBe(0);
+    const before = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'template');
+    expect(before.status).toBe('fail');
+    expect(before.fix).toContain('pgx source import --from');
+    const create = /pgx local psql -c '[^']*'/.exec(before.fix)?.[0];
+    expect(create).toBe(`pgx local psql -c 'CREATE DATABASE "shop_dev"'`);
+    const r = bash(create!.replace(/^pgx/, 'node "$PGX"'), p);
+    expect(r.status, r.stderr).toBe(0);
+    const after = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'template');
+    expect(after.status, after.detail).not.toBe('fail');
   });
 });
