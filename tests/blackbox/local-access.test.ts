@@ -1,7 +1,7 @@
 // A way in to the embedded local server without reading state.json: `pgx local psql|env|url`, and `agent up`'s
 // passfile so that `eval "$(pgx agent up …)"; psql` connects. The password never reaches stdout unless asked for.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,15 @@ describe('pgx local psql | env | url', () => {
     expect(shown.url).toContain(`:${encodeURIComponent(password(p))}@`);
     const q = spawnSync('psql', [shown.url, '-X', '-Atc', 'select 1'], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
     expect(q.stdout.trim(), q.stderr).toBe('1');
+
+    // down --purge --yes: stopped, and its data (under /var/lib/pgx as root, else $PGX_HOME/local) is gone
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    const purge = jsonOf(runPgx(['local', 'down', '--purge', '--yes', '--json'], p));
+    expect(purge).toMatchObject({ stopped: true, purged: true });
+    expect(purge.removed.map((r: { path: string }) => r.path)).toContain(join(p.env.PGX_HOME!, 'local'));
+    expect(existsSync(s.data_dir)).toBe(false);
+    expect(existsSync(join(p.env.PGX_HOME!, 'passfiles'))).toBe(false);
+    expect(jsonOf(runPgx(['local', 'status', '--json'], p))).toMatchObject({ initialized: false, running: false });
   });
 });
 
