@@ -62,6 +62,7 @@ const fileSchema = z.strictObject({
       idle_ttl: z.prefault(duration, '2h'),
       grace: z.prefault(duration, '10m'),
       session_branch: z._default(z.boolean(), true),
+      unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
     }),
     {},
   ),
@@ -91,6 +92,8 @@ export interface Config {
   idleTtlMs: number;
   graceMs: number;
   sessionBranch: boolean;
+  /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
+  unverifiedClaudeCode: 'ask' | 'rules';
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
@@ -168,6 +171,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,
     sessionBranch: c.agent.session_branch,
+    unverifiedClaudeCode: c.agent.unverified_claude_code,
     guards: {
       enabled: c.guards.enabled,
       settings: {

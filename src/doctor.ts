@@ -7,7 +7,8 @@ import { quoteIfNeeded } from './shell.js';
 import { lazyServer } from './doctor/connection.js';
 import { serverCheck, roleCheck } from './doctor/server-checks.js';
 import { templateCheck } from './doctor/template-check.js';
-import { allowRuleCheck, hooksCheck, inspectScopes } from './doctor/hooks-check.js';
+import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
+import { permissionsCheck } from './doctor/permissions-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
 import { dotenvCheck } from './doctor/dotenv-check.js';
@@ -45,7 +46,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['role', () => roleCheck(ctx)],
     ['template', () => templateCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
-    ['allow-rule', () => allowRuleCheck(ctx, found)],
+    ['permissions', () => permissionsCheck(ctx, found)],
     ['hook-log', () => hookLogCheck(ctx)],
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],

@@ -6,13 +6,14 @@ import { CONFIG_FILE, findConfigFile } from '../config.js';
 import { PgxError } from '../errors.js';
 import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
 import { initProject } from '../init.js';
-import { launcherPath } from '../hooks/claude/run.js';
+import { launcherPath } from '../hooks/claude/launcher.js';
 import { action, type CommonOpts } from './common.js';
 
 interface InstallOpts extends CommonOpts {
   scope: Scope;
   dryRun?: boolean;
   allowRule?: boolean;
+  rules?: boolean;
 }
 
 function settingsErrors<T>(fn: () => T): T {
@@ -33,7 +34,8 @@ export function registerInstallCommands(agent: Command): void {
       .option('--json', 'machine-readable output');
 
   scopeOpt(agent.command('install').description('install the six Claude Code hooks (idempotent)').argument('<client>', 'only "claude" for now'))
-    .option('--allow-rule', 'also add the permission rule Bash(<pgx> agent exec:*): it pre-approves every command a subagent runs through pgx')
+    .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
+    .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         checkClient(cmd.args[0]);
@@ -43,7 +45,9 @@ export function registerInstallCommands(agent: Command): void {
         let configWritten: string | null = null;
         if (!existsSync(join(projectDir, CONFIG_FILE)) && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
         const launcher = launcherPath();
-        const r = settingsErrors(() => installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, allowRule: opts.allowRule, dryRun: opts.dryRun }));
+        const r = settingsErrors(() =>
+          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun }),
+        );
         const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
         out.result(value, () =>
           [
@@ -52,7 +56,10 @@ export function registerInstallCommands(agent: Command): void {
             r.added.length ? `  added:     ${r.added.join(', ')}` : null,
             r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
             r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-            r.allowRuleAdded ? `  allow rule added for ${launcher} agent exec` : opts.allowRule ? null : '  tip: --allow-rule lets the rewritten commands run without a permission prompt',
+            ...r.rules.blanketRemoved.map((b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`),
+            r.rules.added.length ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)` : null,
+            r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
+            opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
           ]
             .filter(Boolean)
@@ -61,14 +68,14 @@ export function registerInstallCommands(agent: Command): void {
       }),
     );
 
-  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries (and its allow rule)").argument('<client>', 'only "claude" for now')).action(
+  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules").argument('<client>', 'only "claude" for now')).action(
     action<InstallOpts>(async (opts, out, cmd) => {
       checkClient(cmd.args[0]);
       const scope = checkScope(opts.scope);
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
       const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun }));
-      out.result({ ...r, text: undefined, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path})`);
+      out.result({ ...r, text: undefined, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path})`);
     }),
   );
 }

@@ -4,14 +4,14 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { allowRuleFor, HOOK_EVENTS, inspectClaudeInstall, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { HOOK_EVENTS, inspectClaudeInstall, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
-import { launcherPath } from '../hooks/claude/run.js';
+import { launcherPath } from '../hooks/claude/launcher.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
 const SCOPES: Scope[] = ['project', 'local', 'user'];
 
-interface Found {
+export interface Found {
   scope: Scope;
   insp: InstallInspection;
   /** The enabledPlugins key naming the pgx plugin, when this file enables it. */
@@ -39,7 +39,7 @@ function pluginEnabled(path: string): string | undefined {
   }
 }
 
-const installCmd = (scope: Scope, extra = '') => `pgx agent install claude${scope === 'project' ? '' : ` --scope ${scope}`}${extra}`;
+export const installCmd = (scope: Scope, extra = '') => `pgx agent install claude${scope === 'project' ? '' : ` --scope ${scope}`}${extra}`;
 
 export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.projectDir)): Check {
   const problems: Check[] = [];
@@ -77,7 +77,7 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
 }
 
 /** The launcher(s) rewritten commands start with: the installed hooks', else the plugin's, else this pgx's. */
-function launchersInUse(found: Found[]): string[] {
+export function launchersInUse(found: Found[]): string[] {
   const installed = [...new Set(found.flatMap((f) => f.insp.launcherPaths))];
   if (installed.length) return installed;
   if (found.some((f) => f.plugin)) {
@@ -106,18 +106,3 @@ function pluginLaunchers(home = homedir()): string[] {
   return out;
 }
 
-export function allowRuleCheck(ctx: DoctorContext, found = inspectScopes(ctx.projectDir)): Check {
-  const rules = new Map<string, string>(); // rule → file
-  for (const f of found) for (const r of f.insp.allowRules) rules.set(r, f.insp.path);
-  const wanted = launchersInUse(found).map((l) => allowRuleFor(l));
-  const missing = wanted.filter((r) => !rules.has(r));
-  const stale = [...rules.keys()].filter((r) => !wanted.includes(r));
-  if (!missing.length) return ok('allow-rule', wanted.map((r) => `${r} in ${rules.get(r)}`).join('; '));
-  const scope = found.find((f) => f.insp.count > 0)?.scope ?? 'project';
-  const viaPlugin = !found.some((f) => f.insp.count > 0) && found.some((f) => f.plugin);
-  return warn(
-    'allow-rule',
-    `no allow rule for the wrapper: every rewritten subagent command asks for permission (and is refused where nobody can answer). Add ${missing.map((r) => `"${r}"`).join(', ')} to permissions.allow${stale.length ? `; stale pgx rule(s): ${stale.join(', ')}` : ''}`,
-    viaPlugin ? `add ${missing.map((r) => `"${r}"`).join(', ')} to "permissions.allow" in ${settingsPathFor('project', ctx.projectDir, homedir())}` : installCmd(scope, ' --allow-rule'),
-  );
-}

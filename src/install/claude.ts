@@ -24,7 +24,10 @@ export { SettingsFileError } from './settings-file.js';
 
 export * from './hook-events.js';
 export * from './inspect.js';
-import { allowRuleFor, checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, OLD_EVENTS, PGX_ALLOW_RULE_RE, pgxCliOf, type HookCli, type HookEventName, type Located } from './hook-events.js';
+import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, type HookEventName, type Located } from './hook-events.js';
+import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
+
+export * from './permission-rules.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Planning (pure)
@@ -35,24 +38,28 @@ export interface InstallPlan {
   added: string[];
   updated: string[];
   unchanged: string[];
-  allowRuleAdded: boolean;
+  /** What happened to pgx's permission rules (install/permission-rules.ts). */
+  rules: RulesPlan;
+  /** Why no wrapper rule could be written (a path Claude Code's rule syntax cannot hold), if so. */
+  rulesSkipped?: string;
 }
 
 export interface UninstallPlan {
   text: string;
   changed: boolean;
   removed: string[];
-  allowRuleRemoved: boolean;
+  rulesRemoved: string[];
 }
 
 export interface PlanInstallOptions {
   launcher: string;
   /**
-   * true: ensure `allowRuleFor(launcher)` is in permissions.allow (replacing stale pgx rules).
-   * undefined: do not add one, but refresh a stale pgx rule (old launcher path) if the file has one.
-   * false: leave permissions alone.
+   * The project whose routed commands the wrapper rule covers; undefined for the user's own settings file, which
+   * serves every project (`--cwd *`).
    */
-  allowRule?: boolean;
+  projectDir?: string;
+  /** false: write no wrapper rule (routed commands then ask); pgx's old blanket rule is removed either way. */
+  rules?: boolean;
   /** Only used to name the file in errors. */
   path?: string;
 }
@@ -186,13 +193,11 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   }
   if (!hadHooks && Object.keys(hooks).length > 0) root.hooks = hooks;
 
-  // 5. The allow rule.
-  let allowRuleAdded = false;
-  if (opts.allowRule !== false) {
-    const r = planAllowRule(root, opts.launcher, opts.allowRule === true, label);
-    allowRuleAdded = r.added;
-    changed ||= r.changed;
-  }
+  // 5. The permission rules: the narrow ones, never the old blanket one.
+  const wanted = opts.rules === false ? undefined : wrapperRuleFor(opts.launcher, opts.projectDir);
+  const rulesSkipped = opts.rules !== false && wanted === undefined ? `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` : undefined;
+  const rules = planRules(root, wanted, label);
+  changed ||= rules.changed;
 
   const six: string[] = HOOK_EVENTS.map((h) => h.event);
   const unchanged = six.filter((e) => !updated.has(e) && !added.includes(e));
@@ -204,7 +209,8 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
     added,
     updated: updatedList,
     unchanged,
-    allowRuleAdded,
+    rules,
+    ...(rulesSkipped ? { rulesSkipped } : {}),
   };
 }
 
@@ -227,46 +233,9 @@ function setMatcher(group: JsonObject, matcher: string | undefined): void {
   }
 }
 
-function planAllowRule(
-  root: JsonObject,
-  launcher: string,
-  ensure: boolean,
-  label: string,
-): { changed: boolean; added: boolean } {
-  const rule = allowRuleFor(launcher);
-  const perms = root.permissions;
-  if (perms !== undefined && !isPlainObject(perms)) {
-    if (!ensure) return { changed: false, added: false };
-    throw new SettingsFileError(label, '"permissions" is not a JSON object');
-  }
-  const allow = perms?.allow;
-  if (allow !== undefined && !Array.isArray(allow)) {
-    if (!ensure) return { changed: false, added: false };
-    throw new SettingsFileError(label, '"permissions.allow" is not an array');
-  }
-  const list = (allow as unknown[] | undefined) ?? [];
-  const pgxIdx = list.flatMap((r, i) => (typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r) ? [i] : []));
-  const hadExact = list.includes(rule);
-  if (pgxIdx.length === 0 && !ensure) return { changed: false, added: false };
-
-  // Keep one pgx rule, at the position of the exact one if present, else of the first stale one, else appended.
-  const keepAt = hadExact ? list.indexOf(rule) : (pgxIdx[0] ?? -1);
-  const next: unknown[] = [];
-  list.forEach((r, i) => {
-    if (i === keepAt) next.push(rule);
-    else if (!pgxIdx.includes(i)) next.push(r);
-  });
-  if (keepAt === -1) next.push(rule);
-  if (sameJson(next, list)) return { changed: false, added: false };
-
-  if (perms === undefined) root.permissions = { allow: next };
-  else perms.allow = next;
-  return { changed: true, added: !hadExact };
-}
-
 export function planUninstall(existing: string | undefined, opts: { path?: string } = {}): UninstallPlan {
   const label = opts.path ?? 'settings file';
-  if (existing === undefined) return { text: '', changed: false, removed: [], allowRuleRemoved: false };
+  if (existing === undefined) return { text: '', changed: false, removed: [], rulesRemoved: [] };
   const root = parseSettingsText(existing, label);
   const hooks = getHooksObject(root, label);
   let changed = false;
@@ -280,21 +249,9 @@ export function planUninstall(existing: string | undefined, opts: { path?: strin
       if (Object.keys(hooks).length === 0) delete root.hooks; // pgx's removal emptied it
     }
   }
-  let allowRuleRemoved = false;
-  const perms = root.permissions;
-  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
-    const rest = perms.allow.filter((r) => !(typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r)));
-    if (rest.length !== perms.allow.length) {
-      allowRuleRemoved = true;
-      changed = true;
-      if (rest.length > 0) perms.allow = rest;
-      else {
-        delete perms.allow;
-        if (Object.keys(perms).length === 0) delete root.permissions;
-      }
-    }
-  }
-  return { text: changed ? serializeSettings(root) : existing, changed, removed, allowRuleRemoved };
+  const rules = planRules(root, undefined, label);
+  changed ||= rules.changed;
+  return { text: changed ? serializeSettings(root) : existing, changed, removed, rulesRemoved: rules.removed };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -303,11 +260,12 @@ export function planUninstall(existing: string | undefined, opts: { path?: strin
 export function installClaude(opts: {
   settingsPath: string;
   launcher: string;
-  allowRule?: boolean;
+  projectDir?: string;
+  rules?: boolean;
   dryRun?: boolean;
 }): InstallPlan & { path: string; dryRun: boolean } {
   const existing = readSettingsFile(opts.settingsPath);
-  const plan = planInstall(existing, { launcher: opts.launcher, allowRule: opts.allowRule, path: opts.settingsPath });
+  const plan = planInstall(existing, { launcher: opts.launcher, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
   const dryRun = opts.dryRun === true;
   if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text);
   return { ...plan, path: opts.settingsPath, dryRun };

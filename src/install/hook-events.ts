@@ -46,9 +46,6 @@ export const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_
 export const PGX_HOOK_COMMAND_RE =
   / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
 
-/** Recognises a pgx allow rule: `Bash(<single-quoted or bare launcher> agent exec:*)`. */
-export const PGX_ALLOW_RULE_RE = /^Bash\((?:'(?:[^']|'\\'')*'|[^\s'"()]+) agent exec:\*\)$/;
-
 export const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
 
 export function settingsPathFor(scope: Scope, projectDir: string, home: string): string {
@@ -77,15 +74,6 @@ export function checkLauncher(launcher: string): void {
 export function hookCommand(launcher: string, cli: string): string {
   checkLauncher(launcher);
   return `${shellQuote(launcher)} agent hook ${cli}`;
-}
-
-/**
- * The permission rule that lets the rewritten Bash command run without a prompt. Permission rules are evaluated
- * on the REWRITTEN command, which starts with the same quoted launcher, so the prefix must match it exactly.
- */
-export function allowRuleFor(launcher: string): string {
-  checkLauncher(launcher);
-  return `Bash(${shellQuote(launcher)} agent exec:*)`;
 }
 
 /** The cli name if `handler` is a pgx hook handler. */

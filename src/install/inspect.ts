@@ -2,7 +2,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from './settings-file.js';
-import { allowRuleFor, EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_ALLOW_RULE_RE, PGX_HOOK_COMMAND_RE } from './hook-events.js';
+import { EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_HOOK_COMMAND_RE } from './hook-events.js';
+import { findRules, type RulesFound } from './permission-rules.js';
 
 export interface InstallInspection {
   path: string;
@@ -14,10 +15,8 @@ export interface InstallInspection {
   olderPartial: boolean;
   /** Distinct launchers of every pgx entry in the file (more than one means a stale or mixed install). */
   launcherPaths: string[];
-  /** permissions.allow holds the pgx rule for a launcher in use (or any pgx rule when no hook is installed). */
-  allowRulePresent: boolean;
-  /** The pgx-shaped rules found in permissions.allow. */
-  allowRules: string[];
+  /** pgx's rules (and Bash(exit)) found in permissions.allow. */
+  rules: RulesFound;
   parseError?: string;
 }
 
@@ -31,8 +30,7 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
     count: 0,
     olderPartial: false,
     launcherPaths: [],
-    allowRulePresent: false,
-    allowRules: [],
+    rules: { blanket: [], wrapper: [], exit: false },
   };
   let text: string | undefined;
   let root: JsonObject;
@@ -62,19 +60,7 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
   result.olderPartial =
     result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
 
-  const perms = root.permissions;
-  if (isPlainObject(perms) && Array.isArray(perms.allow)) {
-    result.allowRules = perms.allow.filter((r): r is string => typeof r === 'string' && PGX_ALLOW_RULE_RE.test(r));
-    const wanted = launchers.flatMap((l) => {
-      try {
-        return [allowRuleFor(l)];
-      } catch {
-        return [];
-      }
-    });
-    result.allowRulePresent =
-      launchers.length === 0 ? result.allowRules.length > 0 : result.allowRules.some((r) => wanted.includes(r));
-  }
+  result.rules = findRules(root);
   return result;
 }
 

@@ -79,9 +79,9 @@ describe('hook resilience', () => {
     mkdirSync(fishy);
     writeFileSync(join(fishy, 'fish'), '#!/bin/sh\nexit 99\n', { mode: 0o755 });
     const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: join(fishy, 'fish') } });
-    expect(r.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/bash -c 'echo hi' # pgx-routed /);
+    expect(r.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/bash -c 'echo hi'; exit # pgx-routed \S+\necho hi$/);
     const z = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: '/bin/sh' } });
-    expect(z.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/sh -c 'echo hi' # pgx-routed /);
+    expect(z.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/sh -c 'echo hi'; exit # pgx-routed \S+\necho hi$/);
   });
 
   it('a user-scope install in $HOME, or a project with compact settings JSON: scope is read from the parsed file', async () => {

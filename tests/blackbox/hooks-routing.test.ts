@@ -31,14 +31,14 @@ describe('PreToolUse routing', () => {
     expect(ls.map((b) => [b.name, b.agent_id, b.session_id, b.state]).sort()).toEqual(agents.map((a, i) => [branches[i], a, s.sessionId, 'active']).sort());
   });
 
-  it('the rewrite is `<launcher> agent exec --agent <id> --cwd <project> -- <shell> -c <original> # pgx-routed <branch>`, every other field kept', async () => {
+  it('the rewrite is `<launcher> agent exec --agent <id> --cwd <project> -- <shell> -c <original>; exit # pgx-routed <branch>` + a verbatim copy, every other field kept', async () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const a = newAgentId();
     const original = `psql -X -Atc "select 'it''s'" | tr a-z A-Z`;
     const r = await hook('pre-tool-use', preToolUseBash(s, original, { agentId: a, input: { description: 'Shout', timeout: 45000, run_in_background: false } }), p);
     const rw = rewriteOf(r);
-    expect(rw.command).toBe(`${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(original)} # pgx-routed ${rw.branch}`);
+    expect(rw.command).toBe(`${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(original)}; exit # pgx-routed ${rw.branch}\n${original}`);
     expect(rw.updatedInput).toEqual({ command: rw.command, description: 'Shout', timeout: 45000, run_in_background: false });
     expect(r.json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
     // PreToolUse made the branch itself (no SubagentStart seen: SubagentStart can be missing for background agents).
@@ -170,10 +170,11 @@ describe('PreToolUse routing', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(await publicTables(first.branch)).toEqual(['once', 'sneaky']);
     expect(await publicTables(decoyDb)).toEqual([]);
-    // Another agent's routed command is not "already routed" for this agent.
+    // Another agent's routed command is not "already routed" for this agent: it invokes the launcher, so it is denied.
     const b = newAgentId();
     const other = await hook('pre-tool-use', preToolUseBash(s, first.command, { agentId: b }), p);
-    expect(rewriteOf(other).command.startsWith(`${shellQuote(launcherReal())} agent exec --agent ${b} `)).toBe(true);
+    expect(other.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(other.json.hookSpecificOutput).not.toHaveProperty('updatedInput');
   });
 
   it("a project dir and a launcher path with spaces and quotes: the rewrite runs, lands on the branch, and is recognised as routed", async () => {

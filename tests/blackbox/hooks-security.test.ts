@@ -14,7 +14,7 @@ import { shellQuote } from '../../src/shell.js';
 const rand = () => Math.random().toString(36).slice(2, 10);
 
 describe('hook security', () => {
-  it('a command that starts like a routed one but smuggles a second command before `-c` is still wrapped', async () => {
+  it('a command that starts like a routed one but smuggles a second command before `-c` is denied (it invokes the launcher)', async () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const a = newAgentId();
@@ -32,12 +32,12 @@ describe('hook security', () => {
     expect(control.status, control.stderr).toBe(0);
     expect(await publicTables(decoyDb)).toEqual(['escaped_control']);
 
+    // It invokes the launcher without being exactly pgx's form: denied, not run, not even wrapped.
     const r = await hook('pre-tool-use', preToolUseBash(s, smuggled, { agentId: a }), p);
-    expect(r.stdout, 'the smuggled command was left alone').not.toBe('');
-    const run = await bash(rewriteOf(r).command, { cwd: p.dir, env: bashEnv(p, s, decoys) });
-    expect(run.status, run.stderr).toBe(0);
+    expect(r.json.hookSpecificOutput.permissionDecision, 'the smuggled command was not denied').toBe('deny');
+    expect(r.json.hookSpecificOutput).not.toHaveProperty('updatedInput');
     expect(await publicTables(decoyDb)).toEqual(['escaped_control']);
-    expect(await publicTables(first.branch)).toEqual(['escaped']);
+    expect(await publicTables(first.branch)).toEqual([]);
   });
 
   it('`agent down --id/--agent` finds a branch made under another host label (PGX_HOST differs)', async () => {
@@ -159,7 +159,7 @@ describe('hook security', () => {
     const entries = text.trim().split('\n').map((l) => JSON.parse(l));
     expect(entries.length).toBe(1 + 1 + 3 + 3 + 3 + 1); // start, prompt, 3 starts, 3 pre-tool-use, 3 stops, end
     for (const e of entries) {
-      expect(Object.keys(e).sort()).toEqual(['agent_id', 'branch', 'elapsed_ms', 'event', 'outcome', 'session_id', 'time']);
+      expect(Object.keys(e).sort()).toEqual(['agent_id', 'branch', 'claude_code', 'elapsed_ms', 'event', 'outcome', 'permission_mode', 'session_id', 'time']);
       expect(e.session_id).toBe(s.sessionId);
     }
     expect(existsSync(join(p.home, 'agent'))).toBe(true);

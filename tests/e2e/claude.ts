@@ -92,6 +92,8 @@ export interface RunClaudeOptions {
   extraArgs?: string[];
   /** `--allowedTools` value. Default "Bash,Agent" (every Bash command allowed, whatever a hook rewrites it to). */
   allowedTools?: string;
+  /** `--permission-mode` (default acceptEdits), or 'bypass' for `--dangerously-skip-permissions` (IS_SANDBOX=1 as root). */
+  permissionMode?: 'default' | 'acceptEdits' | 'bypass';
 }
 
 export interface ClaudeResult {
@@ -178,7 +180,8 @@ export function killRunProcesses(runId: string, signal: NodeJS.Signals = 'SIGKIL
 
 /** Build the argv for one run (exported for tests of the harness itself). */
 export function claudeArgs(opts: RunClaudeOptions): string[] {
-  const args = ['-p', opts.prompt, '--allowedTools', opts.allowedTools ?? 'Bash,Agent', '--permission-mode', 'acceptEdits', '--output-format', 'json'];
+  const mode = opts.permissionMode === 'bypass' ? ['--dangerously-skip-permissions'] : ['--permission-mode', opts.permissionMode ?? 'acceptEdits'];
+  const args = ['-p', opts.prompt, '--allowedTools', opts.allowedTools ?? 'Bash,Agent', ...mode, '--output-format', 'json'];
   if (opts.sessionId) args.push('--session-id', opts.sessionId);
   if (opts.resume) args.push('--resume', opts.resume);
   if (opts.pluginDir) args.push('--plugin-dir', opts.pluginDir);
@@ -206,6 +209,8 @@ export function claudeEnv(opts: RunClaudeOptions, runId: string = randomUUID()):
     // Else the CLI writes under /tmp/claude-<uid>/, shared between runs.
     CLAUDE_CODE_TMPDIR: tmp,
     [RUN_ID_ENV]: runId,
+    // Bypass mode is refused as root unless the CLI is told it runs in a sandbox.
+    ...(opts.permissionMode === 'bypass' ? { IS_SANDBOX: '1' } : {}),
     ...opts.env,
   };
 }

@@ -100,7 +100,8 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   writeFileSync(join(cwd, '.pgx.toml'), `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`);
   const base = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST };
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ...base };
-  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? [] : ['--allow-rule']), '--json'], { cwd, env });
+  // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
+  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), '--json'], { cwd, env });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
   if (opts.trusted !== false) trustWorkspace({ home, cwd });
@@ -188,6 +189,7 @@ export interface RunOpts {
   allowedTools?: string;
   timeoutMs?: number;
   prompt?: string;
+  permissionMode?: RunClaudeOptions['permissionMode'];
 }
 
 function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
@@ -202,6 +204,7 @@ function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile:
     allowedTools: o.allowedTools,
     timeoutMs: o.timeoutMs ?? 90_000,
     debugFile: o.debugFile,
+    permissionMode: o.permissionMode,
     env: { ...p.claudeEnv, ...o.env },
   };
 }

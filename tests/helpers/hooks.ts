@@ -57,7 +57,8 @@ export function assertHookInvariants(event: HookEvent, r: HookRun): void {
 
 /** The environment Claude Code gives a hook process (CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID, CLAUDECODE=1). */
 export function hookEnv(p: Project, payload: { session_id?: unknown }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...p.env, SHELL: '/bin/bash', CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir };
+  // AI_AGENT: how Claude Code 2.1.328 tells a hook its version (hooks/claude/claude-version.ts).
+  const env: NodeJS.ProcessEnv = { ...p.env, SHELL: '/bin/bash', CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir, AI_AGENT: 'claude-code_2-1-328_harness' };
   if (typeof payload.session_id === 'string') env.CLAUDE_CODE_SESSION_ID = payload.session_id;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
@@ -106,7 +107,7 @@ export function rewriteOf(r: HookRun): Rewrite {
   const o = r.json?.hookSpecificOutput;
   const command = o?.updatedInput?.command;
   if (o?.hookEventName !== 'PreToolUse' || typeof command !== 'string') throw new Error(`not a rewrite: ${r.stdout} ${r.stderr}`);
-  const m = / # pgx-routed (\S+)$/.exec(command);
+  const m = /; exit # pgx-routed (\S+)\n/.exec(command);
   if (!m) throw new Error(`rewrite has no routing marker: ${command}`);
   return { command, branch: m[1]!, updatedInput: o.updatedInput };
 }

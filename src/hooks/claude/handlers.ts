@@ -13,13 +13,17 @@ import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
-import { isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { hasBareExit, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
+import { launcherPath } from './launcher.js';
 
 export interface HookEnv {
   config: Config;
   launcher: string;
   shell: string;
   envFile?: string;
+  /** The running Claude Code's version (claude-version.ts), when it says. */
+  claudeCode?: string;
 }
 
 export interface HookResult {
@@ -42,22 +46,57 @@ function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
+/** The deny for a command that invokes pgx's launcher itself (see invokesLauncher). */
+export function launcherDeny(): HookResult {
+  return {
+    output: deny("pgx: this command runs pgx's own `agent exec` launcher. pgx's permission rule pre-approves that launcher only in the exact form its hook writes, so a hand-written one is refused: it would run a command your permission rules never checked. Run the inner command directly; pgx routes it to your database branch by itself."),
+    outcome: 'denied:launcher',
+  };
+}
+
+/** A Bash payload whose command invokes the launcher: denied whatever else happens (scope, config, errors). */
+export function invokesLauncherIn(payload: Record<string, unknown> | undefined, launcher: string): boolean {
+  const input = payload?.tool_input;
+  if (payload?.tool_name !== 'Bash' || typeof input !== 'object' || input === null) return false;
+  const command = (input as Record<string, unknown>).command;
+  return typeof command === 'string' && invokesLauncher(command, launcher);
+}
+
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
   async run(p, h) {
-    if (p.tool_name !== 'Bash' || p.agent_id === undefined) return { outcome: 'skipped:not-subagent-bash' };
+    if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
     const command = p.tool_input.command;
+    if (p.agent_id === undefined) {
+      // The parent's commands are not rewritten, so the user's rules see them as they are; only the launcher,
+      // which pgx's wrapper rule would approve unseen, is refused.
+      return typeof command === 'string' && invokesLauncher(command, h.launcher) ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
+    }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await withEngine(h.config, (e) => ensureBranch(e, subagentIdentity(h, { session_id: p.session_id, agent_id: p.agent_id! })), { quiet: true });
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
-    if (isRouted(command, params)) return { outcome: 'already-routed', branch: ensured.branch };
+    const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
+    const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
+    if (isRouted(command, params)) {
+      return askUnverified ? { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision } }, outcome: 'already-routed:ask-unverified', branch: ensured.branch } : { outcome: 'already-routed', branch: ensured.branch };
+    }
+    if (invokesLauncher(command, h.launcher)) return { ...launcherDeny(), branch: ensured.branch };
+    if (hasBareExit(command)) {
+      return {
+        output: deny("pgx: this command contains a bare `exit`. pgx's routing relies on a permission rule for a bare `exit` of its own, which would also approve yours without your rules' say, so pgx refuses it. Leave it out, or write `exit 0` / `exit 1`."),
+        outcome: 'denied:bare-exit',
+        branch: ensured.branch,
+      };
+    }
     return {
-      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
-      outcome: `rewritten:${ensured.method}`,
+      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision, updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
+      outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}`,
       branch: ensured.branch,
     };
   },
   onError(message, payload) {
+    // A launcher invocation is refused even when pgx is broken: the wrapper rule would otherwise approve it unseen.
+    if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
     // Only a subagent's Bash fails closed, as in run(). A payload known NOT to be one (no agent_id: the parent; or
     // another tool) fails open: a broken .pgx.toml used to deny every Bash of the main session too.
     if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) {
@@ -150,11 +189,15 @@ export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
 export const sessionStart: Handler<typeof P.sessionStartSchema> = {
   schema: P.sessionStartSchema,
   async run(p, h) {
-    if (!h.config.sessionBranch) return { outcome: 'skipped:session_branch=false' };
+    // Said once per session, where the user sees it: on an unverified Claude Code, routed commands ask (or, by the
+    // user's choice, rely on an unverified rewrite).
+    const versionNote = isVerifiedClaudeCode(h.claudeCode) ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode) };
+    if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
     const r = await withEngine(h.config, (e) => ensureBranch(e, sessionIdentity(h, p)), { quiet: true });
     if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);
     return {
       output: {
+        ...versionNote,
         hookSpecificOutput: {
           hookEventName: 'SessionStart',
           additionalContext: `pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.`,

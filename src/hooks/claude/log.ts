@@ -11,6 +11,10 @@ export interface HookLogLine {
   branch: string | null;
   outcome: string;
   elapsed_ms: number;
+  /** The Claude Code version that ran the hook (from AI_AGENT), when it says: the doctor checks it is verified. */
+  claude_code?: string | null;
+  /** The payload's permission_mode (PreToolUse, UserPromptSubmit): the doctor reports the mode last seen. */
+  permission_mode?: string | null;
 }
 
 export function hookLogPath(home: string): string {

@@ -1,6 +1,18 @@
-// The PreToolUse rewrite. The original command becomes ONE single-quoted argument of `<shell> -c`, so the user's
-// shell parses it exactly as it would have (pipes, heredocs, quotes, background jobs, exit status). The rewrite
-// starts with the launcher so a permission allow rule `Bash(<launcher> agent exec:*)` can match it.
+// The PreToolUse rewrite, shaped so that Claude Code judges a routed command by the user's own permission rules.
+//
+//   '<pgx>' agent exec --agent ID --cwd P -- <shell> -c '<original, quoted>'; exit # pgx-routed BRANCH
+//   <original, verbatim>
+//
+// Claude Code matches its rules against the REWRITTEN command, one subcommand at a time (split on ; && || | and
+// line breaks; any deny denies, all must be allowed to run without a prompt). The first line is allowed by pgx's
+// narrow wrapper rule and `exit` by `Bash(exit)` (install/permission-rules.ts); the verbatim copy after it is what
+// the user's rules judge, exactly as they would judge the unrouted command. The shell never reaches the copy:
+// `exit` (no argument: the wrapper's own status) ends it first, so each command runs once, through pgx, with its
+// output and exit status unchanged. Measured on Claude Code 2.1.328 (docs/pgx/local-dev/permissions.md); the
+// version pin lives in claude-version.ts.
+//
+// The original becomes ONE single-quoted argument of `<shell> -c`, so the inner shell parses it exactly as the
+// unrouted shell would have (pipes, heredocs, quotes, background jobs, exit status).
 
 import { quoteIfNeeded, shellQuote } from '../../shell.js';
 
@@ -19,21 +31,43 @@ export function routedPrefix(p: Pick<RewriteParams, 'launcher' | 'agentId' | 'pr
 }
 
 export function rewriteCommand(original: string, p: RewriteParams): string {
-  return `${routedPrefix(p)}${quoteIfNeeded(p.shell)} -c ${shellQuote(original)} ${ROUTED_MARKER}${p.branch}`;
+  return `${routedPrefix(p)}${quoteIfNeeded(p.shell)} -c ${shellQuote(original)}; exit ${ROUTED_MARKER}${p.branch}\n${original}`;
+}
+
+const SINGLE_QUOTED = /^'(?:[^']|'\\'')*'/;
+
+/**
+ * Is `command` exactly what rewriteCommand produces for THIS agent, launcher, project, shell and branch, for the
+ * command its verbatim copy holds? Only then is it left alone. Anything else that merely looks routed (another
+ * agent's form, a marker typed by the model, a copy that differs from what runs) is not routed, and the launcher
+ * guard denies it.
+ */
+export function isRouted(command: string, p: RewriteParams): boolean {
+  const head = `${routedPrefix(p)}${quoteIfNeeded(p.shell)} -c `;
+  if (!command.startsWith(head)) return false;
+  const quoted = SINGLE_QUOTED.exec(command.slice(head.length))?.[0];
+  if (quoted === undefined) return false;
+  const inner = quoted.slice(1, -1).replace(/'\\''/g, "'");
+  return command === rewriteCommand(inner, p);
 }
 
 /**
- * Already routed to THIS agent's branch by THIS launcher? Only then is the command left alone: a command that merely
- * contains the marker text (typed by the model) is wrapped like any other, so the marker can't be used to escape.
+ * Does the command (typed by the model, parent or subagent) invoke pgx's launcher, or any `pgx agent exec`? Such a
+ * command would be approved by pgx's wrapper rule without the user's rules ever seeing what it runs, so the hook
+ * denies it unless isRouted. Over-matches on purpose: quotes and backslashes are removed first (`'/x/pg''x.js'`),
+ * and any mention of the launcher's path counts.
  */
-export function isRouted(command: string, p: RewriteParams): boolean {
-  const prefix = routedPrefix(p);
-  const suffix = ` ${ROUTED_MARKER}${p.branch}`;
-  if (!command.startsWith(prefix) || !command.endsWith(suffix)) return false;
-  // The middle must be exactly `<shell> -c '<single-quoted text>'`: nothing can follow the quoted argument, and the
-  // shell word must be OUR shell, verbatim. (It used to be any \S+, so `…-- true;psql${IFS}…;bash -c 'x' # pgx-routed
-  // <branch>` counted as routed and its psql ran outside `agent exec`, on whatever database the user's shell pointed at.)
-  const middle = command.slice(prefix.length, command.length - suffix.length);
-  const shellWord = `${quoteIfNeeded(p.shell)} -c `;
-  return middle.startsWith(shellWord) && /^'(?:[^']|'\\'')*'$/.test(middle.slice(shellWord.length));
+export function invokesLauncher(command: string, launcher: string): boolean {
+  const flat = command.replace(/['"\\]/g, '');
+  if (flat.includes(launcher)) return true;
+  return /(^|[^A-Za-z0-9_.-])pgx(\.js|\.mjs)?\s+(\S+\s+)*?agent\s+(\S+\s+)*?exec\b/.test(flat);
+}
+
+/**
+ * Does the command contain a bare `exit` as one of its subcommands? pgx installs `Bash(exit)` for its own
+ * terminator, which would also approve the user's bare `exit` without a prompt: the hook denies those instead
+ * (stricter, never weaker). Over-matches (`echo exit` counts); `exit 1` and `exit $?` do not count.
+ */
+export function hasBareExit(command: string): boolean {
+  return /(^|[\s;&|(){}!`])exit[ \t]*($|[;&|)}`#\n])/m.test(command);
 }

@@ -1,7 +1,7 @@
 // `pgx agent hook <event>`: read the payload, decide scope, call the event's handler, print one JSON object or
 // nothing, append one log line. Always exit 0: the decision (if any) is in the JSON.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
@@ -10,7 +10,11 @@ import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { setStatementTimeout } from '../../server/db.js';
 import { appendHookLog } from './log.js';
-import { errorText, HANDLERS, type HookName, type HookResult } from './handlers.js';
+import { claudeCodeVersion } from './claude-version.js';
+import { launcherPath } from './launcher.js';
+
+export { launcherPath };
+import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type HookName, type HookResult } from './handlers.js';
 
 const MAX_STDIN = 1024 * 1024;
 
@@ -26,14 +30,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function launcherPath(): string {
-  if (process.env.PGX_LAUNCHER) return process.env.PGX_LAUNCHER;
-  try {
-    return realpathSync(process.argv[1]!);
-  } catch {
-    return process.argv[1]!;
-  }
-}
 
 /**
  * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
@@ -117,8 +113,9 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
     if (!findConfigFile(projectDir)) {
       if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
-        // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied.
-        result = { outcome: 'skipped:out-of-scope' };
+        // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
+        // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
+        result = event === 'pre-tool-use' && invokesLauncherIn(payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' };
         return finish();
       }
       result = handler.onError(
@@ -151,6 +148,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
         launcher: launcherPath(),
         shell: userShell(),
         envFile: process.env.CLAUDE_ENV_FILE || undefined,
+        claudeCode: claudeCodeVersion(),
       });
       result = await withDeadline(work, deadline);
     } catch (e) {
@@ -169,6 +167,8 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
       branch: result.branch ?? null,
       outcome: result.outcome,
       elapsed_ms: Math.round(performance.now() - t0),
+      claude_code: claudeCodeVersion() ?? null,
+      permission_mode: str(payload.permission_mode),
     });
     return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
   }

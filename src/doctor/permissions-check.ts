@@ -1,0 +1,108 @@
+// Will routed subagent commands get the decisions the user's own permission rules give them, or prompt, and why?
+// Reads pgx's rules in every settings scope, the workspace trust Claude Code needs before it applies project-scope
+// rules, the permission mode, and the Claude Code version the hooks last ran under (the rewrite is verified per
+// version: hooks/claude/claude-version.ts).
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isVerifiedClaudeCode, VERIFIED_CLAUDE_CODE_VERSIONS } from '../hooks/claude/claude-version.js';
+import { hookLogPath, type HookLogLine } from '../hooks/claude/log.js';
+import { wrapperRuleCovers } from '../install/permission-rules.js';
+import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
+import { installCmd, launchersInUse, type Found } from './hooks-check.js';
+import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
+
+/** Has the user accepted Claude Code's trust dialog for this directory (or a parent)? ~/.claude.json records it. */
+export function workspaceTrusted(projectDir: string, home = homedir()): boolean {
+  let projects: Record<string, unknown> = {};
+  try {
+    const root = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')) as { projects?: Record<string, unknown> };
+    if (isPlainObject(root.projects)) projects = root.projects;
+  } catch {
+    return false;
+  }
+  for (let dir = projectDir; ; dir = dirname(dir)) {
+    const p = projects[dir];
+    if (isPlainObject(p) && p.hasTrustDialogAccepted === true) return true;
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+/** The Claude Code version and permission mode of the most recent hook call that recorded them. */
+export function lastSeenClaude(home: string): { version?: string; mode?: string } {
+  let text: string;
+  try {
+    const buf = readFileSync(hookLogPath(home));
+    text = buf.subarray(Math.max(0, buf.length - 256 * 1024)).toString('utf8');
+  } catch {
+    return {};
+  }
+  const seen: { version?: string; mode?: string } = {};
+  for (const raw of text.split('\n').reverse()) {
+    try {
+      const l = JSON.parse(raw) as HookLogLine;
+      seen.version ??= l.claude_code ?? undefined;
+      seen.mode ??= l.permission_mode ?? undefined;
+      if (seen.version && seen.mode) break;
+    } catch {
+      // a torn line
+    }
+  }
+  return seen;
+}
+
+function defaultMode(found: Found[]): string | undefined {
+  for (const f of [...found].reverse()) {
+    try {
+      const perms = parseSettingsText(readSettingsFile(f.insp.path), f.insp.path).permissions;
+      if (isPlainObject(perms) && typeof perms.defaultMode === 'string') return perms.defaultMode;
+    } catch {
+      // reported by the hooks check
+    }
+  }
+  return undefined;
+}
+
+export function permissionsCheck(ctx: DoctorContext, found: Found[], home = homedir()): Check {
+  const blanket = found.flatMap((f) => f.insp.rules.blanket.map((r) => ({ r, f })));
+  if (blanket.length) {
+    const b = blanket[0]!;
+    return fail(
+      'permissions',
+      `${b.r} in ${b.f.insp.path} approves every command routed through pgx, so your deny rules do not apply to subagents' commands (and anyone can type the launcher to get past them)`,
+      `${installCmd(b.f.scope)} (replaces it with the narrow rules)`,
+    );
+  }
+  const launchers = launchersInUse(found);
+  const covering = found.filter((f) => f.insp.rules.wrapper.some((r) => launchers.some((l) => wrapperRuleCovers(r, l, ctx.projectDir))));
+  const exitAllowed = found.some((f) => f.insp.rules.exit);
+  const scope = found.find((f) => f.insp.count > 0)?.scope ?? 'project';
+  const seen = lastSeenClaude(ctx.home);
+  const mode = seen.mode ?? defaultMode(found);
+  const modeNote = mode ? `; mode last seen: ${mode}` : '';
+  if (!covering.length || !exitAllowed) {
+    const what = !covering.length ? `no wrapper rule for ${launchers.join(', ')} in ${ctx.projectDir}` : 'Bash(exit) is not allowed';
+    return warn('permissions', `${what}: every routed subagent command asks for approval (and is refused where nobody can answer, as in -p)${modeNote}`, installCmd(scope));
+  }
+  const projectScoped = covering.every((f) => f.scope !== 'user');
+  if (projectScoped && !workspaceTrusted(ctx.projectDir, home)) {
+    return warn(
+      'permissions',
+      `pgx's rules are in ${covering.map((f) => f.insp.path).join(', ')}, but Claude Code ignores project-scope rules until the workspace is trusted: routed commands ask until then${modeNote}`,
+      `run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or: ${installCmd('user')})`,
+    );
+  }
+  if (seen.version && !isVerifiedClaudeCode(seen.version)) {
+    const trust = ctx.config?.unverifiedClaudeCode === 'rules';
+    return warn(
+      'permissions',
+      `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}. ${trust ? 'unverified_claude_code = "rules": routed commands are judged by your rules through the rewrite, unverified on this version' : 'Every routed subagent command asks for approval until then'}${modeNote}`,
+      trust ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})` : `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}, or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml`,
+    );
+  }
+  const bypass = mode === 'bypassPermissions' ? ' (bypass mode: only deny rules apply, routed or not)' : '';
+  return ok(
+    'permissions',
+    `routed commands get the decisions your own rules give the unrouted command: wrapper rule and Bash(exit) in ${covering.map((f) => f.insp.path).join(', ')}${projectScoped ? ', workspace trusted' : ''}; Claude Code ${seen.version ?? '(not seen yet)'}${seen.version ? ' (verified)' : ''}${modeNote}${bypass}`,
+  );
+}
