@@ -8,6 +8,7 @@ import { registerLocalCommands } from './cli/local.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
+import { registerTemplateCommands } from './cli/template.js';
 import { EXIT_CODES_HELP } from './cli/common.js';
 import { EXIT } from './errors.js';
 
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerDoctorCommand(agent);
   registerInitCommand(program);
   registerSourceCommands(program);
+  registerTemplateCommands(program);
   return program;
 }
 
