@@ -1,6 +1,8 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
+import { parseDuration } from '../config.js';
+import { gcTemplates } from '../template-admin.js';
 import { withEngine } from '../engine/context.js';
 import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
 import { refreshTemplate } from '../engine/template.js';
@@ -83,11 +85,17 @@ export function registerBranchCommands(agent: Command, program: Command): void {
 
   withCommon(agent.command('gc').description('drop branches past their deadline (idle TTL or grace)'))
     .option('--limit <n>', 'at most n branches', parseLimit, 1000)
+    .option('--template-grace <duration>', 'drop templates no branch uses once unrefreshed this long (and empty, or their source gone or changed)', '24h')
     .action(
-      action<CommonOpts & { limit: number }>(async (opts, out) => {
+      action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => gc(e, opts.limit));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        const graceMs = templateGrace(opts.templateGrace);
+        const r = await withEngine(config, async (e) => {
+          const branches = await gc(e, opts.limit);
+          const t = await gcTemplates(e, graceMs);
+          return { ...branches, templates_dropped: t.dropped, errors: [...branches.errors, ...t.errors] };
+        });
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
@@ -100,6 +108,14 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );
+}
+
+function templateGrace(v: string): number {
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    throw new PgxError('USAGE', `--template-grace: ${(e as Error).message}.`, 'e.g. --template-grace 24h (0s: any unused template).');
+  }
 }
 
 function parseLimit(v: string): number {
