@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { basename, join, resolve } from 'node:path';
 import { parseUrl } from './server/db.js';
-import { CONFIG_FILE, validateConfigText } from './config.js';
+import { CONFIG_FILE, exampleConfigPath, validateConfigText } from './config.js';
 import { PgxError } from './errors.js';
 
 export interface InitOptions {
@@ -17,7 +17,7 @@ export interface InitOptions {
 const tomlString = (s: string) => JSON.stringify(s); // TOML basic strings accept JSON string escapes
 
 export function renderConfig(o: { name: string; url?: string; source?: string }): string {
-  return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: .pgx.toml.example
+  return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: ${exampleConfigPath()}
 [server]
 # The admin connection (a role with CREATEDB). Unset = pgx runs its own local PostgreSQL (\`pgx local status\`).
 ${o.url ? `url = ${tomlString(o.url)}` : '# url = "postgresql://me@127.0.0.1:5432/postgres"'}

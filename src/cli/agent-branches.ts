@@ -74,7 +74,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
             if (t.agentId !== undefined) recs = recs.filter((r) => r.kind === 'subagent');
             if (t.execId !== undefined) recs = recs.filter((r) => r.kind === 'exec');
           }
-          if (!recs.length) throw new PgxError('NOT_FOUND', `No pgx branch matches ${given.map((k) => `--${k}`).join(' ')} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+          if (!recs.length) throw new PgxError('NOT_FOUND', `No pgx branch matches ${given.map((k) => `--${k} ${(opts as Record<string, unknown>)[k]}`).join(' ')} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
           const done: DownResult[] = [];
           for (const rec of recs) done.push(opts.now ? await dropBranch(e, rec) : await retireBranch(e, rec));
           return done;
