@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
-import { PgxError } from './errors.js';
+import { EXIT, PgxError } from './errors.js';
 import { withEngine } from './engine/context.js';
 import { retireBranch } from './engine/branch.js';
 import { ensureTarget, type Target } from './engine/target.js';
@@ -29,12 +29,13 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', '
 export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
   const t0 = performance.now();
-  const ensured = await withEngine(config, (e) => ensureTarget(e, t), { quiet: true });
+  const ensured = await withEngine(config, (e) => ensureTarget(e, t)); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
 
   const env = libpqEnv(process.env, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
   pinAgainstShellStartup(env, config.home, command[0]!);
+  let startError: unknown;
   const status = await new Promise<number>((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => {
@@ -54,6 +55,9 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       for (const [sig, h] of handlers) process.off(sig, h);
       resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
     });
+  }).catch((e: unknown) => {
+    startError = e; // the throwaway branch below is still retired: a command that never started needs it no more
+    return EXIT.execFailed;
   });
 
   // A throwaway --id branch (made or revived by this exec) lives as long as its command, unless --keep.
@@ -64,6 +68,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       if (rec) retired = (await retireBranch(e, rec)).action === 'retired';
     }, { quiet: true }).catch((err) => process.stderr.write(`pgx: could not retire ${ensured.branch}: ${(err as Error).message}\n`));
   }
+  if (startError) throw startError;
   if (opts.json) {
     const report: ExecReport = {
       agent_id: t.agentId ?? null,

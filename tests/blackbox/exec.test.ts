@@ -67,6 +67,9 @@ describe('agent exec process plumbing', () => {
     const r = runPgx(['agent', 'exec', '--id', 'nf', '--', 'definitely-not-a-command-xyz'], p);
     expect(r.status).toBe(125);
     expect(r.stderr).toMatch(/Could not start "definitely-not-a-command-xyz"/);
+    // the throwaway --id branch made for it is retired all the same (as for a command that ran)
+    const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
+    expect(ls.find((b: { id: string }) => b.id === 'nf')).toMatchObject({ state: 'retiring' });
     expect(runPgx(['agent', 'exec', '--', 'true'], p).status).toBe(2);
     expect(runPgx(['agent', 'exec', '--agent', 'a', '--id', 'b', '--', 'true'], p).status).toBe(2);
   });

@@ -82,6 +82,11 @@ describe('pgx local psql | env | url', () => {
 describe('agent up on the local server', () => {
   it('eval "$(pgx agent up --id bob)"; psql works: a 0600 PGPASSFILE, no password on stdout', () => {
     const p = localProject();
+    // the first command starts the local server: progress on stderr, not seconds of silence
+    const first = runPgx(['agent', 'exec', '--id', 'warm', '--', 'true'], p);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stderr).toMatch(/initialising the local PostgreSQL[\s\S]*starting the local PostgreSQL/);
+    expect(runPgx(['agent', 'exec', '--id', 'warm', '--', 'true'], p).stderr).toBe(''); // running: nothing to say
     const up = runPgx(['agent', 'up', '--id', 'bob'], p);
     expect(up.status, up.stderr).toBe(0);
     expect(up.stdout + up.stderr).not.toContain(password(p));
