@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminEnv, jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
@@ -189,6 +189,23 @@ describe('pgx agent doctor', () => {
     expect(c.detail).toContain('1 denied, 0 errors');
     expect(c.detail).toContain('agent a2 denied:error');
     expect(c.detail).not.toContain('a-old');
+  });
+
+  it("hook-log counts only this project's calls (its directory or below); hooks record the project directory", () => {
+    const p = makeProject();
+    const other = makeProject();
+    const now = new Date().toISOString();
+    const line = (dir: string, outcome: string, agent: string) => JSON.stringify({ time: now, event: 'pre-tool-use', session_id: 'sess12345678', agent_id: agent, branch: null, outcome, elapsed_ms: 5, project_dir: dir });
+    mkdirSync(join(p.home, 'agent'), { recursive: true });
+    writeFileSync(join(p.home, 'agent', 'hooks.log'), [line(other.dir, 'denied:error', 'theirs'), line(join(p.dir, 'sub'), 'rewritten:clone', 'mine'), line(`${p.dir}-sibling`, 'denied:error', 'sibling')].join('\n') + '\n');
+    const c = doctor(p).byName['hook-log']!;
+    expect(c.status, c.detail).toBe('ok');
+    expect(c.detail).toMatch(/^1 calls in the last 24 h: pre-tool-use rewritten:clone ×1$/);
+    // a real hook call writes its project directory into the log
+    const payload = JSON.stringify({ session_id: 'sess-log-dir', cwd: p.dir, hook_event_name: 'UserPromptSubmit', prompt: 'hi' });
+    expect(runPgx(['agent', 'hook', 'user-prompt-submit'], { ...p, input: payload }).status).toBe(0);
+    const last = JSON.parse(readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').pop()!);
+    expect(last).toMatchObject({ event: 'user-prompt-submit', project_dir: p.dir });
   });
 
   it('an invalid .pgx.toml fails the config check with a fix, and the server checks are skipped', () => {
