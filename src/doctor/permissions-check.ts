@@ -7,7 +7,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isVerifiedClaudeCode, VERIFIED_CLAUDE_CODE_VERSIONS } from '../hooks/claude/claude-version.js';
 import { hookLogPath, type HookLogLine } from '../hooks/claude/log.js';
-import { wrapperRuleCovers } from '../install/permission-rules.js';
+import { EXIT_RULE, wrapperRuleCovers, wrapperRuleFor } from '../install/permission-rules.js';
+import { settingsPathFor } from '../install/hook-events.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
 import { installCmd, launchersInUse, type Found } from './hooks-check.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
@@ -82,7 +83,11 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
   const modeNote = mode ? `; mode last seen: ${mode}` : '';
   if (!covering.length || !exitAllowed) {
     const what = !covering.length ? `no wrapper rule for ${launchers.join(', ')} in ${ctx.projectDir}` : 'Bash(exit) is not allowed';
-    return warn('permissions', `${what}: every routed subagent command asks for approval (and is refused where nobody can answer, as in -p)${modeNote}`, installCmd(scope));
+    // The plugin cannot ship permission rules: name the two to add by hand.
+    const viaPlugin = !found.some((f) => f.insp.count > 0) && found.some((f) => f.plugin);
+    const rules = [wrapperRuleFor(launchers[0]!, ctx.projectDir), EXIT_RULE].filter(Boolean).map((r) => JSON.stringify(r));
+    const fix = viaPlugin ? `add ${rules.join(' and ')} to "permissions.allow" in ${settingsPathFor('project', ctx.projectDir, home)}` : installCmd(scope);
+    return warn('permissions', `${what}: every routed subagent command asks for approval (and is refused where nobody can answer, as in -p)${modeNote}`, fix);
   }
   const projectScoped = covering.every((f) => f.scope !== 'user');
   if (projectScoped && !workspaceTrusted(ctx.projectDir, home)) {

@@ -16,7 +16,7 @@ export const EXIT_RULE = 'Bash(exit)';
 export const BLANKET_RULE_RE = /^Bash\((?:'(?:[^']|'\\'')*'|[^\s'"()]+) agent exec:\*\)$/;
 
 /** pgx's narrow wrapper rule, any launcher and project. */
-export const WRAPPER_RULE_RE = /^Bash\((\S+) agent exec --agent \* --cwd (.+) -- \*\)$/;
+export const WRAPPER_RULE_RE = /^Bash\((.+?) agent exec --agent \* --cwd (.+) -- \*\)$/;
 
 /** Characters a path cannot carry inside a rule: `(`/`)` end it early; `*` is escaped instead. */
 export function ruleSafePath(p: string): boolean {

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminEnv, jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
@@ -24,20 +25,81 @@ afterAll(async () => {
   for (const db of cleanup) await sql(`DROP DATABASE IF EXISTS "${db}"`);
 });
 
+/** What accepting Claude Code's trust dialog for the project records in ~/.claude.json (HOME is the project dir). */
+function trust(p: ReturnType<typeof makeProject>): void {
+  writeFileSync(join(p.dir, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }));
+}
+
+describe('pgx agent doctor: will routed commands prompt, and why', () => {
+  it("an older install's blanket rule fails, naming it; install narrows it and says so", () => {
+    const p = makeProject();
+    mkdirSync(join(p.dir, '.claude'));
+    const blanket = `Bash('${realpathSync(LAUNCHER)}' agent exec:*)`;
+    writeFileSync(join(p.dir, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: [blanket], deny: ['Bash(rm:*)'] } }));
+    trust(p);
+    let d = doctor(p);
+    expect(d.byName.permissions).toMatchObject({ status: 'fail', fix: 'pgx agent install claude (replaces it with the narrow rules)' });
+    expect(d.byName.permissions!.detail).toContain(blanket);
+    expect(d.status).toBe(8);
+    const install = runPgx(['agent', 'install', 'claude'], p);
+    expect(install.stdout).toContain(`removed the blanket rule ${blanket}`);
+    d = doctor(p);
+    expect(d.byName.permissions!.status, d.byName.permissions!.detail).toBe('ok');
+  });
+
+  it('no rules (--no-rules): warns that every routed command asks, with the install command', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude', '--no-rules'], p).status).toBe(0);
+    trust(p);
+    const c = doctor(p).byName.permissions!;
+    expect(c).toMatchObject({ status: 'warn', fix: 'pgx agent install claude' });
+    expect(c.detail).toMatch(/no wrapper rule .* every routed subagent command asks/);
+  });
+
+  it('project-scope rules in an untrusted workspace: warns that they are ignored until trusted', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    const c = doctor(p).byName.permissions!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('ignores project-scope rules until the workspace is trusted');
+    expect(c.fix).toContain('accept the trust dialog');
+    // A user-scope install (a HOME of its own here: makeProject's HOME is the project) needs no trust.
+    expect(runPgx(['agent', 'uninstall', 'claude'], p).status).toBe(0);
+    const user = { ...p, env: { ...p.env, HOME: mkdtempSync(join(tmpdir(), 'pgx-home-')) } };
+    expect(runPgx(['agent', 'install', 'claude', '--scope', 'user'], user).status).toBe(0);
+    expect(doctor(user).byName.permissions!.status, doctor(user).byName.permissions!.detail).toBe('ok');
+  });
+
+  it('a Claude Code version the rewrite is not verified on (from the hook log): warns, says what happens and how to opt in', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    trust(p);
+    const payload = JSON.stringify({ session_id: 's-doctor', cwd: p.dir, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'true' }, permission_mode: 'acceptEdits' });
+    const hook = runPgx(['agent', 'hook', 'pre-tool-use'], { ...p, input: payload, env: { ...p.env, AI_AGENT: 'claude-code_2-9-1_harness', CLAUDE_PROJECT_DIR: p.dir } });
+    expect(hook.status).toBe(0);
+    const c = doctor(p).byName.permissions!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('last ran under Claude Code 2.9.1');
+    expect(c.detail).toContain('mode last seen: acceptEdits');
+    expect(c.fix).toContain('unverified_claude_code = "rules"');
+  });
+});
+
 describe('pgx agent doctor', () => {
   it('a healthy project: every check ok, exit 0, one line per check in text mode', () => {
     const p = makeProject();
-    expect(runPgx(['agent', 'install', 'claude', '--allow-rule'], p).status).toBe(0);
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    trust(p);
     expect(runPgx(['agent', 'exec', '--id', 'd1', '--keep', '--', 'true'], p).status).toBe(0);
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
-    for (const name of ['config', 'server', 'role', 'template', 'hooks', 'allow-rule', 'hook-log', 'branches', 'guards']) {
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
+    for (const name of ['config', 'server', 'role', 'template', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
     }
     expect(d.byName.hooks!.detail).toContain('6/6');
-    expect(d.byName['allow-rule']!.detail).toContain(`Bash('${LAUNCHER}' agent exec:*)`);
+    expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.json')}, workspace trusted`);
     expect(d.byName.branches!.detail).toMatch(/1 active, 0 retiring, 0 past deadline/);
     expect(d.byName.guards!.detail).toBe('client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)');
     expect(d.byName.server!.detail).toMatch(/^PostgreSQL \d+\.\d+/);
@@ -115,8 +177,7 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.byName.hooks!.status).toBe('fail');
     expect(d.byName.hooks!.detail).toContain(`${join(p.dir, 'gone', 'pgx.js')} named in`);
-    expect(d.byName['allow-rule']!.status).toBe('warn');
-    expect(d.byName['allow-rule']!.fix).toBe('pgx agent install claude --allow-rule');
+    expect(d.byName.permissions!.status).toBe('warn');
   });
 
   it('detects orphans both ways: a stamped database with no record, a record with no database', async () => {

@@ -1,7 +1,7 @@
 // The README's shell blocks run as written: the first screen's two commands (the demo on the embedded default;
 // the tests — this suite itself, so only its text is checked) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -55,7 +55,7 @@ describe('README', () => {
 
   it('the "in your project" block runs as written', () => {
     const block = shBlocks[1]!;
-    expect(block).toEqual(['pgx agent install claude', 'pgx agent install claude --allow-rule', 'pgx agent doctor']);
+    expect(block).toEqual(['pgx agent install claude', 'pgx agent doctor']);
     const p = makeProject();
     const bin = mkdtempSync(join(tmpdir(), 'pgx-bin-'));
     mkdirSync(bin, { recursive: true });
@@ -66,7 +66,7 @@ describe('README', () => {
     }
     const settings = JSON.parse(readFileSync(join(p.cwd, '.claude', 'settings.json'), 'utf8'));
     expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'SessionStart', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit']);
-    expect(settings.permissions.allow).toHaveLength(1);
+    expect(settings.permissions.allow).toEqual([`Bash(${realpathSync(LAUNCHER)} agent exec --agent * --cwd ${p.cwd} -- *)`, 'Bash(exit)']);
     expect(jsonOf(runPgx(['agent', 'doctor', '--json'], p)).ok).toBe(true);
   });
 });

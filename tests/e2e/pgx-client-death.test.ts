@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from '../helpers/pgx.js';
 import { findRunProcesses } from './claude.js';
 import {
-  AGENT_ONLY,
+  PSQL_ALLOWED,
   branches,
   claudeBin,
   cleanupRoots,
@@ -57,7 +57,7 @@ interface Outcome {
 async function killMidSleep(toml: string, source: Source, label: string): Promise<Outcome & { p: ReturnType<typeof makeE2eProject> }> {
   const p = makeE2eProject({ source, toml });
   const t0 = Date.now();
-  const { fake, proc, sessionId } = await startScenario(p, { subagents: [{ marker: 'sleeper', commands: [`psql -X -v ON_ERROR_STOP=1 -c "${TXN}"`] }] }, { allowedTools: AGENT_ONLY, timeoutMs: 60_000 });
+  const { fake, proc, sessionId } = await startScenario(p, { subagents: [{ marker: 'sleeper', commands: [`psql -X -v ON_ERROR_STOP=1 -c "${TXN}"`] }] }, { allowedTools: PSQL_ALLOWED, timeoutMs: 60_000 });
   try {
     // The backend is inside pg_sleep, in the subagent's branch: the first INSERT is done, the COMMIT is not.
     const backend = await poll(

@@ -28,8 +28,11 @@ export function warnIfSkipped(): void {
 /** The host label pgx uses in branch names: fixed, so the test's own `pgx` calls and the hooks agree. */
 export const PGX_HOST = 'e2e';
 
-/** --allowedTools for runs that rely on the installed allow rule: Bash itself is NOT pre-allowed. */
-export const AGENT_ONLY = 'Agent';
+/**
+ * --allowedTools for runs where the USER allows psql (and nothing else in Bash): the routed commands run because the
+ * user's own rule allows them, through pgx's narrow rules (docs/pgx/local-dev/permissions.md).
+ */
+export const PSQL_ALLOWED = 'Agent,Bash(psql:*)';
 
 const roots: string[] = [];
 export function cleanupRoots(): void {

@@ -7,8 +7,8 @@
  *  3. (after every scenario) the source's and the template's schema identical to the baseline.
  *  4. decoys: DATABASE_URL, PGDATABASE and PGSERVICE (+ PGSERVICEFILE) in claude's environment all point at the
  *     source; nothing lands on the source, everything on the branches (and the parent's on the session branch).
- * The runs use `--allowedTools Agent`: Bash is NOT pre-allowed, so the rewritten commands run only because of the
- * allow rule that `pgx agent install claude --allow-rule` wrote.
+ * The runs use `--allowedTools Agent,Bash(psql:*)`: the user allows psql and nothing else in Bash, so the rewritten
+ * commands run because that rule judges the verbatim copy pgx's rewrite carries.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pgInfo, sql } from '../helpers/pgx.js';
 import {
-  AGENT_ONLY,
+  PSQL_ALLOWED,
   branches,
   ccHookLatency,
   claudeBin,
@@ -64,7 +64,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
   it('three subagents migrate their own branches; nothing leaks; all retired; the session branch untouched', async () => {
     source = await makeSource();
     const p = makeE2eProject({ source });
-    expect(p.settings.permissions?.allow?.some((r) => r.includes(' agent exec:*)'))).toBe(true);
+    expect(p.settings.permissions?.allow).toEqual([expect.stringMatching(/ agent exec --agent \* --cwd .* -- \*\)$/), 'Bash(exit)']);
     const workloads = ['users', 'account', 'booking'];
     const subagents = workloads.map((w) => ({
       marker: w,
@@ -75,7 +75,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
       ],
     }));
     const t0 = Date.now();
-    const run = await runScenario(p, { subagents }, { allowedTools: AGENT_ONLY });
+    const run = await runScenario(p, { subagents }, { allowedTools: PSQL_ALLOWED });
     const wall = Date.now() - t0;
     expect(run.out.code, describeRun(run)).toBe(0);
     expect(run.fake.errors).toEqual([]);
@@ -150,7 +150,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     const markers = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}`);
     const subagents = markers.map((m) => ({ marker: m, commands: [psql(`create table t_${m} (x int); insert into t_${m} values (1);`), listCommand] }));
     const t0 = Date.now();
-    const run = await runScenario(p, { subagents }, { allowedTools: AGENT_ONLY });
+    const run = await runScenario(p, { subagents }, { allowedTools: PSQL_ALLOWED });
     const wall = Date.now() - t0;
     expect(run.out.code, describeRun(run)).toBe(0);
     expect(run.fake.errors).toEqual([]);

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { sql } from '../helpers/pgx.js';
 import {
-  AGENT_ONLY,
+  PSQL_ALLOWED,
   branches,
   claudeBin,
   cleanupRoots,
@@ -39,7 +39,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: -
     const p = makeE2eProject({ source });
     const sid = randomUUID();
     // The parent's own commands are plain psql: allowed by a rule of the user's, not by pgx's.
-    const allowedTools = `${AGENT_ONLY},Bash(psql:*)`;
+    const allowedTools = PSQL_ALLOWED;
 
     const t1 = Date.now();
     const run1 = await runScenario(

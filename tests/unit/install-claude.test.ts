@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   HOOK_EVENTS,
   SettingsFileError,
-  allowRuleFor,
+  EXIT_RULE,
+  wrapperRuleFor,
   hookCommand,
   inspectClaudeInstall,
   installClaude,
@@ -66,7 +67,7 @@ function tmpFilesLeft(): string[] {
   return fs.readdirSync(path.dirname(file)).filter((f) => f.includes('.tmp-'));
 }
 
-describe('settingsPathFor / hookCommand / allowRuleFor', () => {
+describe('settingsPathFor / hookCommand / wrapperRuleFor', () => {
   it('maps scopes to files', () => {
     expect(settingsPathFor('project', '/p', '/h')).toBe('/p/.claude/settings.json');
     expect(settingsPathFor('local', '/p', '/h')).toBe('/p/.claude/settings.local.json');
@@ -75,7 +76,10 @@ describe('settingsPathFor / hookCommand / allowRuleFor', () => {
 
   it('always single-quotes the launcher', () => {
     expect(hookCommand('/usr/bin/pgx', 'session-start')).toBe(`'/usr/bin/pgx' agent hook session-start`);
-    expect(allowRuleFor('/usr/bin/pgx')).toBe(`Bash('/usr/bin/pgx' agent exec:*)`);
+    expect(wrapperRuleFor('/usr/bin/pgx', '/home/me/shop')).toBe('Bash(/usr/bin/pgx agent exec --agent * --cwd /home/me/shop -- *)');
+    expect(wrapperRuleFor('/usr/bin/pgx', undefined)).toBe('Bash(/usr/bin/pgx agent exec --agent * --cwd * -- *)');
+    expect(wrapperRuleFor('/opt/a*b/pgx', '/p')).toBe('Bash(/opt/a\\*b/pgx agent exec --agent * --cwd /p -- *)');
+    expect(wrapperRuleFor('/opt/(x)/pgx', '/p')).toBeUndefined();
     expect(hookCommand(`/a b/it's`, 'session-end')).toBe(`'/a b/it'\\''s' agent hook session-end`);
     expect(() => hookCommand('', 'session-end')).toThrow(TypeError);
   });
@@ -94,13 +98,14 @@ describe('installClaude', () => {
   it('fresh install creates .claude/ and writes six entries with the right matcher, timeout and command', () => {
     expect(fs.existsSync(path.dirname(file))).toBe(false);
     const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
-    expect(r).toMatchObject({ changed: true, dryRun: false, path: file, updated: [], unchanged: [], allowRuleAdded: false });
+    expect(r).toMatchObject({ changed: true, dryRun: false, path: file, updated: [], unchanged: [] });
+    expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE]);
     expect(r.added).toEqual(SIX);
     const text = fs.readFileSync(file, 'utf8');
     expect(text).toBe(r.text);
     const s = JSON.parse(text) as Settings;
     expect(text).toBe(JSON.stringify(s, null, 2) + '\n');
-    expect(Object.keys(s)).toEqual(['hooks']);
+    expect(Object.keys(s)).toEqual(['hooks', 'permissions']);
     expect(Object.keys(s.hooks!)).toEqual(SIX);
     for (const [event, exp] of Object.entries(EXPECTED)) {
       const groups = s.hooks![event]!;
@@ -112,20 +117,20 @@ describe('installClaude', () => {
       expect(groups[0]).toEqual(want);
       if (!exp.matcher) expect('matcher' in groups[0]!).toBe(false);
     }
-    expect(s.permissions).toBeUndefined();
+    expect(s.permissions).toEqual({ allow: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE] });
     expect(tmpFilesLeft()).toEqual([]);
   });
 
   it('second install is byte-identical, reports changed:false and does not rewrite the file', () => {
-    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
     const before = fs.readFileSync(file, 'utf8');
     const ino = fs.statSync(file).ino;
-    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER });
     expect(r.changed).toBe(false);
     expect(r.added).toEqual([]);
     expect(r.updated).toEqual([]);
     expect(r.unchanged).toEqual(SIX);
-    expect(r.allowRuleAdded).toBe(false);
+    expect(r.rules).toEqual({ changed: false, added: [], removed: [], blanketRemoved: [] });
     expect(r.text).toBe(before);
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
     expect(fs.statSync(file).ino).toBe(ino); // not replaced by a rename
@@ -166,7 +171,8 @@ describe('installClaude', () => {
     expect(Object.keys(s)).toEqual(['$schema', 'model', 'hooks', 'env', 'permissions']);
     expect(s.$schema).toBe(original.$schema);
     expect(s.env).toEqual(original.env);
-    expect(s.permissions).toEqual(original.permissions); // allowRule not requested: untouched
+    // The user's rules stay as they were, in place; pgx's two are appended.
+    expect(s.permissions).toEqual({ ...original.permissions, allow: [...(original.permissions as { allow: string[] }).allow, wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE] });
     expect(Object.keys(s.hooks!)).toEqual(['Stop', 'PreToolUse', 'SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'SessionEnd']);
     expect(s.hooks!.Stop).toEqual(original.hooks.Stop);
     // PreToolUse: pgx's entry updated in place inside the user's group; no second group added
@@ -301,7 +307,7 @@ describe('installClaude', () => {
     // A fake launcher that prints its arguments, one per line.
     fs.writeFileSync(launcher, `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done\n`, { mode: 0o755 });
 
-    installClaude({ settingsPath: file, launcher, allowRule: true });
+    installClaude({ settingsPath: file, launcher });
     const s = read();
     const command = s.hooks!.PreToolUse![0]!.hooks[0]!.command;
     expect(command).toBe(`'${launcher.replace(/'/g, `'\\''`)}' agent hook pre-tool-use`);
@@ -314,52 +320,63 @@ describe('installClaude', () => {
     // and running the hook command through sh actually invokes the launcher with the right arguments
     expect(execFileSync('sh', ['-c', command], { encoding: 'utf8' })).toBe('agent\nhook\npre-tool-use\n');
 
-    // The allow rule's prefix is exactly how the rewritten command (same quoted launcher) starts.
-    const rule = allowRuleFor(launcher);
-    expect(s.permissions!.allow).toEqual([rule]);
-    const rulePrefix = rule.slice('Bash('.length, -':*)'.length);
-    const rewritten = `${prefix} agent exec -- npm test`;
-    expect(rewritten.startsWith(rulePrefix)).toBe(true);
+    // The wrapper rule names the bare launcher: Claude Code matches it against the quoted one too.
+    expect(s.permissions!.allow).toEqual([`Bash(${launcher} agent exec --agent * --cwd * -- *)`, EXIT_RULE]);
 
     // Inspection unquotes it and finds the file.
     const insp = inspectClaudeInstall(file);
     expect(insp.entries.PreToolUse).toMatchObject({ present: true, launcher, launcherExists: true });
     expect(insp.launcherPaths).toEqual([launcher]);
-    expect(insp.allowRulePresent).toBe(true);
+    expect(insp.rules).toEqual({ blanket: [], wrapper: [wrapperRuleFor(launcher, undefined)], exit: true });
   });
 });
 
-describe('allow rule', () => {
-  it('is added once, keeps the user\'s rules, and creates permissions.allow when needed', () => {
+describe('permission rules', () => {
+  const W = wrapperRuleFor(LAUNCHER, '/home/me/shop')!;
+  it("are added once, after the user's rules, and create permissions.allow when needed", () => {
     write({ permissions: { deny: ['Bash(rm:*)'] } });
-    const r1 = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
-    expect(r1.allowRuleAdded).toBe(true);
-    expect(read().permissions).toEqual({ deny: ['Bash(rm:*)'], allow: [allowRuleFor(LAUNCHER)] });
-    const r2 = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
-    expect(r2.allowRuleAdded).toBe(false);
+    const r1 = installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/home/me/shop' });
+    expect(r1.rules.added).toEqual([W, EXIT_RULE]);
+    expect(read().permissions).toEqual({ deny: ['Bash(rm:*)'], allow: [W, EXIT_RULE] });
+    const r2 = installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/home/me/shop' });
+    expect(r2.rules.changed).toBe(false);
     expect(r2.changed).toBe(false);
-    expect(read().permissions!.allow).toEqual([allowRuleFor(LAUNCHER)]);
   });
 
-  it('replaces a stale pgx rule (old launcher) in place and drops extra pgx rules', () => {
+  it("removes an older install's blanket rule wherever it is, and says so; replaces a stale wrapper rule", () => {
     write({
       permissions: {
-        allow: ['Bash(git status)', `Bash('/old/pgx' agent exec:*)`, 'Read(*)', `Bash(/older/pgx agent exec:*)`],
+        allow: ['Bash(git status)', `Bash('/old/pgx' agent exec:*)`, 'Read(*)', `Bash(/older/pgx agent exec:*)`, 'Bash(/old/pgx agent exec --agent * --cwd /elsewhere -- *)', EXIT_RULE],
       },
     });
-    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
-    expect(r.allowRuleAdded).toBe(true);
-    expect(read().permissions!.allow).toEqual(['Bash(git status)', allowRuleFor(LAUNCHER), 'Read(*)']);
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/home/me/shop' });
+    expect(r.rules.blanketRemoved).toEqual([`Bash('/old/pgx' agent exec:*)`, `Bash(/older/pgx agent exec:*)`]);
+    expect(read().permissions!.allow).toEqual(['Bash(git status)', 'Read(*)', W, EXIT_RULE]);
   });
 
-  it('without allowRule, adds none but refreshes a stale one; allowRule:false touches nothing', () => {
-    installClaude({ settingsPath: file, launcher: LAUNCHER });
+  it("keeps a user's own Bash(exit) (adds none), and uninstall leaves it", () => {
+    write({ permissions: { allow: [EXIT_RULE, 'Bash(ls)'] } });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/p' });
+    expect(read().permissions!.allow).toEqual([EXIT_RULE, 'Bash(ls)', wrapperRuleFor(LAUNCHER, '/p')]);
+    const u = uninstallClaude({ settingsPath: file });
+    expect(u.rulesRemoved).toEqual([wrapperRuleFor(LAUNCHER, '/p')]);
+    expect(read().permissions!.allow).toEqual([EXIT_RULE, 'Bash(ls)']);
+  });
+
+  it('rules:false writes none, removes pgx rules already there, and still removes a blanket rule', () => {
+    write({ permissions: { allow: [`Bash('/old/pgx' agent exec:*)`, 'Bash(ls)'] } });
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/p', rules: false });
+    expect(r.rules.blanketRemoved).toEqual([`Bash('/old/pgx' agent exec:*)`]);
+    expect(read().permissions!.allow).toEqual(['Bash(ls)']);
+    installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/p' });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/p', rules: false });
+    expect(read().permissions!.allow).toEqual(['Bash(ls)']);
+  });
+
+  it('a path a rule cannot hold: no wrapper rule, and the plan says why', () => {
+    const r = installClaude({ settingsPath: file, launcher: '/opt/pgx (2)/pgx', projectDir: '/p' });
+    expect(r.rulesSkipped).toMatch(/cannot hold/);
     expect(read().permissions).toBeUndefined();
-    write({ ...read(), permissions: { allow: [`Bash('/old/pgx' agent exec:*)`] } });
-    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: false });
-    expect(read().permissions!.allow).toEqual([`Bash('/old/pgx' agent exec:*)`]);
-    installClaude({ settingsPath: file, launcher: LAUNCHER });
-    expect(read().permissions!.allow).toEqual([allowRuleFor(LAUNCHER)]);
   });
 });
 
@@ -374,16 +391,16 @@ describe('uninstallClaude', () => {
       permissions: { allow: ['Bash(npm test:*)'] },
       statusLine: { type: 'command', command: 'status.sh' },
     });
-    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
-    expect(read().permissions!.allow).toHaveLength(2);
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
+    expect(read().permissions!.allow).toHaveLength(3);
     const u = uninstallClaude({ settingsPath: file });
-    expect(u).toMatchObject({ changed: true, allowRuleRemoved: true, dryRun: false, path: file });
+    expect(u).toMatchObject({ changed: true, rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE], dryRun: false, path: file });
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
   });
 
   it('drops the hooks object and permissions that only pgx had filled', () => {
     const original = write({ theme: 'dark' });
-    installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true });
+    installClaude({ settingsPath: file, launcher: LAUNCHER });
     uninstallClaude({ settingsPath: file });
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
   });
@@ -402,7 +419,7 @@ describe('uninstallClaude', () => {
 
 describe('dry run', () => {
   it('writes nothing, on a fresh path and on an existing file', () => {
-    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, allowRule: true, dryRun: true });
+    const r = installClaude({ settingsPath: file, launcher: LAUNCHER, dryRun: true });
     expect(r).toMatchObject({ changed: true, dryRun: true });
     expect(r.added).toEqual(SIX);
     expect(fs.existsSync(path.dirname(file))).toBe(false);
@@ -452,7 +469,7 @@ describe('invalid settings files', () => {
       expect(() => installClaude({ settingsPath: file, launcher: LAUNCHER }), content).toThrow(SettingsFileError);
       expect(fs.readFileSync(file, 'utf8')).toBe(text);
     }
-    expect(() => planInstall('{"permissions": {"allow": "x"}}', { launcher: LAUNCHER, allowRule: true })).toThrow(SettingsFileError);
+    expect(() => planInstall('{"permissions": {"allow": "x"}}', { launcher: LAUNCHER })).toThrow(SettingsFileError);
     expect(() => planUninstall('{"hooks": 1}')).toThrow(SettingsFileError);
   });
 
@@ -487,7 +504,7 @@ describe('atomic writes', () => {
 describe('inspectClaudeInstall', () => {
   it('reports a missing file', () => {
     const insp = inspectClaudeInstall(file);
-    expect(insp).toMatchObject({ path: file, exists: false, count: 0, olderPartial: false, launcherPaths: [], allowRulePresent: false });
+    expect(insp).toMatchObject({ path: file, exists: false, count: 0, olderPartial: false, launcherPaths: [], rules: { blanket: [], wrapper: [], exit: false } });
     expect(insp.parseError).toBeUndefined();
     expect(Object.keys(insp.entries)).toEqual(SIX);
     for (const e of SIX) expect(insp.entries[e]!.present).toBe(false);
@@ -497,10 +514,10 @@ describe('inspectClaudeInstall', () => {
     const launcher = path.join(dir, 'bin', 'pgx');
     fs.mkdirSync(path.dirname(launcher), { recursive: true });
     fs.writeFileSync(launcher, '#!/bin/sh\n', { mode: 0o755 });
-    installClaude({ settingsPath: file, launcher, allowRule: true });
+    installClaude({ settingsPath: file, launcher });
 
     let insp = inspectClaudeInstall(file);
-    expect(insp).toMatchObject({ exists: true, count: 6, olderPartial: false, launcherPaths: [launcher], allowRulePresent: true });
+    expect(insp).toMatchObject({ exists: true, count: 6, olderPartial: false, launcherPaths: [launcher], rules: { wrapper: [wrapperRuleFor(launcher, undefined)], exit: true } });
     for (const h of HOOK_EVENTS) {
       expect(insp.entries[h.event]).toEqual({
         present: true,
@@ -515,11 +532,11 @@ describe('inspectClaudeInstall', () => {
     expect(insp.count).toBe(6);
     for (const e of SIX) expect(insp.entries[e]!.launcherExists).toBe(false);
 
-    // Reinstall at another path: the old allow rule no longer counts until refreshed.
+    // An older install's blanket rule is reported as such.
     const s = read();
-    s.permissions!.allow = [allowRuleFor('/somewhere/else')];
+    s.permissions!.allow = [`Bash('/somewhere/else' agent exec:*)`];
     write(s);
-    expect(inspectClaudeInstall(file).allowRulePresent).toBe(false);
+    expect(inspectClaudeInstall(file).rules).toEqual({ blanket: [`Bash('/somewhere/else' agent exec:*)`], wrapper: [], exit: false });
   });
 
   it('detects an older partial install and a partial one that is not the old shape', () => {
@@ -555,13 +572,13 @@ describe('inspectClaudeInstall', () => {
 
 describe('planInstall / planUninstall are pure', () => {
   it('plans from text without touching disk', () => {
-    const p = planInstall(undefined, { launcher: LAUNCHER, allowRule: true });
+    const p = planInstall(undefined, { launcher: LAUNCHER });
     expect(p.changed).toBe(true);
-    expect(p.allowRuleAdded).toBe(true);
-    const again = planInstall(p.text, { launcher: LAUNCHER, allowRule: true });
+    expect(p.rules.added).toEqual([wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE]);
+    const again = planInstall(p.text, { launcher: LAUNCHER });
     expect(again).toMatchObject({ changed: false, text: p.text, added: [], updated: [] });
     const u = planUninstall(p.text);
-    expect(u).toMatchObject({ changed: true, allowRuleRemoved: true, text: '{}\n' });
+    expect(u).toMatchObject({ changed: true, rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE], text: '{}\n' });
     expect(u.removed.sort()).toEqual([...SIX].sort());
   });
 });
