@@ -181,7 +181,7 @@ async function buildTemplate(e: Engine, name: string): Promise<{ into: string; s
   if (source) {
     const src = await databaseInfo(db, source);
     if (!src.exists) {
-      throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, 'Create it, or fix [project] source in .pgx.toml (remove it to start branches from an empty database).');
+      throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, `Load your existing database as "${source}" with \`pgx source import --from <postgres://… | dump file>\`, or create it (\`pgx local psql -c 'CREATE DATABASE ${source}'\` on pgx's local server); or fix [project] source in .pgx.toml (remove it to start branches from an empty database).`);
     }
   }
   try {

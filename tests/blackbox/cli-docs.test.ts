@@ -126,7 +126,7 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx source import', jsonOf(runPgx(['source', 'import', '--from', dump, '--into', `docs_${p.name}`, '--json'], p)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], p)));
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
-  });
+   }, 300_000); // many processes in a row: slow on a loaded machine
 
   it('local url, env, down --purge (on a local server)', () => {
     const p = makeProject();
@@ -139,7 +139,7 @@ describe('cli.md JSON fields against real output', () => {
       const purged = jsonOf(runPgx(['local', 'down', '--purge', '--yes', '--json'], p));
       expectDocumented('pgx local up | down | status', purged);
     }
-  });
+   }, 300_000);
 });
 
 describe("the skill's env-file example", () => {

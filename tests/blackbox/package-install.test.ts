@@ -80,5 +80,5 @@ describe('the npm package', () => {
     expect(existsSync(join(home, '.pgx', 'local'))).toBe(false);
     expect(existsSync(join(home, '.pgx', 'passfiles'))).toBe(false);
     expect(() => process.kill(status.pid, 0)).toThrow();
-  });
+   }, 300_000);
 });

@@ -76,5 +76,5 @@ describe('agent gc of templates', () => {
     expect(left).not.toContain(names[empty.name]);
     expect(runPgx(['agent', 'gc', '--template-grace', 'soon'], empty).status).toBe(2);
     await sql(`DROP DATABASE ${src}`).catch(() => {}); // (its template is a separate database)
-  });
+   }, 300_000);
 });
