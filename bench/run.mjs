@@ -2,7 +2,7 @@
 // the same run — absolute milliseconds on a noisy 2-core machine mean little. Uses hyperfine when installed,
 // else its own interleaved loop (median of N). Needs a server: PGX_DATABASE_URL, else the embedded local server.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -12,11 +12,14 @@ const runs = Number(process.env.BENCH_RUNS ?? 20);
 const dir = mkdtempSync(join(tmpdir(), 'pgx-bench-'));
 writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "bench"\n');
 const outside = mkdtempSync(join(tmpdir(), 'pgx-bench-out-'));
-const env = { ...process.env, CLAUDE_PROJECT_DIR: dir };
+// A PGX_HOME of its own: without PGX_DATABASE_URL the bench starts (and stops) a throwaway local server there.
+const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
+const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, AI_AGENT: 'claude-code_2-1-328_harness' };
 const session = '11111111-2222-3333-4444-555555555555';
 const payload = (cwd, agent) => JSON.stringify({ session_id: session, cwd, hook_event_name: 'PreToolUse', agent_id: agent, tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"', description: 'x' } });
 writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
 writeFileSync(join(outside, 'in.json'), payload(outside, 'abenchagent000001'));
+writeFileSync(join(dir, 'parent.json'), payload(dir, undefined));
 
 // Warm up: local server up, branch created, so the measured calls are the steady state (attach).
 execFileSync(pgx, ['agent', 'exec', '--id', 'bench', '--keep', '--cwd', dir, '--', 'true'], { env, stdio: 'inherit' });
@@ -25,6 +28,7 @@ spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'ab
 const cases = [
   ['node -e 0', `${process.execPath} -e 0`],
   ['pgx --version', `${pgx} --version`],
+  ['hook pre-tool-use, parent (no agent_id)', `${pgx} agent hook pre-tool-use < ${join(dir, 'parent.json')}`],
   ['hook pre-tool-use, out of scope (no db)', `env -u CLAUDE_PROJECT_DIR ${pgx} agent hook pre-tool-use < ${join(outside, 'in.json')}`],
   ['hook pre-tool-use, subagent (attach + rewrite)', `${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
   ['agent exec --id (attach) -- true', `${pgx} agent exec --id bench --keep --cwd ${dir} -- true`],
@@ -58,3 +62,9 @@ for (const [name, ms, user] of results) {
   console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× | ${Number.isNaN(user) ? '- | -' : u} |`);
 }
 execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });
+if (!process.env.PGX_DATABASE_URL) {
+  const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
+  spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
+  rmSync(st.data_dir, { recursive: true, force: true });
+}
+rmSync(home, { recursive: true, force: true });

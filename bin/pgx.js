@@ -1,2 +1,11 @@
 #!/usr/bin/env node
-import '../dist/pgx.js';
+// The parent session's PreToolUse runs on every main-thread Bash command: a small entry answers it before the CLI
+// bundle loads (src/hooks/claude/fast-path.ts), and hands anything else to the CLI with the payload it read.
+const [, , a, b, c, extra] = process.argv;
+if (a === 'agent' && b === 'hook' && c === 'pre-tool-use' && extra === undefined) {
+  const { fastPreToolUse } = await import('../dist/hook-fast.js');
+  const text = await fastPreToolUse();
+  if (text === undefined) process.exit(0);
+  globalThis.__pgxHookStdin = text;
+}
+await import('../dist/pgx.js');

@@ -2,11 +2,12 @@
 // all problems are reported at once with the file and the key's path, then a typed Config goes onwards.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from './errors.js';
+import { pgxHome } from './home.js';
 
 export const CONFIG_FILE = '.pgx.toml';
 
@@ -114,9 +115,7 @@ export interface Config {
   home: string;
 }
 
-export function pgxHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.PGX_HOME ? resolve(env.PGX_HOME) : join(homedir(), '.pgx');
-}
+export { pgxHome };
 
 export function findConfigFile(startDir: string): string | undefined {
   let dir = resolve(startDir);

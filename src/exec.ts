@@ -10,6 +10,7 @@ import { retireBranch } from './engine/branch.js';
 import { ensureTarget, type Target } from './engine/target.js';
 import * as registry from './registry.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
+import { hasTicket } from './routing-ticket.js';
 
 export interface ExecReport {
   agent_id: string | null;
@@ -28,6 +29,14 @@ const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', '
 
 export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
+  // From Claude Code's Bash tool, a subagent's exec runs only what pgx's hook routed (routing-ticket.ts).
+  if (t.agentId !== undefined && process.env.CLAUDECODE === '1' && !hasTicket(config.home, t.agentId, config.projectDir, command)) {
+    throw new PgxError(
+      'REFUSED',
+      'pgx refused this `agent exec --agent`: its hook did not route this command, so your permission rules never judged it.',
+      'Run the command itself; inside a subagent pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
+    );
+  }
   const t0 = performance.now();
   const ensured = await withEngine(config, (e) => ensureTarget(e, t)); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);

@@ -185,3 +185,50 @@ tick();
 const t = setInterval(tick, 3);
 process.on('SIGTERM', () => { clearInterval(t); tick(); process.stdout.write(JSON.stringify({ samples }) + '\\n', () => process.exit(0)); });
 `;
+
+describe('routing tickets: exec runs only what the hook routed', () => {
+  it('from Claude Code (CLAUDECODE=1), a typed `agent exec --agent` is refused by exec itself; once the hook routed the command, it runs', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const a = newAgentId();
+    const inner = `psql -X -qc 'create table ticketed (x int)'`;
+    const typed = `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(inner)}`;
+    // As if the hooks were disabled: nothing routed it, the wrapper rule would approve it, exec refuses (exit 6).
+    const refused = await bash(typed, { cwd: p.dir, env: bashEnv(p, s) });
+    expect(refused.status, refused.stderr).toBe(6);
+    expect(refused.stderr).toContain('its hook did not route this command');
+    // Outside Claude Code (a user's terminal) the same exec is the documented CLI and runs.
+    const routed = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, inner, { agentId: a }), p));
+    const run = await bash(routed.command, { cwd: p.dir, env: bashEnv(p, s) });
+    expect(run.status, run.stderr).toBe(0);
+    expect(await publicTables(routed.branch)).toEqual(['ticketed']);
+    // SubagentStop drops the agent's tickets: the typed form is refused again.
+    await hook('subagent-stop', subagentStop(s, a), p);
+    const after = await bash(typed, { cwd: p.dir, env: bashEnv(p, s) });
+    expect(after.status, after.stderr).toBe(6);
+  });
+});
+
+describe('the Claude Code version pin', () => {
+  it('an unverified version: every rewrite also asks, SessionStart warns; unverified_claude_code = "rules" trusts the rewrite', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const a = newAgentId();
+    const env = { AI_AGENT: 'claude-code_2-9-1_harness' };
+    const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env });
+    expect(r.json.hookSpecificOutput.permissionDecision).toBe('ask');
+    expect(r.json.hookSpecificOutput.permissionDecisionReason).toContain('this is 2.9.1');
+    expect(rewriteOf(r).command).toMatch(/; exit # pgx-routed \S+\necho hi$/);
+    const start = await hook('session-start', sessionStart(s), p, { env });
+    expect(start.json.systemMessage).toContain('verified to keep your permission rules on Claude Code 2.1.328; this is 2.9.1');
+    // No AI_AGENT at all: unknown, so unverified too.
+    expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env: { AI_AGENT: undefined } })).json.hookSpecificOutput.permissionDecision).toBe('ask');
+    // The verified version: no decision, rewrite only.
+    expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p)).json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
+
+    writeFileSync(join(p.dir, '.pgx.toml'), `[project]\nname = "${p.name}"\n[agent]\nunverified_claude_code = "rules"\n`);
+    const trusted = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env });
+    expect(trusted.json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
+    expect((await hook('session-start', sessionStart(s), p, { env })).json.systemMessage).toContain('unverified_claude_code = "rules"');
+  });
+});

@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAUNCHER, REPO } from '../helpers/pgx.js';
 import { rewriteCommand } from '../../src/hooks/claude/rewrite.js';
-import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, makeE2eProject, makeSource, runScenario, warnIfSkipped, type E2eProject, type Source } from './pgx-harness.js';
+import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, hookLog, makeE2eProject, makeSource, runScenario, warnIfSkipped, type E2eProject, type Source } from './pgx-harness.js';
 import { realpathSync } from 'node:fs';
 
 warnIfSkipped();
@@ -130,7 +130,13 @@ interface Cell {
   routedEffect: boolean | null;
 }
 
-async function runOnce(source: Source, ruleSet: string, mode: Mode, routed: boolean): Promise<Map<string, { decision: Decision | 'missing'; effect: boolean | null; text?: string }>> {
+interface RunCells {
+  cells: Map<string, { decision: Decision | 'missing'; effect: boolean | null; text?: string }>;
+  /** For a failure message: the hook log's PreToolUse outcomes in order, and where the run's files are. */
+  hooks: string;
+}
+
+async function runOnce(source: Source, ruleSet: string, mode: Mode, routed: boolean): Promise<RunCells> {
   const p = makeE2eProject({ source, allowRule: routed });
   if (!routed) writeFileSync(join(p.cwd, '.claude', 'settings.json'), '{}\n'); // no pgx at all
   fixture(p, RULE_SETS[ruleSet]!);
@@ -147,7 +153,11 @@ async function runOnce(source: Source, ruleSet: string, mode: Mode, routed: bool
     const texts = who === 'parent' ? run.fake.parentBashResults : (run.fake.toolResults.get(who) ?? []);
     COMMANDS.filter((c) => c.who === who).forEach((c, i) => out.set(c.id, { decision: classify(texts[i]), effect: c.effect ? c.effect(p.cwd, p.root) : null, text: texts[i] }));
   }
-  return out;
+  const hooks = hookLog(p)
+    .filter((l) => l.event === 'pre-tool-use')
+    .map((l) => `${l.agent_id ?? 'parent'}:${l.outcome}`)
+    .join(', ');
+  return { cells: out, hooks: `${hooks} (run dir ${p.root})` };
 }
 
 const cells: Cell[] = [];
@@ -207,10 +217,10 @@ describe.skipIf(!claudeBin)(`routing keeps the user's permission rules: Claude C
       // The two runs of a mode side by side: each is a project, a HOME and a claude of its own.
       const [unrouted, routed] = await Promise.all([runOnce(source, ruleSet, mode, false), runOnce(source, ruleSet, mode, true)]);
       for (const c of COMMANDS) {
-        const u = unrouted.get(c.id)!;
-        const r = routed.get(c.id)!;
+        const u = unrouted.cells.get(c.id)!;
+        const r = routed.cells.get(c.id)!;
         cells.push({ rules: ruleSet, mode, command: c.id, unrouted: u.decision, routed: r.decision, unroutedEffect: u.effect, routedEffect: r.effect });
-        const where = `${ruleSet}/${mode}/${c.id}: unrouted ${u.decision} (${u.text?.slice(0, 120)}), routed ${r.decision} (${r.text?.slice(0, 200)})`;
+        const where = `${ruleSet}/${mode}/${c.id}: unrouted ${u.decision} effect=${u.effect} (${u.text?.slice(0, 120)}), routed ${r.decision} effect=${r.effect} (${r.text?.slice(0, 200)}); routed hooks: ${routed.hooks}`;
         expect(u.decision, where).not.toBe('missing');
         expect(r.decision, where).not.toBe('missing');
         expect(RANK[r.decision as Decision], `weaker: ${where}`).toBeGreaterThanOrEqual(RANK[u.decision as Decision]);

@@ -13,7 +13,8 @@ import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
-import { hasBareExit, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 
@@ -44,6 +45,11 @@ const sessionIdentity = (h: HookEnv, p: { session_id: string }) => ({ project: h
 
 function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
+}
+
+/** What `agent exec` will run for this command: the command itself, or, already routed, the copy it carries. */
+function original(command: string, p: RewriteParams): string {
+  return isRouted(command, p) ? innerCommand(command, p)! : command;
 }
 
 /** The deny for a command that invokes pgx's launcher itself (see invokesLauncher). */
@@ -77,7 +83,9 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
+    const ticket = () => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', original(command, params)]);
     if (isRouted(command, params)) {
+      ticket();
       return askUnverified ? { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision } }, outcome: 'already-routed:ask-unverified', branch: ensured.branch } : { outcome: 'already-routed', branch: ensured.branch };
     }
     if (invokesLauncher(command, h.launcher)) return { ...launcherDeny(), branch: ensured.branch };
@@ -88,6 +96,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
         branch: ensured.branch,
       };
     }
+    ticket();
     return {
       output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision, updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
       outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}`,
@@ -139,6 +148,7 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
     return withEngine(h.config, async (e) => {
       const rec = await registry.findByIdentity(e.db, identityKey(subagentIdentity(h, p)));
       if (!rec) return { outcome: 'no-branch' };
+      dropTickets(h.config.home, p.agent_id);
       const r = await retireBranch(e, rec);
       await gc(e, 2).catch(() => {}); // bounded, opportunistic
       return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: rec.name };

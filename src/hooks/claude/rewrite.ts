@@ -43,12 +43,16 @@ const SINGLE_QUOTED = /^'(?:[^']|'\\'')*'/;
  * guard denies it.
  */
 export function isRouted(command: string, p: RewriteParams): boolean {
+  const inner = innerCommand(command, p);
+  return inner !== undefined && command === rewriteCommand(inner, p);
+}
+
+/** The original inside a command that starts like pgx's rewrite for these params (isRouted checks the rest). */
+export function innerCommand(command: string, p: RewriteParams): string | undefined {
   const head = `${routedPrefix(p)}${quoteIfNeeded(p.shell)} -c `;
-  if (!command.startsWith(head)) return false;
+  if (!command.startsWith(head)) return undefined;
   const quoted = SINGLE_QUOTED.exec(command.slice(head.length))?.[0];
-  if (quoted === undefined) return false;
-  const inner = quoted.slice(1, -1).replace(/'\\''/g, "'");
-  return command === rewriteCommand(inner, p);
+  return quoted === undefined ? undefined : quoted.slice(1, -1).replace(/'\\''/g, "'");
 }
 
 /**

@@ -19,6 +19,9 @@ import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type HookName, ty
 const MAX_STDIN = 1024 * 1024;
 
 async function readStdin(): Promise<string> {
+  // bin/pgx.js's fast path read it already (fast-path.ts) and passed it on.
+  const handedOver = (globalThis as { __pgxHookStdin?: unknown }).__pgxHookStdin;
+  if (typeof handedOver === 'string') return handedOver.length > MAX_STDIN ? Promise.reject(new Error('hook payload larger than 1 MiB')) : handedOver;
   if (process.stdin.isTTY) return '';
   const chunks: Buffer[] = [];
   let size = 0;
