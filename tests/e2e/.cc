@@ -1,1 +1,0 @@
-/work/main/tests/e2e/.cc
