@@ -39,30 +39,70 @@ export function parseDuration(value: string | number): number {
   return Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
 }
 
-/** A duration string or number of seconds → milliseconds. */
-const duration = z.pipe(
-  z.union([z.string(), z.number()]),
-  z.transform((v: string | number, ctx) => {
-    try {
-      return parseDuration(v);
-    } catch (e) {
-      ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
-      return z.NEVER;
-    }
-  }),
-);
+/**
+ * What PostgreSQL accepts, checked here so that a value can't validate and then fail every branch. The guards are
+ * integer GUCs in milliseconds (INT_MAX at most). The agent timings end up in `now() + ms * interval '1 millisecond'`
+ * (the registry's deadlines): a timestamp must stay below year 294276, so pgx caps them at 100 years, far inside it.
+ */
+export const PG_INT_MAX = 2_147_483_647;
+const HUNDRED_YEARS_MS = 100 * 365 * 86_400_000;
+
+/** A duration string or number of seconds → milliseconds, within [minMs, maxMs]. */
+function duration(range: { minMs: number; maxMs: number; max: string; why: string }) {
+  return z.pipe(
+    z.union([z.string(), z.number()]),
+    z.transform((v: string | number, ctx) => {
+      try {
+        return inRange(parseDuration(v), v, range);
+      } catch (e) {
+        ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
+        return z.NEVER;
+      }
+    }),
+  );
+}
+
+function inRange(ms: number, v: string | number, range: { minMs: number; maxMs: number; max: string; why: string }): number {
+  const shown = typeof v === 'number' ? `${v}` : `"${v}"`;
+  if (ms > range.maxMs) throw new Error(`${shown} is too long: at most ${range.max} (${range.why})`);
+  if (ms < range.minMs) throw new Error(`${shown} is too short: at least ${range.minMs / 1000}s`);
+  return ms;
+}
+
+const AGENT_TIMING = { maxMs: HUNDRED_YEARS_MS, max: '36500d', why: 'a deadline PostgreSQL can store' } as const;
+const GUARD_RANGE = { minMs: 0, maxMs: PG_INT_MAX, max: '2147483647ms (about 24.8 days)', why: 'PostgreSQL keeps these settings as an integer number of milliseconds' } as const;
+
 /** A guard is a duration, or false / "off" to leave that setting alone (null). */
 const guard = z.pipe(
   z.union([z.literal(false), z.string(), z.number()]),
   z.transform((v: false | string | number, ctx): number | null => {
     if (v === false || v === 'off') return null;
     try {
-      return parseDuration(v);
+      return inRange(parseDuration(v), v, GUARD_RANGE);
     } catch (e) {
       ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
       return z.NEVER;
     }
   }),
+);
+
+/**
+ * Databases that can't be a source: the registry (branches would carry pgx's own bookkeeping), PostgreSQL's templates
+ * (template0 refuses connections; template1 is what every new database is copied from by default) and the maintenance
+ * database `postgres` (pgx's own connections sit in it, and it is nobody's application data). pgx's templates
+ * (pgx_tpl_…) are derived from a source, never one.
+ */
+export function sourceRefusal(name: string): string | undefined {
+  if (name === 'pgx_registry' || name.startsWith('pgx_tpl_')) return `"${name}" is pgx's own database, not application data`;
+  if (name === 'template0' || name === 'template1') return `"${name}" is one of PostgreSQL's template databases, not application data`;
+  if (name === 'postgres') return `"postgres" is the server's maintenance database (pgx's own connections use it), not application data`;
+  return undefined;
+}
+
+const sourceName = z.string().check(
+  z.minLength(1),
+  z.maxLength(63),
+  z.refine((v) => sourceRefusal(v) === undefined, { error: (i) => `${sourceRefusal(String(i.input))}; name the database your application uses, or remove source to start branches empty` }),
 );
 
 const identifierLike = z.string().check(z.minLength(1), z.maxLength(63), z.regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only'));
@@ -72,11 +112,11 @@ const GUARD_DEFAULTS = { client_connection_check_interval: '5s', idle_in_transac
 // Defaults are given as raw values (prefault) so they pass through the same transforms as user input.
 const fileSchema = z.strictObject({
   server: z.prefault(z.strictObject({ url: z.optional(z.string().check(z.regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://'))) }), {}),
-  project: z.prefault(z.strictObject({ name: z.optional(identifierLike), source: z.optional(z.string().check(z.minLength(1), z.maxLength(63))) }), {}),
+  project: z.prefault(z.strictObject({ name: z.optional(identifierLike), source: z.optional(sourceName) }), {}),
   agent: z.prefault(
     z.strictObject({
-      idle_ttl: z.prefault(duration, '2h'),
-      grace: z.prefault(duration, '10m'),
+      idle_ttl: z.prefault(duration({ minMs: 1000, ...AGENT_TIMING }), '2h'),
+      grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
     }),

@@ -5,10 +5,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
 import { EXIT, PgxError } from './errors.js';
-import { withEngine } from './engine/context.js';
-import { retireBranch } from './engine/branch.js';
-import { ensureTarget, type Target } from './engine/target.js';
-import * as registry from './registry.js';
+import { withEngine, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 
@@ -38,7 +35,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
     );
   }
   const t0 = performance.now();
-  const ensured = await withEngine(config, (e) => ensureTarget(e, t)); // progress only if the local server starts
+  const ensured = await withEngine(config, (e) => e.ensure(t)); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
 
   const env = libpqEnv(process.env, ensured.conn);
@@ -73,8 +70,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   let retired = false;
   if (t.execId !== undefined && ensured.method !== 'attach' && !opts.keep) {
     await withEngine(config, async (e) => {
-      const rec = await registry.findByName(e.db, ensured.branch);
-      if (rec) retired = (await retireBranch(e, rec)).action === 'retired';
+      retired = (await e.retire({ branch: ensured.branch })).some((r) => r.action === 'retired');
     }, { quiet: true }).catch((err) => process.stderr.write(`pgx: could not retire ${ensured.branch}: ${(err as Error).message}\n`));
   }
   if (startError) throw startError;

@@ -2,13 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
 import { parseDuration } from '../config.js';
-import { gcTemplates } from '../template-admin.js';
-import { withEngine } from '../engine/context.js';
-import { describeRecord, dropBranch, gc, retireBranch, type DownResult } from '../engine/branch.js';
-import { refreshTemplate } from '../engine/template.js';
-import { assertBranchStamp, databaseInfo } from '../engine/stamp.js';
-import { ensureTarget } from '../engine/target.js';
-import * as registry from '../registry.js';
+import { withEngine, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../local-access.js';
 import { paint, relativeTime, table } from '../output.js';
 import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
@@ -22,7 +16,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
         const config = projectConfigFor(opts);
-        const r = await withEngine(config, (e) => ensureTarget(e, targetFrom(opts)));
+        const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
         // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
         const x = shellExports(config.home, r.conn);
         const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
@@ -35,8 +29,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
         const config = configFor(opts);
-        const recs = await withEngine(config, (e) => registry.findRecords(e.db, opts.all ? {} : { project: config.project }));
-        const branches = recs.map(describeRecord);
+        const branches = await withEngine(config, (e) => e.list({ all: opts.all }));
         out.result({ branches }, () => {
           if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim');
           return table(
@@ -58,27 +51,10 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const given = ['agent', 'id', 'branch', 'session'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
         if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch, --session.', 'e.g. `pgx agent down --id demo`.');
         const config = configFor(opts);
-        const results = await withEngine(config, async (e) => {
-          let recs: registry.BranchRecord[];
-          if (opts.branch !== undefined) {
-            recs = await registry.findRecords(e.db, { name: opts.branch });
-            if (!recs.length) {
-              const info = await databaseInfo(e.db, opts.branch);
-              if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${opts.branch}".`, 'See `pgx agent ls --all`.');
-              await assertBranchStamp(e.db, opts.branch); // refuses anything pgx did not stamp
-              throw new PgxError('NOT_FOUND', `"${opts.branch}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
-            }
-          } else {
-            const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
-            recs = await registry.findRecords(e.db, { project: config.project, agentId: t.agentId, execId: t.execId, sessionId: t.sessionId, includeSubagents: true });
-            if (t.agentId !== undefined) recs = recs.filter((r) => r.kind === 'subagent');
-            if (t.execId !== undefined) recs = recs.filter((r) => r.kind === 'exec');
-          }
-          if (!recs.length) throw new PgxError('NOT_FOUND', `No pgx branch matches ${given.map((k) => `--${k} ${(opts as Record<string, unknown>)[k]}`).join(' ')} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
-          const done: DownResult[] = [];
-          for (const rec of recs) done.push(opts.now ? await dropBranch(e, rec) : await retireBranch(e, rec));
-          return done;
-        });
+        const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {}); // validates the ids
+        const sel: Selector =
+          opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
+        const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
       }),
     );
@@ -90,11 +66,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
         const graceMs = templateGrace(opts.templateGrace);
-        const r = await withEngine(config, async (e) => {
-          const branches = await gc(e, opts.limit);
-          const t = await gcTemplates(e, graceMs);
-          return { ...branches, templates_dropped: t.dropped, errors: [...branches.errors, ...t.errors] };
-        });
+        const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
         out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
@@ -104,7 +76,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections)')).action(
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
-      const r = await withEngine(config, (e) => refreshTemplate(e, (m) => out.progress(m)));
+      const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );

@@ -4,7 +4,7 @@ import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
 import { EXIT, isPgxError, PgxError } from '../errors.js';
 import { createOutput, printError, type Output } from '../output.js';
 import { validateId } from '../identity.js';
-import type { Target } from '../engine/target.js';
+import type { Target } from '../engine/api.js';
 
 export interface CommonOpts {
   cwd?: string;

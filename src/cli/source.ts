@@ -2,11 +2,9 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { findDatabaseUrl } from '../dotenv.js';
-import { resolveServer, withEngine } from '../engine/context.js';
-import { refreshTemplate } from '../engine/template.js';
+import { classifyInput, defaultDatabaseName, withEngine } from '../engine/api.js';
 import { PgxError } from '../errors.js';
 import { setConfigSource } from '../init.js';
-import { classifyInput, defaultDatabaseName, importSource } from '../source-import.js';
 import { action, projectConfigFor, withCommon, type CommonOpts } from './common.js';
 
 interface ImportOpts extends CommonOpts {
@@ -39,8 +37,7 @@ export function registerSourceCommands(program: Command): void {
         const input = classifyInput(from!, process.cwd());
         const into = opts.into ?? config.source ?? defaultDatabaseName(input);
         if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,62}$/.test(into)) throw new PgxError('USAGE', `"${into}" is not a database name pgx accepts.`, 'Use letters, digits and "_" (--into <db>).');
-        const admin = await resolveServer(config);
-        const r = await importSource({ admin, home: config.home, localServer: !config.serverUrl, input, into, progress: (m) => out.progress(m) });
+        const r = await withEngine(config, (e) => e.importSource({ input, into, progress: (m) => out.progress(m) }));
         let configUpdated = false;
         if (!config.source) {
           setConfigSource(config.file!, into);
@@ -50,7 +47,7 @@ export function registerSourceCommands(program: Command): void {
         }
         let template: string | null = null;
         if (opts.template !== false && (configUpdated || config.source === into)) {
-          const t = await withEngine(loadConfig({ cwd: config.projectDir }), (e) => refreshTemplate(e, (m) => out.progress(m)));
+          const t = await withEngine(loadConfig({ cwd: config.projectDir }), (e) => e.refreshTemplate((m) => out.progress(m)));
           template = t.template;
         }
         for (const w of r.warnings) out.progress(`warning: ${w}`);

@@ -1,10 +1,8 @@
 // pgx template ls | drop (refresh lives with the branch commands).
 import type { Command } from 'commander';
-import { withEngine } from '../engine/context.js';
-import { PgxError } from '../errors.js';
+import { withEngine } from '../engine/api.js';
 import { paint, relativeTime, table } from '../output.js';
 import { humanBytes } from '../server/local-purge.js';
-import { dropTemplate, listTemplates } from '../template-admin.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 
 export function registerTemplateCommands(program: Command): void {
@@ -14,7 +12,7 @@ export function registerTemplateCommands(program: Command): void {
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
         const config = configFor(opts);
-        const templates = await withEngine(config, (e) => listTemplates(e, { all: opts.all }));
+        const templates = await withEngine(config, (e) => e.templates({ all: opts.all }));
         out.result({ templates }, () =>
           templates.length
             ? table(
@@ -31,13 +29,7 @@ export function registerTemplateCommands(program: Command): void {
       action<CommonOpts>(async (opts, out, cmd) => {
         const config = configFor(opts);
         const named = cmd.args[0];
-        const dropped = await withEngine(config, async (e) => {
-          const names = named !== undefined ? [named] : (await listTemplates(e)).map((t) => t.name);
-          const done: string[] = [];
-          for (const n of names) if (await dropTemplate(e, n)) done.push(n);
-          if (named !== undefined && !done.length) throw new PgxError('NOT_FOUND', `No database named "${named}".`, 'See `pgx template ls --all`.');
-          return done;
-        });
+        const dropped = await withEngine(config, (e) => e.dropTemplates(named));
         out.result({ dropped }, () => (dropped.length ? dropped.map((n) => `dropped ${n}`).join('\n') : `no templates for project "${config.project}"`));
       }),
     );

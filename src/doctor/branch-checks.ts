@@ -2,9 +2,10 @@
 // in both directions, and the guards actually stored on every active branch compared with .pgx.toml.
 import { parseDuration, type Config, type GuardName } from '../config.js';
 // A guard the server cannot take (GUARD_MIN_VERSION) is not expected on its branches.
-import { GUARD_MIN_VERSION, readGuards } from '../engine/guards.js';
-import * as registry from '../registry.js';
-import type { BranchRecord } from '../registry.js';
+import { GUARD_MIN_VERSION } from '../engine/guards.js';
+import * as registry from '../registry/records.js';
+import type { BranchRecord } from '../registry/records.js';
+import { databaseSettings, fixStatement, stampedDatabases } from '../server/catalog.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
@@ -41,7 +42,7 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   if (!s.ok || !ctx.config) return skip('orphans', 'server not reachable');
   const reg = await ctx.registry();
   // With no registry, every stamped database is an orphan (the registry was dropped, or another server's copy).
-  const orphanDbs = reg ? await registry.orphanDatabases(reg) : (await s.db.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE 'pgx:branch:%' ORDER BY 1`)).map((r) => r.datname);
+  const orphanDbs = reg ? await registry.orphanDatabases(reg) : await stampedDatabases(s.db, 'branch');
   const recs = reg ? await registry.findRecords(reg, { project: ctx.config.project }) : [];
   // A 'creating' record has no database for a moment by design; it only counts once past its deadline.
   const noDb = recs.filter((r) => r.db_exists === false && (r.state !== 'creating' || new Date(r.deadline).getTime() < Date.now()));
@@ -50,7 +51,7 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   const fixes: string[] = [];
   if (orphanDbs.length) {
     parts.push(`${orphanDbs.length} stamped database(s) with no record (server-wide): ${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}`);
-    fixes.push(orphanDbs.slice(0, 5).map((d) => sqlFix(ctx.config, s.admin, `DROP DATABASE ${s.db.ident(d)}`)).join(' && '));
+    fixes.push(orphanDbs.slice(0, 5).map((d) => sqlFix(ctx.config, s.admin, fixStatement.dropDatabase(d))).join(' && '));
   }
   if (noDb.length) {
     parts.push(`${noDb.length} record(s) whose database is gone: ${noDb.slice(0, 5).map((r) => r.name).join(', ')}`);
@@ -91,7 +92,7 @@ export async function guardsCheck(ctx: DoctorContext): Promise<Check> {
   const missing: { branch: string; names: GuardName[] }[] = [];
   const differ: string[] = [];
   for (const r of active) {
-    const have = await readGuards(s.db, r.name);
+    const have = await databaseSettings(s.db, r.name);
     const gone = (Object.keys(want) as GuardName[]).filter((g) => have[g] === undefined);
     if (gone.length) missing.push({ branch: r.name, names: gone });
     for (const g of Object.keys(want) as GuardName[]) {
@@ -103,7 +104,7 @@ export async function guardsCheck(ctx: DoctorContext): Promise<Check> {
   if (missing.length) {
     const fix = missing
       .slice(0, 5)
-      .map((m) => sqlFix(config, s.admin, m.names.map((g) => `ALTER DATABASE ${s.db.ident(m.branch)} SET ${g} = '${want[g]}ms'`).join('; ')))
+      .map((m) => sqlFix(config, s.admin, fixStatement.setSettings(m.branch, m.names.map((g) => [g, `${want[g]}ms`]))))
       .join(' && ');
     return fail('guards', `${missing.length} of ${active.length} active branch(es) lack guards: ${missing.slice(0, 5).map((m) => `${m.branch} (${m.names.join(', ')})`).join(', ')}; a stuck agent's session is not bounded there`, fix);
   }

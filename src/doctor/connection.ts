@@ -1,22 +1,23 @@
 // The doctor's server connection: opened on first use and shared, so a doctor run costs one connection (two with
 // the registry). Unlike every other command, the doctor never STARTS the local server: it reports on it.
 import { findBinaries } from '../server/binaries.js';
-import { connect, parseUrl, type ConnParams, type Db } from '../server/db.js';
+import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '../server/db.js';
 import { localStatus, readState } from '../server/local.js';
-import { REGISTRY_DB } from '../registry.js';
+import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
+import { serverVersion } from '../server/catalog.js';
 import { isPgxError } from '../errors.js';
 import type { Config } from '../config.js';
 import type { ServerConn } from './types.js';
 
 export interface LazyServer {
   server(): Promise<ServerConn>;
-  registry(): Promise<Db | null>;
+  registry(): Promise<RegistryDb | null>;
   close(): Promise<void>;
 }
 
 export function lazyServer(config: Config | undefined, home: string): LazyServer {
   let server: Promise<ServerConn> | undefined;
-  let registry: Promise<Db | null> | undefined;
+  let registry: Promise<RegistryDb | null> | undefined;
   const open: Db[] = [];
   return {
     server() {
@@ -30,19 +31,14 @@ export function lazyServer(config: Config | undefined, home: string): LazyServer
       registry ??= (async () => {
         const s = await this.server();
         if (!s.ok) return null;
-        try {
-          const db = await connect({ ...s.admin, database: REGISTRY_DB });
-          open.push(db);
-          return db;
-        } catch (e) {
-          if ((e as { cause?: { code?: string } }).cause?.code === '3D000') return null; // no branch was ever made here
-          throw e;
-        }
+        const db = await connectRegistryIfExists(s.admin);
+        if (db) open.push(db);
+        return db;
       })();
       return registry;
     },
     async close() {
-      await Promise.all(open.map((db) => db.raw.end().catch(() => {})));
+      await Promise.all(open.map((db) => db.close()));
     },
   };
 }
@@ -56,7 +52,8 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
     try {
       admin = parseUrl(config.serverUrl);
     } catch (e) {
-      return { ok: false, status: 'fail', detail: `${what} is not a valid postgres:// URL`, fix: `fix ${what}` };
+      // parseUrl's errors never quote the URL: safe to show, and they say what is wrong (an unencoded "#", template1…)
+      return { ok: false, status: 'fail', detail: `${what}: ${isPgxError(e) ? e.message : 'not a valid postgres:// URL'}`, fix: isPgxError(e) ? e.hint : `fix ${what}` };
     }
   } else {
     const local = localServerParams(home);
@@ -67,12 +64,15 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
   const where = `${admin.host}:${admin.port} as role "${admin.user}"`;
   try {
     const db = await connect(admin);
-    const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version') AS v");
-    return { ok: true, admin, db, version: row!.v, where };
+    return { ok: true, admin, db, version: await serverVersion(db), where };
   } catch (e) {
     const message = isPgxError(e) ? e.message : (e as Error).message;
     const auth = isPgxError(e) && e.code === 'SERVER_AUTH';
-    const fix = config.serverUrl
+    // Only an address nobody listens on calls for starting a server; a timeout, an SSL mismatch, full slots say otherwise.
+    const specific = isPgxError(e) && !auth && e.hint !== NOT_RUNNING_HINT;
+    const fix = specific
+      ? e.hint
+      : config.serverUrl
       ? auth
         ? `correct the user/password in ${what}`
         : `start PostgreSQL on ${admin.host}:${admin.port}, or point ${what} at a running server (remove the url to use pgx's own: \`pgx local up\`)`

@@ -1,4 +1,5 @@
 // Server checks: reachable and which version; the admin role can create databases.
+import { currentRole, fixStatement } from '../server/catalog.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
@@ -21,11 +22,9 @@ export async function serverCheck(ctx: DoctorContext): Promise<Check> {
 export async function roleCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
   if (!s.ok) return skip('role', 'server not reachable');
-  const [r] = await s.db.query<{ rolname: string; rolcreatedb: boolean; rolsuper: boolean }>(
-    'SELECT rolname, rolcreatedb, rolsuper FROM pg_roles WHERE rolname = current_user',
-  );
+  const r = await currentRole(s.db);
   if (r?.rolsuper) return ok('role', `"${r.rolname}" is a superuser`);
   if (r?.rolcreatedb) return ok('role', `"${r.rolname}" has CREATEDB`);
   const role = r?.rolname ?? s.admin.user;
-  return fail('role', `role "${role}" cannot create databases, so no branch can be made`, `${sqlFix(ctx.config, s.admin, `ALTER ROLE ${s.db.ident(role)} CREATEDB`)}  (as a superuser)`);
+  return fail('role', `role "${role}" cannot create databases, so no branch can be made`, `${sqlFix(ctx.config, s.admin, fixStatement.grantCreatedb(role))}  (as a superuser)`);
 }

@@ -2,6 +2,7 @@
 // that throws anyway is reported as a fail by runDoctor, and the other checks still run.
 import type { Config } from '../config.js';
 import type { ConnParams, Db } from '../server/db.js';
+import type { RegistryDb } from '../registry/connection.js';
 
 /** skip: the check could not run because something it depends on failed (that one is reported as fail). */
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
@@ -30,7 +31,7 @@ export interface DoctorContext {
   server(): Promise<ServerConn>;
   /** The registry database, or null when it does not exist yet (no branch was ever made on this server). */
   /** Call only after server() answered ok. */
-  registry(): Promise<Db | null>;
+  registry(): Promise<RegistryDb | null>;
 }
 
 export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });

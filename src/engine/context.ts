@@ -1,13 +1,28 @@
-// One engine context per command or hook: the config, the admin connection parameters, and the registry client.
+// What every engine step works with: the config, the admin connection parameters, and the ONE connection of this
+// command or hook, to the registry database. Catalog statements (creating a database …) go over that same connection:
+// a statement about databases runs from any database, and one connection is one server round trip fewer.
 import type { Config } from '../config.js';
-import { parseUrl, type ConnParams, type Db } from '../server/db.js';
+import { parseUrl, type ConnParams, type StatementGate } from '../server/db.js';
 import { ensureLocalServer } from '../server/local.js';
-import { openRegistry } from '../registry.js';
+import { openRegistry, type RegistryDb } from '../registry/connection.js';
 
-export interface Engine {
+export interface EngineContext {
   config: Config;
+  /** Admin connection parameters (with the statement timeout, if any, that every connection of this work gets). */
   admin: ConnParams;
-  db: Db;
+  /** The registry connection: records, advisory locks, and catalog statements. */
+  registry: RegistryDb;
+  /** Passed to every other connection this work opens (tests only). */
+  gate?: StatementGate;
+}
+
+export interface OpenOptions {
+  /** No progress output (hooks): the local server starts silently. */
+  quiet?: boolean;
+  /** Hooks: no statement outlives the hook's deadline (see ConnParams.statementTimeoutMs). */
+  statementTimeoutMs?: number;
+  /** Tests: the fault-injection seam (src/server/db.ts, tests/helpers/faults.ts). */
+  gate?: StatementGate;
 }
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */
@@ -16,12 +31,9 @@ export async function resolveServer(config: Config, opts: { quiet?: boolean } = 
   return ensureLocalServer(config.home, opts);
 }
 
-export async function withEngine<T>(config: Config, fn: (e: Engine) => Promise<T>, opts: { quiet?: boolean } = {}): Promise<T> {
-  const admin = await resolveServer(config, opts);
-  const db = await openRegistry(admin);
-  try {
-    return await fn({ config, admin, db });
-  } finally {
-    await db.raw.end().catch(() => {});
-  }
+export async function openContext(config: Config, opts: OpenOptions = {}): Promise<EngineContext> {
+  const server = await resolveServer(config, opts);
+  const admin: ConnParams = opts.statementTimeoutMs !== undefined ? { ...server, statementTimeoutMs: opts.statementTimeoutMs } : server;
+  const registry = await openRegistry(admin, { gate: opts.gate });
+  return { config, admin, registry, gate: opts.gate };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PgxError } from '../errors.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import { readState } from '../server/local.js';
-import type { Engine } from './context.js';
+import type { EngineContext } from './context.js';
 
 /**
  * PGX_PG_BINDIR, then PATH, then the bin directory of pgx's local server (state.json): with the system's server
@@ -22,73 +22,74 @@ function findTool(tool: string, home: string): string {
   );
 }
 
+/** How long pg_dump may take to close after a psql that exited 0 (so had read everything). */
+const DUMP_CLOSE_GRACE_MS = 5000;
+
 /**
- * pg_dump | psql, the password passed in the children's environment only. Always settles: if psql exits (or its stdin
- * breaks, EPIPE) before pg_dump is done, nothing would read pg_dump's output any more and it would block for good,
- * holding a transaction (and its snapshot) open on the source; so pg_dump is killed then. If pg_dump fails, psql is
- * killed rather than left to run the partial script. The error carries both programs' stderr tails.
+ * pg_dump | psql, the password passed in the children's environment only. Always settles, and never leaves pg_dump
+ * running: once psql is gone nothing reads pg_dump's output, and it would block for good on a full pipe, holding a
+ * transaction (and its snapshot) open on the source. If pg_dump fails, psql is stopped rather than left to run the
+ * partial script. The error carries both programs' stderr tails.
  */
-export function dumpRestore(e: Engine, source: string, into: string): Promise<void> {
+export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string): Promise<void> {
   const env = libpqEnv(process.env, { ...e.admin, database: source });
   const pgDump = findTool('pg_dump', e.config.home); // both found before either starts: a missing psql must not orphan a pg_dump
   const psql = findTool('psql', e.config.home);
-  return new Promise((resolve, reject) => {
-    const dump = spawn(pgDump, ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-    const tails = { pg_dump: '', psql: '' };
-    const keepTail = (k: keyof typeof tails) => (d: Buffer) => (tails[k] = (tails[k] + d.toString()).slice(-2000));
-    dump.stderr!.on('data', keepTail('pg_dump'));
-    restore.stderr!.on('data', keepTail('psql'));
-    const status: { pg_dump?: string; psql?: string } = {};
-    const running = (p: ChildProcess) => p.exitCode === null && p.signalCode === null;
-    const stop = (p: ChildProcess) => {
-      if (p === dump) {
-        // Nobody consumes pg_dump's output any more: drain it to nowhere, or its stdout (and so 'close') never ends.
-        dump.stdout!.unpipe();
-        dump.stdout!.resume();
-      }
-      if (running(p)) p.kill('SIGTERM');
-    };
-    let graceTimer: NodeJS.Timeout | undefined;
-    const finish = () => {
-      if (status.pg_dump === undefined || status.psql === undefined) return;
-      clearTimeout(graceTimer);
-      if (status.pg_dump === 'exit 0' && status.psql === 'exit 0') return resolve();
-      const tail = (k: keyof typeof tails) => tails[k].trim().split('\n').slice(-3).join(' ') || '(no output)';
-      reject(
-        new PgxError(
-          'TEMPLATE_FAILED',
-          `Copying "${source}" by pg_dump | psql failed: pg_dump ${status.pg_dump}: ${tail('pg_dump')}; psql ${status.psql}: ${tail('psql')}`,
-          'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.',
-        ),
-      );
-    };
-    const ended = (k: 'pg_dump' | 'psql', p: ChildProcess, other: ChildProcess) => {
-      let done = false;
-      const settle = (s: string) => {
-        if (done) return;
-        done = true;
-        status[k] = s;
-        if (k === 'pg_dump' && s !== 'exit 0') stop(other); // a failed dump: don't let psql run the partial script
-        if (k === 'psql' && running(other)) {
-          // psql gone before the end of its input: pg_dump would block on a full pipe. A psql that exited 0 has read
-          // everything, so pg_dump is only closing: give it a moment before killing it.
-          if (s === 'exit 0') graceTimer = setTimeout(() => stop(other), 5000);
-          else stop(other);
-        }
-        finish();
-      };
-      p.on('close', (code, signal) => settle(signal ? `killed by ${signal}` : `exit ${code}`));
-      p.on('error', (err) => {
-        stop(p);
-        settle(`could not run (${err.message})`);
-      });
-    };
-    ended('pg_dump', dump, restore);
-    ended('psql', restore, dump);
-    // EPIPE/ECONNRESET on psql's stdin: psql went away; stop pg_dump now rather than after it fills the pipe.
-    restore.stdin!.on('error', () => stop(dump));
-    dump.stdout!.on('error', () => stop(dump));
-    dump.stdout!.pipe(restore.stdin!);
+  const dump = spawn(pgDump, ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+  const dumpTail = stderrTail(dump);
+  const restoreTail = stderrTail(restore);
+  const dumpEnded = exitOf(dump);
+  const restoreEnded = exitOf(restore);
+  // EPIPE/ECONNRESET on psql's stdin means psql went away: stop pg_dump now rather than after it fills the pipe.
+  restore.stdin!.on('error', () => stopDump(dump));
+  dump.stdout!.on('error', () => stopDump(dump));
+  dump.stdout!.pipe(restore.stdin!);
+
+  // Whichever ends first decides what happens to the other.
+  const first = await Promise.race([dumpEnded.then(() => 'pg_dump' as const), restoreEnded.then(() => 'psql' as const)]);
+  if (first === 'pg_dump' && (await dumpEnded) !== 'exit 0') stop(restore); // don't let psql run a partial script
+  if (first === 'psql') {
+    // A psql that exited 0 read everything, so pg_dump is only closing: give it a moment before stopping it.
+    const late = (await restoreEnded) === 'exit 0' ? setTimeout(() => stopDump(dump), DUMP_CLOSE_GRACE_MS) : stopDump(dump);
+    await dumpEnded;
+    clearTimeout(late);
+  }
+  const [dumpStatus, restoreStatus] = await Promise.all([dumpEnded, restoreEnded]);
+  if (dumpStatus === 'exit 0' && restoreStatus === 'exit 0') return;
+  throw new PgxError(
+    'TEMPLATE_FAILED',
+    `Copying "${source}" by pg_dump | psql failed: pg_dump ${dumpStatus}: ${dumpTail()}; psql ${restoreStatus}: ${restoreTail()}`,
+    'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.',
+  );
+}
+
+/** Resolves with how the process ended ('exit 0', 'killed by SIGTERM', 'could not run (…)'); never rejects. */
+function exitOf(p: ChildProcess): Promise<string> {
+  return new Promise((resolve) => {
+    p.on('close', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit ${code}`));
+    p.on('error', (err) => {
+      stop(p);
+      resolve(`could not run (${err.message})`);
+    });
   });
+}
+
+/** The last lines of a process's stderr, read when needed. */
+function stderrTail(p: ChildProcess): () => string {
+  let tail = '';
+  p.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-2000)));
+  return () => tail.trim().split('\n').slice(-3).join(' ') || '(no output)';
+}
+
+function stop(p: ChildProcess): undefined {
+  if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
+  return undefined;
+}
+
+/** Nobody consumes pg_dump's output any more: drain it to nowhere (or its 'close' never comes), then stop it. */
+function stopDump(dump: ChildProcess): undefined {
+  dump.stdout!.unpipe();
+  dump.stdout!.resume();
+  return stop(dump);
 }

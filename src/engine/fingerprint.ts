@@ -1,13 +1,13 @@
 // The schema fingerprint: how doctor tells whether the template is still in step with the source.
 import { connect } from '../server/db.js';
-import type { Engine } from './context.js';
+import type { EngineContext } from './context.js';
 
 /**
  * A fingerprint of the source's schema (relations with their columns, functions), read from the catalogs.
  * Stored in the template's stamp at refresh, compared by `doctor` to say whether the template is in step.
  */
-export async function schemaFingerprint(e: Engine, database: string): Promise<string> {
-  const db = await connect({ ...e.admin, database });
+export async function schemaFingerprint(e: Pick<EngineContext, 'admin' | 'gate'>, database: string): Promise<string> {
+  const db = await connect({ ...e.admin, database }, { gate: e.gate });
   try {
     const [row] = await db.query<{ fp: string | null }>(
       `SELECT md5(coalesce(string_agg(x, E'\\n' ORDER BY x), '')) AS fp FROM (
@@ -23,6 +23,6 @@ export async function schemaFingerprint(e: Engine, database: string): Promise<st
     );
     return row!.fp ?? '';
   } finally {
-    await db.raw.end().catch(() => {});
+    await db.close();
   }
 }

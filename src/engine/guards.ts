@@ -1,6 +1,7 @@
-// Guards: per-database settings that bound what a dead or runaway agent can leave behind. Applied by
-// ALTER DATABASE … SET on branches only (checked by stamp), never on the source or the template.
+// Guards: per-database settings that bound what a dead or runaway agent can leave behind. Set on branches only
+// (right after their stamp), never on the source or the template.
 import type { Config, GuardName } from '../config.js';
+import { setDatabaseSetting } from '../server/catalog.js';
 import type { Db } from '../server/db.js';
 
 /** client_connection_check_interval appeared in PostgreSQL 14. */
@@ -27,23 +28,9 @@ export async function applyGuards(db: Db, branch: string, config: Config): Promi
       result.skipped.push({ name, reason: `needs PostgreSQL ${Math.floor(GUARD_MIN_VERSION[name] / 10000)}+` });
       continue;
     }
-    // ms is an integer from the validated config; ALTER … SET takes no bind parameters, so it goes through literal().
-    await db.query(`ALTER DATABASE ${db.ident(branch)} SET ${db.ident(name)} = ${db.literal(`${ms}ms`)}`);
+    await setDatabaseSetting(db, branch, name, `${ms}ms`);
     result.applied[name] = ms;
   }
   return result;
 }
 
-/** The guard settings actually stored for a database (pg_db_role_setting, role-independent rows). */
-export async function readGuards(db: Db, database: string): Promise<Record<string, string>> {
-  const rows = await db.query<{ setconfig: string[] | null }>(
-    `SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1 AND s.setrole = 0`,
-    [database],
-  );
-  const out: Record<string, string> = {};
-  for (const kv of rows[0]?.setconfig ?? []) {
-    const i = kv.indexOf('=');
-    out[kv.slice(0, i)] = kv.slice(i + 1);
-  }
-  return out;
-}

@@ -1,22 +1,26 @@
 // The template: a frozen snapshot of the project's source database (or an empty one when there is no source),
 // with datallowconn = false so that nobody's open session can make a clone fail with 55006. Branches are cloned
 // from it, never from the source; the source itself is only ever read.
+//
+// Crash safety: a template is never built under its final name. Every build (first use and refresh alike) goes into
+// a unique `<name>_b<6>`, recorded in the registry before it is created and stamped `pgx:template-building:`
+// right after it; it is finished (template stamp, no connections, IS_TEMPLATE) and only then swapped in. A current
+// template is renamed aside to a unique `<name>_o<6>` for the swap and dropped after it. So a process killed at any
+// point leaves either the old template or the new one under the name, plus leftovers that the next build (under the
+// template's lock, so no build of it is running) recognises by record or stamp and drops. A database that is neither
+// recorded nor stamped as this project's is never touched.
 import { createHash, randomBytes } from 'node:crypto';
 import { PgxError } from '../errors.js';
-import type { Db } from '../server/db.js';
+import { shellQuote } from '../shell.js';
+import * as records from '../registry/records.js';
+import { withTemplateLock } from '../registry/locks.js';
+import * as catalog from '../server/catalog.js';
+import type { Stamp, TemplateStamp } from '../server/catalog.js';
 import { dumpRestore } from './dump-restore.js';
 import { schemaFingerprint } from './fingerprint.js';
-import { withAdvisoryLock } from '../registry.js';
-import { databaseInfo, setComment, TEMPLATE_STAMP_PREFIX } from './stamp.js';
-import type { Engine } from './context.js';
+import type { EngineContext } from './context.js';
 
-export interface TemplateStamp {
-  project: string;
-  source: string | null;
-  fingerprint: string | null;
-  refreshed_at: string;
-  method: 'empty' | 'template-copy' | 'dump-restore';
-}
+export type { TemplateStamp };
 
 export function templateName(project: string, source: string | undefined): string {
   const slug = project.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 24) || 'project';
@@ -24,138 +28,125 @@ export function templateName(project: string, source: string | undefined): strin
   return `pgx_tpl_${slug}_${h}`;
 }
 
+/** The template stamp a comment carries, if any (doctor reads it). */
 export function parseTemplateStamp(comment: string | null): TemplateStamp | undefined {
-  if (!comment?.startsWith(TEMPLATE_STAMP_PREFIX)) return undefined;
-  try {
-    return JSON.parse(comment.slice(TEMPLATE_STAMP_PREFIX.length)) as TemplateStamp;
-  } catch {
-    return undefined;
-  }
+  const s = catalog.parseStamp(comment);
+  if (s?.kind !== 'template') return undefined;
+  const { kind: _, ...stamp } = s;
+  return stamp;
 }
-
-/**
- * Crash safety: a template is never built under its final name. It is built into a unique `<name>_b<6>`, stamped
- * `pgx:template-building:{…}` right after its CREATE DATABASE (before any copy), finished (final stamp, no
- * connections, IS_TEMPLATE) and only then renamed into place. A process killed mid-build therefore leaves a
- * building-stamped leftover under a name nobody else uses, never an unstamped database under the template's name
- * (which every later ensure would refuse as "not made by pgx", forever). Leftovers are dropped, stamp-checked, by
- * the next build under the template's advisory lock; an unstamped database is never touched.
- */
-export const TEMPLATE_BUILDING_PREFIX = 'pgx:template-building:';
 
 const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 
-/** Returns the project's template, making it on first use. */
-export async function ensureTemplate(e: Engine): Promise<string> {
+/** Returns the project's template, building it on first use. */
+export async function ensureTemplate(e: EngineContext): Promise<string> {
   const name = templateName(e.config.project, e.config.source);
-  const info = await databaseInfo(e.db, name);
-  if (info.exists) {
-    if (!parseTemplateStamp(info.comment)) throw foreignTemplate(name);
-    return name;
-  }
-  return withAdvisoryLock(e.db, sha(name), async () => {
-    const again = await databaseInfo(e.db, name);
-    if (again.exists) {
-      if (!parseTemplateStamp(again.comment)) throw foreignTemplate(name);
-      return name;
-    }
-    await dropLeftovers(e, name);
-    const built = await buildTemplate(e, name);
-    await renameOrDrop(e, built, name);
+  if (await templateExists(e, name)) return name;
+  return withTemplateLock(e.registry, name, async () => {
+    if (!(await templateExists(e, name))) await rebuild(e, name);
     return name;
   });
+}
+
+export interface RefreshResult {
+  template: string;
+  source: string | null;
+  method: TemplateStamp['method'];
+  fingerprint: string | null;
+  elapsed_ms: number;
 }
 
 /** `pgx template refresh`: rebuild the snapshot from the source and swap it in. */
-export async function refreshTemplate(e: Engine, progress: (msg: string) => void = () => {}): Promise<{ template: string; source: string | null; method: string; fingerprint: string | null; elapsed_ms: number }> {
+export async function refreshTemplate(e: EngineContext, progress: (msg: string) => void = () => {}): Promise<RefreshResult> {
   const t0 = performance.now();
   const name = templateName(e.config.project, e.config.source);
-  return withAdvisoryLock(e.db, sha(name), async () => {
-    const before = await databaseInfo(e.db, name);
-    if (before.exists && !parseTemplateStamp(before.comment)) throw foreignTemplate(name);
-    await dropLeftovers(e, name);
+  return withTemplateLock(e.registry, name, async () => {
+    await templateExists(e, name); // refuses a foreign database under the name before any work
     progress(`building a new template from ${e.config.source ? `"${e.config.source}"` : 'an empty database'} …`);
-    const built = await buildTemplate(e, name);
-    let old: string | undefined;
-    const current = await databaseInfo(e.db, name);
-    if (current.exists) {
-      if (!parseTemplateStamp(current.comment)) {
-        await dropOurs(e, built.into);
-        throw foreignTemplate(name);
-      }
-      // A unique name: a leftover `_o` of an earlier crashed refresh can never block this one.
-      old = `${name}_o${rand6()}`;
-      try {
-        await e.db.query(`ALTER DATABASE ${e.db.ident(name)} RENAME TO ${e.db.ident(old)}`);
-      } catch (err) {
-        await dropOurs(e, built.into).catch(() => false); // the current template stays as it was
-        throw err;
-      }
-    }
-    try {
-      await renameOrDrop(e, built, name);
-    } catch (err) {
-      // Put the old template back rather than leave the project without one until the next build.
-      if (old) await e.db.query(`ALTER DATABASE ${e.db.ident(old)} RENAME TO ${e.db.ident(name)}`).catch(() => {});
-      throw err;
-    }
-    if (old) await dropTemplateDb(e.db, old);
-    progress(`template ${name} refreshed (${built.stamp.method})`);
-    return { template: name, source: built.stamp.source, method: built.stamp.method, fingerprint: built.stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
+    const stamp = await rebuild(e, name);
+    progress(`template ${name} refreshed (${stamp.method})`);
+    return { template: name, source: stamp.source, method: stamp.method, fingerprint: stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
   });
 }
 
-async function dropTemplateDb(db: Db, name: string): Promise<void> {
-  const info = await databaseInfo(db, name);
-  if (!info.exists) return;
-  if (!parseTemplateStamp(info.comment)) throw foreignTemplate(name);
-  await db.query(`ALTER DATABASE ${db.ident(name)} WITH IS_TEMPLATE false`);
-  await db.query(`DROP DATABASE ${db.ident(name)}`);
+/** Is there a template under the name? A database there without a template stamp is refused, never replaced. */
+async function templateExists(e: EngineContext, name: string): Promise<boolean> {
+  const info = await catalog.databaseInfo(e.registry, name);
+  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
+  return info.exists;
 }
 
-/** A database of this project's template builds: a building stamp or a finished template stamp of this project. */
-function isOurBuild(comment: string | null, project: string): boolean {
-  if (comment?.startsWith(TEMPLATE_BUILDING_PREFIX)) {
-    try {
-      return (JSON.parse(comment.slice(TEMPLATE_BUILDING_PREFIX.length)) as { project?: unknown }).project === project;
-    } catch {
-      return false;
-    }
-  }
-  return parseTemplateStamp(comment)?.project === project;
-}
-
-/** Drops `name` only if its stamp says it is one of this project's template builds; anything else is left alone. */
-async function dropOurs(e: Engine, name: string): Promise<boolean> {
-  const { db } = e;
-  const info = await databaseInfo(db, name);
-  if (!info.exists || !isOurBuild(info.comment, e.config.project)) return false;
-  if (info.isTemplate) await db.query(`ALTER DATABASE ${db.ident(name)} WITH IS_TEMPLATE false`);
-  await db.query(`DROP DATABASE ${db.ident(name)}`);
-  return true;
+/** Under the template's lock: clear what killed builds left, build into a new name, swap it in. */
+async function rebuild(e: EngineContext, name: string): Promise<TemplateStamp> {
+  await dropLeftovers(e, name);
+  const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
+  const stamp = await build(e, name, into);
+  await swapIn(e, into, name);
+  await records.forgetBuild(e.registry, into);
+  return stamp;
 }
 
 /**
- * Under the template's advisory lock no build of it is running, so any `<name>_b…`/`<name>_o…` (and the fixed
- * `<name>_n`/`<name>_o` of older pgx versions) carrying this project's building or template stamp is what a killed
- * build or refresh left behind. Best effort: a leftover that cannot be dropped now never blocks the build, whose
- * name is unique.
+ * Renames the finished build into place. A current template is renamed aside first and dropped afterwards; if the
+ * build cannot take the name, the current one is renamed back, so the project never loses its template.
  */
-async function dropLeftovers(e: Engine, name: string): Promise<void> {
-  const rows = await e.db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE left(datname, $2) = $1', [`${name}_`, name.length + 1]);
-  const pattern = new RegExp(`^${name}_(?:[bo][a-z0-9]{6}|n|o)$`);
-  for (const { datname } of rows) {
-    if (pattern.test(datname)) await dropOurs(e, datname).catch(() => false);
+async function swapIn(e: EngineContext, into: string, name: string): Promise<void> {
+  const reg = e.registry;
+  let aside: string | undefined;
+  try {
+    if (await templateExists(e, name)) {
+      const asideName = `${name}_o${rand6()}`; // unique: an earlier crashed refresh's aside never blocks this one
+      await catalog.renameDatabase(reg, name, asideName);
+      aside = asideName;
+    }
+    await catalog.renameDatabase(reg, into, name);
+  } catch (err) {
+    if (aside) await catalog.renameDatabase(reg, aside, name).catch(() => {});
+    await discardBuild(e, into);
+    throw err;
+  }
+  // Best effort: a leftover aside is dropped by the next build.
+  if (aside) await dropIfOurs(e, aside).catch(() => false);
+}
+
+/** A stamp this project's builds write: building, or a finished template of this project. */
+function isOurBuild(stamp: Stamp | undefined, project: string): boolean {
+  return (stamp?.kind === 'building' || stamp?.kind === 'template') && stamp.project === project;
+}
+
+/** Drops `name` only if its stamp says it is one of this project's builds (or `unstampedToo` and it has no comment). */
+async function dropIfOurs(e: EngineContext, name: string, unstampedToo = false): Promise<boolean> {
+  const info = await catalog.databaseInfo(e.registry, name);
+  if (!info.exists) return false;
+  if (!isOurBuild(info.stamp, e.config.project) && !(unstampedToo && info.comment === null)) return false;
+  await catalog.dropDatabase(e.registry, name, { isTemplate: info.isTemplate });
+  return true;
+}
+
+/** A failed build: dropped (recorded, so even unstamped it is ours) and forgotten. Best effort: else the next build does it. */
+async function discardBuild(e: EngineContext, into: string): Promise<void> {
+  try {
+    await dropIfOurs(e, into, true);
+    await records.forgetBuild(e.registry, into);
+  } catch {
+    // the record stays, and with it the next build's duty to drop `into`
   }
 }
 
-/** Rename the finished build into place; if that fails (a database took the name meanwhile), drop the build. */
-async function renameOrDrop(e: Engine, built: { into: string }, name: string): Promise<void> {
-  try {
-    await e.db.query(`ALTER DATABASE ${e.db.ident(built.into)} RENAME TO ${e.db.ident(name)}`);
-  } catch (err) {
-    await dropOurs(e, built.into).catch(() => false);
-    throw err;
+/**
+ * Under the template's lock no build of it is running, so what a killed build or refresh left is dropped: recorded
+ * builds (stamped, or still unstamped: killed between its creation and the stamp) and this project's stamped
+ * `<name>_b…`/`<name>_o…`. Best effort: a leftover that cannot be dropped never blocks the build (its name is unique).
+ */
+async function dropLeftovers(e: EngineContext, name: string): Promise<void> {
+  const reg = e.registry;
+  for (const build of await records.buildsOf(reg, name)) {
+    const dropped = await dropIfOurs(e, build, true).catch(() => undefined);
+    if (dropped !== undefined) await records.forgetBuild(reg, build);
+  }
+  const aside = new RegExp(`^${name}_[bo][a-z0-9]{6}$`);
+  for (const db of await catalog.databasesNamedLike(reg, `${name}_`)) {
+    if (aside.test(db)) await dropIfOurs(e, db).catch(() => false);
   }
 }
 
@@ -163,30 +154,16 @@ function foreignTemplate(name: string): PgxError {
   return new PgxError('NOT_PGX_DATABASE', `A database named "${name}" exists but was not made by pgx.`, 'Rename or drop that database yourself, or change [project] name in .pgx.toml.');
 }
 
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-
-/** CREATE DATABASE, then the building stamp at once: from here on a crash leaves a database pgx recognises. */
-async function createBuilding(e: Engine, into: string, from: string): Promise<void> {
-  const { db } = e;
-  await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE ${db.ident(from)}`);
-  await setComment(db, into, TEMPLATE_BUILDING_PREFIX + JSON.stringify({ project: e.config.project, started_at: new Date().toISOString() }));
-}
-
-/** Builds the template for `name` under a fresh unique name, finished and stamped but not yet renamed into place. */
-async function buildTemplate(e: Engine, name: string): Promise<{ into: string; stamp: TemplateStamp }> {
-  const { db, config } = e;
-  const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
+/** Builds the template for `name` into `into`: recorded, created, stamped as building, filled, finished. */
+async function build(e: EngineContext, name: string, into: string): Promise<TemplateStamp> {
+  const { registry: reg, config } = e;
   const source = config.source ?? null;
-  let method: TemplateStamp['method'] = 'empty';
-  if (source) {
-    const src = await databaseInfo(db, source);
-    if (!src.exists) {
-      throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, `Load your existing database as "${source}" with \`pgx source import --from <postgres://… | dump file>\`, or create it (\`pgx local psql -c 'CREATE DATABASE ${source}'\` on pgx's local server); or fix [project] source in .pgx.toml (remove it to start branches from an empty database).`);
-    }
+  if (source && !(await catalog.databaseInfo(reg, source)).exists) {
+    throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, `Load your existing database as "${source}" with \`pgx source import --from <postgres://… | dump file>\`, or create it (\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\` on pgx's local server); or fix [project] source in .pgx.toml (remove it to start branches from an empty database).`);
   }
+  await records.recordBuild(reg, into, name, config.project);
   try {
-    if (!source) await createBuilding(e, into, 'template0');
-    else method = await copyOrDump(e, source, into);
+    const method = source ? await copyOrDump(e, source, into) : await createBuilding(e, into, 'template0', 'empty');
     const stamp: TemplateStamp = {
       project: config.project,
       source,
@@ -194,28 +171,32 @@ async function buildTemplate(e: Engine, name: string): Promise<{ into: string; s
       refreshed_at: new Date().toISOString(),
       method,
     };
-    await setComment(db, into, TEMPLATE_STAMP_PREFIX + JSON.stringify(stamp));
-    await db.query(`ALTER DATABASE ${db.ident(into)} WITH ALLOW_CONNECTIONS false IS_TEMPLATE true`);
-    return { into, stamp };
+    await catalog.writeStamp(reg, into, { kind: 'template', ...stamp });
+    await catalog.freezeAsTemplate(reg, into);
+    return stamp;
   } catch (err) {
-    await dropOurs(e, into).catch(() => false); // stamp-checked: an unstamped database is never dropped
+    await discardBuild(e, into);
     throw err;
   }
 }
 
+/** Create the build's database, then the building stamp at once. */
+async function createBuilding<M extends TemplateStamp['method']>(e: EngineContext, into: string, from: string, method: M): Promise<M> {
+  await catalog.createDatabase(e.registry, into, { template: from });
+  await catalog.writeStamp(e.registry, into, { kind: 'building', project: e.config.project, started_at: new Date().toISOString() });
+  return method;
+}
+
 /** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
-async function copyOrDump(e: Engine, source: string, into: string): Promise<TemplateStamp['method']> {
-  const { db } = e;
-  const [busy] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [source]);
-  if (busy!.n === 0) {
+async function copyOrDump(e: EngineContext, source: string, into: string): Promise<TemplateStamp['method']> {
+  if ((await catalog.countBackends(e.registry, source)) === 0) {
     try {
-      await createBuilding(e, into, source);
-      return 'template-copy';
+      return await createBuilding(e, into, source, 'template-copy');
     } catch (err) {
-      if ((err as { code?: string }).code !== '55006') throw err;
+      if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
     }
   }
-  await createBuilding(e, into, 'template0');
-  await dumpRestore(e, source, into); // on failure buildTemplate drops `into`, stamp-checked
+  await createBuilding(e, into, 'template0', 'dump-restore');
+  await dumpRestore(e, source, into); // on failure build() drops `into`, stamp-checked
   return 'dump-restore';
 }

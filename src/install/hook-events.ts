@@ -29,7 +29,7 @@ export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; ma
     // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
     // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
     { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
-    // Creates the subagent's branch (CREATE DATABASE … TEMPLATE …), which can take a while on a big database.
+    // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
     { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
     // Records/retires the subagent's branch.
     { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },

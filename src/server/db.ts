@@ -2,6 +2,7 @@
 // touch the database (and the start-up of those that do) do not pay for loading it.
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../errors.js';
+import { sqlstateOf, SQLSTATE } from './catalog.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;
@@ -29,17 +30,68 @@ export interface ConnParams {
   channelBinding?: boolean;
   /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS or 3 s. */
   connectTimeoutMs?: number;
+  /**
+   * A hook answers by a deadline and then exits: a statement still running then (cloning a large source)
+   * would go on without it and finish unstamped. With this set, the server cancels it instead (a cancelled clone
+   * leaves nothing behind). Carried by the connection parameters so that every connection opened for the
+   * same work (registry, fingerprint) has it; never rendered into a URL or a child's environment.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
 const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout'];
 
+/** How to write a special character of a password or user name in a URL; never quotes any part of the URL. */
+export const PERCENT_ENCODING_HINT =
+  'Percent-encode special characters of the user name and password: % → %25, @ → %40, # → %23, / → %2F, ? → %3F, : → %3A, space → %20. ' +
+  'To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ' +
+  'Then fix [server] url in .pgx.toml or PGX_DATABASE_URL.';
+
+/**
+ * Refuses URLs that a WHATWG parser would read "successfully" into the wrong parts because a password holds an
+ * unencoded #, / or ?: the rest of the password would become the host, the port or the database, and show up in
+ * error messages. None of these messages quotes the URL.
+ */
+function checkUrlShape(url: string): void {
+  const bad = (what: string) => new PgxError('CONFIG_INVALID', `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`, PERCENT_ENCODING_HINT);
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  if (url.includes('#')) throw bad('contains "#" (a postgres URL has no fragment)');
+  const end = rest.search(/[/?#]/);
+  const authority = end === -1 ? rest : rest.slice(0, end);
+  const after = end === -1 ? '' : rest.slice(end);
+  if ((authority.match(/@/g) ?? []).length > 1) throw bad('contains "@" more than once before the host');
+  if (!authority.includes('@')) {
+    // an "@" in the path, or in the query before any "=": the user info was cut short by a "/" or "?"
+    const at = after.indexOf('@');
+    const eq = after.indexOf('=');
+    if (at !== -1 && (eq === -1 || at < eq)) throw bad('has an "@" after the host');
+  }
+}
+
+/** decodeURIComponent, as a CONFIG_INVALID naming the part (never its value) instead of "URI malformed". */
+function decodePart(value: string, part: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    throw new PgxError('CONFIG_INVALID', `The server URL's ${part} has a malformed percent escape ("%" must be followed by two hex digits).`, PERCENT_ENCODING_HINT);
+  }
+}
+
+/**
+ * Template databases can't be the admin database: pgx's connections would sit in template1, which every new database
+ * is copied from by default (the registry's creation, an empty template); those copies then fail with "template1 is
+ * being accessed by other users". template0 accepts no connections at all.
+ */
+const NOT_ADMIN_DATABASES = ['template0', 'template1'];
+
 export function parseUrl(url: string): ConnParams {
+  checkUrlShape(url);
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', 'Check [server] url in .pgx.toml or PGX_DATABASE_URL.');
+    throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', `Check [server] url in .pgx.toml or PGX_DATABASE_URL. ${PERCENT_ENCODING_HINT}`);
   }
   // Errors name the parameter only, never the URL or a value: the URL may hold a password.
   for (const key of new Set(u.searchParams.keys())) {
@@ -66,12 +118,20 @@ export function parseUrl(url: string): ConnParams {
   if (connectTimeout !== null && !/^\d{1,4}$/.test(connectTimeout)) {
     throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid connect_timeout.', 'connect_timeout is a number of seconds.');
   }
+  const database = decodePart(u.pathname.replace(/^\//, ''), 'database name') || 'postgres';
+  if (NOT_ADMIN_DATABASES.includes(database)) {
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `The server URL names the database "${database}": pgx can't use a template database for its admin connection (${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
+      'Point [server] url (or PGX_DATABASE_URL) at /postgres or another ordinary database; pgx creates its branches from there.',
+    );
+  }
   return {
-    host: hostParam ?? (decodeURIComponent(u.hostname) || 'localhost'),
+    host: hostParam ?? (decodePart(u.hostname, 'host') || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
-    user: decodeURIComponent(u.username) || process.env.USER || 'postgres',
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    database: decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres',
+    user: decodePart(u.username, 'user name') || process.env.USER || 'postgres',
+    password: u.password ? decodePart(u.password, 'password') : undefined,
+    database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
@@ -90,31 +150,93 @@ export function urlWithoutPassword(p: Omit<ConnParams, 'password'>): string {
 
 export interface Db {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
-  /** The driver's identifier escaping: the ONE way a name reaches SQL text. */
-  ident(name: string): string;
-  /** The driver's literal escaping, for the few statements that take no bind parameters (COMMENT, ALTER … SET). */
-  literal(value: string): string;
   serverVersionNum: number;
-  raw: Client;
+  /** The server process of this connection (pg_stat_activity.pid). */
+  backendPid: number;
+  /** Closes the connection; never throws. */
+  close(): Promise<void>;
 }
 
+/**
+ * The fault-injection seam: consulted before every statement of every connection opened with it. Production code
+ * never passes one; tests do (tests/helpers/faults.ts), to fail a chosen statement or to kill the process's
+ * connections between two steps, and so reach crash windows no black-box test can.
+ */
+export interface StatementGate {
+  /** Runs before `sql` is sent. Throwing fails the statement (and, if the gate killed the connections, all later ones). */
+  before(sql: string, db: Db): Promise<void>;
+  /** Told about each connection opened through it, so that a simulated crash can end all of them. */
+  opened(db: Db, client: Client): void;
+}
+
+export interface ConnectOptions {
+  gate?: StatementGate;
+}
+
+/** Outside hooks: PGX_CONNECT_TIMEOUT_MS, else 3 s (a URL's connect_timeout wins over both). */
 const CONNECT_TIMEOUT_MS = Number(process.env.PGX_CONNECT_TIMEOUT_MS ?? 3000);
 
-export function mapConnectError(e: unknown, p: ConnParams): PgxError {
+/**
+ * A hook's deadline (see setHookDeadline). Connection attempts in a hook wait for the time the hook has left, not a
+ * fixed 3 s: under load (50 subagents starting at once) a slow accept is not a dead server, and the branch a
+ * SubagentStart gives up on would only be made by the next PreToolUse anyway.
+ */
+let hookDeadlineAt: number | undefined;
+/** Left for the hook to answer after a connection attempt timed out (its error is more useful than "deadline"). */
+const ANSWER_MARGIN_MS = 300;
+
+function connectTimeoutFor(p: ConnParams): number {
+  const explicit = p.connectTimeoutMs ?? (process.env.PGX_CONNECT_TIMEOUT_MS ? CONNECT_TIMEOUT_MS : undefined);
+  if (hookDeadlineAt === undefined) return explicit ?? CONNECT_TIMEOUT_MS;
+  const left = Math.max(100, hookDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
+  return explicit !== undefined ? Math.min(explicit, left) : left;
+}
+
+export const NOT_RUNNING_HINT = 'Start the server, or fix [server] url / PGX_DATABASE_URL; with no url pgx runs its own (`pgx local up`).';
+const TLS_CERT_CODES = ['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID'];
+
+/**
+ * A failed connection as the error that says what happened: only a refused or unresolvable address means "start the
+ * server / fix the URL". Never quotes the URL or the password (host and port only).
+ */
+export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boolean; timeoutMs?: number; sslmode?: SslMode } = {}): PgxError {
   const err = e as { code?: string; message?: string };
   const where = `${p.host}:${p.port}`;
-  if (err.code === '28P01' || err.code === '28000') {
-    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
+  const msg = err.message ?? String(e);
+  const ssl = ctx.sslmode ?? p.sslmode;
+  const code = sqlstateOf(e);
+  if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
+    const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
+    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
   }
-  if (err.code === '3D000') {
+  if (code === SQLSTATE.INVALID_CATALOG_NAME) {
     return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, 'Point [server] url at an existing database (e.g. /postgres).', { cause: e });
   }
-  return new PgxError(
-    'SERVER_UNREACHABLE',
-    `Cannot reach PostgreSQL at ${where}: ${err.message ?? String(e)}`,
-    'Start the server, or fix [server] url / PGX_DATABASE_URL; with no url pgx runs its own (`pgx local up`).',
-    { cause: e },
-  );
+  if (/does not support SSL/i.test(msg)) {
+    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, 'Turn on ssl in the server\'s postgresql.conf, or use sslmode=prefer (or disable) in [server] url / PGSSLMODE.', { cause: e });
+  }
+  if (err.code && TLS_CERT_CODES.includes(err.code)) {
+    return new PgxError('SERVER_UNREACHABLE', `The TLS certificate of PostgreSQL at ${where} failed verification (${err.code}, sslmode=${ssl}).`, 'Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or use sslmode=require (encrypted, certificate not checked).', { cause: e });
+  }
+  if (err.code === '53300') {
+    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but has no free connection slots (${msg}).`, 'Too many clients at once: retry in a moment; run fewer agents in parallel, or raise max_connections on the server.', { cause: e });
+  }
+  if (err.code === '57P03') {
+    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is starting up or shutting down (${msg}).`, 'Retry in a moment.', { cause: e });
+  }
+  if (ctx.timedOut) {
+    const s = ctx.timeoutMs !== undefined ? `${(ctx.timeoutMs / 1000).toFixed(1)} s` : 'the time allowed';
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `PostgreSQL at ${where} did not complete the connection within ${s} (timed out): the server or this machine is overloaded (e.g. many agents starting at once), or a firewall drops the packets.`,
+      'Retry; if it keeps timing out, check the server\'s load and `pgx agent doctor` (PGX_CONNECT_TIMEOUT_MS, or connect_timeout in the URL, allows a slower server more time).',
+      { cause: e },
+    );
+  }
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
+    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, 'Fix the host in [server] url / PGX_DATABASE_URL.', { cause: e });
+  }
+  return new PgxError('SERVER_UNREACHABLE', `Cannot reach PostgreSQL at ${where}: ${msg}`, NOT_RUNNING_HINT, { cause: e });
 }
 
 /**
@@ -147,18 +269,16 @@ function sslAttempts(mode: SslMode | undefined): ClientConfig['ssl'][] {
 function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
   const err = e as { code?: string; message?: string };
   if (mode === 'prefer') return /does not support SSL/i.test(err.message ?? '');
-  if (mode === 'allow') return err.code === '28000';
+  if (mode === 'allow') return sqlstateOf(e) === SQLSTATE.INVALID_AUTHORIZATION;
   return false;
 }
 
 /**
- * Hooks answer by a deadline and then exit: a statement still running then (a CREATE DATABASE of a large source) would
- * go on without them and finish unstamped. With a statement timeout set here, the server cancels it instead (a
- * cancelled CREATE DATABASE leaves nothing behind). Set once per process by the hook runner.
+ * A hook's deadline, set once per process by the hook runner: connection attempts get the time left
+ * (connectTimeoutFor). Statements are bounded separately (ConnParams.statementTimeoutMs).
  */
-let statementTimeoutMs: number | undefined;
-export function setStatementTimeout(ms: number | undefined): void {
-  statementTimeoutMs = ms;
+export function setHookDeadline(ms: number | undefined): void {
+  hookDeadlineAt = ms === undefined ? undefined : Date.now() + ms;
 }
 
 /** libpq's PGSSLMODE applies when the URL names none, with the same fallbacks (node-postgres would not fall back). */
@@ -168,24 +288,27 @@ function effectiveSslmode(p: ConnParams): SslMode | undefined {
   return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
 }
 
-export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}): Promise<Db> {
+export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise<Db> {
   const pg = await loadPg();
   let client: Client | undefined;
   let failure: unknown;
   const sslmode = effectiveSslmode(p);
+  let timedOut = false;
+  let timeoutMs = 0;
   for (const ssl of sslAttempts(sslmode)) {
+    timeoutMs = connectTimeoutFor(p);
+    const started = Date.now();
     const c = new pg.Client({
       host: p.host,
       port: p.port,
       user: p.user,
       password: p.password,
       database: p.database,
-      connectionTimeoutMillis: p.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: timeoutMs,
       application_name: p.application_name ?? 'pgx',
       ...(p.channelBinding ? { enableChannelBinding: true } : {}),
-      ...(statementTimeoutMs !== undefined ? { statement_timeout: statementTimeoutMs } : {}),
+      ...(p.statementTimeoutMs !== undefined ? { statement_timeout: p.statementTimeoutMs } : {}),
       ...(ssl !== undefined ? { ssl } : {}),
-      ...extra,
     });
     // An idle client error (server restart) must not crash the process with an unhandled 'error' event.
     c.on('error', () => {});
@@ -196,25 +319,29 @@ export async function connect(p: ConnParams, extra: Partial<ClientConfig> = {}):
     } catch (e) {
       await c.end().catch(() => {});
       failure = e;
+      // node-postgres reports its own timeout as "timeout expired" (or a bare "Connection terminated")
+      timedOut = /timeout expired/i.test((e as Error).message ?? '') || Date.now() - started >= timeoutMs;
       if (!worthNextAttempt(sslmode, e)) break;
     }
   }
-  if (!client) throw mapConnectError(failure, p);
-  const versionNum = Number((client as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0);
+  if (!client) throw mapConnectError(failure, p, { timedOut, timeoutMs, sslmode });
+  const c = client;
+  const gate = opts.gate;
   const db: Db = {
-    raw: client,
-    serverVersionNum: versionNum,
+    serverVersionNum: Number((c as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0),
+    backendPid: (c as unknown as { processID: number }).processID,
     async query<R>(sql: string, params?: unknown[]) {
-      const r = await client.query(sql, params as unknown[]);
+      if (gate) await gate.before(sql, db);
+      const r = await c.query(sql, params as unknown[]);
       return r.rows as R[];
     },
-    ident: (name) => pg.escapeIdentifier(name),
-    literal: (value) => pg.escapeLiteral(value),
+    close: () => c.end().catch(() => {}),
   };
+  gate?.opened(db, c);
   if (!db.serverVersionNum) {
     // SHOW names its column after the setting: `v` would be undefined and the version NaN (every check passing).
-    const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
-    db.serverVersionNum = Number(row!.v);
+    const r = await c.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
+    db.serverVersionNum = Number(r.rows[0]!.v);
   }
   return db;
 }

@@ -4,11 +4,25 @@ import { writeFileAtomic } from '../fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
 /**
+ * The names hosting platforms and ORMs read a connection URL from, besides DATABASE_URL (Vercel/Neon:
+ * POSTGRES_URL, POSTGRES_PRISMA_URL, POSTGRES_URL_NON_POOLING, POSTGRES_URL_NO_SSL, DATABASE_URL_UNPOOLED; Railway:
+ * DATABASE_PRIVATE_URL; Prisma's directUrl convention: DIRECT_URL). Each is set to the branch, like DATABASE_URL: an
+ * inherited one would point a routed command's app at the shared database.
+ */
+const URL_ALIASES = ['DATABASE_URL', 'POSTGRES_URL', 'POSTGRES_PRISMA_URL', 'POSTGRES_URL_NON_POOLING', 'POSTGRES_URL_NO_SSL', 'DATABASE_URL_UNPOOLED', 'DATABASE_PRIVATE_URL', 'DIRECT_URL'];
+
+/**
  * Variables that pick WHICH server/database/role libpq connects to, or override session settings. All are removed
  * before pgx sets its own, so a decoy inherited from the user's shell (DATABASE_URL pointing at the source, a
  * PGSERVICE with a pg_service.conf, PGOPTIONS='-c statement_timeout=0') can never redirect or unguard a command.
+ * The platform's split variables (POSTGRES_HOST, POSTGRES_DATABASE…) are cleared rather than set: an app reading them
+ * then fails loudly, or falls back to the PG* variables, instead of reaching the shared database.
  */
-const TARGETING = ['PGSERVICE', 'PGSERVICEFILE', 'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGPASSFILE', 'PGOPTIONS', 'PGTARGETSESSIONATTRS', 'DATABASE_URL'];
+const TARGETING = [
+  'PGSERVICE', 'PGSERVICEFILE', 'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGPASSFILE', 'PGOPTIONS', 'PGTARGETSESSIONATTRS',
+  ...URL_ALIASES,
+  'POSTGRES_HOST', 'POSTGRES_PORT', 'POSTGRES_USER', 'POSTGRES_PASSWORD', 'POSTGRES_DATABASE', 'POSTGRES_DB',
+];
 
 /** The environment for a child process connected to `p`. The password goes into PGPASSWORD only, never a URL or argv. */
 export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.ProcessEnv {
@@ -18,7 +32,8 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
   env.PGPORT = String(p.port);
   env.PGUSER = p.user;
   env.PGDATABASE = p.database;
-  env.DATABASE_URL = urlWithoutPassword(p);
+  const url = urlWithoutPassword(p);
+  for (const k of URL_ALIASES) env[k] = url;
   if (p.password) env.PGPASSWORD = p.password;
   // The URL's sslmode reaches the child too (libpq and node-postgres read PGSSLMODE), replacing an inherited one;
   // a URL without sslmode leaves the user's own PGSSLMODE in place, as pgx's own connections do.
@@ -28,7 +43,7 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
 
 export { TARGETING as LIBPQ_TARGETING_VARS };
 
-const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'DATABASE_URL', 'PGPASSWORD', 'PGSSLMODE'] as const;
+const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', ...URL_ALIASES, 'PGPASSWORD', 'PGSSLMODE'] as const;
 
 /** Puts the branch's libpq variables back after a user's startup file ran (shared by the bash and zsh wrappers). */
 const REPIN = `unset ${TARGETING.filter((k) => !(PINNED as readonly string[]).includes(k)).join(' ')}

@@ -4,21 +4,18 @@
 // that user cannot traverse root's 0700 home, its data lives under /var/lib/pgx/ (a path derived from PGX_HOME).
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { PgxError } from '../errors.js';
 import { findBinaries, type Binaries } from './binaries.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 import { withFileLock, writeFileAtomic } from '../fsutil.js';
+import { killLeftoverInit, runInitGroup, type RunAs } from './init-process.js';
 
 export const LOCAL_SUPERUSER = 'pgx';
 
-export interface RunAs {
-  uid: number;
-  gid: number;
-  name: string;
-}
+export type { RunAs };
 
 export interface LocalState {
   version: number; // state file format
@@ -161,15 +158,19 @@ export interface ClusterSpec {
   extraConf?: string[];
 }
 
-/** initdb with scram auth for a superuser whose password never appears in argv (it goes through a 0600 pwfile). */
-export function initCluster(spec: ClusterSpec): void {
+/**
+ * initdb with scram auth for a superuser whose password never appears in argv (it goes through a 0600 pwfile). initdb
+ * runs in a process group of its own (runInitGroup), so that no part of it outlives a killed pgx for long.
+ */
+export async function initCluster(spec: ClusterSpec): Promise<void> {
   const root = dirname(spec.dataDir);
   mkdirOwned(root, spec.runAs);
   const pwfile = join(root, `.pwfile-${process.pid}`);
   writeFileSync(pwfile, spec.password + '\n', { mode: 0o600 });
   if (spec.runAs) chownSync(pwfile, spec.runAs.uid, spec.runAs.gid);
   try {
-    run(spec.runAs, join(spec.bindir, 'initdb'), ['-D', spec.dataDir, '-U', spec.user, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync'], 'initdb');
+    const args = ['-D', spec.dataDir, '-U', spec.user, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync'];
+    await runInitGroup(spec.runAs, join(spec.bindir, 'initdb'), args, spec.dataDir, 'initdb', { onKilled: () => rmSync(pwfile, { force: true }) });
   } finally {
     rmSync(pwfile, { force: true });
   }
@@ -209,7 +210,8 @@ function progress(msg: string, quiet: boolean): void {
  * finished (no PG_VERSION) and that no live postmaster uses is removed; anything else makes pgx refuse, because
  * re-initialising would delete the data and start a second postmaster beside the first.
  */
-function clearHalfMadeInit(dataDir: string, home: string): void {
+async function clearHalfMadeInit(dataDir: string, home: string): Promise<void> {
+  await clearInitLeftovers(dataDir);
   if (!existsSync(dataDir)) return;
   const pid = runningPid(dataDir);
   if (!existsSync(join(dataDir, 'PG_VERSION')) && pid === null) {
@@ -223,6 +225,20 @@ function clearHalfMadeInit(dataDir: string, home: string): void {
   );
 }
 
+/**
+ * What a pgx killed during initdb left: the initdb process tree (still writing into the directory) and the password
+ * file it was reading (the superuser's password, 0600).
+ */
+async function clearInitLeftovers(dataDir: string): Promise<void> {
+  await killLeftoverInit(dataDir);
+  const root = dirname(dataDir);
+  try {
+    for (const f of readdirSync(root)) if (f.startsWith('.pwfile-')) rmSync(join(root, f), { force: true });
+  } catch {
+    // no such directory yet
+  }
+}
+
 /** `pgx local up`: idempotent, safe under concurrent callers (a file lock), returns admin connection params. */
 export async function ensureLocalServer(home: string, opts: { quiet?: boolean } = {}): Promise<ConnParams> {
   const fast = readState(home);
@@ -234,7 +250,10 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
     if (!state || state.initialized === false || !existsSync(join(state.data_dir, 'PG_VERSION'))) {
       // Our own init that never finished (state written first, initialized:false; e.g. a hook killed mid-initdb):
       // redo it. initdb writes PG_VERSION early, so only this flag tells a finished cluster from a half-made one.
-      if (state?.initialized === false && existsSync(state.data_dir) && runningPid(state.data_dir) === null) rmSync(state.data_dir, { recursive: true, force: true });
+      if (state?.initialized === false) {
+        await clearInitLeftovers(state.data_dir); // else rm fails (ENOTEMPTY) under an initdb that is still writing
+        if (existsSync(state.data_dir) && runningPid(state.data_dir) === null) rmSync(state.data_dir, { recursive: true, force: true });
+      }
       const bins = findBinaries();
       const root = dataRoot(home, bins.major, runAs);
       state = {
@@ -249,11 +268,11 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
         user: LOCAL_SUPERUSER,
         password: randomBytes(18).toString('base64url'),
       };
-      clearHalfMadeInit(state.data_dir, home);
+      await clearHalfMadeInit(state.data_dir, home);
       progress(`initialising the local PostgreSQL ${bins.version} (${bins.source}) in ${state.data_dir} …`, !!opts.quiet);
       // State first: if this process dies during initdb, the next one knows the cluster (and its password) is ours.
       writeFileAtomic(stateFile(home), JSON.stringify({ ...state, initialized: false }, null, 2) + '\n', 0o600);
-      initCluster({ ...state, bindir: state.bindir, dataDir: state.data_dir, logFile: state.log_file, runAs });
+      await initCluster({ ...state, bindir: state.bindir, dataDir: state.data_dir, logFile: state.log_file, runAs });
       state.initialized = true;
     }
     if (!(await portFree(state.port))) state.port = await freePort();

@@ -187,32 +187,32 @@ describe('pgx agent doctor', () => {
     await sql(`CREATE DATABASE "${orphan}"`);
     await sql(`COMMENT ON DATABASE "${orphan}" IS 'pgx:branch:deadbeef'`);
     expect(runPgx(['agent', 'exec', '--id', 'gone', '--keep', '--', 'true'], p).status).toBe(0);
-    await sql('DROP DATABASE exec_testhost_gone WITH (FORCE)');
+    await sql(`DROP DATABASE exec_${p.host}_gone WITH (FORCE)`);
 
     const d = doctor(p);
     expect(d.byName.orphans!.status).toBe('warn');
     expect(d.byName.orphans!.detail).toContain(orphan);
-    expect(d.byName.orphans!.detail).toMatch(/record\(s\) whose database is gone: exec_testhost_gone/);
+    expect(d.byName.orphans!.detail).toContain(`record(s) whose database is gone: exec_${p.host}_gone`);
     expect(d.byName.orphans!.fix).toContain(`DROP DATABASE "${orphan}"`);
-    expect(d.byName.orphans!.fix).toContain('pgx agent down --branch exec_testhost_gone');
+    expect(d.byName.orphans!.fix).toContain(`pgx agent down --branch exec_${p.host}_gone`);
     expect(d.byName.orphans!.fix).not.toContain(adminEnv().PGPASSWORD!);
 
     runFix(d.byName.orphans!.fix!.split(' && ').filter((c) => c.startsWith('psql') && c.includes(orphan)).join(' && '));
-    expect(runPgx(['agent', 'down', '--branch', 'exec_testhost_gone'], p).status).toBe(0);
+    expect(runPgx(['agent', 'down', '--branch', `exec_${p.host}_gone`], p).status).toBe(0);
     const after = doctor(p).byName.orphans!;
     expect(after.detail).not.toContain(orphan);
-    expect(after.detail).not.toContain('exec_testhost_gone');
+    expect(after.detail).not.toContain(`exec_${p.host}_gone`);
   });
 
   it('detects guards missing on an active branch (RESET ALL), and its fix restores them', async () => {
     const p = makeProject();
     expect(runPgx(['agent', 'exec', '--id', 'g', '--keep', '--', 'true'], p).status).toBe(0);
     expect(doctor(p).byName.guards!.status).toBe('ok');
-    await sql('ALTER DATABASE exec_testhost_g RESET ALL');
+    await sql(`ALTER DATABASE exec_${p.host}_g RESET ALL`);
     const d = doctor(p);
     expect(d.status).toBe(8);
     expect(d.byName.guards!.status, d.byName.guards!.detail).toBe('fail');
-    expect(d.byName.guards!.detail).toContain('exec_testhost_g (client_connection_check_interval, idle_in_transaction_session_timeout, statement_timeout)');
+    expect(d.byName.guards!.detail).toContain(`exec_${p.host}_g (client_connection_check_interval, idle_in_transaction_session_timeout, statement_timeout)`);
     runFix(d.byName.guards!.fix!);
     const again = doctor(p);
     expect(again.byName.guards!.status, again.byName.guards!.detail).toBe('ok');

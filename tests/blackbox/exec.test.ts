@@ -12,7 +12,7 @@ describe('agent exec', () => {
     expect(b.status, b.stderr).toBe(0);
     expect(b.stdout.trim()).toBe('0');
     const a2 = runPgx(['agent', 'exec', '--id', 'a', '--', 'psql', '-X', '-Atc', "select current_database() || ' ' || count(*) from pg_tables where tablename = 'only_a'"], p);
-    expect(a2.stdout.trim()).toMatch(/^exec_testhost_a 1$/);
+    expect(a2.stdout.trim()).toBe(`exec_${p.host}_a 1`);
   });
 
   it('passes the exit status through, and 128+n for a signal', () => {
@@ -25,13 +25,13 @@ describe('agent exec', () => {
     const p = makeProject();
     const first = runPgx(['agent', 'exec', '--id', 'k', '--keep', '--json', '--', 'true'], p);
     const r1 = JSON.parse(first.stderr.trim().split('\n').pop()!);
-    expect(r1).toMatchObject({ id: 'k', branch: 'exec_testhost_k', fresh: true, method: 'clone', status: 0 });
+    expect(r1).toMatchObject({ id: 'k', branch: `exec_${p.host}_k`, fresh: true, method: 'clone', status: 0 });
     const second = runPgx(['agent', 'exec', '--id', 'k', '--keep', '--json', '--', 'true'], p);
     const r2 = JSON.parse(second.stderr.trim().split('\n').pop()!);
-    expect(r2).toMatchObject({ branch: 'exec_testhost_k', fresh: false, method: 'attach' });
+    expect(r2).toMatchObject({ branch: `exec_${p.host}_k`, fresh: false, method: 'attach' });
     const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p));
-    expect(ls.branches.map((b: any) => [b.name, b.state])).toEqual([['exec_testhost_k', 'active']]);
-    expect((await sql('select 1 from pg_database where datname = $1', ['exec_testhost_k'])).length).toBe(1);
+    expect(ls.branches.map((b: any) => [b.name, b.state])).toEqual([[`exec_${p.host}_k`, 'active']]);
+    expect((await sql('select 1 from pg_database where datname = $1', [`exec_${p.host}_k`])).length).toBe(1);
   });
 });
 
@@ -59,7 +59,20 @@ describe('agent exec process plumbing', () => {
     const env = { ...p.env, DATABASE_URL: 'postgresql://decoy@127.0.0.1:1/source', PGSERVICE: 'decoy', PGDATABASE: 'postgres', PGOPTIONS: '-c statement_timeout=0' };
     const r = runPgx(['agent', 'exec', '--id', 'decoy', '--', 'sh', '-c', 'psql -X -Atc "select current_database(), current_setting(\'statement_timeout\')" && psql "$DATABASE_URL" -X -Atc "select current_database()"; echo "service=${PGSERVICE-unset}"'], { ...p, env });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['exec_testhost_decoy|1h', 'exec_testhost_decoy', 'service=unset']);
+    expect(r.stdout.trim().split('\n')).toEqual([`exec_${p.host}_decoy|1h`, `exec_${p.host}_decoy`, 'service=unset']);
+  });
+
+  it('the URL aliases platforms and ORMs read (POSTGRES_URL, POSTGRES_PRISMA_URL, …) point at the branch; split ones are cleared', () => {
+    const p = makeProject();
+    const decoy = 'postgresql://decoy@127.0.0.1:1/source';
+    const aliases = ['POSTGRES_URL', 'POSTGRES_PRISMA_URL', 'POSTGRES_URL_NON_POOLING', 'POSTGRES_URL_NO_SSL', 'DATABASE_URL_UNPOOLED', 'DATABASE_PRIVATE_URL', 'DIRECT_URL'];
+    const split = ['POSTGRES_HOST', 'POSTGRES_PORT', 'POSTGRES_USER', 'POSTGRES_PASSWORD', 'POSTGRES_DATABASE', 'POSTGRES_DB'];
+    const env = { ...p.env, ...Object.fromEntries(aliases.map((k) => [k, decoy])), ...Object.fromEntries(split.map((k) => [k, 'decoy'])), PGOPTIONS: '-c statement_timeout=0' };
+    // every alias is USED (psql connects with it), not just printed
+    const script = [...aliases.map((k) => `psql "$${k}" -X -Atc "select '${k}=' || current_database() || ':' || current_setting('statement_timeout')"`), ...split.map((k) => `echo "${k}=\${${k}-unset}"`)].join('; ');
+    const r = runPgx(['agent', 'exec', '--id', 'alias', '--', 'sh', '-c', script], { ...p, env });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual([...aliases.map((k) => `${k}=exec_${p.host}_alias:1h`), ...split.map((k) => `${k}=unset`)]);
   });
 
   it('fails with exit 125 and a hint when the command cannot start, and 2 on usage errors', () => {
@@ -115,7 +128,7 @@ describe('agent exec routing cannot be undone by the shell', () => {
     // stdin from /dev/null, as Claude Code runs Bash: with a pipe on stdin bash may take itself for an rsh shell and skip BASH_ENV
     const r = spawnSync(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'bashenv', '--', 'bash', '-c', cmd], { cwd: p.cwd, env: { ...p.env, BASH_ENV: userEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['yes', 'exec_testhost_bashenv', 'exec_testhost_bashenv', '2']);
+    expect(r.stdout.trim().split('\n')).toEqual(['yes', `exec_${p.host}_bashenv`, `exec_${p.host}_bashenv`, '2']);
     // control: without pgx the same BASH_ENV does redirect psql (so the test can fail)
     const ctl = spawnSync('bash', ['-c', 'echo "$PGDATABASE"'], { env: { PATH: process.env.PATH, BASH_ENV: userEnv }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     expect(ctl.stdout.trim()).toBe('postgres');
@@ -130,7 +143,7 @@ describe('agent exec routing cannot be undone by the shell', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/branches in 2 sessions/);
     const ok = runPgx(['agent', 'exec', '--agent', 'a0123456789abcdef', '--', 'psql', '-X', '-Atc', 'select current_database()'], { ...p, env: { ...p.env, CLAUDE_CODE_SESSION_ID: '22222222-bbbb-4000-8000-000000000002' } });
-    expect(ok.stdout.trim()).toBe('agent_testhost_22222222_a0123456');
+    expect(ok.stdout.trim()).toBe(`agent_${p.host}_22222222_a0123456`);
   });
 });
 
@@ -153,7 +166,7 @@ describe('zsh as the inner shell', () => {
     writeFileSync(join(p.dir, '.zshenv'), 'export PGDATABASE=postgres\nexport MY_ZSH_READY=yes\n'); // HOME is p.dir
     const r = runPgx(['agent', 'exec', '--id', 'zsh', '--', zsh!, '-c', 'echo $MY_ZSH_READY; psql -X -Atc "select current_database()"'], p);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['yes', 'exec_testhost_zsh']);
+    expect(r.stdout.trim().split('\n')).toEqual(['yes', `exec_${p.host}_zsh`]);
     const ctl = require('node:child_process').spawnSync(zsh!, ['-c', 'echo $PGDATABASE'], { env: { PATH: process.env.PATH, HOME: p.dir }, encoding: 'utf8' });
     expect(ctl.stdout.trim()).toBe('postgres'); // without pgx the .zshenv would redirect it
   });

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
-import { bash, bashEnv, branchFromContext, dbState, hook, lsBranches, mapLimit, publicTables, registryRows, rewriteOf, routeAndRun, sleep } from '../helpers/hooks.js';
+import { bash, bashEnv, branchFromContext, dbState, hook, lsBranches, mapLimit, publicTables, registryRows, rewriteOf, routeAndRun } from '../helpers/hooks.js';
+import { untilServerTimePast } from '../helpers/poll.js';
 
 const logLines = (home: string) =>
   readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
@@ -120,7 +121,7 @@ describe('hook lifecycle', () => {
     const branch = branchFromContext(await hook('session-start', sessionStart(s), p));
     const row = async () => (await registryRows(p.name)).find((r) => r.name === branch)!;
     const before = await row();
-    await sleep(30);
+    await untilServerTimePast(before.last_seen_at); // a heartbeat now is measurably later, by the server's clock
     const r = await hook('user-prompt-submit', userPromptSubmit(s), p);
     expect(r.stdout).toBe('');
     const after = await row();

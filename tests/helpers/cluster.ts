@@ -47,7 +47,7 @@ export async function startTestCluster(): Promise<TestCluster> {
   const port = await freePort();
   const runAs = clusterUser();
   const spec = { bindir: bins.bindir, dataDir, logFile, port, user: 'pgx', password, runAs, extraConf: ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off'] };
-  initCluster(spec);
+  await initCluster(spec);
   startCluster(spec);
   return {
     url: `postgresql://pgx:${password}@127.0.0.1:${port}/postgres`,

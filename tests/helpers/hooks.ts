@@ -178,17 +178,7 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i:
   return out;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until fn returns a truthy value or the time is up; returns the last value. */
-export async function pollUntil<T>(fn: () => Promise<T>, timeoutMs: number, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v || Date.now() > deadline) return v;
-    await sleep(everyMs);
-  }
-}
+export { pollUntil, sleep } from './poll.js';
 
 // ---- the test's own view of the database (admin connection, independent of pgx) ----
 

@@ -15,7 +15,7 @@ export function pgInfo() {
 }
 
 /** A fresh temp project with a .pgx.toml; the server comes from PGX_DATABASE_URL in the env (never argv). */
-export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; home: string; env: NodeJS.ProcessEnv } {
+export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; host: string; home: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-proj-'));
   const name = opts.name ?? `p${Math.random().toString(36).slice(2, 10)}`;
   const lines = ['[project]', `name = "${name}"`];
@@ -23,14 +23,16 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
   writeFileSync(join(dir, '.pgx.toml'), lines.join('\n') + '\n' + (opts.toml ?? ''));
   const home = join(dir, '.pgx-home');
   mkdirSync(home);
+  // A host label of the project's own: branch names (exec_<host>_<id>) never meet another test's leftovers.
+  const host = `t${Math.random().toString(36).slice(2, 9)}`;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: dir,
     PGX_HOME: home,
     PGX_DATABASE_URL: pgInfo().url,
-    PGX_HOST: 'testhost',
+    PGX_HOST: host,
   };
-  return { cwd: dir, dir, name, home, env };
+  return { cwd: dir, dir, name, host, home, env };
 }
 
 export interface RunResult {
@@ -77,8 +79,31 @@ export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 
   }
 }
 
+// One kept connection per database that no test drops (a password login per query costs more than most queries).
+const KEPT = new Set(['postgres', 'pgx_registry']);
+const kept = new Map<string, Promise<pg.Client>>();
+
+function keptClient(database: string): Promise<pg.Client> {
+  let c = kept.get(database);
+  if (!c) {
+    const p = pgInfo();
+    const client = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database });
+    client.on('error', () => kept.delete(database));
+    c = client.connect().then(() => {
+      // Never what keeps a test process alive.
+      (client as unknown as { connection: { stream: { unref?(): void } } }).connection.stream.unref?.();
+      return client;
+    });
+    c.catch(() => kept.delete(database));
+    kept.set(database, c);
+  }
+  return c;
+}
+
 export async function sql<R = any>(text: string, params: unknown[] = [], database = 'postgres'): Promise<R[]> {
-  return withAdmin(async (c) => (await c.query(text, params)).rows as R[], database);
+  if (!KEPT.has(database)) return withAdmin(async (c) => (await c.query(text, params)).rows as R[], database);
+  const c = await keptClient(database);
+  return (await c.query(text, params)).rows as R[];
 }
 
 /** md5 of a schema-only pg_dump of a database (the password in the child's environment only). */

@@ -29,7 +29,7 @@ export function xfsUnavailable(): string | undefined {
   return undefined;
 }
 
-export async function startXfsCluster(sizeGb = 2): Promise<XfsCluster> {
+export async function startXfsCluster(sizeGb = 2, reflink = true): Promise<XfsCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-xfs-'));
   chmodSync(dir, 0o755);
   const img = join(dir, 'xfs.img');
@@ -47,7 +47,7 @@ export async function startXfsCluster(sizeGb = 2): Promise<XfsCluster> {
   };
   try {
     execFileSync('truncate', ['-s', `${sizeGb}G`, img]);
-    execFileSync('mkfs.xfs', ['-q', '-m', 'reflink=1', img]);
+    execFileSync('mkfs.xfs', ['-q', '-m', `reflink=${reflink ? 1 : 0}`, img]);
     execFileSync('mount', ['-o', 'loop', img, mount]);
     mounted = true;
     execFileSync('chown', ['postgres', mount]);

@@ -105,3 +105,46 @@ describe('secrets in config errors', () => {
     expect(JSON.stringify(describeError(new Error('url "postgres://u:p4ss@x/y" bad')))).not.toContain('p4ss');
   });
 });
+
+/** The CONFIG_INVALID error loadConfig throws for this .pgx.toml (fails the test when it is accepted). */
+function refused(toml: string): PgxError {
+  try {
+    const c = loadConfig({ cwd: project(toml), env: {} });
+    throw new Error(`accepted: ${JSON.stringify({ guards: c.guards, idle: c.idleTtlMs, grace: c.graceMs, source: c.source })}`);
+  } catch (e) {
+    if (!(e instanceof PgxError)) throw e;
+    expect(e.code).toBe('CONFIG_INVALID');
+    expect(e.exitCode).toBe(3);
+    return e;
+  }
+}
+
+describe('values PostgreSQL would refuse are refused up front (exit 3, naming the key)', () => {
+  it('guards above INT_MAX milliseconds (PostgreSQL would fail every branch with "invalid value")', () => {
+    expect(refused('[guards]\nidle_in_transaction_session_timeout = "30d"\n').message).toMatch(/guards\.idle_in_transaction_session_timeout: "30d" is too long: at most 2147483647ms/);
+    expect(refused('[guards]\nstatement_timeout = "597h"\n').message).toMatch(/guards\.statement_timeout:/);
+    expect(refused('[guards]\nclient_connection_check_interval = 2147484\n').message).toMatch(/guards\.client_connection_check_interval:/);
+    // the largest value PostgreSQL takes is accepted
+    expect(loadConfig({ cwd: project('[guards]\nstatement_timeout = "2147483647ms"\n'), env: {} }).guards.settings.statement_timeout).toBe(2_147_483_647);
+  });
+
+  it('agent timings a deadline cannot hold, NaN/inf, and an idle_ttl under a second', () => {
+    expect(refused('[agent]\nidle_ttl = 1e300\n').message).toMatch(/agent\.idle_ttl: 1e\+300 is too long/);
+    expect(refused('[agent]\nidle_ttl = "99999999999d"\n').message).toMatch(/agent\.idle_ttl: "99999999999d" is too long: at most 36500d/);
+    expect(refused('[agent]\ngrace = "9999999999h"\n').message).toMatch(/agent\.grace:/);
+    expect(refused('[agent]\nidle_ttl = nan\n').message).toMatch(/agent\.idle_ttl:/);
+    expect(refused('[agent]\ngrace = inf\n').message).toMatch(/agent\.grace:/);
+    expect(refused('[agent]\nidle_ttl = "0s"\n').message).toMatch(/agent\.idle_ttl: "0s" is too short/);
+    expect(loadConfig({ cwd: project('[agent]\nidle_ttl = "36500d"\ngrace = 0\n'), env: {} })).toMatchObject({ idleTtlMs: 36500 * 86_400_000, graceMs: 0 });
+  });
+
+  it('[project] source naming the registry, a template or the maintenance database', () => {
+    for (const name of ['pgx_registry', 'template0', 'template1', 'postgres', 'pgx_tpl_shop_1a2b3c4d']) {
+      const e = refused(`[project]\nsource = "${name}"\n`);
+      expect(e.message).toContain('project.source:');
+      expect(e.message).toContain(`"${name}"`);
+      expect(e.message).toMatch(/not application data/);
+    }
+    expect(loadConfig({ cwd: project('[project]\nsource = "postgres_app"\n'), env: {} }).source).toBe('postgres_app');
+  });
+});

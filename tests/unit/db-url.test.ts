@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseUrl, SSL_MODES } from '../../src/server/db.js';
+import { mapConnectError, parseUrl, SSL_MODES } from '../../src/server/db.js';
 import { libpqEnv } from '../../src/server/libpq-env.js';
 import { PgxError } from '../../src/errors.js';
 
@@ -44,6 +44,34 @@ describe('parseUrl', () => {
     }
   });
 
+  it('a malformed percent escape in the password: exit 3 saying how to percent-encode (not "URI malformed", exit 1)', () => {
+    const e = refusal('postgresql://app:s3cr%zz@db.example.com/shop');
+    expect(e.exitCode).toBe(3);
+    expect(e.message).toMatch(/password has a malformed percent escape/);
+    expect(e.hint).toMatch(/% → %25/);
+    expect(refusal('postgresql://app@db.example.com/sh%op').message).toMatch(/database name has a malformed percent escape/);
+  });
+
+  it('a password with an unencoded #, /, ? or @: refused with how to encode it, no part of it (or of the host) shown', () => {
+    for (const pw of ['s3cr#Zq9', '1234#s3cr', 's3cr/Zq9', '98765/s3cr', 's3cr?Zq9', 's3cr@Zq9']) {
+      const e = refusal(`postgresql://app:${pw}@db.example.com:5432/shop`);
+      expect(e.exitCode).toBe(3);
+      expect(e.message).toMatch(/must be percent-encoded/);
+      expect(e.hint).toMatch(/@ → %40, # → %23, \/ → %2F, \? → %3F/);
+      expect(`${e.message} ${e.hint}`).not.toMatch(/Zq9|1234|98765/);
+    }
+    // the same passwords, encoded, are read back exactly
+    for (const pw of ['s3cr#et', 's3cr/et', 's3cr?et', 's3cr@et', '100%']) {
+      expect(parseUrl(`postgresql://app:${encodeURIComponent(pw)}@db.example.com:5432/shop`)).toMatchObject({ host: 'db.example.com', port: 5432, password: pw, database: 'shop' });
+    }
+    // an "@" in a query value is not mistaken for one
+    expect(parseUrl('postgresql://app@db.example.com/shop?application_name=me@work').application_name).toBe('me@work');
+  });
+
+  it('refuses template0/template1 as the admin database', () => {
+    for (const db of ['template0', 'template1']) expect(refusal(`postgresql://app:${SECRET}@db.example.com/${db}`).message).toContain(`"${db}"`);
+  });
+
   it('refuses an invalid sslmode or port parameter', () => {
     expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?sslmode=s3cr`).hint).toContain('verify-full');
     refusal(`postgresql://app:${SECRET}@db.example.com/shop?port=s3cr`);
@@ -58,5 +86,23 @@ describe('libpqEnv and sslmode', () => {
   it('without one in the URL, an inherited PGSSLMODE is kept and none is invented', () => {
     expect(libpqEnv({ PGSSLMODE: 'require' }, base).PGSSLMODE).toBe('require');
     expect(libpqEnv({}, base).PGSSLMODE).toBeUndefined();
+  });
+});
+
+describe('mapConnectError: what happened, and only a dead address says "start the server"', () => {
+  const p = { host: '10.0.0.9', port: 5432, user: 'app', password: 's3cr', database: 'postgres' };
+  const err = (code: string | undefined, message: string) => Object.assign(new Error(message), code ? { code } : {});
+  it('classifies', () => {
+    expect(mapConnectError(err('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.9:5432'), p).hint).toMatch(/Start the server/);
+    const timeout = mapConnectError(err(undefined, 'timeout expired'), p, { timedOut: true, timeoutMs: 23_700 });
+    expect(timeout.message).toMatch(/did not complete the connection within 23\.7 s \(timed out\).*overloaded/);
+    expect(timeout.hint).not.toMatch(/Start the server/);
+    expect(mapConnectError(err('53300', 'sorry, too many clients already'), p).message).toMatch(/no free connection slots/);
+    expect(mapConnectError(err('57P03', 'the database system is starting up'), p).message).toMatch(/starting up/);
+    const ssl = mapConnectError(err(undefined, 'The server does not support SSL connections'), { ...p, sslmode: 'require' });
+    expect(ssl.message).toMatch(/is running but does not support SSL connections, and sslmode=require/);
+    expect(ssl.hint).not.toMatch(/Start the server/);
+    expect(mapConnectError(err('ENOTFOUND', 'getaddrinfo ENOTFOUND x'), p).hint).toMatch(/Fix the host/);
+    for (const e of [timeout, ssl]) expect(`${e.message} ${e.hint}`).not.toContain('s3cr');
   });
 });

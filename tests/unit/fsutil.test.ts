@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withFileLock } from '../../src/fsutil.js';
+import { sleep } from '../helpers/poll.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const lockPath = () => join(mkdtempSync(join(tmpdir(), 'pgx-lock-')), 'up.lock');
 /** A pid that certainly belonged to a process that has exited. */
 const deadPid = () => spawnSync('true').pid!;

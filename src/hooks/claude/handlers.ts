@@ -5,10 +5,7 @@ import { dirname, join } from 'node:path';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
-import { withEngine } from '../../engine/context.js';
-import { ensureBranch, gc, retireBranch } from '../../engine/branch.js';
-import { identityKey } from '../../identity.js';
-import * as registry from '../../registry.js';
+import { withEngine, type OpenOptions } from '../../engine/api.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
@@ -20,6 +17,8 @@ import { launcherPath } from './launcher.js';
 
 export interface HookEnv {
   config: Config;
+  /** How the engine is opened: quietly, with the hook's deadline as every statement's timeout. */
+  engine: OpenOptions;
   launcher: string;
   shell: string;
   envFile?: string;
@@ -40,8 +39,8 @@ export interface Handler<S extends z.ZodMiniType> {
   onError(message: string, payload?: Record<string, unknown>): HookResult;
 }
 
-const subagentIdentity = (h: HookEnv, p: { session_id: string; agent_id: string }) => ({ project: h.config.project, host: h.config.host, sessionId: p.session_id, agentId: p.agent_id });
-const sessionIdentity = (h: HookEnv, p: { session_id: string }) => ({ project: h.config.project, host: h.config.host, sessionId: p.session_id });
+const subagentTarget = (p: { session_id: string; agent_id: string }) => ({ sessionId: p.session_id, agentId: p.agent_id });
+const sessionTarget = (p: { session_id: string }) => ({ sessionId: p.session_id });
 
 function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
@@ -79,7 +78,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       return typeof command === 'string' && invokesLauncher(command, h.launcher) ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
-    const ensured = await withEngine(h.config, (e) => ensureBranch(e, subagentIdentity(h, { session_id: p.session_id, agent_id: p.agent_id! })), { quiet: true });
+    const ensured = await withEngine(h.config, (e) => e.ensure(subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! })), h.engine);
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
@@ -121,7 +120,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
 export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   schema: P.subagentStartSchema,
   async run(p, h) {
-    const r = await withEngine(h.config, (e) => ensureBranch(e, subagentIdentity(h, p)), { quiet: true });
+    const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     return {
       output: {
@@ -136,7 +135,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   },
   onError(message) {
     return {
-      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your database branch could not be created (${message}). Your Bash commands will be refused until that is fixed; tell the user to run \`pgx agent doctor\`.` } },
+      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your own database branch could not be prepared yet (${message}). pgx tries again before each of your Bash commands: if it succeeds, the command runs on your branch as usual; if it fails, that command is refused (never run against a shared database) and the refusal says why. If commands keep being refused, tell the user to run \`pgx agent doctor\`.` } },
       outcome: 'error',
     };
   },
@@ -145,14 +144,10 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
 export const subagentStop: Handler<typeof P.subagentStopSchema> = {
   schema: P.subagentStopSchema,
   async run(p, h) {
-    return withEngine(h.config, async (e) => {
-      const rec = await registry.findByIdentity(e.db, identityKey(subagentIdentity(h, p)));
-      if (!rec) return { outcome: 'no-branch' };
-      dropTickets(h.config.home, p.agent_id);
-      const r = await retireBranch(e, rec);
-      await gc(e, 2).catch(() => {}); // bounded, opportunistic
-      return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: rec.name };
-    }, { quiet: true });
+    dropTickets(h.config.home, p.agent_id); // the agent is done: no more routed commands of its to admit
+    const [r] = await withEngine(h.config, (e) => e.retire({ target: subagentTarget(p) }, { gcAfter: 2 }), h.engine);
+    if (!r) return { outcome: 'no-branch' };
+    return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: r.name };
   },
   onError: () => ({ outcome: 'error' }), // never blocks the stop
 };
@@ -160,24 +155,9 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
 export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
   schema: P.sessionEndSchema,
   async run(p, h) {
-    // Retire only (fast: ALTER + terminate + UPDATE); dropping waits for gc, inside Claude Code's SessionEnd budget.
-    return withEngine(h.config, async (e) => {
-      const recs = await registry.findRecords(e.db, { project: h.config.project, sessionId: p.session_id, includeSubagents: true });
-      const mine = recs.filter((r) => r.host === h.config.host && r.state === 'active');
-      let retired = 0;
-      let failed = 0;
-      for (const rec of mine) {
-        try {
-          // one refusal (a foreign stamp) must not leave the session's other branches active
-          // try-lock and a short wait: SessionEnd's 1.5 s budget is shared; a branch busy being ensured is left to gc
-          if ((await retireBranch(e, rec, { tryOnly: true, waitMs: 300 })).action === 'retired') retired++;
-        } catch {
-          failed++;
-        }
-        if (rec.kind === 'session') rmSync(passfilePath(h.config.home, rec.name), { force: true });
-      }
-      return { outcome: `retired:${retired}${failed ? `:failed=${failed}` : ''}`, branch: mine.find((r) => r.kind === 'session')?.name ?? null };
-    }, { quiet: true });
+    const r = await withEngine(h.config, (e) => e.endSession(p.session_id), h.engine);
+    if (r.session_branch) rmSync(passfilePath(h.config.home, r.session_branch), { force: true });
+    return { outcome: `retired:${r.retired}${r.failed ? `:failed=${r.failed}` : ''}`, branch: r.session_branch };
   },
   onError: () => ({ outcome: 'error' }),
 };
@@ -186,12 +166,9 @@ export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
   schema: P.userPromptSubmitSchema,
   async run(p, h) {
     if (!h.config.sessionBranch || p.agent_id !== undefined) return { outcome: 'skipped' };
-    return withEngine(h.config, async (e) => {
-      const rec = await registry.findByIdentity(e.db, identityKey(sessionIdentity(h, p)));
-      if (!rec) return { outcome: 'no-branch' };
-      const ok = await registry.heartbeat(e.db, rec.name);
-      return { outcome: ok ? 'heartbeat' : `not-active:${rec.state}`, branch: rec.name };
-    }, { quiet: true });
+    const r = await withEngine(h.config, (e) => e.touch(sessionTarget(p)), h.engine);
+    if (!r.branch) return { outcome: 'no-branch' };
+    return { outcome: r.heartbeat ? 'heartbeat' : `not-active:${r.state}`, branch: r.branch };
   },
   onError: () => ({ outcome: 'error' }), // never blocks a prompt
 };
@@ -203,7 +180,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     // user's choice, rely on an unverified rewrite).
     const versionNote = isVerifiedClaudeCode(h.claudeCode) ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode) };
     if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
-    const r = await withEngine(h.config, (e) => ensureBranch(e, sessionIdentity(h, p)), { quiet: true });
+    const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
     if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);
     return {
       output: {

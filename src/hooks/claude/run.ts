@@ -3,18 +3,20 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
-import { setStatementTimeout } from '../../server/db.js';
+import { setHookDeadline } from '../../server/db.js';
+import { claudeCodeShell } from '../../shell.js';
 import { appendHookLog } from './log.js';
+import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
+import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookName, type HookResult } from './handlers.js';
 
 export { launcherPath };
-import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type HookName, type HookResult } from './handlers.js';
 
 const MAX_STDIN = 1024 * 1024;
 
@@ -33,17 +35,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-
-/**
- * The inner shell of the rewrite: the user's $SHELL only when it parses the POSIX syntax Claude Code's Bash tool
- * writes (bash, zsh, sh, dash, ksh); fish or csh would re-parse the command differently (and source their own rc
- * files, which BASH_ENV pinning does not cover).
- */
-export function userShell(): string {
-  const s = process.env.SHELL;
-  if (s && s.startsWith('/') && /^(bash|zsh|sh|dash|ksh|mksh)$/.test(basename(s)) && existsSync(s)) return s;
-  return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-}
 
 /**
  * How long a hook may work before it answers anyway: 80% of the timeout `pgx agent install claude` gives it.
@@ -91,89 +82,103 @@ function projectInstallsPgx(projectDir: string): boolean {
   return false;
 }
 
-export async function runHook(event: HookName): Promise<HookResult & { print?: string }> {
-  const t0 = performance.now();
-  const handler = HANDLERS[event];
-  let payload: Record<string, unknown> = {};
-  let result: HookResult;
-  let home = pgxHome();
-  // A payload that is not a JSON object (empty, garbage, `null`, an array) is unreadable. It used to be denied before the
-  // scope check (so an unrelated project could be denied), and `null` crashed the hook (exit 1: Claude Code fails open).
-  let readError: string | undefined;
+/** The payload as a JSON object, or why it is not one (empty, garbage, `null`, an array). */
+async function readPayload(): Promise<{ payload: Record<string, unknown>; readError?: string }> {
   try {
     const text = await readStdin();
     if (!text.trim()) throw new Error('stdin was empty');
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
-    payload = value as Record<string, unknown>;
+    return { payload: value as Record<string, unknown> };
   } catch (e) {
-    readError = (e as Error).message;
+    return { payload: {}, readError: (e as Error).message };
   }
-  {
-    const cwd = typeof payload.cwd === 'string' ? payload.cwd : undefined;
-    const projectDir = process.env.CLAUDE_PROJECT_DIR || cwd || process.cwd();
-    const marker = sessionMarker(home, payload.session_id);
-    if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
-    if (!findConfigFile(projectDir)) {
-      if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
-        // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
-        // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
-        result = event === 'pre-tool-use' && invokesLauncherIn(payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' };
-        return finish();
-      }
-      result = handler.onError(
-        `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\` and start a new session.`,
-        readError === undefined ? payload : undefined,
-      );
-      return finish();
-    }
-    if (readError !== undefined) {
-      result = handler.onError(`The hook payload could not be read: ${readError}.`);
-      return finish();
-    }
-    const parsed = handler.schema.safeParse(payload);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      result = handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload);
-      return finish();
-    }
-    const deadline = hookDeadlineMs(event);
-    try {
-      const config = loadConfig({ cwd: projectDir });
-      home = config.home;
-      if (marker && event !== 'session-end' && event !== 'user-prompt-submit' && !existsSync(marker)) {
-        mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
-        writeFileSync(marker, '', { mode: 0o600 });
-      }
-      setStatementTimeout(deadline); // no statement outlives the hook (see setStatementTimeout)
-      const work = (handler.run as (p: unknown, h: unknown) => Promise<HookResult>)(parsed.data, {
-        config,
-        launcher: launcherPath(),
-        shell: userShell(),
-        envFile: process.env.CLAUDE_ENV_FILE || undefined,
-        claudeCode: claudeCodeVersion(),
-      });
-      result = await withDeadline(work, deadline);
-    } catch (e) {
-      result = handler.onError(errorText(e), payload);
-    }
-  }
-  return finish();
+}
 
-  function finish() {
-    const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
-    appendHookLog(home, {
-      time: new Date().toISOString(),
-      event,
-      session_id: str(payload.session_id),
-      agent_id: str(payload.agent_id),
-      branch: result.branch ?? null,
-      outcome: result.outcome,
-      elapsed_ms: Math.round(performance.now() - t0),
-      claude_code: claudeCodeVersion() ?? null,
-      permission_mode: str(payload.permission_mode),
-      project_dir: process.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : null), // doctor: this project's lines only
-    });
-    return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
+type AnyHandler = Handler<z.ZodMiniType>;
+
+type Scope = { in: true } | { in: false; result: HookResult };
+
+/**
+ * Is this hook pgx's business? No .pgx.toml: out of scope (an unrelated project is never denied), unless this
+ * project's own settings run pgx's hooks or the session started in scope; then the missing file is an error. An
+ * unreadable payload is judged only after that, for the same reason.
+ */
+function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }): Scope {
+  if (!findConfigFile(projectDir)) {
+    if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
+      // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
+      // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
+      return { in: false, result: event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' } };
+    }
+    const message = `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\` and start a new session.`;
+    return { in: false, result: handler.onError(message, read.readError === undefined ? read.payload : undefined) };
   }
+  if (read.readError !== undefined) return { in: false, result: handler.onError(`The hook payload could not be read: ${read.readError}.`) };
+  return { in: true };
+}
+
+/** Marks a session that started in scope (not at its end, and not for a mere prompt). */
+function markSession(event: HookName, marker: string | undefined, home: string): void {
+  if (!marker || event === 'session-end' || event === 'user-prompt-submit' || existsSync(marker)) return;
+  mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
+  writeFileSync(marker, '', { mode: 0o600 });
+}
+
+/** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
+async function runHandler(event: HookName, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined): Promise<{ result: HookResult; home?: string }> {
+  const parsed = handler.schema.safeParse(payload);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { result: handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload) };
+  }
+  const deadline = hookDeadlineMs(event);
+  let home: string | undefined;
+  try {
+    const config = loadConfig({ cwd: projectDir });
+    home = config.home;
+    markSession(event, marker, home);
+    setHookDeadline(deadline); // connection attempts wait for the time the hook has left, not a fixed 3 s
+    // the shell Claude Code itself would have run the command in (src/shell.ts)
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: claudeCodeShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion() };
+    return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
+  } catch (e) {
+    return { result: handler.onError(errorText(e), payload), home };
+  }
+}
+
+export async function runHook(event: HookName): Promise<HookResult & { print?: string }> {
+  const t0 = performance.now();
+  const handler = HANDLERS[event] as unknown as AnyHandler; // each handler's schema matches its run()
+  const read = await readPayload();
+  const { payload } = read;
+  const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || process.cwd();
+  let home = pgxHome();
+  const marker = sessionMarker(home, payload.session_id);
+  if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
+
+  const scope = scopeOf(event, handler, projectDir, marker, home, read);
+  let result: HookResult;
+  if (scope.in) {
+    const ran = await runHandler(event, handler, payload, projectDir, marker);
+    result = ran.result;
+    home = ran.home ?? home;
+  } else {
+    result = scope.result;
+  }
+
+  const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
+  appendHookLog(home, {
+    time: new Date().toISOString(),
+    event,
+    session_id: str(payload.session_id),
+    agent_id: str(payload.agent_id),
+    branch: result.branch ?? null,
+    outcome: result.outcome,
+    elapsed_ms: Math.round(performance.now() - t0),
+    claude_code: claudeCodeVersion() ?? null,
+    permission_mode: str(payload.permission_mode),
+    project_dir: projectDir, // doctor: this project's lines only
+  });
+  return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }

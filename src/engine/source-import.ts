@@ -2,21 +2,21 @@
 // directory) into pgx's server as the project's source. pg_dump/pg_restore (or psql for a plain SQL dump), progress on
 // stderr, ownership kept where the owning roles exist (on pgx's own local server they are created, NOLOGIN).
 //
-// Crash safety as for everything pgx creates: the new database is stamped `pgx:source-importing:{…}` right after its
-// CREATE DATABASE, dropped (stamp-checked) if the restore fails, and the stamp is removed once it succeeded, from
+// Crash safety as for everything pgx creates: the new database is stamped `pgx:source-importing:{…}` right after it is
+// created, dropped (stamp-checked) if the restore fails, and the stamp is removed once it succeeded, from
 // which point it is the user's source and pgx never alters or drops it again. An existing database is never
 // overwritten.
 import { spawn } from 'node:child_process';
 import { closeSync, createReadStream, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { PgxError } from './errors.js';
-import { findClientTool } from './server/client-tools.js';
-import { connect, parseUrl, urlWithoutPassword, type ConnParams, type Db } from './server/db.js';
-import { libpqEnv } from './server/libpq-env.js';
-import { databaseInfo, setComment } from './engine/stamp.js';
-
-export const IMPORTING_STAMP_PREFIX = 'pgx:source-importing:';
+import { PgxError } from '../errors.js';
+import * as catalog from '../server/catalog.js';
+import { findClientTool } from '../server/client-tools.js';
+import { parseUrl, urlWithoutPassword, type ConnParams, type Db } from '../server/db.js';
+import { libpqEnv } from '../server/libpq-env.js';
+import { shellQuote } from '../shell.js';
+import type { EngineContext } from './context.js';
 
 export type ImportFormat = 'server' | 'custom' | 'directory' | 'tar' | 'plain';
 
@@ -170,34 +170,38 @@ async function ownersOf(input: ImportInput, file: string, home: string, env: Nod
 const TOLERATED = [/role "[^"]+" does not exist/, /must be owner of (extension|schema) /, /schema "public" already exists/];
 
 async function dropImporting(db: Db, name: string): Promise<void> {
-  const info = await databaseInfo(db, name);
-  if (!info.exists || !info.comment?.startsWith(IMPORTING_STAMP_PREFIX)) return; // not ours (any more): never touched
-  await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
-  await db.query(`DROP DATABASE ${db.ident(name)}`);
+  const info = await catalog.databaseInfo(db, name);
+  if (info.stamp?.kind !== 'importing') return; // not ours (any more): never touched
+  await catalog.terminateBackends(db, name);
+  await catalog.dropDatabase(db, name);
 }
 
 export interface ImportOptions {
-  admin: ConnParams;
-  home: string;
-  /** pgx runs this server itself: missing owner roles are created (NOLOGIN) so ownership survives. */
-  localServer: boolean;
   input: ImportInput;
   into: string;
   progress: Progress;
 }
 
-export async function importSource(o: ImportOptions): Promise<ImportResult> {
+/**
+ * Imports into `into` on the engine's server. Catalog statements go over the registry connection (they run from any
+ * database); the client tools get the admin parameters, the password only in their environment. On pgx's own local
+ * server (no [server] url) missing owner roles are created, NOLOGIN, so ownership survives.
+ */
+export async function importSource(e: EngineContext, o: ImportOptions): Promise<ImportResult> {
   const t0 = performance.now();
-  const { input, into, admin } = o;
+  const { input, into } = o;
+  const { admin, registry: db } = e;
+  const home = e.config.home;
+  const localServer = !e.config.serverUrl;
   const progress = throttled(o.progress);
-  const db = await connect(admin);
   const work = mkdtempSync(join(tmpdir(), 'pgx-import-'));
   const warnings: string[] = input.droppedParams.length ? [`ignored URL parameter(s) ${input.droppedParams.join(', ')}`] : [];
   let created = false;
   try {
-    const existing = await databaseInfo(db, into);
-    if (existing.comment?.startsWith(IMPORTING_STAMP_PREFIX)) {
-      throw new PgxError('REFUSED', `"${into}" is what an interrupted (or still running) pgx import left behind.`, `If no import is running, drop it (\`pgx local psql -c 'DROP DATABASE ${into}'\`, or psql on your server) and import again.`);
+    const existing = await catalog.databaseInfo(db, into);
+    if (existing.stamp?.kind === 'importing') {
+      const drop = shellQuote(catalog.fixStatement.dropDatabase(into));
+      throw new PgxError('REFUSED', `"${into}" is what an interrupted (or still running) pgx import left behind.`, `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`);
     }
     if (existing.exists) {
       throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>, then set [project] source to it), or drop "${into}" yourself if it is a leftover.`);
@@ -210,7 +214,7 @@ export async function importSource(o: ImportOptions): Promise<ImportResult> {
     let file = input.path!;
     if (input.kind === 'url') {
       file = join(work, 'source.dump');
-      const pgDump = findClientTool('pg_dump', o.home, '`pgx source import`');
+      const pgDump = findClientTool('pg_dump', home, '`pgx source import`');
       let tables = 0;
       const tail: string[] = [];
       o.progress(`dumping ${input.display} …`);
@@ -227,38 +231,33 @@ export async function importSource(o: ImportOptions): Promise<ImportResult> {
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.
     const env = libpqEnv(process.env, { ...admin, database: into });
-    const { owners, items } = await ownersOf(input, file, o.home, env);
-    const present = new Set((await db.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [owners])).map((r) => r.rolname));
+    const { owners, items } = await ownersOf(input, file, home, env);
+    const present = await catalog.existingRoles(db, owners);
     const missing = owners.filter((r) => !present.has(r));
     const rolesCreated: string[] = [];
-    if (o.localServer) {
-      for (const role of missing) {
-        await db.query(`CREATE ROLE ${db.ident(role)} NOLOGIN`).catch((e: { code?: string }) => {
-          if (e.code !== '42710') throw e; // created meanwhile
-        });
-        rolesCreated.push(role);
-      }
+    if (localServer) {
+      for (const role of missing) if (await catalog.createNoLoginRole(db, role)) rolesCreated.push(role);
     } else if (missing.length) {
       warnings.push(`role(s) ${missing.join(', ')} do not exist on this server: their objects are owned by "${admin.user}" instead`);
     }
 
     // 3. The database, stamped at once, then the restore.
-    await db.query(`CREATE DATABASE ${db.ident(into)} TEMPLATE template0`);
+    await catalog.createEmptyDatabase(db, into);
     created = true;
-    await setComment(db, into, IMPORTING_STAMP_PREFIX + JSON.stringify({ from: input.display, started_at: new Date().toISOString() }));
+    await catalog.writeStamp(db, into, { kind: 'importing', project: e.config.project, from: input.display, started_at: new Date().toISOString() });
     const errors: string[] = [];
     let status: number;
     if (input.format === 'plain') {
       const size = statSync(file).size;
       let read = 0;
-      const psql = findClientTool('psql', o.home, '`pgx source import`');
+      const psql = findClientTool('psql', home, '`pgx source import`');
       status = (
         await runTool(psql, ['-X', '-q', '-d', into, '-v', 'ON_ERROR_STOP=0'], env, (line) => {
           if (/\bERROR:/.test(line)) errors.push(line.replace(/^psql:[^:]*:\d+: /, ''));
         }, { file, onBytes: (n) => progress(`restoring: ${Math.floor(((read += n) * 100) / Math.max(size, 1))}% of ${(size / 1048576).toFixed(1)} MB`) })
       ).status;
     } else {
-      const pgRestore = findClientTool('pg_restore', o.home, '`pgx source import`');
+      const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
       let done = 0;
       status = (
         await runTool(pgRestore, ['--verbose', '-d', into, file], env, (line) => {
@@ -275,12 +274,11 @@ export async function importSource(o: ImportOptions): Promise<ImportResult> {
     }
     if (tolerated) warnings.push(`${tolerated} statement(s) about ownership or grants to missing roles were skipped`);
     // 4. Done: from now on it is the user's database, the project's source; pgx no longer claims it.
-    await db.query(`COMMENT ON DATABASE ${db.ident(into)} IS NULL`);
+    await catalog.clearStamp(db, into);
     created = false;
-    return { database: into, from: input.display, format: input.format, items, roles_created: rolesCreated, owners_missing: o.localServer ? [] : missing, warnings, elapsed_ms: Math.round(performance.now() - t0) };
+    return { database: into, from: input.display, format: input.format, items, roles_created: rolesCreated, owners_missing: localServer ? [] : missing, warnings, elapsed_ms: Math.round(performance.now() - t0) };
   } finally {
     if (created) await dropImporting(db, into).catch(() => {});
-    await db.raw.end().catch(() => {});
     rmSync(work, { recursive: true, force: true });
   }
 }

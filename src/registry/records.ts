@@ -1,13 +1,11 @@
 // The branch registry: one table in a pgx-owned database on the server itself, so several hosts using one server
 // share it (`down --id` finds a branch made under any host label). Races between creators are settled by
-// advisory locks and unique keys, not by hope; a record is written BEFORE its CREATE DATABASE, so a crash in
+// advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
-import { connect, type ConnParams, type Db } from './server/db.js';
-import type { BranchKind } from './identity.js';
-import { PgxError } from './errors.js';
-
-export const REGISTRY_DB = 'pgx_registry';
-export const REGISTRY_STAMP = 'pgx:registry';
+import type { BranchKind } from '../identity.js';
+import { PgxError } from '../errors.js';
+import { sqlstateOf, SQLSTATE, STAMP_PREFIX } from '../server/catalog.js';
+import { ensureSchema, type RegistryDb } from './connection.js';
 
 export type BranchState = 'creating' | 'active' | 'retiring';
 export type DeadlineKind = 'creating' | 'idle' | 'grace';
@@ -35,73 +33,15 @@ export interface BranchRecord {
   db_exists?: boolean;
 }
 
-const SCHEMA_SQL = `
-CREATE TABLE IF NOT EXISTS pgx_branch (
-  name          text PRIMARY KEY,
-  identity_key  text NOT NULL UNIQUE,
-  kind          text NOT NULL CHECK (kind IN ('session','subagent','exec')),
-  project       text NOT NULL,
-  host          text NOT NULL,
-  session_id    text,
-  agent_id      text,
-  exec_id       text,
-  source        text,
-  template      text,
-  state         text NOT NULL CHECK (state IN ('creating','active','retiring')),
-  method        text,
-  created_at    timestamptz NOT NULL DEFAULT now(),
-  last_seen_at  timestamptz NOT NULL DEFAULT now(),
-  deadline      timestamptz NOT NULL,
-  deadline_kind text NOT NULL CHECK (deadline_kind IN ('creating','idle','grace')),
-  idle_ttl_ms   bigint NOT NULL,
-  grace_ms      bigint NOT NULL
-);
-CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
-CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
-`;
-
-/** Open the registry database, creating (and stamping) it on first use. */
-export async function openRegistry(admin: ConnParams): Promise<Db> {
-  try {
-    return await connect({ ...admin, database: REGISTRY_DB });
-  } catch (e) {
-    const cause = (e as { cause?: { code?: string } }).cause;
-    if (cause?.code !== '3D000') throw e;
-  }
-  const boot = await connect(admin);
-  try {
-    const created = await boot.query(`CREATE DATABASE ${boot.ident(REGISTRY_DB)}`).then(
-      () => true,
-      (e: { code?: string }) => {
-        if (e.code !== '42P04' && e.code !== '23505') throw e;
-        return false; // another process created it first, and stamps it
-      },
-    );
-    if (created) await boot.query(`COMMENT ON DATABASE ${boot.ident(REGISTRY_DB)} IS ${boot.literal(REGISTRY_STAMP)}`);
-  } finally {
-    await boot.raw.end().catch(() => {});
-  }
-  const db = await connect({ ...admin, database: REGISTRY_DB });
-  await ensureSchema(db);
-  return db;
-}
-
-export async function ensureSchema(db: Db): Promise<void> {
-  // Serialised: concurrent CREATE TABLE IF NOT EXISTS can still collide on the catalog's unique index.
-  await db.query('SELECT pg_advisory_lock(7466170)');
-  try {
-    await db.query(SCHEMA_SQL);
-  } finally {
-    await db.query('SELECT pg_advisory_unlock(7466170)');
-  }
-}
-
-/** Runs a registry query; on a missing table (a registry from before the schema existed) creates it and retries. */
-async function q<R>(db: Db, sql: string, params: unknown[] = []): Promise<R[]> {
+/**
+ * Runs a registry query; on a missing table creates it and retries. (The creator of `pgx_registry` may have died
+ * between creating the database and its table.)
+ */
+async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
-    if ((e as { code?: string }).code !== '42P01') throw e;
+    if (sqlstateOf(e) !== SQLSTATE.UNDEFINED_TABLE) throw e;
     await ensureSchema(db);
     return db.query<R>(sql, params);
   }
@@ -109,12 +49,12 @@ async function q<R>(db: Db, sql: string, params: unknown[] = []): Promise<R[]> {
 
 const SELECT_WITH_DB = `SELECT b.*, (d.oid IS NOT NULL) AS db_exists FROM pgx_branch b LEFT JOIN pg_database d ON d.datname = b.name`;
 
-export async function findByIdentity(db: Db, identityKey: string): Promise<BranchRecord | undefined> {
+export async function findByIdentity(db: RegistryDb, identityKey: string): Promise<BranchRecord | undefined> {
   const [row] = await q<BranchRecord>(db, `${SELECT_WITH_DB} WHERE b.identity_key = $1`, [identityKey]);
   return row;
 }
 
-export async function findByName(db: Db, name: string): Promise<BranchRecord | undefined> {
+export async function findByName(db: RegistryDb, name: string): Promise<BranchRecord | undefined> {
   const [row] = await q<BranchRecord>(db, `${SELECT_WITH_DB} WHERE b.name = $1`, [name]);
   return row;
 }
@@ -129,7 +69,7 @@ export interface RecordFilter {
   includeSubagents?: boolean;
 }
 
-export async function findRecords(db: Db, f: RecordFilter): Promise<BranchRecord[]> {
+export async function findRecords(db: RegistryDb, f: RecordFilter): Promise<BranchRecord[]> {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, v: unknown) => {
@@ -164,7 +104,7 @@ export interface NewRecord {
 }
 
 /** Claims a name for an identity. Returns false when the name is already another identity's. */
-export async function insertCreating(db: Db, r: NewRecord): Promise<boolean> {
+export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<boolean> {
   const rows = await q(
     db,
     `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
@@ -177,7 +117,7 @@ export async function insertCreating(db: Db, r: NewRecord): Promise<boolean> {
 }
 
 /** Marks a branch active and pushes its idle deadline: last activity + idle TTL. */
-export async function markActive(db: Db, name: string, method: string, idleTtlMs?: number): Promise<BranchRecord> {
+export async function markActive(db: RegistryDb, name: string, method: string, idleTtlMs?: number): Promise<BranchRecord> {
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET state = 'active', method = $2, last_seen_at = now(),
@@ -191,7 +131,7 @@ export async function markActive(db: Db, name: string, method: string, idleTtlMs
 }
 
 /** Heartbeat: last activity now, idle deadline moved. Only active branches are touched. */
-export async function heartbeat(db: Db, name: string): Promise<boolean> {
+export async function heartbeat(db: RegistryDb, name: string): Promise<boolean> {
   const rows = await q(
     db,
     `UPDATE pgx_branch SET last_seen_at = now(), deadline = now() + idle_ttl_ms * interval '1 millisecond'
@@ -201,7 +141,7 @@ export async function heartbeat(db: Db, name: string): Promise<boolean> {
   return rows.length === 1;
 }
 
-export async function markRetiring(db: Db, name: string): Promise<BranchRecord | undefined> {
+export async function markRetiring(db: RegistryDb, name: string): Promise<BranchRecord | undefined> {
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET state = 'retiring', deadline = now() + grace_ms * interval '1 millisecond', deadline_kind = 'grace'
@@ -211,47 +151,56 @@ export async function markRetiring(db: Db, name: string): Promise<BranchRecord |
   return row;
 }
 
-export async function isExpired(db: Db, name: string): Promise<boolean> {
+export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {
   const [row] = await q<{ expired: boolean }>(db, 'SELECT deadline < now() AS expired FROM pgx_branch WHERE name = $1', [name]);
   return !!row?.expired;
 }
 
-export async function deleteRecord(db: Db, name: string): Promise<void> {
+export async function deleteRecord(db: RegistryDb, name: string): Promise<void> {
   await q(db, 'DELETE FROM pgx_branch WHERE name = $1', [name]);
 }
 
-export async function expiredRecords(db: Db, limit: number): Promise<BranchRecord[]> {
+export async function expiredRecords(db: RegistryDb, limit: number): Promise<BranchRecord[]> {
   return q<BranchRecord>(db, `${SELECT_WITH_DB} WHERE b.deadline < now() ORDER BY b.deadline LIMIT $1`, [limit]);
 }
 
 /** Databases stamped by pgx as branches that have no record (a crash, or a registry that was dropped). */
-export async function orphanDatabases(db: Db): Promise<string[]> {
+export async function orphanDatabases(db: RegistryDb): Promise<string[]> {
   const rows = await q<{ datname: string }>(
     db,
     `SELECT d.datname FROM pg_database d
-      WHERE shobj_description(d.oid, 'pg_database') LIKE 'pgx:branch:%'
+      WHERE left(shobj_description(d.oid, 'pg_database'), $2) = $1
         AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname) ORDER BY 1`,
+    [STAMP_PREFIX.branch, STAMP_PREFIX.branch.length],
   );
   return rows.map((r) => r.datname);
 }
 
-/**
- * A session-level advisory lock on a hex key: released by unlock or by the connection ending (a crash).
- * With `tryOnly`, returns undefined at once when another session holds it.
- */
-export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts?: { tryOnly?: false }): Promise<T>;
-export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts: { tryOnly?: boolean }): Promise<T | undefined>;
-export async function withAdvisoryLock<T>(db: Db, hexKey: string, fn: () => Promise<T>, opts: { tryOnly?: boolean } = {}): Promise<T | undefined> {
-  const key = BigInt('0x' + hexKey.slice(0, 15)).toString();
-  if (opts.tryOnly) {
-    const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
-    if (!row!.ok) return undefined;
-  } else {
-    await db.query('SELECT pg_advisory_lock($1::bigint)', [key]);
-  }
-  try {
-    return await fn();
-  } finally {
-    await db.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => {});
-  }
+
+// Template builds: a build's name is recorded BEFORE its database is created, as a branch's is, so that a build killed
+// before its stamp leaves a database that is provably pgx's (its name is here) rather than an unstamped stranger.
+
+export async function recordBuild(db: RegistryDb, name: string, template: string, project: string): Promise<void> {
+  await q(db, 'INSERT INTO pgx_template_build (name, template, project) VALUES ($1, $2, $3)', [name, template, project]);
+}
+
+export async function forgetBuild(db: RegistryDb, name: string): Promise<void> {
+  await q(db, 'DELETE FROM pgx_template_build WHERE name = $1', [name]);
+}
+
+/** The recorded builds of a template (under its lock: none of them is running). */
+export async function buildsOf(db: RegistryDb, template: string): Promise<string[]> {
+  return (await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])).map((r) => r.name);
+}
+
+/** How many branch records name each template (template housekeeping: a template in use is never gc'd). */
+export async function templateUse(db: RegistryDb): Promise<Map<string, number>> {
+  const rows = await q<{ template: string; n: number }>(db, 'SELECT template, count(*)::int AS n FROM pgx_branch WHERE template IS NOT NULL GROUP BY template');
+  return new Map(rows.map((r) => [r.template, r.n]));
+}
+
+/** The server's clock (deadlines and graces are judged by it, not by this host's). */
+export async function serverNow(db: RegistryDb): Promise<number> {
+  const [row] = await q<{ now: Date }>(db, 'SELECT now() AS now');
+  return new Date(row!.now).getTime();
 }

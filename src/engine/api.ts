@@ -1,0 +1,240 @@
+// The engine API: everything the CLI and the hooks ask of pgx's branches, and the only engine module they import.
+// Each method is one piece of policy (which records a selector means, what SessionEnd retires and how patiently) and
+// returns a typed result that `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its
+// payload, calls one method and shapes the hook output.
+import type { Config } from '../config.js';
+import { PgxError } from '../errors.js';
+import { identityKey, type Identity } from '../identity.js';
+import * as records from '../registry/records.js';
+import type { BranchRecord, BranchState } from '../registry/records.js';
+import * as catalog from '../server/catalog.js';
+import { dropBranch, ensureBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
+import { openContext, type EngineContext, type OpenOptions } from './context.js';
+import { importSource, type ImportOptions, type ImportResult } from './source-import.js';
+import { refreshTemplate, type RefreshResult } from './template.js';
+import { dropTemplates, gcTemplates, listTemplates, TEMPLATE_GRACE_MS, type TemplateGcResult, type TemplateInfo } from './template-admin.js';
+
+export type { DownResult, EnsureResult, GcResult, RefreshResult, OpenOptions, ImportResult, TemplateInfo };
+export { classifyInput, defaultDatabaseName, type ImportInput } from './source-import.js';
+export { TEMPLATE_GRACE_MS };
+
+/** Which branch a command means, within the configured project and host. */
+export interface Target {
+  agentId?: string;
+  execId?: string;
+  sessionId?: string;
+}
+
+/** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
+export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
+
+export interface BranchSummary {
+  name: string;
+  project: string;
+  host: string;
+  kind: BranchRecord['kind'];
+  session_id: string | null;
+  agent_id: string | null;
+  id: string | null;
+  source: string | null;
+  state: BranchState;
+  exists: boolean | null;
+  created_at: string;
+  last_seen_at: string;
+  deadline: string;
+  deadline_kind: BranchRecord['deadline_kind'];
+}
+
+export interface TouchResult {
+  branch: string | null;
+  /** The record's state (null: no branch); only an active branch is heartbeated. */
+  state: BranchState | null;
+  heartbeat: boolean;
+}
+
+export interface EndSessionResult {
+  /** Every active branch of the session on this host (its own and its subagents'), with what happened to it. */
+  branches: (DownResult | { name: string; action: 'failed'; error: string })[];
+  retired: number;
+  failed: number;
+  /** The session's own branch, if it had one. */
+  session_branch: string | null;
+}
+
+export class Engine {
+  private constructor(private readonly ctx: EngineContext) {}
+
+  static async open(config: Config, opts: OpenOptions = {}): Promise<Engine> {
+    return new Engine(await openContext(config, opts));
+  }
+
+  async close(): Promise<void> {
+    await this.ctx.registry.close();
+  }
+
+  private identity(t: Target): Identity {
+    return { project: this.ctx.config.project, host: this.ctx.config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId };
+  }
+
+  /**
+   * Ensure the target's branch. `agentId` without a session id (the PreToolUse rewrite carries only the agent id;
+   * Claude Code normally exports CLAUDE_CODE_SESSION_ID to Bash, which fills it in) attaches to the one branch the
+   * hook made for that agent in this project on this host. It never creates one without the session, and when the
+   * agent id has branches in more than one session it refuses rather than guess, so a command can't land on another's
+   * branch.
+   */
+  async ensure(t: Target, opts: EnsureOptions = {}): Promise<EnsureResult> {
+    const { config, registry } = this.ctx;
+    if (t.agentId !== undefined && t.sessionId === undefined) {
+      const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter((r) => r.kind === 'subagent' && r.host === config.host);
+      const sessions = new Set(recs.map((r) => r.session_id));
+      if (recs.length === 0) {
+        throw new PgxError('NOT_FOUND', `No branch for agent ${t.agentId} in project "${config.project}".`, 'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.');
+      }
+      if (sessions.size > 1) {
+        throw new PgxError('USAGE', `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`, 'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).');
+      }
+      t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
+    }
+    if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
+      throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id> or --session <id>.', 'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.');
+    }
+    return ensureBranch(this.ctx, this.identity(t), opts);
+  }
+
+  /** Activity: moves an active branch's idle deadline (UserPromptSubmit). */
+  async touch(t: Target): Promise<TouchResult> {
+    const rec = await records.findByIdentity(this.ctx.registry, identityKey(this.identity(t)));
+    if (!rec) return { branch: null, state: null, heartbeat: false };
+    return { branch: rec.name, state: rec.state, heartbeat: await records.heartbeat(this.ctx.registry, rec.name) };
+  }
+
+  /** Retires what the selector matches (nothing matched: an empty list). `gcAfter`: then drop up to n expired branches. */
+  async retire(sel: Selector, opts: { gcAfter?: number } = {}): Promise<DownResult[]> {
+    const done: DownResult[] = [];
+    for (const rec of await this.resolve(sel)) done.push(await retireBranch(this.ctx, rec));
+    if (opts.gcAfter && done.length) await gc(this.ctx, opts.gcAfter).catch(() => {}); // bounded, opportunistic
+    return done;
+  }
+
+  /** `pgx agent down`: retires (or with `now` drops) what the selector matches; nothing matched is NOT_FOUND. */
+  async down(sel: Selector, opts: { now?: boolean } = {}): Promise<DownResult[]> {
+    const recs = await this.resolve(sel);
+    if (!recs.length) {
+      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
+      const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
+      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    }
+    const done: DownResult[] = [];
+    for (const rec of recs) done.push(opts.now ? await dropBranch(this.ctx, rec) : await retireBranch(this.ctx, rec));
+    return done;
+  }
+
+  /**
+   * SessionEnd: retire (not drop: dropping waits for gc) every active branch of the session on this host, inside
+   * Claude Code's SessionEnd budget (1.5 s): each is only try-locked (a branch being ensured right now is left to gc)
+   * and its backends get 300 ms to go. One refusal (a foreign stamp) does not leave the others active.
+   */
+  async endSession(sessionId: string): Promise<EndSessionResult> {
+    const { config, registry } = this.ctx;
+    const recs = await records.findRecords(registry, { project: config.project, sessionId, includeSubagents: true });
+    const mine = recs.filter((r) => r.host === config.host && r.state === 'active');
+    const out: EndSessionResult = { branches: [], retired: 0, failed: 0, session_branch: mine.find((r) => r.kind === 'session')?.name ?? null };
+    for (const rec of mine) {
+      try {
+        const r = await retireBranch(this.ctx, rec, { tryOnly: true, waitMs: 300 });
+        out.branches.push(r);
+        if (r.action === 'retired') out.retired++;
+      } catch (err) {
+        out.branches.push({ name: rec.name, action: 'failed', error: (err as Error).message });
+        out.failed++;
+      }
+    }
+    return out;
+  }
+
+  gc(limit = 1000): Promise<GcResult> {
+    return gc(this.ctx, limit);
+  }
+
+  /** `pgx agent gc`: expired branches, then templates nobody uses (see template-admin.ts for which). */
+  async gcAll(limit = 1000, templateGraceMs = TEMPLATE_GRACE_MS): Promise<GcResult & TemplateGcResult> {
+    const branches = await gc(this.ctx, limit);
+    const t = await gcTemplates(this.ctx, templateGraceMs);
+    return { ...branches, templates_dropped: t.templates_dropped, errors: [...branches.errors, ...t.errors] };
+  }
+
+  /** `pgx template ls`: this project's templates, or (`all`) every pgx template on the server. */
+  templates(filter: { all?: boolean } = {}): Promise<TemplateInfo[]> {
+    return listTemplates(this.ctx, filter);
+  }
+
+  /** `pgx template drop [name]`: drops stamped templates only; returns the names dropped. */
+  dropTemplates(named?: string): Promise<string[]> {
+    return dropTemplates(this.ctx, named);
+  }
+
+  /** `pgx source import`: loads a database into this server as a source (never over an existing database). */
+  importSource(o: ImportOptions): Promise<ImportResult> {
+    return importSource(this.ctx, o);
+  }
+
+  refreshTemplate(progress?: (msg: string) => void): Promise<RefreshResult> {
+    return refreshTemplate(this.ctx, progress);
+  }
+
+  /** This project's branches, or (`all`) every project's on the server. */
+  async list(filter: { all?: boolean } = {}): Promise<BranchSummary[]> {
+    const recs = await records.findRecords(this.ctx.registry, filter.all ? {} : { project: this.ctx.config.project });
+    return recs.map(summarize);
+  }
+
+  private async resolve(sel: Selector): Promise<BranchRecord[]> {
+    const { config, registry } = this.ctx;
+    if ('branch' in sel) return records.findRecords(registry, { name: sel.branch });
+    if ('target' in sel) {
+      const rec = await records.findByIdentity(registry, identityKey(this.identity(sel.target)));
+      return rec ? [rec] : [];
+    }
+    if ('agent' in sel) return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter((r) => r.kind === 'subagent');
+    if ('id' in sel) return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter((r) => r.kind === 'exec');
+    return records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+  }
+
+  /** `down --branch` of a database without a record: say whether it exists, and refuse anything pgx did not stamp. */
+  private async explainMissingBranch(name: string): Promise<never> {
+    const info = await catalog.databaseInfo(this.ctx.registry, name);
+    if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${name}".`, 'See `pgx agent ls --all`.');
+    await catalog.assertBranchStamp(this.ctx.registry, name);
+    throw new PgxError('NOT_FOUND', `"${name}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
+  }
+}
+
+/** Opens the engine for one piece of work and closes it after, whatever happens. */
+export async function withEngine<T>(config: Config, fn: (engine: Engine) => Promise<T>, opts: OpenOptions = {}): Promise<T> {
+  const engine = await Engine.open(config, opts);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+function summarize(r: BranchRecord): BranchSummary {
+  return {
+    name: r.name,
+    project: r.project,
+    host: r.host,
+    kind: r.kind,
+    session_id: r.session_id,
+    agent_id: r.agent_id,
+    id: r.exec_id,
+    source: r.source,
+    state: r.state,
+    exists: r.db_exists ?? null,
+    created_at: new Date(r.created_at).toISOString(),
+    last_seen_at: new Date(r.last_seen_at).toISOString(),
+    deadline: new Date(r.deadline).toISOString(),
+    deadline_kind: r.deadline_kind,
+  };
+}

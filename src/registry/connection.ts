@@ -1,0 +1,77 @@
+// The registry connection: to the pgx-owned database `pgx_registry` on the server itself, so several hosts using one
+// server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
+// only excludes holders connected to the same database, so the type says which connection it is.
+import { connect, type ConnectOptions, type ConnParams, type Db } from '../server/db.js';
+import { createDatabaseIfMissing, sqlstateOf, SQLSTATE, writeStamp } from '../server/catalog.js';
+import { LOCK, withLock } from './locks.js';
+
+export const REGISTRY_DB = 'pgx_registry';
+
+declare const registryBrand: unique symbol;
+/** A connection to `pgx_registry`, obtainable only from openRegistry. */
+export type RegistryDb = Db & { readonly [registryBrand]: true };
+
+const SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS pgx_branch (
+  name          text PRIMARY KEY,
+  identity_key  text NOT NULL UNIQUE,
+  kind          text NOT NULL CHECK (kind IN ('session','subagent','exec')),
+  project       text NOT NULL,
+  host          text NOT NULL,
+  session_id    text,
+  agent_id      text,
+  exec_id       text,
+  source        text,
+  template      text,
+  state         text NOT NULL CHECK (state IN ('creating','active','retiring')),
+  method        text,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  last_seen_at  timestamptz NOT NULL DEFAULT now(),
+  deadline      timestamptz NOT NULL,
+  deadline_kind text NOT NULL CHECK (deadline_kind IN ('creating','idle','grace')),
+  idle_ttl_ms   bigint NOT NULL,
+  grace_ms      bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
+CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
+CREATE TABLE IF NOT EXISTS pgx_template_build (
+  name        text PRIMARY KEY,
+  template    text NOT NULL,
+  project     text NOT NULL,
+  started_at  timestamptz NOT NULL DEFAULT now()
+);
+`;
+
+/** Opens the registry database, creating (and stamping) it and its table on first use. */
+export async function openRegistry(admin: ConnParams, opts: ConnectOptions = {}): Promise<RegistryDb> {
+  try {
+    return (await connect({ ...admin, database: REGISTRY_DB }, opts)) as RegistryDb;
+  } catch (e) {
+    if (sqlstateOf(e) !== SQLSTATE.INVALID_CATALOG_NAME) throw e;
+  }
+  const boot = await connect(admin, opts);
+  try {
+    // Another process may create it first; that one stamps it.
+    if (await createDatabaseIfMissing(boot, REGISTRY_DB)) await writeStamp(boot, REGISTRY_DB, { kind: 'registry' });
+  } finally {
+    await boot.close();
+  }
+  const db = (await connect({ ...admin, database: REGISTRY_DB }, opts)) as RegistryDb;
+  await ensureSchema(db);
+  return db;
+}
+
+export async function ensureSchema(db: RegistryDb): Promise<void> {
+  // Serialised: concurrent CREATE TABLE IF NOT EXISTS can still collide on the catalog's unique index.
+  await withLock(db, LOCK.schema, () => db.query(SCHEMA_SQL));
+}
+
+/** The registry if it exists, without creating it (doctor reports; it changes nothing). */
+export async function connectRegistryIfExists(admin: ConnParams): Promise<RegistryDb | null> {
+  try {
+    return (await connect({ ...admin, database: REGISTRY_DB })) as RegistryDb;
+  } catch (e) {
+    if (sqlstateOf(e) === SQLSTATE.INVALID_CATALOG_NAME) return null; // no branch was ever made on this server
+    throw e;
+  }
+}

@@ -1,0 +1,71 @@
+// Advisory locks, all session-level (released by unlock, or by the server when the holder's connection ends: a
+// crashed pgx never leaves one behind), all on the registry connection.
+//
+// The key space: one signed 64-bit key per lock, `class << 56 | 56 bits of a sha256`. The class keeps the kinds
+// apart (an identity can never collide with a template), and 56 bits make an accidental collision between two
+// identities (which would only serialise them) negligible. pgx takes no other advisory locks; an application using
+// advisory locks in `pgx_registry` (nobody should) would only ever collide on these classes.
+import { createHash } from 'node:crypto';
+import type { RegistryDb } from './connection.js';
+
+export const LOCK_CLASS = {
+  /** Creating the registry's table (one fixed key). */
+  schema: 1,
+  /** One per branch identity: held by ensure, retire, drop; try-locked by gc and SessionEnd. */
+  identity: 2,
+  /** One per template name: held while the template is built or refreshed. */
+  template: 3,
+} as const;
+
+/** A lock key: the class in the top byte, then the first 56 bits of `hex` (a sha256 in hex). */
+export function lockKey(cls: number, hex: string): string {
+  return ((BigInt(cls) << 56n) | BigInt('0x' + hex.slice(0, 14).padEnd(14, '0'))).toString();
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export const LOCK = {
+  schema: lockKey(LOCK_CLASS.schema, '0'),
+  /** `identityKey` is already a sha256 in hex. */
+  identity: (identityKey: string) => lockKey(LOCK_CLASS.identity, identityKey),
+  template: (templateName: string) => lockKey(LOCK_CLASS.template, sha(templateName)),
+};
+
+/** Holds `key` while fn runs; waits for it. */
+export async function withLock<T>(db: RegistryDb, key: string, fn: () => Promise<T>): Promise<T> {
+  await db.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+  try {
+    return await fn();
+  } finally {
+    await unlock(db, key);
+  }
+}
+
+/** Holds `key` while fn runs, or returns undefined at once when another session holds it. */
+export async function withTryLock<T>(db: RegistryDb, key: string, fn: () => Promise<T>): Promise<T | undefined> {
+  const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+  if (!row!.ok) return undefined;
+  try {
+    return await fn();
+  } finally {
+    await unlock(db, key);
+  }
+}
+
+async function unlock(db: RegistryDb, key: string): Promise<void> {
+  // A failed unlock means the connection is gone, and the server released the lock with it.
+  await db.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => {});
+}
+
+export function withIdentityLock<T>(db: RegistryDb, identityKey: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(db, LOCK.identity(identityKey), fn);
+}
+
+/** gc and SessionEnd: a branch whose identity is locked is being ensured right now; they pass it by. */
+export function tryIdentityLock<T>(db: RegistryDb, identityKey: string, fn: () => Promise<T>): Promise<T | undefined> {
+  return withTryLock(db, LOCK.identity(identityKey), fn);
+}
+
+export function withTemplateLock<T>(db: RegistryDb, templateName: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(db, LOCK.template(templateName), fn);
+}

@@ -1,0 +1,357 @@
+// The catalog: every statement pgx makes about databases and roles (create, rename, allow/deny connections,
+// settings, drop, backends), the stamps that say which databases pgx made, the SQLSTATEs pgx reacts to, and the one
+// way a name or a value reaches SQL text. No other module writes such SQL; the engine decides WHEN, this module HOW.
+import { PgxError } from '../errors.js';
+import type { Db } from './db.js';
+
+/** The SQLSTATEs pgx reacts to (PostgreSQL, Appendix A). */
+export const SQLSTATE = {
+  UNIQUE_VIOLATION: '23505',
+  INVALID_AUTHORIZATION: '28000',
+  INVALID_PASSWORD: '28P01',
+  INVALID_CATALOG_NAME: '3D000',
+  INSUFFICIENT_PRIVILEGE: '42501',
+  DUPLICATE_DATABASE: '42P04',
+  DUPLICATE_OBJECT: '42710',
+  UNDEFINED_TABLE: '42P01',
+  OBJECT_IN_USE: '55006',
+} as const;
+
+/** The SQLSTATE of a driver error (or of the error it wraps), if any. */
+export function sqlstateOf(e: unknown): string | undefined {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) return err.code;
+  if (typeof err?.cause?.code === 'string') return err.cause.code;
+  return undefined;
+}
+
+/** The ONE identifier quoting: always quoted, so case and any character survive. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Literal quoting for the few statements that take no bind parameters (COMMENT, ALTER … SET). */
+export function quoteLiteral(value: string): string {
+  const body = value.replace(/'/g, "''");
+  // E'' only when needed, so the text also reads right with standard_conforming_strings off.
+  return value.includes('\\') ? `E'${body.replace(/\\/g, '\\\\')}'` : `'${body}'`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stamps: COMMENT ON DATABASE 'pgx:<kind>…'. Nothing is dropped, renamed or altered without reading its stamp first;
+// comments are not copied by CREATE DATABASE … TEMPLATE, so a clone never inherits one.
+
+/** The one prefix table. Order matters for parsing: `template-building:` before `template:` is not a prefix clash. */
+export const STAMP_PREFIX = {
+  branch: 'pgx:branch:',
+  template: 'pgx:template:',
+  building: 'pgx:template-building:',
+  pool: 'pgx:pool:',
+  /** A `pgx source import` in progress (or a killed one's leftover); the stamp is removed when the import succeeds. */
+  importing: 'pgx:source-importing:',
+  registry: 'pgx:registry',
+} as const;
+
+export interface TemplateStamp {
+  project: string;
+  source: string | null;
+  fingerprint: string | null;
+  refreshed_at: string;
+  method: 'empty' | 'template-copy' | 'dump-restore';
+}
+
+export type Stamp =
+  | { kind: 'branch'; identityKey: string }
+  /** A finished template. */
+  | ({ kind: 'template' } & TemplateStamp)
+  /** A template build in progress (or a killed one's leftover). */
+  | { kind: 'building'; project: string; started_at: string }
+  /** A pre-cloned branch waiting in the warm pool, claimed by rename (reserved: the pool is not built yet). */
+  | { kind: 'pool'; project: string; template: string }
+  /** A source being imported (`from`: the URL without its password, or the dump's path). */
+  | { kind: 'importing'; project: string; from: string; started_at: string }
+  | { kind: 'registry' };
+
+export function formatStamp(s: Stamp): string {
+  switch (s.kind) {
+    case 'branch':
+      return STAMP_PREFIX.branch + s.identityKey;
+    case 'registry':
+      return STAMP_PREFIX.registry;
+    default: {
+      const { kind, ...body } = s;
+      return STAMP_PREFIX[kind] + JSON.stringify(body);
+    }
+  }
+}
+
+/** The stamp a comment carries; undefined for no comment or anything pgx did not write. */
+export function parseStamp(comment: string | null): Stamp | undefined {
+  if (!comment) return undefined;
+  if (comment === STAMP_PREFIX.registry) return { kind: 'registry' };
+  if (comment.startsWith(STAMP_PREFIX.branch)) {
+    const key = comment.slice(STAMP_PREFIX.branch.length);
+    return /^[0-9a-f]{64}$/.test(key) ? { kind: 'branch', identityKey: key } : undefined;
+  }
+  for (const kind of ['building', 'template', 'pool', 'importing'] as const) {
+    if (!comment.startsWith(STAMP_PREFIX[kind])) continue;
+    try {
+      const body = JSON.parse(comment.slice(STAMP_PREFIX[kind].length)) as Record<string, unknown>;
+      if (typeof body !== 'object' || body === null || typeof body.project !== 'string') return undefined;
+      return { ...body, kind } as Stamp;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+export async function writeStamp(db: Db, name: string, stamp: Stamp): Promise<void> {
+  await db.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS ${quoteLiteral(formatStamp(stamp))}`);
+}
+
+/** Removes a stamp: pgx no longer claims the database (an imported source, once it is complete, is the user's). */
+export async function clearStamp(db: Db, name: string): Promise<void> {
+  await db.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS NULL`);
+}
+
+export interface DatabaseInfo {
+  exists: boolean;
+  comment: string | null;
+  stamp: Stamp | undefined;
+  allowConn: boolean;
+  isTemplate: boolean;
+}
+
+export async function databaseInfo(db: Db, name: string): Promise<DatabaseInfo> {
+  const [row] = await db.query<{ comment: string | null; datallowconn: boolean; datistemplate: boolean }>(
+    `SELECT shobj_description(oid, 'pg_database') AS comment, datallowconn, datistemplate FROM pg_database WHERE datname = $1`,
+    [name],
+  );
+  if (!row) return { exists: false, comment: null, stamp: undefined, allowConn: false, isTemplate: false };
+  return { exists: true, comment: row.comment, stamp: parseStamp(row.comment), allowConn: row.datallowconn, isTemplate: row.datistemplate };
+}
+
+/** Does the stamp say this is `identityKey`'s branch (or, without a key, any pgx branch)? */
+export function isBranchStamp(stamp: Stamp | undefined, identityKey?: string): boolean {
+  return stamp?.kind === 'branch' && (identityKey === undefined || stamp.identityKey === identityKey);
+}
+
+/** Throws unless `name` is absent or carries a pgx branch stamp (and, when given, the stamp of this identity). */
+export async function assertBranchStamp(db: Db, name: string, identityKey?: string): Promise<DatabaseInfo> {
+  const info = await databaseInfo(db, name);
+  if (info.exists && !isBranchStamp(info.stamp, identityKey)) {
+    throw new PgxError(
+      'NOT_PGX_DATABASE',
+      `Refusing to touch database "${name}": it does not carry ${identityKey ? "this branch's" : 'a'} pgx stamp.`,
+      'pgx only drops, renames or alters databases it created. Use psql / dropdb yourself if you really mean it.',
+    );
+  }
+  return info;
+}
+
+/** Databases whose stamp is of this kind, by name. */
+export async function stampedDatabases(db: Db, kind: keyof typeof STAMP_PREFIX): Promise<string[]> {
+  const rows = await db.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE left(shobj_description(oid, 'pg_database'), $2) = $1 ORDER BY 1`,
+    [STAMP_PREFIX[kind], STAMP_PREFIX[kind].length],
+  );
+  return rows.map((r) => r.datname);
+}
+
+export interface StampedDatabase {
+  name: string;
+  stamp: Stamp;
+  bytes: number;
+  isTemplate: boolean;
+}
+
+/** Every database carrying a stamp of one of these kinds, with its size (`pgx template ls`, template gc). */
+export async function stampedDatabasesOf(db: Db, kinds: (keyof typeof STAMP_PREFIX)[]): Promise<StampedDatabase[]> {
+  const rows = await db.query<{ datname: string; comment: string; bytes: string; datistemplate: boolean }>(
+    `SELECT datname, shobj_description(oid, 'pg_database') AS comment, pg_database_size(oid)::text AS bytes, datistemplate
+       FROM pg_database WHERE left(shobj_description(oid, 'pg_database'), 4) = 'pgx:' ORDER BY datname`,
+  );
+  const out: StampedDatabase[] = [];
+  for (const r of rows) {
+    const stamp = parseStamp(r.comment);
+    if (stamp && kinds.includes(stamp.kind)) out.push({ name: r.datname, stamp, bytes: Number(r.bytes), isTemplate: r.datistemplate });
+  }
+  return out;
+}
+
+/** Databases whose name starts with `prefix` (a template's builds and asides). */
+export async function databasesNamedLike(db: Db, prefix: string): Promise<string[]> {
+  const rows = await db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1', [prefix, prefix.length]);
+  return rows.map((r) => r.datname);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Databases
+
+export type CloneStrategy = 'WAL_LOG' | 'FILE_COPY';
+
+export interface CreateOptions {
+  template: string;
+  /** PostgreSQL 15+; omitted on older servers. */
+  strategy?: CloneStrategy;
+  /** PostgreSQL 18+: how FILE_COPY copies files (`clone` uses reflinks where the file system has them). */
+  fileCopyMethod?: 'copy' | 'clone';
+}
+
+export async function createDatabase(db: Db, name: string, o: CreateOptions): Promise<void> {
+  if (o.fileCopyMethod && db.serverVersionNum >= 180000) await db.query(`SET file_copy_method = ${quoteLiteral(o.fileCopyMethod)}`);
+  const strategy = o.strategy && db.serverVersionNum >= 150000 ? ` STRATEGY ${o.strategy}` : '';
+  await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}`);
+}
+
+/** Creates an empty database from template0 (a restore's target: nothing of template1's local additions in it). */
+export async function createEmptyDatabase(db: Db, name: string): Promise<void> {
+  await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`);
+}
+
+/** CHECKPOINT, when this role may (superuser, or pg_checkpoint on PostgreSQL 15+); false when it may not. */
+export async function checkpoint(db: Db): Promise<boolean> {
+  try {
+    await db.query('CHECKPOINT');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The server's data directory, when this role may read it (superuser or pg_read_all_settings). */
+export async function dataDirectory(db: Db): Promise<string | undefined> {
+  try {
+    return (await db.query<{ data_directory: string }>('SHOW data_directory'))[0]?.data_directory;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates `name` (from template1) unless it exists; true when this call made it. */
+export async function createDatabaseIfMissing(db: Db, name: string): Promise<boolean> {
+  try {
+    await db.query(`CREATE DATABASE ${quoteIdent(name)}`);
+    return true;
+  } catch (e) {
+    // 23505: two creators raced in the catalog's unique index rather than in the name check.
+    const code = sqlstateOf(e);
+    if (code === SQLSTATE.DUPLICATE_DATABASE || code === SQLSTATE.UNIQUE_VIOLATION) return false;
+    throw e;
+  }
+}
+
+export async function databaseSize(db: Db, name: string): Promise<number> {
+  const [row] = await db.query<{ size: string }>('SELECT pg_database_size($1)::text AS size', [name]);
+  return Number(row!.size);
+}
+
+export async function renameDatabase(db: Db, from: string, to: string): Promise<void> {
+  await db.query(`ALTER DATABASE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`);
+}
+
+export async function allowConnections(db: Db, name: string, allow: boolean): Promise<void> {
+  await db.query(`ALTER DATABASE ${quoteIdent(name)} WITH ALLOW_CONNECTIONS ${allow}`);
+}
+
+/** A finished template: nobody connects (so no open session makes a clone fail with 55006), clonable by anyone. */
+export async function freezeAsTemplate(db: Db, name: string): Promise<void> {
+  await db.query(`ALTER DATABASE ${quoteIdent(name)} WITH ALLOW_CONNECTIONS false IS_TEMPLATE true`);
+}
+
+/** Drops a database (a template too: IS_TEMPLATE is cleared first, as DROP requires). WITH (FORCE) on 13+. */
+export async function dropDatabase(db: Db, name: string, o: { isTemplate?: boolean } = {}): Promise<void> {
+  if (o.isTemplate) await db.query(`ALTER DATABASE ${quoteIdent(name)} WITH IS_TEMPLATE false`);
+  await db.query(`DROP DATABASE ${quoteIdent(name)}${db.serverVersionNum >= 130000 ? ' WITH (FORCE)' : ''}`);
+}
+
+/** Per-database settings (role-independent): `value` null resets. `setting` is a validated GUC name. */
+export async function setDatabaseSetting(db: Db, name: string, setting: string, value: string | null): Promise<void> {
+  if (value === null) await db.query(`ALTER DATABASE ${quoteIdent(name)} RESET ${quoteIdent(setting)}`);
+  else await db.query(`ALTER DATABASE ${quoteIdent(name)} SET ${quoteIdent(setting)} = ${quoteLiteral(value)}`);
+}
+
+/** The settings stored for a database (pg_db_role_setting, role-independent rows). */
+export async function databaseSettings(db: Db, name: string): Promise<Record<string, string>> {
+  const rows = await db.query<{ setconfig: string[] | null }>(
+    `SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1 AND s.setrole = 0`,
+    [name],
+  );
+  const out: Record<string, string> = {};
+  for (const kv of rows[0]?.setconfig ?? []) {
+    const i = kv.indexOf('=');
+    out[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+/** Sessions on the database other than this one. */
+export async function countBackends(db: Db, name: string): Promise<number> {
+  const [r] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+  return r!.n;
+}
+
+export interface TerminateResult {
+  backends_terminated: number;
+  backends_remaining: number;
+}
+
+/** Ends every backend on the database and waits (bounded) until they are gone. */
+export async function terminateBackends(db: Db, name: string, waitMs = 2000): Promise<TerminateResult> {
+  const [t] = await db.query<{ n: number }>(
+    `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+    [name],
+  );
+  const deadline = Date.now() + waitMs;
+  let remaining = await countBackends(db, name);
+  while (remaining > 0 && Date.now() <= deadline) {
+    await new Promise((res) => setTimeout(res, 25));
+    remaining = await countBackends(db, name);
+  }
+  return { backends_terminated: t!.n, backends_remaining: remaining };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Roles and the server
+
+export interface RoleInfo {
+  rolname: string;
+  rolcreatedb: boolean;
+  rolsuper: boolean;
+}
+
+/** Which of these roles exist. */
+export async function existingRoles(db: Db, names: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [names]);
+  return new Set(rows.map((r) => r.rolname));
+}
+
+/** A role that owns objects but cannot log in (ownership in an imported dump survives); false if it exists. */
+export async function createNoLoginRole(db: Db, name: string): Promise<boolean> {
+  try {
+    await db.query(`CREATE ROLE ${quoteIdent(name)} NOLOGIN`);
+    return true;
+  } catch (e) {
+    if (sqlstateOf(e) === SQLSTATE.DUPLICATE_OBJECT) return false; // created meanwhile
+    throw e;
+  }
+}
+
+export async function currentRole(db: Db): Promise<RoleInfo | undefined> {
+  const [r] = await db.query<RoleInfo>('SELECT rolname, rolcreatedb, rolsuper FROM pg_roles WHERE rolname = current_user');
+  return r;
+}
+
+export async function serverVersion(db: Db): Promise<string> {
+  const [row] = await db.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+  return row!.v;
+}
+
+/** The statements doctor prints as fixes, for the user to run: written here so that they quote as pgx does. */
+export const fixStatement = {
+  grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
+  createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
+  dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
+  setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
+};

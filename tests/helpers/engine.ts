@@ -1,0 +1,107 @@
+// In-process engine tests: a project's config and an Engine on the test server, no CLI spawn. Names are the
+// test's own: each project gets a random name and a random host label, so branch and template names never meet
+// another test's (or another file's) leftovers.
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../src/config.js';
+import { Engine } from '../../src/engine/api.js';
+import { templateName } from '../../src/engine/template.js';
+import type { StatementGate } from '../../src/server/db.js';
+import { registryRows } from './hooks.js';
+import { makeProject, pgInfo, sql } from './pgx.js';
+
+export { registryRows };
+
+export interface TestProject {
+  config: Config;
+  name: string;
+  host: string;
+  template: string;
+  /** Opens an engine (with an optional fault gate); closed by the caller or left to die with a crash. */
+  open(gate?: StatementGate): Promise<Engine>;
+  /** Opens, runs, closes. */
+  run<T>(fn: (e: Engine) => Promise<T>): Promise<T>;
+  /** The same project (so the same template) under a new host label: branches of its own, checked on their own. */
+  fork(): TestProject;
+}
+
+const rand = (n: number) => randomBytes(n).toString('hex').slice(0, n);
+
+export function testProject(opts: { source?: string; toml?: string } = {}): TestProject {
+  const p = makeProject({ source: opts.source, toml: opts.toml });
+  return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
+}
+
+function withConfig(config: Config): TestProject {
+  const host = config.host;
+  const open = (gate?: StatementGate) => Engine.open(config, { quiet: true, gate });
+  return {
+    config,
+    name: config.project,
+    host,
+    template: templateName(config.project, config.source),
+    open,
+    async run(fn) {
+      const e = await open();
+      try {
+        return await fn(e);
+      } finally {
+        await e.close();
+      }
+    },
+    fork: () => withConfig({ ...config, host: `h${rand(6)}` }),
+  };
+}
+
+/** A source database with a table and two rows. */
+export async function makeSource(): Promise<string> {
+  const name = `src_${rand(8)}`;
+  await sql(`CREATE DATABASE ${name}`);
+  await sql(`CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`, [], name);
+  return name;
+}
+
+export interface DbRow {
+  oid: string;
+  datallowconn: boolean;
+  datistemplate: boolean;
+  comment: string | null;
+}
+
+export async function dbRow(name: string): Promise<DbRow | undefined> {
+  return (await sql<DbRow>(`SELECT oid::text, datallowconn, datistemplate, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]))[0];
+}
+
+export async function settingsOf(name: string): Promise<string[]> {
+  return ((await sql(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`, [name]))[0]?.setconfig ?? []).sort();
+}
+
+export async function databasesLike(prefix: string): Promise<string[]> {
+  return (await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [prefix, prefix.length])).map((r) => r.datname);
+}
+
+/**
+ * The recovery invariant: for this project, every branch database (named with its host label) has a record and a
+ * stamp, every record has its database and is not stuck 'creating', the template (if any) is the only database
+ * under its name prefix, and no template build is still recorded.
+ */
+export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: boolean; template?: boolean } = {}): Promise<void> {
+  const rows = (await registryRows(t.name)).filter((r) => r.host === t.host);
+  const dbs = (await sql<{ datname: string; comment: string | null }>(`SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE $1 ORDER BY 1`, [`%\\_${t.host}\\_%`]));
+  const problems: string[] = [];
+  for (const d of dbs) {
+    if (!rows.some((r) => r.name === d.datname)) problems.push(`database ${d.datname} has no record`);
+    if (!d.comment?.startsWith('pgx:branch:')) problems.push(`database ${d.datname} is not stamped (${d.comment})`);
+  }
+  for (const r of rows) {
+    if (!(await dbRow(r.name))) problems.push(`record ${r.name} has no database`);
+    if (r.state === 'creating') problems.push(`record ${r.name} is stuck creating`);
+    if (r.state === 'retiring' && !opts.allowRetiring) problems.push(`record ${r.name} is retiring`);
+  }
+  if (opts.template !== false) {
+    const leftovers = await databasesLike(`${t.template}_`);
+    if (leftovers.length) problems.push(`template leftovers: ${leftovers.join(', ')}`);
+    const builds = await sql(`SELECT name FROM pgx_template_build WHERE template = $1`, [t.template], 'pgx_registry');
+    if (builds.length) problems.push(`recorded builds: ${builds.map((b) => b.name).join(', ')}`);
+  }
+  if (problems.length) throw new Error(`not clean:\n  ${problems.join('\n  ')}`);
+}
