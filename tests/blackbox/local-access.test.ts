@@ -93,9 +93,9 @@ describe('agent up on the local server', () => {
     expect(up.stdout).toMatch(/^export PGPASSFILE=/m);
     const s = bash('eval "$(node "$PGX" agent up --id bob)" && psql -X -Atc "select current_database()"', p, { PGPASSWORD: 'stale' });
     expect(s.status, s.stderr).toBe(0);
-    expect(s.stdout.trim()).toBe('exec_testhost_bob');
+    expect(s.stdout.trim()).toBe(`exec_${p.host}_bob`);
     const j = jsonOf(runPgx(['agent', 'up', '--id', 'bob', '--json'], p));
-    expect(j).toMatchObject({ branch: 'exec_testhost_bob', password_env: 'PGPASSFILE (not printed)' });
+    expect(j).toMatchObject({ branch: `exec_${p.host}_bob`, password_env: 'PGPASSFILE (not printed)' });
     expect(j.env.PGPASSFILE).toBe(j.passfile);
     expect(statSync(j.passfile).mode & 0o777).toBe(0o600);
     expect(JSON.stringify(j)).not.toContain(password(p));
@@ -113,7 +113,7 @@ describe('outside a project', () => {
     }
     const ok = runPgx(['agent', 'exec', '--anywhere', '--id', 'x', '--', 'psql', '-X', '-Atc', 'select current_database()'], { cwd: dir, env: p.env });
     expect(ok.status, ok.stderr).toBe(0);
-    expect(ok.stdout.trim()).toBe('exec_testhost_x');
+    expect(ok.stdout.trim()).toBe(`exec_${p.host}_x`);
   });
 });
 
