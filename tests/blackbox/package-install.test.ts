@@ -17,9 +17,20 @@ const base = mkdtempSync(join(tmpdir(), 'pgx-pkg-'));
 chmodSync(base, 0o755);
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
+/**
+ * What npm needs to reach its registry from a clean environment, should it try (the install below is --offline, so
+ * it should not): the proxy variables, and the CA file this machine's npm uses (a fresh user's npm has no config).
+ */
+const npmNetworkEnv = (() => {
+  const vars = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const cafile = spawnSync('npm', ['config', 'get', 'cafile'], { encoding: 'utf8' }).stdout?.trim();
+  if (cafile && cafile !== 'null' && cafile !== 'undefined' && existsSync(cafile)) vars.push(`npm_config_cafile=${cafile}`);
+  return vars;
+})();
+
 /** Runs as an ordinary user: `nobody` when the tests run as root, else the current user. A clean environment. */
 function asUser(cmd: string[], cwd: string, home: string) {
-  const env = ['env', '-i', `PATH=${join(home, '.local', 'bin')}:${process.env.PATH}`, `HOME=${home}`];
+  const env = ['env', '-i', `PATH=${join(home, '.local', 'bin')}:${process.env.PATH}`, `HOME=${home}`, ...npmNetworkEnv];
   const argv = isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...env, ...cmd] : [...env, ...cmd];
   const r = spawnSync(argv[0]!, argv.slice(1), { cwd, encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', out: `${cmd.join(' ')}\n${r.stdout}${r.stderr}` };
