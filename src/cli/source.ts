@@ -2,9 +2,10 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { findDatabaseUrl } from '../dotenv.js';
-import { classifyInput, defaultDatabaseName, withEngine } from '../engine/api.js';
+import { withEngine } from '../engine/api.js';
 import { PgxError } from '../errors.js';
 import { setConfigSource } from '../init.js';
+import { classifyInput, defaultDatabaseName } from '../source-input.js';
 import { action, projectConfigFor, withCommon, type CommonOpts } from './common.js';
 
 interface ImportOpts extends CommonOpts {

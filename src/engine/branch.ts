@@ -13,13 +13,15 @@ import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
+import { claimMember, gcPool } from './pool.js';
 
-export type EnsureMethod = 'attach' | 'revive' | 'clone';
+/** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
+export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
 
 export interface EnsureResult {
   branch: string;
   record: BranchRecord;
-  /** true when this call cloned the database from the template. */
+  /** true when this call made the branch (a clone, or a claimed pool member: fresh from the template either way). */
   fresh: boolean;
   method: EnsureMethod;
   elapsed_ms: number;
@@ -40,7 +42,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult): EnsureResult => ({
     branch: record.name,
     record,
-    fresh: method === 'clone',
+    fresh: method === 'clone' || method === 'claim',
     method,
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
@@ -62,6 +64,12 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
     if (!rec) rec = await claimName(e, id, key);
+    // A name whose database exists (a crash after CREATE) is finished by createBranchDatabase; otherwise the warm
+    // pool gives the database, when it has one.
+    if (!rec.db_exists) {
+      const claimed = await claimMember(e, rec);
+      if (claimed) return done(claimed, 'claim');
+    }
     const guards = await createBranchDatabase(e, rec, key, opts);
     return done(await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), 'clone', guards);
   });
@@ -189,6 +197,8 @@ async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResu
 
 export interface GcResult {
   dropped: DownResult[];
+  /** Warm-pool members dropped: retired by a template refresh, of another build, or left by a dead filler. */
+  pool_dropped: string[];
   errors: { name: string; error: string }[];
 }
 
@@ -198,7 +208,7 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], errors: [] };
+  const out: GcResult = { dropped: [], pool_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(e, rec, async (cur) => {
@@ -214,6 +224,11 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
     } catch (err) {
       out.errors.push({ name: rec.name, error: (err as Error).message });
     }
+  }
+  try {
+    out.pool_dropped = await gcPool(e, limit);
+  } catch (err) {
+    out.errors.push({ name: '(pool)', error: (err as Error).message });
   }
   return out;
 }

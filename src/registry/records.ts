@@ -37,7 +37,7 @@ export interface BranchRecord {
  * Runs a registry query; on a missing table creates it and retries. (The creator of `pgx_registry` may have died
  * between creating the database and its table.)
  */
-async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
+export async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
@@ -203,4 +203,22 @@ export async function templateUse(db: RegistryDb): Promise<Map<string, number>> 
 export async function serverNow(db: RegistryDb): Promise<number> {
   const [row] = await q<{ now: Date }>(db, 'SELECT now() AS now');
   return new Date(row!.now).getTime();
+}
+
+/**
+ * The hot path's one round trip: heartbeats the identity's branch and returns its record, only if it is active, its
+ * database exists, accepts connections and carries this identity's stamp (`stamp`: formatStamp of it). No row: the
+ * caller takes the full ensure (which revives, repairs or creates under the identity lock). Row-locking makes it
+ * wait for a retire's record update in flight and then re-check `state`, so it never heartbeats a retiring branch.
+ */
+export async function attachActive(db: RegistryDb, identityKey: string, stamp: string): Promise<BranchRecord | undefined> {
+  const [row] = await db.query<BranchRecord>(
+    `UPDATE pgx_branch b SET last_seen_at = now(), deadline = now() + b.idle_ttl_ms * interval '1 millisecond'
+       FROM pg_database d
+      WHERE b.identity_key = $1 AND b.state = 'active' AND d.datname = b.name AND d.datallowconn
+        AND shobj_description(d.oid, 'pg_database') = $2
+     RETURNING b.*, true AS db_exists`,
+    [identityKey, stamp],
+  );
+  return row;
 }
