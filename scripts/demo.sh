@@ -12,9 +12,19 @@ demo=$(mktemp -d "${TMPDIR:-/tmp}/pgx-demo-XXXXXX")
 cd "$demo"
 SESSION="$(node -e 'console.log(crypto.randomUUID())')"
 SRC="demo_src_$$"
+PGX_STATE="${PGX_HOME:-$HOME/.pgx}"
 cleanup() {
   cd /
   pgx agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true
+  # A SubagentStart that cloned started the warm pool's filler in the background: let it finish (its pid file goes),
+  # then drop its members, then the template they were cloned from.
+  for _ in $(seq 600); do
+    fillers=$(cat "$PGX_STATE"/agent/pool-fill-"demo$$"-*.pid 2>/dev/null || true)
+    alive=0; for pid in $fillers; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  pgx agent pool drain --cwd "$demo" >/dev/null 2>&1 || true
   pgx template drop --cwd "$demo" >/dev/null 2>&1 || true
   pgx local psql -X -q -c "DROP DATABASE IF EXISTS $SRC" >/dev/null 2>&1 || true
   rm -rf "$demo"
@@ -91,11 +101,12 @@ node -e '
 const fs = require("fs"), path = require("path");
 const [home, session] = process.argv.slice(1);
 const lines = fs.readFileSync(path.join(home, "agent", "hooks.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.session_id === session);
-const made = lines.filter((l) => l.event === "subagent-start" && /^ok:clone/.test(l.outcome));
+const made = lines.filter((l) => l.event === "subagent-start" && /^ok:(clone|claim)/.test(l.outcome));
 const retired = lines.filter((l) => l.event === "subagent-stop" && /^retired/.test(l.outcome));
 const ms = made.map((l) => l.elapsed_ms);
-console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (the whole SubagentStart hook, node start-up included; the first one also built the template)`);
+const how = made.map((l) => l.outcome.slice(3)).join(" / ");
+console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (${how}; the whole SubagentStart hook, node start-up included; the first one also built the template, a claim took a branch the warm pool cloned ahead)`);
 console.log(`${retired.length} of ${made.length} retired at SubagentStop; conflicting migrations isolated; 0 rows from the killed agent; source untouched`);
-' "${PGX_HOME:-$HOME/.pgx}" "$SESSION"
+' "$PGX_STATE" "$SESSION"
 pgx agent down --session "$SESSION" --now >/dev/null
 echo "cleaned up: branches, template, source and $demo removed; the local server keeps running (pgx local status; pgx local down --purge deletes it)"

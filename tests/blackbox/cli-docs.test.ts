@@ -114,7 +114,12 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent up', up);
     const exec = runPgx(['agent', 'exec', '--id', 'docs', '--json', '--', 'true'], p);
     expectDocumented('pgx agent exec', JSON.parse(exec.stderr.trim().split('\n').pop()!));
-    expectDocumented('pgx agent ls', jsonOf(runPgx(['agent', 'ls', '--json'], p)));
+    const { pool, ...ls } = jsonOf(runPgx(['agent', 'ls', '--json'], p));
+    expectDocumented('pgx agent ls', ls);
+    expectDocumented('pgx agent pool', pool); // "JSON adds "pool", the object `agent pool status --json` prints"
+    expect(pool).toEqual({ ...jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p)), oldest_ready_at: pool.oldest_ready_at });
+    expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'fill', '--json'], p)));
+    expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'drain', '--json'], p)));
     expect(runPgx(['agent', 'up', '--id', 'docs2'], p).status).toBe(0);
     expectDocumented('pgx agent down', jsonOf(runPgx(['agent', 'down', '--id', 'docs2', '--json'], p)));
     expectDocumented('pgx agent gc', jsonOf(runPgx(['agent', 'gc', '--json'], p)));
