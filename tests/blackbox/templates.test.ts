@@ -51,13 +51,17 @@ describe('agent gc of templates', () => {
     const inStep = makeProject({ source: src });
     const orphaned = makeProject({ source: gone });
     const used = makeProject();
+    const pooled = makeProject(); // an empty template whose only user is a warm-pool member (no branch record)
     for (const p of [empty, inStep, orphaned]) {
       expect(runPgx(['agent', 'exec', '--id', 'x', '--', 'true'], p).status).toBe(0); // made, then retired…
       expect(runPgx(['agent', 'down', '--id', 'x', '--now'], p).status).toBe(0); // …and dropped: no record left
     }
     expect(runPgx(['agent', 'exec', '--id', 'keep', '--keep', '--', 'true'], used).status).toBe(0);
+    const fill = runPgx(['agent', 'pool', 'fill', '--json'], { ...pooled, env: { ...pooled.env, PGX_POOL: '1' } });
+    expect(fill.status, fill.stderr).toBe(0);
+    expect(jsonOf(fill).created).toHaveLength(1);
     await sql(`DROP DATABASE ${gone}`);
-    const names = Object.fromEntries([empty, inStep, orphaned, used].map((p) => [p.name, jsonOf(runPgx(['template', 'ls', '--json'], p)).templates[0].name]));
+    const names = Object.fromEntries([empty, inStep, orphaned, used, pooled].map((p) => [p.name, jsonOf(runPgx(['template', 'ls', '--json'], p)).templates[0].name]));
 
     // within the grace: nothing of these is dropped
     const early = jsonOf(runPgx(['agent', 'gc', '--json'], empty));
@@ -70,9 +74,13 @@ describe('agent gc of templates', () => {
     expect(dropped[names[orphaned.name]]).toBe(`source "${gone}" is gone`);
     expect(dropped[names[inStep.name]]).toBeUndefined();
     expect(dropped[names[used.name]]).toBeUndefined();
+    expect(dropped[names[pooled.name]]).toBeUndefined();
+    expect(jsonOf(runPgx(['template', 'ls', '--json'], pooled)).templates[0]).toMatchObject({ name: names[pooled.name], branches: 1 });
     const left = (await sql<{ datname: string }>('select datname from pg_database')).map((d) => d.datname);
     expect(left).toContain(names[inStep.name]);
     expect(left).toContain(names[used.name]);
+    expect(left).toContain(names[pooled.name]);
+    expect(runPgx(['agent', 'pool', 'drain'], pooled).status).toBe(0);
     expect(left).not.toContain(names[empty.name]);
     expect(runPgx(['agent', 'gc', '--template-grace', 'soon'], empty).status).toBe(2);
     await sql(`DROP DATABASE ${src}`).catch(() => {}); // (its template is a separate database)
