@@ -8,7 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO } from '../helpers/pgx.js';
+import { REPO, pgInfo, sql } from '../helpers/pgx.js';
 
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
 const isRoot = process.getuid?.() === 0;
@@ -46,7 +46,7 @@ describe('the npm package', () => {
     expect(pkg.scripts.prepack).toBe('npm run build');
   });
 
-  it('npm pack → installed globally under ~/.local by an ordinary user, offline → init, import a dump, branch, purge', () => {
+  it('npm pack → installed globally under ~/.local by an ordinary user, offline → init, import a dump and another PostgreSQL, branch, purge', async () => {
     const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', base], { cwd: REPO, encoding: 'utf8' }); // dist is built by `npm test`
     expect(pack.status, pack.stderr).toBe(0);
     const packed = JSON.parse(pack.stdout)[0];
@@ -76,6 +76,22 @@ describe('the npm package', () => {
     const b = asUser(['pgx', 'agent', 'exec', '--id', 'first', '--', 'psql', '-X', '-Atc', 'select current_database(), count(*) from products'], proj, home);
     expect(b.status, b.out).toBe(0);
     expect(b.stdout.trim()).toMatch(/^exec_\w+_first\|2$/);
+
+    // The project's database on another PostgreSQL (the test server), named by DATABASE_URL in the project's .env.
+    const remote = `pkg_remote_${process.pid}`;
+    await sql(`DROP DATABASE IF EXISTS ${remote}`);
+    await sql(`CREATE DATABASE ${remote}`);
+    await sql('CREATE TABLE orders (id int PRIMARY KEY); INSERT INTO orders SELECT generate_series(1, 3)', [], remote);
+    const i = pgInfo();
+    writeFileSync(join(proj, '.env'), `DATABASE_URL=postgresql://${i.user}:${encodeURIComponent(i.password)}@${i.host}:${i.port}/${remote}\n`);
+    if (isRoot) chownSync(join(proj, '.env'), NOBODY, NOBODY);
+    const fromUrl = asUser(['pgx', 'source', 'import', '--from-env', 'DATABASE_URL', '--into', 'orders_dev', '--no-template', '--json'], proj, home);
+    await sql(`DROP DATABASE IF EXISTS ${remote}`);
+    expect(fromUrl.status, fromUrl.out).toBe(0);
+    expect(JSON.parse(fromUrl.stdout)).toMatchObject({ database: 'orders_dev', format: 'server' });
+    expect(fromUrl.stdout + fromUrl.stderr).not.toContain(i.password);
+    const counted = asUser(['pgx', 'local', 'psql', '-X', '-Atc', 'select count(*) from orders', '-d', 'orders_dev'], proj, home);
+    expect(counted.stdout.trim(), counted.out).toBe('3');
     const status = JSON.parse(asUser(['pgx', 'local', 'status', '--json'], proj, home).stdout);
     expect(status.data_dir.startsWith(join(home, '.pgx'))).toBe(true); // an ordinary user's server lives in its home
 
