@@ -50,7 +50,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
   if (t.execId !== undefined) return runLeased(config, t, command, opts);
   const t0 = performance.now();
-  const ensured = await attachOrEnsure(config, t, { quiet: true });
+  const ensured = await attachOrEnsure(config, t); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
   return report(opts, t, ensured, setupMs, await runCommand(command, ensured, config));
 }
@@ -64,7 +64,7 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
   let engine: Engine | undefined;
   let ensured: EnsureResult;
   try {
-    engine = await Engine.open(config, { quiet: true });
+    engine = await Engine.open(config); // progress only if the local server starts
     ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway' });
   } catch (err) {
     for (const [sig, h] of early) process.off(sig, h);

@@ -1,25 +1,27 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
+import { parseDuration } from '../config.js';
 import { withEngine, type Selector } from '../engine/api.js';
-import { libpqEnv } from '../server/libpq-env.js';
-import { quoteIfNeeded } from '../shell.js';
+import { renderExports, shellExports } from '../local-access.js';
 import { paint, relativeTime, table } from '../output.js';
 import { poolLine } from './agent-pool.js';
-import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
     .option('--agent <id>', 'a Claude Code subagent id')
     .option('--id <id>', 'your own branch id')
     .option('--session <id>', 'session id (a session branch, or the session of --agent)')
+    .option('--anywhere', ANYWHERE_HELP)
     .action(
-      action<CommonOpts & TargetOpts>(async (opts, out) => {
-        const config = configFor(opts);
+      action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
+        const config = projectConfigFor(opts);
         const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
-        const env = libpqEnv({}, { ...r.conn, password: undefined });
-        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
-        out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
+        // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
+        const x = shellExports(config.home, r.conn);
+        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        out.result(value, () => renderExports(x));
       }),
     );
 
@@ -76,11 +78,13 @@ export function registerBranchCommands(agent: Command, program: Command): void {
 
   withCommon(agent.command('gc').description('drop branches past their deadline (idle TTL or grace)'))
     .option('--limit <n>', 'at most n branches', parseLimit, 1000)
+    .option('--template-grace <duration>', 'drop templates no branch uses once unrefreshed this long (and empty, or their source gone or changed)', '24h')
     .action(
-      action<CommonOpts & { limit: number }>(async (opts, out) => {
+      action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => e.gc(opts.limit));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        const graceMs = templateGrace(opts.templateGrace);
+        const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
@@ -101,6 +105,14 @@ function foreignNotes(results: { name: string; action: string; fix?: string }[])
     .filter((r) => r.action === 'foreign')
     .map((r) => `\n${r.name}: its database is not the one pgx made, so pgx left it alone. To forget pgx's record of it (only the record): ${r.fix}`)
     .join('');
+}
+
+function templateGrace(v: string): number {
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    throw new PgxError('USAGE', `--template-grace: ${(e as Error).message}.`, 'e.g. --template-grace 24h (0s: any unused template).');
+  }
 }
 
 function parseLimit(v: string): number {

@@ -9,7 +9,7 @@ describe('branch commands (CLI wiring)', () => {
   it("up, ls, down and gc print their results as JSON; a second down exits 5", async () => {
     const p = makeProject({ toml: '[agent]\ngrace = "0s"\n' });
     const up = jsonOf(runPgx(['agent', 'up', '--id', 'w', '--json'], p));
-    expect(up).toMatchObject({ branch: `exec_${p.host}_w`, fresh: true, method: 'clone', password_env: 'PGPASSWORD (not printed)' });
+    expect(up).toMatchObject({ branch: `exec_${p.host}_w`, fresh: true, method: 'clone', password_env: 'PGPASSFILE (not printed)' });
     expect(up.env).toMatchObject({ PGDATABASE: up.branch });
     expect(JSON.stringify(up)).not.toContain(pgInfo().password);
     const info = pgInfo();
@@ -25,6 +25,7 @@ describe('branch commands (CLI wiring)', () => {
     const again = runPgx(['agent', 'down', '--id', 'w', '--json'], p);
     expect(again.status).toBe(5);
     expect(jsonOf(again).error.code).toBe('NOT_FOUND');
+    expect(jsonOf(again).error.message).toContain('No pgx branch matches --id w in project'); // names the value too
     expect(runPgx(['agent', 'down', '--id', 'w', '--agent', 'x'], p).status).toBe(2);
     expect(runPgx(['agent', 'gc', '--limit', 'x'], p).status).toBe(2);
   });
