@@ -52,7 +52,8 @@ function isOurMember(m: members.MemberRow): boolean {
 }
 
 function isMemberStamp(s: catalog.Stamp | undefined, m: { name: string; project: string; template: string; generation: string }): boolean {
-  return s?.kind === 'pool' && s.member === m.name && s.project === m.project && s.template === m.template && s.generation === m.generation;
+  // A member stamped before stamps named their member (none) is judged as before, like a branch without a nonce.
+  return s?.kind === 'pool' && (s.member ?? m.name) === m.name && s.project === m.project && s.template === m.template && s.generation === m.generation;
 }
 
 /**

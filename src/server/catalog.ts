@@ -83,7 +83,7 @@ export type Stamp =
    * the template database it was cloned from: a refresh makes a new template database, so a member belongs to
    * exactly one template build.
    */
-  | { kind: 'pool'; project: string; template: string; generation: string; member: string }
+  | { kind: 'pool'; project: string; template: string; generation: string; member?: string }
   /** A source being imported (`from`: the URL without its password, or the dump's path). */
   | { kind: 'importing'; project: string; from: string; started_at: string }
   | { kind: 'registry' };
