@@ -5,6 +5,9 @@ import { paint } from '../output.js';
 import { finishPoolFill } from '../pool-fill.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 
+/** The detached filler refills after a burst of SubagentStarts, not during it (engine/pool.ts waitForLull). */
+const FILL_SETTLE_MS = 1500;
+
 const mb = (n: number | null) => (n === null ? '?' : `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`);
 
 /** The one-line summary `agent ls` prints under its table, and `pool status` prints whole. */
@@ -31,7 +34,7 @@ export function registerPoolCommands(agent: Command): void {
         const config = configFor(opts);
         if (opts.background) {
           try {
-            const r = await withEngine(config, (e) => e.fillPool(), { quiet: true });
+            const r = await withEngine(config, (e) => e.fillPool(undefined, { settleMs: FILL_SETTLE_MS }), { quiet: true });
             finishPoolFill(config, { outcome: r.busy ? 'busy' : 'filled', created: r.created.length, swept: r.swept.length, ready: r.ready, target: r.target, elapsed_ms: r.elapsed_ms });
           } catch (err) {
             finishPoolFill(config, { outcome: 'error', error: (err as Error).message });

@@ -219,8 +219,8 @@ export class Engine {
   }
 
   /** Tops the warm pool up to its target; busy (and nothing done) when another filler runs. */
-  fillPool(progress?: (msg: string) => void): Promise<FillResult> {
-    return fillPool(this.ctx, progress);
+  fillPool(progress?: (msg: string) => void, opts?: { settleMs?: number }): Promise<FillResult> {
+    return fillPool(this.ctx, progress, opts);
   }
 
   /** Drops every warm-pool member of this project's template. */

@@ -175,7 +175,7 @@ export interface FillResult {
 }
 
 /** Tops the pool up to its target (single-flight: returns busy when another filler runs). */
-export async function fillPool(e: EngineContext, progress: (msg: string) => void = () => {}): Promise<FillResult> {
+export async function fillPool(e: EngineContext, progress: (msg: string) => void = () => {}, opts: { settleMs?: number } = {}): Promise<FillResult> {
   const t0 = performance.now();
   const reg = e.registry;
   const template = templateName(e.config.project, e.config.source);
@@ -188,6 +188,7 @@ export async function fillPool(e: EngineContext, progress: (msg: string) => void
     let ready = (await members.countMembers(reg, template, guardsKey(e.config))).ready;
     // Bounded by the target: claims racing the filler must not keep it cloning forever.
     while (ready < t.target && created.length < t.target) {
+      if (opts.settleMs) await waitForLull(e, template, opts.settleMs);
       progress(`pool: cloning member ${ready + 1} of ${t.target} …`);
       created.push(await createMember(e, tpl));
       ready = (await members.countMembers(reg, template, guardsKey(e.config))).ready;
@@ -197,6 +198,21 @@ export async function fillPool(e: EngineContext, progress: (msg: string) => void
   const elapsed_ms = Math.round(performance.now() - t0);
   if (result) return { ...result, elapsed_ms };
   return { template, busy: true, created: [], swept: [], target: 0, bound: 'size', ready: (await members.countMembers(reg, template, guardsKey(e.config))).ready, elapsed_ms };
+}
+
+/**
+ * The background filler starts on the first claim of a burst (20 SubagentStarts at once). Its clones run in
+ * the server, which `nice` does not reach, and took the CPU and disk from the burst's remaining claims (measured: the
+ * e2e fan-out's SubagentStart p50 7.9 s with the filler cloning alongside). So before each member it waits until no
+ * branch of this template was made for `settleMs`, for at most 30 s: refilling comes after the burst.
+ */
+async function waitForLull(e: EngineContext, template: string, settleMs: number): Promise<void> {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const since = await members.msSinceLastBranch(e.registry, template);
+    if (since === null || since >= settleMs || Date.now() >= until) return;
+    await new Promise((res) => setTimeout(res, Math.min(settleMs - since, until - Date.now()) + 10));
+  }
 }
 
 /** One member: recorded, created refusing connections, stamped, guarded, ready. */

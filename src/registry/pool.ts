@@ -144,3 +144,9 @@ export async function recentPeak(db: RegistryDb, template: string): Promise<numb
   const [r] = await q<{ peak: number }>(db, `SELECT peak FROM pgx_pool_demand WHERE template = $1 AND peak_at >= now() - interval '24 hours'`, [template]);
   return r?.peak ?? 0;
 }
+
+/** Milliseconds since the newest branch of this template was recorded (a claim or a clone), or null: none. */
+export async function msSinceLastBranch(db: RegistryDb, template: string): Promise<number | null> {
+  const [r] = await q<{ ms: number | null }>(db, `SELECT (extract(epoch FROM now() - max(created_at)) * 1000)::float8 AS ms FROM pgx_branch WHERE template = $1`, [template]);
+  return r?.ms ?? null;
+}

@@ -203,6 +203,19 @@ describe.concurrent('warm pool', () => {
     await sql(`DROP DATABASE ${name}`);
   });
 
+  it('the background fill waits for a lull: no member is recorded within settleMs of the newest branch', async () => {
+    const t = pooled(1);
+    const burst = await t.run((e) => e.ensure(sub('burst'))); // a clone (the pool is empty): the burst's last branch
+    const r = await t.run((e) => e.fillPool(undefined, { settleMs: 1500 }));
+    expect(r.created).toHaveLength(1);
+    const [gap] = await sql<{ ms: number }>(
+      `SELECT (extract(epoch FROM p.created_at - b.created_at) * 1000)::float8 AS ms FROM pgx_pool p, pgx_branch b WHERE p.name = $1 AND b.name = $2`,
+      [r.created[0], burst.branch],
+      'pgx_registry',
+    );
+    expect(gap!.ms).toBeGreaterThanOrEqual(1500);
+  });
+
   it('the filler is single-flight: a second fill while one runs does nothing', async () => {
     const t = pooled(1);
     await t.run((e) => e.ensure(sub('warm'))); // the template exists
