@@ -4,8 +4,8 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
-import { EXIT, PgxError } from './errors.js';
-import { attachOrEnsure, withEngine, type Target } from './engine/api.js';
+import { PgxError } from './errors.js';
+import { attachOrEnsure, Engine, withEngine, type EnsureResult, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 
@@ -20,9 +20,20 @@ export interface ExecReport {
   elapsed_ms: number;
   status: number;
   retired?: boolean;
+  /** --id: what the end of this exec's lease did (exec-lease.ts): retired, kept (--keep), other-leases … */
+  lease?: string;
+  /** The command could not be started (status 126/127/125). */
+  spawn_error?: string;
 }
 
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
+
+/** The shell's statuses for a command that could not start: 127 not found, 126 found but not runnable, else 125. */
+function spawnFailure(command: string, err: NodeJS.ErrnoException): { status: number; message: string } {
+  if (err.code === 'ENOENT') return { status: 127, message: `pgx: ${command}: command not found` };
+  if (err.code === 'EACCES' || err.code === 'ENOEXEC' || err.code === 'EISDIR') return { status: 126, message: `pgx: ${command}: cannot execute (${err.code})` };
+  return { status: 125, message: `pgx: ${command}: could not start: ${err.message}` };
+}
 
 export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
@@ -34,15 +45,64 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       'Run the command itself; inside a subagent pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
+  // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
+  // branch is retired by whichever of its concurrent execs ends last (exec-lease.ts). A --agent exec (a routed
+  // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
+  if (t.execId !== undefined) return runLeased(config, t, command, opts);
   const t0 = performance.now();
   const ensured = await attachOrEnsure(config, t); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
+  return report(opts, t, ensured, setupMs, await runCommand(command, ensured, config));
+}
 
+async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+  // A signal while the branch is being ensured: the command is not started, and the lease still ends properly.
+  let signalled: NodeJS.Signals | undefined;
+  const early = FORWARDED.map((sig) => [sig, () => (signalled ??= sig)] as const);
+  for (const [sig, h] of early) process.on(sig, h);
+  const t0 = performance.now();
+  let engine: Engine | undefined;
+  let ensured: EnsureResult;
+  try {
+    engine = await Engine.open(config); // progress only if the local server starts
+    ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway' });
+  } catch (err) {
+    for (const [sig, h] of early) process.off(sig, h);
+    await engine?.close();
+    throw err;
+  }
+  const setupMs = Math.round(performance.now() - t0);
+  let run: CommandRun;
+  try {
+    run = signalled ? { status: 128 + (osConstants.signals[signalled] ?? 0), ms: 0 } : await runCommand(command, ensured, config);
+  } finally {
+    for (const [sig, h] of early) process.off(sig, h);
+  }
+  // Every exit path of the command comes here: its status, its signal, or its failure to start.
+  const end = await engine
+    .endExecLease(ensured.record)
+    .catch(() => withEngine(config, (e) => e.endExecLease(ensured.record), { quiet: true })) // the lease's connection died: retry on a new one
+    .catch((err: unknown) => {
+      process.stderr.write(`pgx: could not end the lease on ${ensured.branch}: ${(err as Error).message}\n`);
+      return undefined;
+    })
+    .finally(() => engine!.close());
+  return report(opts, t, ensured, setupMs, run, end?.outcome);
+}
+
+interface CommandRun {
+  status: number;
+  ms: number;
+  spawnError?: string;
+}
+
+/** Runs the command on the branch: stdio inherited, signals forwarded; resolves with its status, never rejects. */
+async function runCommand(command: string[], ensured: EnsureResult, config: Config): Promise<CommandRun> {
+  const t0 = performance.now();
   const env = libpqEnv(process.env, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
   pinAgainstShellStartup(env, config.home, command[0]!);
-  let startError: unknown;
-  const status = await new Promise<number>((resolve, reject) => {
+  return new Promise<CommandRun>((resolve) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => {
       try {
@@ -53,29 +113,22 @@ export async function runExec(config: Config, t: Target, command: string[], opts
     };
     const handlers = FORWARDED.map((sig) => [sig, forward(sig)] as const);
     for (const [sig, h] of handlers) process.on(sig, h);
-    child.on('error', (err) => {
+    const done = (r: Omit<CommandRun, 'ms'>) => {
       for (const [sig, h] of handlers) process.off(sig, h);
-      reject(new PgxError('EXEC_FAILED', `Could not start "${command[0]}": ${err.message}`, 'Check the command name and PATH.'));
+      resolve({ ...r, ms: Math.round(performance.now() - t0) });
+    };
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      const f = spawnFailure(command[0]!, err);
+      process.stderr.write(`${f.message}\n`);
+      done({ status: f.status, spawnError: err.code ?? err.message });
     });
-    child.on('close', (code, signal) => {
-      for (const [sig, h] of handlers) process.off(sig, h);
-      resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
-    });
-  }).catch((e: unknown) => {
-    startError = e; // the throwaway branch below is still retired: a command that never started needs it no more
-    return EXIT.execFailed;
+    child.on('close', (code, signal) => done({ status: code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0) }));
   });
+}
 
-  // A throwaway --id branch (made or revived by this exec) lives as long as its command, unless --keep.
-  let retired = false;
-  if (t.execId !== undefined && ensured.method !== 'attach' && !opts.keep) {
-    await withEngine(config, async (e) => {
-      retired = (await e.retire({ branch: ensured.branch })).some((r) => r.action === 'retired');
-    }, { quiet: true }).catch((err) => process.stderr.write(`pgx: could not retire ${ensured.branch}: ${(err as Error).message}\n`));
-  }
-  if (startError) throw startError;
+function report(opts: { json?: boolean }, t: Target, ensured: EnsureResult, setupMs: number, run: CommandRun, lease?: string): number {
   if (opts.json) {
-    const report: ExecReport = {
+    const r: ExecReport = {
       agent_id: t.agentId ?? null,
       id: t.execId ?? null,
       branch: ensured.branch,
@@ -84,10 +137,12 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       fresh: ensured.fresh,
       method: ensured.method,
       elapsed_ms: setupMs,
-      status,
-      retired,
+      status: run.status,
+      retired: lease === 'retired',
+      ...(t.execId !== undefined ? { lease: lease ?? 'unknown' } : {}),
+      ...(run.spawnError ? { spawn_error: run.spawnError } : {}),
     };
-    process.stderr.write(JSON.stringify(report) + '\n');
+    process.stderr.write(JSON.stringify(r) + '\n');
   }
-  return status;
+  return run.status;
 }

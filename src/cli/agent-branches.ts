@@ -56,7 +56,23 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const sel: Selector =
           opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
         const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
-        out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
+        out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results));
+      }),
+    );
+
+  withCommon(agent.command('forget').description("delete a branch's registry record only (its database, not pgx's, is left as it is)"))
+    .option('--agent <id>', "a subagent's records (any session, any host)")
+    .option('--id <id>', 'an exec --id record (any host)')
+    .option('--branch <name>', 'a record by its database name')
+    .action(
+      action<CommonOpts & TargetOpts & { branch?: string }>(async (opts, out) => {
+        const given = ['agent', 'id', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
+        if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch.', 'e.g. `pgx agent forget --branch exec_host_demo`.');
+        const config = configFor(opts);
+        const t = targetFrom({ agent: opts.agent, id: opts.id }, {});
+        const sel: Selector = opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : { id: t.execId! };
+        const results = await withEngine(config, (e) => e.forget(sel));
+        out.result({ branches: results }, () => results.map((r) => `${r.name}: record ${r.action}; the database under that name, if any, was not touched`).join('\n'));
       }),
     );
 
@@ -68,7 +84,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const config = configFor(opts);
         const graceMs = templateGrace(opts.templateGrace);
         const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
@@ -81,6 +97,14 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );
+}
+
+/** Records left alone because their database is not pgx's: said, with the command that clears each. */
+function foreignNotes(results: { name: string; action: string; fix?: string }[]): string {
+  return results
+    .filter((r) => r.action === 'foreign')
+    .map((r) => `\n${r.name}: its database is not the one pgx made, so pgx left it alone. To forget pgx's record of it (only the record): ${r.fix}`)
+    .join('');
 }
 
 function templateGrace(v: string): number {

@@ -78,4 +78,5 @@ Exit codes:
   6    refused: the database is not a pgx branch
   7    creating or changing a branch failed
   8    doctor found a failing check
-  125  agent exec could not start the command (otherwise exec exits with the command's status, 128+n on signal n)`;
+  125  agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise exec
+       exits with the command's status, 128+n on signal n)`;

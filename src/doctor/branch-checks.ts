@@ -5,7 +5,7 @@ import { parseDuration, type Config, type GuardName } from '../config.js';
 import { GUARD_MIN_VERSION } from '../engine/guards.js';
 import * as registry from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
-import { databaseSettings, fixStatement, stampedDatabases } from '../server/catalog.js';
+import { databaseInfo, databaseSettings, fixStatement, isOwnBranch, stampedDatabases } from '../server/catalog.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
@@ -46,16 +46,29 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   const recs = reg ? await registry.findRecords(reg, { project: ctx.config.project }) : [];
   // A 'creating' record has no database for a moment by design; it only counts once past its deadline.
   const noDb = recs.filter((r) => r.db_exists === false && (r.state !== 'creating' || new Date(r.deadline).getTime() < Date.now()));
-  if (!orphanDbs.length && !noDb.length) return ok('orphans', 'none: every stamped database has a record, every record a database');
+  // A record whose name is held by a database pgx cannot prove it made (replaced, or appeared during a creation).
+  const foreign: BranchRecord[] = [];
+  for (const r of recs.filter((x) => x.db_exists && x.state !== 'creating')) {
+    if (!isOwnBranch(await databaseInfo(s.db, r.name), r)) foreign.push(r);
+  }
+  if (!orphanDbs.length && !noDb.length && !foreign.length) return ok('orphans', 'none: every stamped database has a record, every record its own database');
   const parts: string[] = [];
   const fixes: string[] = [];
-  if (orphanDbs.length) {
-    parts.push(`${orphanDbs.length} stamped database(s) with no record (server-wide): ${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}`);
-    fixes.push(orphanDbs.slice(0, 5).map((d) => sqlFix(ctx.config, s.admin, fixStatement.dropDatabase(d))).join(' && '));
+  if (foreign.length) {
+    parts.push(`${foreign.length} record(s) whose database is not the one pgx made (replaced by someone else's; every command on it is refused): ${foreign.slice(0, 5).map((r) => r.name).join(', ')}`);
+    fixes.push(foreign.slice(0, 5).map((r) => `pgx agent forget --branch ${r.name}`).join(' && '));
   }
   if (noDb.length) {
     parts.push(`${noDb.length} record(s) whose database is gone: ${noDb.slice(0, 5).map((r) => r.name).join(', ')}`);
     fixes.push(noDb.slice(0, 5).map((r) => `pgx agent down --branch ${r.name}`).join(' && '));
+  }
+  if (orphanDbs.length) {
+    // No DROP is suggested: without a record, nothing proves pgx made them (a stamp is text anyone can copy).
+    parts.push(
+      `${orphanDbs.length} database(s) carrying a pgx branch stamp but no record (server-wide): ${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}; ` +
+        'pgx cannot prove they are its own, so it never drops them: check what each holds, and drop it yourself only if you know it is a leftover',
+    );
+    fixes.push(orphanDbs.slice(0, 5).map((d) => sqlFix(ctx.config, s.admin, fixStatement.describeDatabase(d))).join(' && '));
   }
   return warn('orphans', parts.join('; '), fixes.join(' && '));
 }

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { poolStatus } from '../engine/pool.js';
 import { templateName } from '../engine/template.js';
-import { stampedDatabases } from '../server/catalog.js';
+import { fixStatement, stampedDatabases } from '../server/catalog.js';
+import { sqlFix } from './sql-fix.js';
 import { ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
 function lastFill(home: string): { outcome?: string; error?: string; time?: string } | undefined {
@@ -29,7 +30,12 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   const unrecorded = (await stampedDatabases(s.db, 'pool')).filter((d) => d.startsWith(prefix) && !recorded.has(d));
   const detail = `${st.ready}/${st.target} ready for ${templateName(config.project, config.source)} (bound: ${st.bound}; size ${st.size}, peak ${st.peak}, max ${st.pool_max})`;
   if (unrecorded.length) {
-    return warn('pool', `${unrecorded.length} pool-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} (a registry that was dropped?)`, 'check them, then drop them with dropdb');
+    // No drop is suggested: without a record nothing proves pgx made them (a stamp is text anyone can copy).
+    return warn(
+      'pool',
+      `${unrecorded.length} pool-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} (a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what each holds, and drop it yourself only if you know it is a leftover`,
+      unrecorded.slice(0, 5).map((d) => sqlFix(config, s.admin, fixStatement.describeDatabase(d))).join(' && '),
+    );
   }
   if (st.size === 0) return st.ready ? warn('pool', `off, but ${st.ready} member(s) are left`, 'pgx agent pool drain') : ok('pool', 'off ([agent] pool = 0)');
   const last = lastFill(config.home);

@@ -8,15 +8,16 @@ import { identityKey, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
-import { dropBranch, ensureBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
+import { dropBranch, ensureBranch, forgetBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
+import { endLease, type LeaseEnd } from './exec-lease.js';
 import type { ImportOptions, ImportResult } from './source-import.js';
 import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
 
-export type { DownResult, EnsureResult, GcResult, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
+export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
 
 export interface RefreshResult extends TemplateRefreshResult {
   /** Warm-pool members of the previous template build, no longer claimable (gc drops them). */
@@ -107,6 +108,11 @@ export class Engine {
     return ensureBranch(this.ctx, this.identity(t), opts);
   }
 
+  /** `agent exec --id`: the end of this engine's exec lease on `branch` (see exec-lease.ts); retires it if last. */
+  endExecLease(branch: { name: string; identity_key: string }): Promise<LeaseEnd> {
+    return endLease(this.ctx, branch);
+  }
+
   /** Activity: moves an active branch's idle deadline (UserPromptSubmit). */
   async touch(t: Target): Promise<TouchResult> {
     const rec = await records.findByIdentity(this.ctx.registry, identityKey(this.identity(t)));
@@ -132,6 +138,22 @@ export class Engine {
     }
     const done: DownResult[] = [];
     for (const rec of recs) done.push(opts.now ? await dropBranch(this.ctx, rec) : await retireBranch(this.ctx, rec));
+    return done;
+  }
+
+  /**
+   * `pgx agent forget`: deletes the records the selector matches and nothing else: for a record whose database was
+   * replaced by one pgx did not make (every command on it is refused), or whose name is wanted back. Refused for a
+   * record whose database is provably pgx's (that is `down`'s).
+   */
+  async forget(sel: Selector): Promise<DownResult[]> {
+    const recs = await this.resolve(sel);
+    if (!recs.length) {
+      const what = Object.keys(sel).map((k) => `--${k}`).join(' ');
+      throw new PgxError('NOT_FOUND', `No pgx record matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    }
+    const done: DownResult[] = [];
+    for (const rec of recs) done.push(await forgetBranch(this.ctx, rec));
     return done;
   }
 
@@ -229,7 +251,11 @@ export class Engine {
     const info = await catalog.databaseInfo(this.ctx.registry, name);
     if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${name}".`, 'See `pgx agent ls --all`.');
     await catalog.assertBranchStamp(this.ctx.registry, name);
-    throw new PgxError('NOT_FOUND', `"${name}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
+    throw new PgxError(
+      'NOT_FOUND',
+      `"${name}" carries a pgx branch stamp but has no registry record, so pgx cannot prove it made it (a stamp can be copied); pgx leaves it alone.`,
+      '`pgx agent doctor` lists such databases; if you know it is a leftover of yours, drop it yourself after checking what it holds.',
+    );
   }
 }
 

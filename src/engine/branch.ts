@@ -1,11 +1,13 @@
 // The branch lifecycle: ensure (attach | revive | clone), retire, drop, gc.
 // active (deadline = last activity + idle TTL) → retiring (connections refused, backends terminated,
 // deadline = now + grace) → dropped. Every ALTER/DROP is preceded by a stamp check.
+import { randomBytes } from 'node:crypto';
 import { PgxError } from '../errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
-import { tryIdentityLock, withIdentityLock } from '../registry/locks.js';
+import { takeLease, tryIdentityLock, withIdentityLock } from '../registry/locks.js';
+import { inTransaction } from '../registry/connection.js';
 import * as catalog from '../server/catalog.js';
 import type { TerminateResult } from '../server/catalog.js';
 import type { ConnParams } from '../server/db.js';
@@ -32,6 +34,12 @@ export interface EnsureResult {
 export interface EnsureOptions {
   /** Template size from which FILE_COPY beats WAL_LOG (measured crossover ~25–100 MB on this hardware). */
   fileCopyFromBytes?: number;
+  /**
+   * `agent exec --id`: take an exec lease on the branch (engine/exec-lease.ts) before the identity lock is let go, so
+   * no other exec's end can retire it in between. 'throwaway': an exec without --keep; a branch it made or revived
+   * is retired when the last lease ends. 'keep': --keep; the branch stays active after every lease has ended.
+   */
+  lease?: 'throwaway' | 'keep';
 }
 
 /** Attach to the identity's branch, reviving it if retiring, or clone a new one. Safe under concurrent callers. */
@@ -50,9 +58,21 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   });
 
   return withIdentityLock(reg, key, async () => {
+    const r = await ensureLocked();
+    if (opts.lease) {
+      await takeLease(reg, key);
+      const retire = opts.lease === 'keep' ? false : r.method !== 'attach' || r.record.retire_after_exec;
+      if (retire !== r.record.retire_after_exec) await records.setRetireAfterExec(reg, r.branch, retire);
+      r.record = { ...r.record, retire_after_exec: retire };
+    }
+    return r;
+  });
+
+  async function ensureLocked(): Promise<EnsureResult> {
     let rec = await records.findByIdentity(reg, key);
     if (rec && rec.db_exists && rec.state !== 'creating') {
-      const info = await catalog.assertBranchStamp(reg, rec.name, key);
+      const info = await catalog.databaseInfo(reg, rec.name);
+      if (!catalog.isOwnBranch(info, rec)) throw foreignBranch(rec);
       if (rec.state === 'active') {
         // A retire cut off between its ALTER and its record update leaves an active record on a database that
         // refuses connections: repair it rather than hand out a branch nobody can connect to.
@@ -64,18 +84,32 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
     if (!rec) rec = await claimName(e, id, key);
-    // A name whose database exists (a crash after CREATE) is finished by createBranchDatabase; otherwise the warm
-    // pool gives the database, when it has one.
+    // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
+    // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge.
     if (!rec.db_exists) {
+      if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce()); // record first
       const claimed = await claimMember(e, rec);
       if (claimed) return done(claimed, 'claim');
     }
-    const guards = await createBranchDatabase(e, rec, key, opts);
-    return done(await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), 'clone', guards);
-  });
+    const made = await createBranchDatabase(e, rec, opts);
+    return done(made.record, 'clone', made.guards);
+  }
 }
 
 const withoutTimeout = ({ statementTimeoutMs: _, ...p }: ConnParams): ConnParams => p;
+
+/** 16 of [a-z0-9] (~82 bits): the creation's nonce, which names and stamps it. */
+const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+
+/** The refusal for a record whose name is held by a database pgx cannot prove it made. */
+export function foreignBranch(rec: BranchRecord): PgxError {
+  const selector = rec.kind === 'exec' && rec.exec_id !== null && /^[A-Za-z0-9._-]+$/.test(rec.exec_id) ? `--id ${rec.exec_id}` : `--branch ${rec.name}`;
+  return new PgxError(
+    'NOT_PGX_DATABASE',
+    `Database "${rec.name}" exists but is not the one pgx made for this branch (it lacks the stamp pgx recorded for it); pgx will not use, alter or drop it.`,
+    `If it is not needed, drop or rename it yourself; or run \`pgx agent forget ${selector}\` to forget pgx's record (the database is left as it is), and pgx makes the branch under another name.`,
+  );
+}
 
 /** Picks the readable name, or the hash name when the readable one is another identity's (or any database's). */
 async function claimName(e: EngineContext, id: Identity, key: string): Promise<BranchRecord> {
@@ -96,6 +130,7 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
       template,
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
+      nonce: newNonce(),
     });
     if (claimed) return (await records.findByName(e.registry, name))!;
   }
@@ -103,44 +138,92 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
 }
 
 /**
- * Clone the template, then stamp and guards. A 'creating' record whose database already exists is the
- * trace of a crash between CREATE and the stamp: such a database is finished only if it has no comment at all.
+ * Makes the record's database, never under its final name: the record's nonce is written first, the clone is made
+ * as `pgx_new_<nonce>` (a name nobody else can know), stamped with identity and nonce, given its guards, and then
+ * renamed into place in the same transaction that marks the record active. So at every instant the branch name
+ * holds either nothing or a database carrying this record's nonce, and a database that appears there by anyone
+ * else's hand is never adopted, stamped, handed out or dropped. A `pgx_new_<nonce>` left by a killed creation is
+ * resumed (stamped: guards and rename) or, unstamped (killed between CREATE and COMMENT), dropped and made again:
+ * its name, recorded before it existed, is the proof it is ours.
  */
-async function createBranchDatabase(e: EngineContext, rec: BranchRecord, key: string, opts: EnsureOptions): Promise<GuardResult> {
+async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions): Promise<{ record: BranchRecord; guards: GuardResult }> {
   const reg = e.registry;
-  const existing = await catalog.databaseInfo(reg, rec.name);
-  if (existing.exists) {
-    if (existing.comment !== null && !catalog.isBranchStamp(existing.stamp, key)) {
-      throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" exists with a foreign comment; pgx will not adopt it.`, `Drop or rename "${rec.name}" yourself, then retry.`);
+  const there = await catalog.databaseInfo(reg, rec.name);
+  if (there.exists) {
+    // A rename committed with its record is active; only a legacy record (or a hand-edited one) gets here ours.
+    if (rec.state === 'creating' && catalog.isOwnBranch(there, rec)) {
+      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), guards: await applyGuards(reg, rec.name, e.config) };
     }
-  } else {
-    const clone = async () => {
-      const template = await ensureTemplate(e);
-      await cloneDatabase(e, rec.name, template, await planClone(e, template, opts.fileCopyFromBytes));
-    };
-    try {
+    await dropCreation(e, rec).catch(() => {}); // ours; gc would drop it otherwise
+    throw foreignBranch(rec);
+  }
+  // Record first: a creation under a record not 'creating' (its database vanished) or without a nonce gets a new one.
+  if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce());
+  const nonce = rec.nonce!;
+  const tmp = catalog.creationName(nonce);
+  const stamp = { kind: 'branch', identityKey: rec.identity_key, nonce } as const;
+  const left = await catalog.databaseInfo(reg, tmp);
+  if (left.exists && !catalog.isOwnBranch(left, rec)) await dropCreation(e, rec);
+  try {
+    if (!left.exists || !catalog.isOwnBranch(left, rec)) {
+      const clone = async () => {
+        const template = await ensureTemplate(e);
+        await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes));
+      };
       // A template refresh can swap the template between ensureTemplate's unlocked look and the clone: once more.
       await clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
-    } catch (err) {
-      await records.deleteRecord(reg, rec.name).catch(() => {});
-      throw new PgxError(
-        'BRANCH_FAILED',
-        `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,
-        catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.' : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
-        { cause: err },
-      );
+      await catalog.writeStamp(reg, tmp, stamp);
     }
+  } catch (err) {
+    await dropCreation(e, rec).catch(() => {});
+    if (rec.state === 'creating') await records.deleteRecord(reg, rec.name).catch(() => {});
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,
+      catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.' : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
+      { cause: err },
+    );
   }
-  await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: key });
-  return applyGuards(reg, rec.name, e.config);
+  const guards = await applyGuards(reg, tmp, e.config);
+  try {
+    const record = await inTransaction(reg, async () => {
+      await catalog.renameDatabase(reg, tmp, rec.name);
+      return records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs);
+    });
+    return { record, guards };
+  } catch (err) {
+    const code = catalog.sqlstateOf(err);
+    if (code !== catalog.SQLSTATE.DUPLICATE_DATABASE && code !== catalog.SQLSTATE.UNIQUE_VIOLATION) throw err;
+    // Someone made a database under the branch name while this one was being cloned.
+    await dropCreation(e, rec).catch(() => {});
+    throw foreignBranch(rec);
+  }
+}
+
+/** Drops the record's `pgx_new_<nonce>` if it is there and ours (its stamp carries the nonce, or it has no comment). */
+async function dropCreation(e: EngineContext, rec: BranchRecord): Promise<boolean> {
+  if (rec.nonce === null) return false;
+  const tmp = catalog.creationName(rec.nonce);
+  const info = await catalog.databaseInfo(e.registry, tmp);
+  if (!info.exists || !(info.comment === null || catalog.isOwnBranch(info, rec))) return false;
+  await catalog.dropDatabase(e.registry, tmp);
+  return true;
 }
 
 export interface DownResult extends TerminateResult {
   name: string;
-  action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring' | 'skipped';
+  /** foreign: the record's name is held by a database pgx cannot prove it made; left alone (see `fix`). */
+  action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring' | 'skipped' | 'foreign';
+  /** For 'foreign': the command that forgets the record (and only the record). */
+  fix?: string;
 }
 
 const untouched = (name: string, action: DownResult['action']): DownResult => ({ name, action, backends_terminated: 0, backends_remaining: 0 });
+
+/** A record whose database is not pgx's: reported, never touched, with the way out. */
+function foreign(rec: BranchRecord): DownResult {
+  return { ...untouched(rec.name, 'foreign'), fix: `pgx agent forget --branch ${rec.name}` };
+}
 
 /**
  * Retire, drop and gc take the branch's identity lock (the one ensureBranch holds) and re-read the record inside it,
@@ -159,35 +242,44 @@ async function underIdentityLock(e: EngineContext, rec: BranchRecord, fn: (fresh
 
 /** Refuse new connections, terminate backends, then start the grace period. The data stays until gc. */
 export async function retireBranch(e: EngineContext, rec: BranchRecord, opts: { tryOnly?: boolean; waitMs?: number } = {}): Promise<DownResult> {
+  return underIdentityLock(e, rec, (cur) => retireLocked(e, cur, opts.waitMs), { tryOnly: opts.tryOnly });
+}
+
+/** retireBranch's work, for a caller that holds the identity lock (an exec lease's end). */
+export async function retireLocked(e: EngineContext, cur: BranchRecord, waitMs?: number): Promise<DownResult> {
   const reg = e.registry;
-  return underIdentityLock(e, rec, async (cur) => {
-    if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
-    if (!cur.db_exists) {
-      await records.deleteRecord(reg, cur.name);
-      return untouched(cur.name, 'forgotten');
-    }
-    await catalog.assertBranchStamp(reg, cur.name, cur.identity_key);
-    // Record first: if this is cut off (SessionEnd's 1.5 s budget), the branch is retiring and revivable, not an
-    // "active" branch that refuses connections.
-    if (cur.state !== 'retiring') await records.markRetiring(reg, cur.name);
-    await catalog.allowConnections(reg, cur.name, false);
-    const t = await catalog.terminateBackends(reg, cur.name, opts.waitMs);
-    return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
-  }, { tryOnly: opts.tryOnly });
+  if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
+  if (!cur.db_exists) {
+    await records.deleteRecord(reg, cur.name);
+    return untouched(cur.name, 'forgotten');
+  }
+  if (!catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name), cur)) return foreign(cur);
+  // Record first: if this is cut off (SessionEnd's 1.5 s budget), the branch is retiring and revivable, not an
+  // "active" branch that refuses connections.
+  if (cur.state !== 'retiring') await records.markRetiring(reg, cur.name);
+  await catalog.allowConnections(reg, cur.name, false);
+  const t = await catalog.terminateBackends(reg, cur.name, waitMs);
+  return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
 }
 
 export async function dropBranch(e: EngineContext, rec: BranchRecord): Promise<DownResult> {
   return underIdentityLock(e, rec, (cur) => dropLocked(e, cur));
 }
 
-/** Database first, record last: a crash in between leaves a record whose database is gone, which anything forgets. */
+/**
+ * Database first, record last: a crash in between leaves a record whose database is gone, which anything forgets.
+ * A creation that never finished owns at most its `pgx_new_<nonce>` (and, renamed but not yet marked active, the
+ * branch name with its nonce): those are dropped, whatever else holds the name is not.
+ */
 async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResult> {
   const reg = e.registry;
-  const info = await catalog.assertBranchStamp(reg, cur.name, cur.identity_key);
-  if (!info.exists) {
+  if (cur.state === 'creating') await dropCreation(e, cur);
+  const info = await catalog.databaseInfo(reg, cur.name);
+  if (!info.exists || (cur.state === 'creating' && !catalog.isOwnBranch(info, cur))) {
     await records.deleteRecord(reg, cur.name);
     return untouched(cur.name, 'forgotten');
   }
+  if (!catalog.isOwnBranch(info, cur)) return foreign(cur);
   await catalog.allowConnections(reg, cur.name, false);
   const t = await catalog.terminateBackends(reg, cur.name);
   await catalog.dropDatabase(reg, cur.name);
@@ -195,8 +287,26 @@ async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResu
   return { name: cur.name, action: 'dropped', ...t };
 }
 
+/**
+ * `pgx agent forget`: deletes the record and nothing else (a creation's own `pgx_new_<nonce>` aside, which no
+ * other record could claim). Refused while the record's database is provably pgx's: that is `down`'s to drop.
+ */
+export async function forgetBranch(e: EngineContext, rec: BranchRecord): Promise<DownResult> {
+  return underIdentityLock(e, rec, async (cur) => {
+    const info = await catalog.databaseInfo(e.registry, cur.name);
+    if (catalog.isOwnBranch(info, cur)) {
+      throw new PgxError('REFUSED', `"${cur.name}" is pgx's own branch; forgetting its record would orphan it.`, `Use \`pgx agent down --branch ${cur.name}\` (add --now to drop it at once).`);
+    }
+    await dropCreation(e, cur);
+    await records.deleteRecord(e.registry, cur.name);
+    return untouched(cur.name, 'forgotten');
+  });
+}
+
 export interface GcResult {
   dropped: DownResult[];
+  /** Expired records whose database pgx cannot prove it made: left alone; `pgx agent forget` clears each. */
+  foreign: DownResult[];
   /** Warm-pool members dropped: retired by a template refresh, of another build, or left by a dead filler. */
   pool_dropped: string[];
   errors: { name: string; error: string }[];
@@ -208,19 +318,15 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], pool_dropped: [], errors: [] };
+  const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(e, rec, async (cur) => {
         if (!(await records.isExpired(reg, cur.name))) return untouched(cur.name, 'skipped');
-        // A 'creating' record's database may be unstamped (crash right after CREATE): it is only ours if uncommented.
-        if (cur.state === 'creating' && cur.db_exists) {
-          const info = await catalog.databaseInfo(reg, cur.name);
-          if (info.comment === null) await catalog.writeStamp(reg, cur.name, { kind: 'branch', identityKey: cur.identity_key });
-        }
         return dropLocked(e, cur);
       }, { tryOnly: true });
-      if (r.action !== 'skipped') out.dropped.push(r);
+      if (r.action === 'foreign') out.foreign.push(r);
+      else if (r.action !== 'skipped') out.dropped.push(r);
     } catch (err) {
       out.errors.push({ name: rec.name, error: (err as Error).message });
     }

@@ -1,4 +1,11 @@
 // Copying a source that has open connections (a TEMPLATE copy would wait ~5 s, then fail 55006): pg_dump | psql.
+//
+// The branch must not depend on whether the source was busy: a TEMPLATE copy keeps every object's owner and its
+// GRANTs, so the dump keeps them too (no --no-owner / --no-privileges) and psql restores it in ONE transaction.
+// Restoring `ALTER … OWNER TO r` and `GRANT … TO r` needs the admin role to be a superuser or a member of r (able to
+// SET ROLE r): where it is not, that restore fails and rolls back whole, leaving the database empty, and the copy is
+// made again without owners and privileges, every object then owned by the admin role (docs: architecture.md,
+// "Busy source").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,12 +38,12 @@ const DUMP_CLOSE_GRACE_MS = 5000;
  * transaction (and its snapshot) open on the source. If pg_dump fails, psql is stopped rather than left to run the
  * partial script. The error carries both programs' stderr tails.
  */
-export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string): Promise<void> {
+export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string, keepPrivileges = true): Promise<void> {
   const env = libpqEnv(process.env, { ...e.admin, database: source });
   const pgDump = findTool('pg_dump', e.config.home); // both found before either starts: a missing psql must not orphan a pg_dump
   const psql = findTool('psql', e.config.home);
-  const dump = spawn(pgDump, ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+  const dump = spawn(pgDump, keepPrivileges ? [] : ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
   const dumpTail = stderrTail(dump);
   const restoreTail = stderrTail(restore);
   const dumpEnded = exitOf(dump);
@@ -57,11 +64,31 @@ export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, so
   }
   const [dumpStatus, restoreStatus] = await Promise.all([dumpEnded, restoreEnded]);
   if (dumpStatus === 'exit 0' && restoreStatus === 'exit 0') return;
-  throw new PgxError(
-    'TEMPLATE_FAILED',
+  throw new DumpRestoreError(
     `Copying "${source}" by pg_dump | psql failed: pg_dump ${dumpStatus}: ${dumpTail()}; psql ${restoreStatus}: ${restoreTail()}`,
-    'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.',
+    dumpStatus === 'exit 0' ? 'psql' : 'pg_dump',
   );
+}
+
+export class DumpRestoreError extends PgxError {
+  constructor(message: string, readonly failed: 'pg_dump' | 'psql') {
+    super('TEMPLATE_FAILED', message, 'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.');
+  }
+}
+
+/**
+ * The copy with owners and privileges kept ('kept'), or, when the restore of those fails (the admin role may not
+ * take on the owners' roles), without them ('dropped'). The failed attempt ran in one transaction: nothing of it stays.
+ */
+export async function copyByDump(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string): Promise<'kept' | 'dropped'> {
+  try {
+    await dumpRestore(e, source, into, true);
+    return 'kept';
+  } catch (err) {
+    if (!(err instanceof DumpRestoreError && err.failed === 'psql')) throw err;
+  }
+  await dumpRestore(e, source, into, false);
+  return 'dropped';
 }
 
 /** Resolves with how the process ended ('exit 0', 'killed by SIGTERM', 'could not run (…)'); never rejects. */

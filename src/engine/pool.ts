@@ -41,11 +41,19 @@ export function memberName(template: string): string {
   return `${template.replace(/^pgx_tpl_/, 'pgx_pool_')}_${rand6()}`;
 }
 
-/** Is this member's database ours to drop: stamped as this record's pool member, or (recorded first) not stamped yet. */
+/**
+ * Is this member's database ours to drop: stamped as THIS member (the stamp names it: another member's stamp copied
+ * onto a stranger does not vouch for it), or not stamped yet: its random name was recorded before it was created,
+ * so nobody else made it (the same rule as a branch's `pgx_new_<nonce>`).
+ */
 function isOurMember(m: members.MemberRow): boolean {
   if (m.comment === null) return true;
-  const s = catalog.parseStamp(m.comment);
-  return s?.kind === 'pool' && s.project === m.project && s.template === m.template;
+  return isMemberStamp(catalog.parseStamp(m.comment), m);
+}
+
+function isMemberStamp(s: catalog.Stamp | undefined, m: { name: string; project: string; template: string; generation: string }): boolean {
+  // A member stamped before stamps named their member (none) is judged as before, like a branch without a nonce.
+  return s?.kind === 'pool' && (s.member ?? m.name) === m.name && s.project === m.project && s.template === m.template && s.generation === m.generation;
 }
 
 /**
@@ -59,13 +67,13 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
   const claim = () => inTransaction(reg, async () => {
     const m = await members.lockClaimable(reg, template, guardsKey(e.config));
     if (!m) return undefined;
-    const s = catalog.parseStamp(m.comment);
-    if (s?.kind !== 'pool' || s.project !== e.config.project || s.template !== template || s.generation !== m.generation) {
+    if (m.project !== e.config.project || !isMemberStamp(catalog.parseStamp(m.comment), m)) {
       foreign = m.name; // never renamed: pgx does not alter what its stamp does not vouch for
       return undefined;
     }
     await catalog.renameDatabase(reg, m.name, rec.name);
-    await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: rec.identity_key });
+    // The record's nonce (written before this claim, as before a clone): the stamp that makes it this record's.
+    await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: rec.identity_key, nonce: rec.nonce! });
     await catalog.allowConnections(reg, rec.name, true);
     await members.deleteMember(reg, m.name);
     return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
@@ -75,6 +83,8 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
     // A role allowed the branch records but not the pool's (a registry set up by hand): the pool is only a
     // shortcut, so the ensure clones as it always did.
     if (code === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE) return undefined;
+    // A database appeared under the branch name meanwhile: the claim rolled back; createBranchDatabase refuses it.
+    if (code === catalog.SQLSTATE.DUPLICATE_DATABASE) return undefined;
     // A registry made before the pool existed: its tables are created on first use, as the branch table's are.
     if (code !== catalog.SQLSTATE.UNDEFINED_TABLE) throw err;
     await ensureSchema(reg);
@@ -191,7 +201,7 @@ export async function fillPool(e: EngineContext, progress: (msg: string) => void
 }
 
 /**
- * The background filler starts on the first claim of a burst (20 SubagentStarts at once). Its CREATE DATABASEs run in
+ * The background filler starts on the first claim of a burst (20 SubagentStarts at once). Its clones run in
  * the server, which `nice` does not reach, and took the CPU and disk from the burst's remaining claims (measured: the
  * e2e fan-out's SubagentStart p50 7.9 s with the filler cloning alongside). So before each member it waits until no
  * branch of this template was made for `settleMs`, for at most 30 s: refilling comes after the burst.
@@ -223,7 +233,7 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   } else {
     await catalog.createDatabase(reg, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod, allowConnections: false });
   }
-  await catalog.writeStamp(reg, name, { kind: 'pool', project: e.config.project, template, generation });
+  await catalog.writeStamp(reg, name, { kind: 'pool', project: e.config.project, template, generation, member: name });
   await applyGuards(reg, name, e.config);
   await members.markReady(reg, name, await catalog.databaseSize(reg, name));
   return name;

@@ -16,7 +16,7 @@ import * as records from '../registry/records.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { Stamp, TemplateStamp } from '../server/catalog.js';
-import { dumpRestore } from './dump-restore.js';
+import { copyByDump } from './dump-restore.js';
 import { schemaFingerprint } from './fingerprint.js';
 import type { EngineContext } from './context.js';
 
@@ -52,6 +52,8 @@ export interface RefreshResult {
   template: string;
   source: string | null;
   method: TemplateStamp['method'];
+  /** Owners and GRANTs of the source's objects kept, or dropped (a dump/restore the admin role lacked the rights for). */
+  privileges: TemplateStamp['privileges'] | null;
   fingerprint: string | null;
   elapsed_ms: number;
 }
@@ -65,7 +67,10 @@ export async function refreshTemplate(e: EngineContext, progress: (msg: string) 
     progress(`building a new template from ${e.config.source ? `"${e.config.source}"` : 'an empty database'} …`);
     const stamp = await rebuild(e, name);
     progress(`template ${name} refreshed (${stamp.method})`);
-    return { template: name, source: stamp.source, method: stamp.method, fingerprint: stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
+    if (stamp.privileges === 'dropped') {
+      progress(`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`);
+    }
+    return { template: name, source: stamp.source, method: stamp.method, privileges: stamp.privileges ?? null, fingerprint: stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
   });
 }
 
@@ -163,13 +168,13 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
   }
   await records.recordBuild(reg, into, name, config.project);
   try {
-    const method = source ? await copyOrDump(e, source, into) : await createBuilding(e, into, 'template0', 'empty');
+    const copied = source ? await copyOrDump(e, source, into) : { method: await createBuilding(e, into, 'template0', 'empty') };
     const stamp: TemplateStamp = {
       project: config.project,
       source,
       fingerprint: source ? await schemaFingerprint(e, source) : null,
       refreshed_at: new Date().toISOString(),
-      method,
+      ...copied,
     };
     await catalog.writeStamp(reg, into, { kind: 'template', ...stamp });
     await catalog.freezeAsTemplate(reg, into);
@@ -188,15 +193,14 @@ async function createBuilding<M extends TemplateStamp['method']>(e: EngineContex
 }
 
 /** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
-async function copyOrDump(e: EngineContext, source: string, into: string): Promise<TemplateStamp['method']> {
+async function copyOrDump(e: EngineContext, source: string, into: string): Promise<Pick<TemplateStamp, 'method' | 'privileges'>> {
   if ((await catalog.countBackends(e.registry, source)) === 0) {
     try {
-      return await createBuilding(e, into, source, 'template-copy');
+      return { method: await createBuilding(e, into, source, 'template-copy'), privileges: 'kept' };
     } catch (err) {
       if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
     }
   }
   await createBuilding(e, into, 'template0', 'dump-restore');
-  await dumpRestore(e, source, into); // on failure build() drops `into`, stamp-checked
-  return 'dump-restore';
+  return { method: 'dump-restore', privileges: await copyByDump(e, source, into) }; // on failure build() drops `into`
 }

@@ -32,6 +32,10 @@ CREATE TABLE IF NOT EXISTS pgx_branch (
   idle_ttl_ms   bigint NOT NULL,
   grace_ms      bigint NOT NULL
 );
+-- The nonce of the branch's creation (catalog.isOwnBranch); exec leases (engine/exec-lease.ts) retire a branch with
+-- retire_after_exec when the last of them ends. Added in place to registries made before them.
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

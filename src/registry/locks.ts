@@ -17,6 +17,11 @@ export const LOCK_CLASS = {
   template: 3,
   /** One per template name: held by the one process filling (or sweeping) that template's warm pool. */
   pool: 4,
+  /**
+   * One per branch identity: held SHARED by every `agent exec --id` while its command runs (its lease); the one
+   * ending last finds it free (exclusive try-lock) and retires the branch. The server drops a dead exec's lease.
+   */
+  lease: 5,
 } as const;
 
 /** A lock key: the class in the top byte, then the first 56 bits of `hex` (a sha256 in hex). */
@@ -32,6 +37,7 @@ export const LOCK = {
   identity: (identityKey: string) => lockKey(LOCK_CLASS.identity, identityKey),
   template: (templateName: string) => lockKey(LOCK_CLASS.template, sha(templateName)),
   pool: (templateName: string) => lockKey(LOCK_CLASS.pool, sha(templateName)),
+  lease: (identityKey: string) => lockKey(LOCK_CLASS.lease, identityKey),
 };
 
 /** Holds `key` while fn runs; waits for it. */
@@ -87,4 +93,18 @@ export async function poolLockHeld(db: RegistryDb, templateName: string): Promis
     [((k >> 32n) & 0xffffffffn).toString(), (k & 0xffffffffn).toString()],
   );
   return r!.held;
+}
+
+/** An exec's lease on a branch: held (shared with the other execs of it) until released or the connection ends. */
+export async function takeLease(db: RegistryDb, identityKey: string): Promise<void> {
+  await db.query('SELECT pg_advisory_lock_shared($1::bigint)', [LOCK.lease(identityKey)]);
+}
+
+export async function releaseLease(db: RegistryDb, identityKey: string): Promise<void> {
+  await db.query('SELECT pg_advisory_unlock_shared($1::bigint)', [LOCK.lease(identityKey)]);
+}
+
+/** True when no exec holds a lease on the identity's branch (checked by briefly taking the lease exclusively). */
+export async function noLeaseHeld(db: RegistryDb, identityKey: string): Promise<boolean> {
+  return (await withTryLock(db, LOCK.lease(identityKey), async () => true)) === true;
 }

@@ -29,19 +29,24 @@ export interface BranchRecord {
   deadline_kind: DeadlineKind;
   idle_ttl_ms: string; // bigint arrives as text
   grace_ms: string;
+  /** The creation's nonce: the database is this record's only if its stamp carries it (catalog.isOwnBranch). */
+  nonce: string | null;
+  /** Set by an `agent exec --id` without --keep that made or revived it: the last exec lease to end retires it. */
+  retire_after_exec: boolean;
   /** Joined from pg_database: does the database exist right now? */
   db_exists?: boolean;
 }
 
 /**
- * Runs a registry query; on a missing table creates it and retries. (The creator of `pgx_registry` may have died
- * between creating the database and its table.)
+ * Runs a registry query; on a missing table or column creates or migrates it and retries. (The creator of
+ * `pgx_registry` may have died between creating the database and its table; a registry made by an older pgx lacks
+ * the newer columns.)
  */
 export async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
-    if (sqlstateOf(e) !== SQLSTATE.UNDEFINED_TABLE) throw e;
+    if (sqlstateOf(e) !== SQLSTATE.UNDEFINED_TABLE && sqlstateOf(e) !== SQLSTATE.UNDEFINED_COLUMN) throw e;
     await ensureSchema(db);
     return db.query<R>(sql, params);
   }
@@ -101,6 +106,7 @@ export interface NewRecord {
   template: string;
   idle_ttl_ms: number;
   grace_ms: number;
+  nonce: string;
 }
 
 /** Claims a name for an identity. Returns false when the name is already another identity's. */
@@ -108,12 +114,24 @@ export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<bool
   const rows = await q(
     db,
     `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
-                             deadline, deadline_kind, idle_ttl_ms, grace_ms)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12)
+                             deadline, deadline_kind, idle_ttl_ms, grace_ms, nonce)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms],
+    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce],
   );
   return rows.length === 1;
+}
+
+/** A new creation of the record's database (its old one is gone): a new nonce, recorded before anything is created. */
+export async function setNonce(db: RegistryDb, name: string, nonce: string): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET nonce = $2 WHERE name = $1 RETURNING *`, [name, nonce]);
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
+  return row;
+}
+
+/** Sets (or clears) the flag that makes the last exec lease's end retire the branch. */
+export async function setRetireAfterExec(db: RegistryDb, name: string, retire: boolean): Promise<void> {
+  await q(db, 'UPDATE pgx_branch SET retire_after_exec = $2 WHERE name = $1', [name, retire]);
 }
 
 /** Marks a branch active and pushes its idle deadline: last activity + idle TTL. */
@@ -164,13 +182,16 @@ export async function expiredRecords(db: RegistryDb, limit: number): Promise<Bra
   return q<BranchRecord>(db, `${SELECT_WITH_DB} WHERE b.deadline < now() ORDER BY b.deadline LIMIT $1`, [limit]);
 }
 
-/** Databases stamped by pgx as branches that have no record (a crash, or a registry that was dropped). */
+/**
+ * Databases stamped as branches that no record names (a registry that was dropped, a record forgotten, or a copied
+ * stamp), apart from creations in flight (`pgx_new_<nonce>` of a record). pgx cannot prove any of them is its own.
+ */
 export async function orphanDatabases(db: RegistryDb): Promise<string[]> {
   const rows = await q<{ datname: string }>(
     db,
     `SELECT d.datname FROM pg_database d
       WHERE left(shobj_description(d.oid, 'pg_database'), $2) = $1
-        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname) ORDER BY 1`,
+        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname OR 'pgx_new_' || b.nonce = d.datname) ORDER BY 1`,
     [STAMP_PREFIX.branch, STAMP_PREFIX.branch.length],
   );
   return rows.map((r) => r.datname);
@@ -207,7 +228,8 @@ export async function serverNow(db: RegistryDb): Promise<number> {
 
 /**
  * The hot path's one round trip: heartbeats the identity's branch and returns its record, only if it is active, its
- * database exists, accepts connections and carries this identity's stamp (`stamp`: formatStamp of it). No row: the
+ * database exists, accepts connections and carries this record's stamp (`stamp`: formatStamp of the identity, to which
+ * the record's nonce is appended here, so a stamp without the nonce never passes: catalog.isOwnBranch). No row: the
  * caller takes the full ensure (which revives, repairs or creates under the identity lock). Row-locking makes it
  * wait for a retire's record update in flight and then re-check `state`, so it never heartbeats a retiring branch.
  */
@@ -216,7 +238,7 @@ export async function attachActive(db: RegistryDb, identityKey: string, stamp: s
     `UPDATE pgx_branch b SET last_seen_at = now(), deadline = now() + b.idle_ttl_ms * interval '1 millisecond'
        FROM pg_database d
       WHERE b.identity_key = $1 AND b.state = 'active' AND d.datname = b.name AND d.datallowconn
-        AND shobj_description(d.oid, 'pg_database') = $2
+        AND shobj_description(d.oid, 'pg_database') = $2 || COALESCE(':' || b.nonce, '')
      RETURNING b.*, true AS db_exists`,
     [identityKey, stamp],
   );

@@ -15,6 +15,7 @@ export const SQLSTATE = {
   DUPLICATE_OBJECT: '42710',
   UNDEFINED_TABLE: '42P01',
   OBJECT_IN_USE: '55006',
+  UNDEFINED_COLUMN: '42703',
 } as const;
 
 /** The SQLSTATE of a driver error (or of the error it wraps), if any. */
@@ -58,10 +59,21 @@ export interface TemplateStamp {
   fingerprint: string | null;
   refreshed_at: string;
   method: 'empty' | 'template-copy' | 'dump-restore';
+  /**
+   * Owners and GRANTs of the source's objects: 'kept' (a template copy, or a dump restored with them), 'dropped' (a
+   * dump restored without them because the admin role may not take on the owners' roles: objects owned by the admin).
+   * Absent: no source, or a template made before this was recorded.
+   */
+  privileges?: 'kept' | 'dropped';
 }
 
 export type Stamp =
-  | { kind: 'branch'; identityKey: string }
+  /**
+   * A branch. `nonce` is the random value its registry record got before the database was created (under the
+   * pgx-only name `pgx_new_<nonce>`, then renamed into place): a stamp is text anyone can copy, so a database is
+   * this record's only when the stamp carries the record's nonce. (Branches made before nonces have none.)
+   */
+  | { kind: 'branch'; identityKey: string; nonce?: string }
   /** A finished template. */
   | ({ kind: 'template' } & TemplateStamp)
   /** A template build in progress (or a killed one's leftover). */
@@ -71,7 +83,7 @@ export type Stamp =
    * the template database it was cloned from: a refresh makes a new template database, so a member belongs to
    * exactly one template build.
    */
-  | { kind: 'pool'; project: string; template: string; generation: string }
+  | { kind: 'pool'; project: string; template: string; generation: string; member?: string }
   /** A source being imported (`from`: the URL without its password, or the dump's path). */
   | { kind: 'importing'; project: string; from: string; started_at: string }
   | { kind: 'registry' };
@@ -79,7 +91,7 @@ export type Stamp =
 export function formatStamp(s: Stamp): string {
   switch (s.kind) {
     case 'branch':
-      return STAMP_PREFIX.branch + s.identityKey;
+      return STAMP_PREFIX.branch + s.identityKey + (s.nonce ? `:${s.nonce}` : '');
     case 'registry':
       return STAMP_PREFIX.registry;
     default: {
@@ -94,8 +106,9 @@ export function parseStamp(comment: string | null): Stamp | undefined {
   if (!comment) return undefined;
   if (comment === STAMP_PREFIX.registry) return { kind: 'registry' };
   if (comment.startsWith(STAMP_PREFIX.branch)) {
-    const key = comment.slice(STAMP_PREFIX.branch.length);
-    return /^[0-9a-f]{64}$/.test(key) ? { kind: 'branch', identityKey: key } : undefined;
+    const m = /^([0-9a-f]{64})(?::([a-z0-9]{16}))?$/.exec(comment.slice(STAMP_PREFIX.branch.length));
+    if (!m) return undefined;
+    return m[2] ? { kind: 'branch', identityKey: m[1]!, nonce: m[2] } : { kind: 'branch', identityKey: m[1]! };
   }
   for (const kind of ['building', 'template', 'pool', 'importing'] as const) {
     if (!comment.startsWith(STAMP_PREFIX[kind])) continue;
@@ -139,6 +152,22 @@ export async function databaseInfo(db: Db, name: string): Promise<DatabaseInfo> 
 /** Does the stamp say this is `identityKey`'s branch (or, without a key, any pgx branch)? */
 export function isBranchStamp(stamp: Stamp | undefined, identityKey?: string): boolean {
   return stamp?.kind === 'branch' && (identityKey === undefined || stamp.identityKey === identityKey);
+}
+
+/**
+ * Is this database the one pgx made for this record? Its stamp must carry the record's identity AND nonce: a copied
+ * stamp (another branch's, or this branch's own copied onto a stranger before it was dropped) never carries the nonce
+ * of the record it would be judged against, unless copied from this very database. A record without a nonce (made
+ * before nonces) is judged by the identity alone.
+ */
+export function isOwnBranch(info: DatabaseInfo, rec: { identity_key: string; nonce?: string | null }): boolean {
+  const s = info.stamp;
+  return info.exists && s?.kind === 'branch' && s.identityKey === rec.identity_key && (s.nonce ?? null) === (rec.nonce ?? null);
+}
+
+/** The pgx-only name a branch is created under before it is renamed into place (nonce: 16 of [a-z0-9]). */
+export function creationName(nonce: string): string {
+  return `pgx_new_${nonce}`;
 }
 
 /** Throws unless `name` is absent or carries a pgx branch stamp (and, when given, the stamp of this identity). */
@@ -364,6 +393,8 @@ export async function serverVersion(db: Db): Promise<string> {
 /** The statements doctor prints as fixes, for the user to run: written here so that they quote as pgx does. */
 export const fixStatement = {
   grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
+  /** Read-only: what a database is (size, comment), for a user deciding about a database pgx will not touch. */
+  describeDatabase: (name: string) => `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${quoteLiteral(name)}`,
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
   setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),

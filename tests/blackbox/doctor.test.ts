@@ -181,7 +181,7 @@ describe('pgx agent doctor', () => {
     expect(d.byName.permissions!.status).toBe('warn');
   });
 
-  it('detects orphans both ways: a stamped database with no record, a record with no database', async () => {
+  it('detects orphans both ways: a stamped database with no record (never suggesting a DROP), a record with no database', async () => {
     const p = makeProject();
     const orphan = `pgx_orphan_${Math.random().toString(36).slice(2, 8)}`;
     cleanup.push(orphan);
@@ -193,16 +193,53 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.byName.orphans!.status).toBe('warn');
     expect(d.byName.orphans!.detail).toContain(orphan);
+    expect(d.byName.orphans!.detail).toContain('pgx cannot prove they are its own');
     expect(d.byName.orphans!.detail).toContain(`record(s) whose database is gone: exec_${p.host}_gone`);
-    expect(d.byName.orphans!.fix).toContain(`DROP DATABASE "${orphan}"`);
+    // A stamp is text anyone can copy: no DROP of what no record vouches for, only a read-only look.
+    expect(d.byName.orphans!.fix).not.toMatch(/DROP/i);
     expect(d.byName.orphans!.fix).toContain(`pgx agent down --branch exec_${p.host}_gone`);
     expect(d.byName.orphans!.fix).not.toContain(adminEnv().PGPASSWORD!);
 
     runFix(d.byName.orphans!.fix!.split(' && ').filter((c) => c.startsWith('psql') && c.includes(orphan)).join(' && '));
+    expect((await sql(`SELECT 1 FROM pg_database WHERE datname = $1`, [orphan])).length).toBe(1);
     expect(runPgx(['agent', 'down', '--branch', `exec_${p.host}_gone`], p).status).toBe(0);
     const after = doctor(p).byName.orphans!;
-    expect(after.detail).not.toContain(orphan);
     expect(after.detail).not.toContain(`exec_${p.host}_gone`);
+  });
+
+  it('a record whose database was replaced by a foreign one: named with `pgx agent forget`; down and gc report it and exit 0; forget clears only the record', async () => {
+    const p = makeProject();
+    const name = `exec_${p.host}_swap`;
+    cleanup.push(name);
+    expect(runPgx(['agent', 'exec', '--id', 'swap', '--keep', '--', 'true'], p).status).toBe(0);
+    await sql(`DROP DATABASE ${name} WITH (FORCE)`);
+    await sql(`CREATE DATABASE ${name}`);
+    await sql(`CREATE TABLE theirs (v int); INSERT INTO theirs VALUES (42)`, [], name);
+
+    const d = doctor(p);
+    expect(d.byName.orphans!.status).toBe('warn');
+    expect(d.byName.orphans!.detail).toContain(`whose database is not the one pgx made`);
+    expect(d.byName.orphans!.fix).toContain(`pgx agent forget --branch ${name}`);
+    expect(d.byName.orphans!.fix).not.toMatch(/DROP/i);
+
+    const exec = runPgx(['agent', 'exec', '--id', 'swap', '--', 'true'], p);
+    expect(exec.status).toBe(6);
+    expect(exec.stderr).toContain('pgx agent forget --id swap');
+    const down = runPgx(['agent', 'down', '--id', 'swap', '--now', '--json'], p);
+    expect(down.status).toBe(0);
+    expect(jsonOf<{ branches: { action: string; fix: string }[] }>(down).branches).toEqual([expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${name}` })]);
+    await sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [name], 'pgx_registry');
+    const gc = runPgx(['agent', 'gc', '--json'], p);
+    expect(gc.status, gc.stdout).toBe(0);
+    expect(jsonOf<{ foreign: { name: string }[] }>(gc).foreign.map((f) => f.name)).toContain(name);
+
+    const forget = runPgx(['agent', 'forget', '--branch', name, '--json'], p);
+    expect(forget.status, forget.stdout).toBe(0);
+    expect(jsonOf<{ branches: { action: string }[] }>(forget).branches).toEqual([expect.objectContaining({ name, action: 'forgotten' })]);
+    expect(await sql(`SELECT v FROM theirs`, [], name)).toEqual([{ v: 42 }]);
+    expect(doctor(p).byName.orphans!.detail).not.toContain(name);
+    // The name is someone else's now: the next exec makes the branch under the hash name.
+    expect(runPgx(['agent', 'exec', '--id', 'swap', '--', 'true'], p).status).toBe(0);
   });
 
   it('detects guards missing on an active branch (RESET ALL), and its fix restores them', async () => {

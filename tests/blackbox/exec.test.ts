@@ -75,14 +75,16 @@ describe('agent exec process plumbing', () => {
     expect(r.stdout.trim().split('\n')).toEqual([...aliases.map((k) => `${k}=exec_${p.host}_alias:1h`), ...split.map((k) => `${k}=unset`)]);
   });
 
-  it('fails with exit 125 and a hint when the command cannot start, and 2 on usage errors', () => {
+  it("a command that cannot start exits 127 (not found) or 126 (not executable), as a shell's would; 2 on usage errors", () => {
     const p = makeProject();
     const r = runPgx(['agent', 'exec', '--id', 'nf', '--', 'definitely-not-a-command-xyz'], p);
-    expect(r.status).toBe(125);
-    expect(r.stderr).toMatch(/Could not start "definitely-not-a-command-xyz"/);
+    expect(r.status).toBe(127);
+    expect(r.stderr).toContain('pgx: definitely-not-a-command-xyz: command not found');
     // the throwaway --id branch made for it is retired all the same (as for a command that ran)
     const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
     expect(ls.find((b: { id: string }) => b.id === 'nf')).toMatchObject({ state: 'retiring' });
+    const dir = runPgx(['agent', 'exec', '--id', 'nf', '--', '/'], p);
+    expect(dir.status).toBe(126);
     expect(runPgx(['agent', 'exec', '--', 'true'], p).status).toBe(2);
     expect(runPgx(['agent', 'exec', '--agent', 'a', '--id', 'b', '--', 'true'], p).status).toBe(2);
   });

@@ -1,9 +1,10 @@
 // The branch lifecycle driven by the hooks: many subagents, concurrent starts, SessionStart's env file, resume,
 // SessionEnd, UserPromptSubmit heartbeats, and identity across projects and sessions. Checked in the database.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
+import { LAUNCHER, makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, dbState, hook, lsBranches, mapLimit, publicTables, registryRows, rewriteOf, routeAndRun } from '../helpers/hooks.js';
 import { untilServerTimePast } from '../helpers/poll.js';
@@ -97,6 +98,37 @@ describe('hook lifecycle', () => {
     expect(await publicTables(branch)).toEqual(['session_work']);
     expect(readFileSync(envFile2, 'utf8')).toMatch(new RegExp(`^export PGDATABASE='?${branch}'?$`, 'm'));
     expect(logLines(p.home).filter((l) => l.event === 'session-start').map((l) => l.outcome)).toEqual(['ok:clone', 'ok:revive']);
+  });
+
+  for (const [how, args] of [
+    ['retired by `down --session`', ['--session']],
+    ['dropped by `down --session --now`', ['--now', '--session']],
+  ] as const) {
+    it(`SessionEnd removes the passfile when the session branch was already ${how}`, async () => {
+      const p = makeProject();
+      const s = session(p.dir, p.dir);
+      const envFile = join(p.dir, 'env.sh');
+      writeFileSync(envFile, '');
+      await hook('session-start', sessionStart(s, 'startup'), p, { env: { CLAUDE_ENV_FILE: envFile } });
+      const passfile = /^export PGPASSFILE='?([^'\n]+)'?$/m.exec(readFileSync(envFile, 'utf8'))![1]!;
+      expect(existsSync(passfile)).toBe(true);
+      const down = spawnSync(process.execPath, [LAUNCHER, 'agent', 'down', ...args, s.sessionId], { cwd: p.cwd, env: p.env, encoding: 'utf8' });
+      expect(down.status, down.stdout + down.stderr).toBe(0);
+      const end = await hook('session-end', sessionEnd(s, 'other'), p);
+      expect(end.status).toBe(0);
+      expect(existsSync(passfile)).toBe(false);
+    });
+  }
+
+  it('SessionEnd removes the passfile even when the server cannot be reached', async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const envFile = join(p.dir, 'env.sh');
+    writeFileSync(envFile, '');
+    await hook('session-start', sessionStart(s, 'startup'), p, { env: { CLAUDE_ENV_FILE: envFile } });
+    const passfile = /^export PGPASSFILE='?([^'\n]+)'?$/m.exec(readFileSync(envFile, 'utf8'))![1]!;
+    await hook('session-end', sessionEnd(s, 'other'), { ...p, env: { ...p.env, PGX_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/postgres?connect_timeout=1' } });
+    expect(existsSync(passfile)).toBe(false);
   });
 
   it("SessionEnd retires the session's branch and its subagents', not another session's", async () => {

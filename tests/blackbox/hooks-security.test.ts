@@ -132,8 +132,8 @@ describe('hook security', () => {
     const summary = lines.pop() as { samples: number };
     const cmdlines = lines as string[];
     expect(summary.samples).toBeGreaterThan(50);
-    // Coverage: the sampler saw the hooks, the rewritten commands, psql and pg_dump (both the template's and ours).
-    for (const re of [/agent hook subagent-start/, /agent hook pre-tool-use/, /agent exec --agent/, /^\S*psql /, /^\S*pg_dump --no-owner/, /^\S*pg_dump -s/]) {
+    // Coverage: the sampler saw the hooks, the rewritten commands, psql and pg_dump (the template's, which keeps owners and GRANTs so takes no flags, and ours).
+    for (const re of [/agent hook subagent-start/, /agent hook pre-tool-use/, /agent exec --agent/, /^\S*psql /, /^\S*pg_dump$/, /^\S*pg_dump -s/]) {
       expect(cmdlines.some((c) => re.test(c)), `sampler never saw ${re}`).toBe(true);
     }
     const leaking = cmdlines.filter((c) => c.includes(pw));

@@ -28,14 +28,14 @@ describe.concurrent('ensure: crash windows', () => {
       const r = await t.run((e) => e.ensure({ execId: id }));
       expect(r.branch).toBe(`exec_${t.host}_${id}`);
       expect(r.method).toBe('clone');
-      expect((await dbRow(r.branch))!.comment).toBe(`pgx:branch:${r.record.identity_key}`);
+      expect((await dbRow(r.branch))!.comment).toBe(`pgx:branch:${r.record.identity_key}:${r.record.nonce}`);
       await expectNoOrphans(t);
     });
   }
 
   it('a database with a foreign comment under a creating record is refused, not adopted', async () => {
     const t = base.fork();
-    await crashDuring(t, /^CREATE DATABASE "exec_/, (e) => e.ensure({ execId: 'f' }));
+    await crashDuring(t, /^CREATE DATABASE "pgx_new_/, (e) => e.ensure({ execId: 'f' }));
     const name = `exec_${t.host}_f`;
     await sql(`CREATE DATABASE ${name}`);
     await sql(`COMMENT ON DATABASE ${name} IS 'someone else''s'`);

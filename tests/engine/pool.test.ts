@@ -34,7 +34,7 @@ async function expectCleanPool(t: TestProject): Promise<void> {
     expect(r).toMatchObject({ state: 'ready', generation });
     const row = (await dbRow(r.name))!;
     expect(row.datallowconn).toBe(false);
-    expect(JSON.parse(row.comment!.replace(/^pgx:pool:/, ''))).toEqual({ project: t.name, template: t.template, generation });
+    expect(JSON.parse(row.comment!.replace(/^pgx:pool:/, ''))).toEqual({ project: t.name, template: t.template, generation, member: r.name });
   }
 }
 
@@ -79,7 +79,7 @@ describe.concurrent('warm pool', () => {
     expect(up).toMatchObject({ method: 'claim', fresh: true, branch: `agent_${t.host}_sess_a1` });
     const row = (await dbRow(up.branch))!;
     expect(oids).toContain(row.oid);
-    expect(row).toMatchObject({ datallowconn: true, comment: `pgx:branch:${up.record.identity_key}` });
+    expect(row).toMatchObject({ datallowconn: true, comment: `pgx:branch:${up.record.identity_key}:${up.record.nonce}` });
     expect(up.record).toMatchObject({ state: 'active', method: 'claim' });
     expect(await sql('SELECT email FROM users ORDER BY id', [], up.branch)).toEqual([{ email: 'a@x' }, { email: 'b@x' }]);
     expect(await members(t)).toHaveLength(1);
@@ -161,6 +161,46 @@ describe.concurrent('warm pool', () => {
     const d2 = await t.run((e) => e.drainPool());
     expect(d2.dropped).toHaveLength(2);
     expect(await memberDbs(t)).toEqual([]);
+  });
+
+  it('a stamp copied from another member does not vouch for a database: never claimed, never dropped', async () => {
+    const t = pooled(2);
+    const { created } = await fill(t);
+    const [a, b] = created as [string, string];
+    const bStamp = (await dbRow(b))!.comment!;
+    await sql(`COMMENT ON DATABASE ${a} IS '${bStamp.replace(/'/g, "''")}'`); // a's stamp now names b
+    const up = await t.run((e) => e.ensure(sub('copied')));
+    expect(up.method).toBe('claim');
+    expect((await dbRow(up.branch))!.oid).not.toBe((await dbRow(a))?.oid);
+    expect(await dbRow(a)).toMatchObject({ comment: bStamp });
+    expect((await t.run((e) => e.drainPool())).dropped).not.toContain(a);
+    expect(await dbRow(a)).toMatchObject({ comment: bStamp });
+    await sql(`DROP DATABASE ${a}`);
+  });
+
+  it('a foreign database appears under the branch name just before the claim: rolled back (member kept), ensure refuses', async () => {
+    const t = pooled(1);
+    await fill(t);
+    const ready = (await members(t)).map((m) => m.name);
+    const name = `agent_${t.host}_sess_taken`;
+    let planted = false;
+    const { Faults } = await import('../helpers/faults.js');
+    const faults = new Faults();
+    const e = await t.open({ opened: faults.opened.bind(faults), before: async (text: string) => {
+      if (/^BEGIN/.test(text) && !planted) {
+        planted = true;
+        await sql(`CREATE DATABASE ${name}`); // after the record claimed the name, before the member is renamed to it
+      }
+    } });
+    try {
+      await expect(e.ensure(sub('taken'))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
+    } finally {
+      await e.close();
+    }
+    expect(planted).toBe(true);
+    expect(await dbRow(name)).toMatchObject({ comment: null });
+    expect((await members(t)).map((m) => m.name)).toEqual(ready); // not consumed
+    await sql(`DROP DATABASE ${name}`);
   });
 
   it('the background fill waits for a lull: no member is recorded within settleMs of the newest branch', async () => {

@@ -96,6 +96,7 @@ export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: bo
   }
   for (const r of rows) {
     if (!(await dbRow(r.name))) problems.push(`record ${r.name} has no database`);
+    if (r.nonce && (await dbRow(`pgx_new_${r.nonce}`))) problems.push(`record ${r.name}'s creation pgx_new_${r.nonce} is still there`);
     if (r.state === 'creating') problems.push(`record ${r.name} is stuck creating`);
     if (r.state === 'retiring' && !opts.allowRetiring) problems.push(`record ${r.name} is retiring`);
   }

@@ -6,9 +6,10 @@ describe('stamps: one prefix table', () => {
   const key = 'a'.repeat(64);
   const stamps: Stamp[] = [
     { kind: 'branch', identityKey: key },
+    { kind: 'branch', identityKey: key, nonce: 'abcdefgh01234567' },
     { kind: 'template', project: 'p', source: 'src', fingerprint: 'f', refreshed_at: '2026-01-01T00:00:00.000Z', method: 'template-copy' },
     { kind: 'building', project: 'p', started_at: '2026-01-01T00:00:00.000Z' },
-    { kind: 'pool', project: 'p', template: 'pgx_tpl_p_12345678', generation: '16384' },
+    { kind: 'pool', project: 'p', template: 'pgx_tpl_p_12345678', generation: '16384', member: 'pgx_pool_p_12345678_abc123' },
     { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z' },
     { kind: 'registry' },
   ];

@@ -15,6 +15,7 @@ import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, t
 import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { launcherPath } from './launcher.js';
+import { hashBranchName, shortBranchName } from '../../identity.js';
 
 export interface HookEnv {
   config: Config;
@@ -158,9 +159,15 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
 export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
   schema: P.sessionEndSchema,
   async run(p, h) {
-    const r = await withEngine(h.config, (e) => e.endSession(p.session_id), h.engine);
-    if (r.session_branch) rmSync(passfilePath(h.config.home, r.session_branch), { force: true });
-    return { outcome: `retired:${r.retired}${r.failed ? `:failed=${r.failed}` : ''}`, branch: r.session_branch };
+    try {
+      const r = await withEngine(h.config, (e) => e.endSession(p.session_id), h.engine);
+      return { outcome: `retired:${r.retired}${r.failed ? `:failed=${r.failed}` : ''}`, branch: r.session_branch };
+    } finally {
+      // The passfile holds the password: it goes whatever the branch's state (already retired or dropped by
+      // `down --session` or gc, so no longer active) and even when the server cannot be reached. Its name follows
+      // from the session's identity alone (the readable name, or the hash name a collision falls back to).
+      removeSessionPassfiles(h.config, p.session_id);
+    }
   },
   onError: () => ({ outcome: 'error' }),
 };
@@ -202,6 +209,11 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
   },
 };
+
+function removeSessionPassfiles(config: Config, sessionId: string): void {
+  const id = { project: config.project, host: config.host, sessionId };
+  for (const name of [shortBranchName(id), hashBranchName(id)]) if (name) rmSync(passfilePath(config.home, name), { force: true });
+}
 
 /** The session branch's 0600 passfile (written at SessionStart, removed at SessionEnd). */
 export function passfilePath(home: string, branch: string): string {
