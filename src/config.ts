@@ -104,6 +104,7 @@ const fileSchema = z.strictObject({
       grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
+      roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
     }),
     {},
   ),
@@ -117,6 +118,8 @@ const fileSchema = z.strictObject({
     {},
   ),
 });
+
+export type RolesMode = 'auto' | 'per-branch' | 'admin';
 
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
 
@@ -135,6 +138,11 @@ export interface Config {
   sessionBranch: boolean;
   /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
   unverifiedClaudeCode: 'ask' | 'rules';
+  /**
+   * Which role a branch's commands connect as: `per-branch` (a login role of the branch's own, engine/roles.ts),
+   * `admin` (the role of [server] url), or `auto`: per-branch when the admin role can create roles.
+   */
+  roles: RolesMode;
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
@@ -211,6 +219,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     graceMs: c.agent.grace,
     sessionBranch: c.agent.session_branch,
     unverifiedClaudeCode: c.agent.unverified_claude_code,
+    roles: c.agent.roles,
     guards: {
       enabled: c.guards.enabled,
       settings: {

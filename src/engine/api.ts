@@ -39,6 +39,8 @@ export interface BranchSummary {
   last_seen_at: string;
   deadline: string;
   deadline_kind: BranchRecord['deadline_kind'];
+  /** The branch's own login role (null: its commands use the admin role). Never its password. */
+  role: string | null;
 }
 
 export interface TouchResult {
@@ -210,5 +212,6 @@ function summarize(r: BranchRecord): BranchSummary {
     last_seen_at: new Date(r.last_seen_at).toISOString(),
     deadline: new Date(r.deadline).toISOString(),
     deadline_kind: r.deadline_kind,
+    role: r.role ?? null,
   };
 }

@@ -13,6 +13,7 @@ import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
+import * as roles from './roles.js';
 
 export type EnsureMethod = 'attach' | 'revive' | 'clone';
 
@@ -44,35 +45,56 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     method,
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
-    conn: { ...withoutTimeout(e.admin), database: record.name },
+    conn: roles.branchConn(e.admin, record),
   });
 
   return withIdentityLock(reg, key, async () => {
     let rec = await records.findByIdentity(reg, key);
     if (rec && rec.db_exists && rec.state !== 'creating') {
       const info = await catalog.assertBranchStamp(reg, rec.name, key);
+      // roles = "per-branch" (explicitly) and a branch made under "admin": it gets its role now. (`auto` decides on
+      // the create path only, so that an attach costs no extra round trip.)
+      if (e.config.roles === 'per-branch' && !rec.role) rec = await giveRole(e, rec);
       if (rec.state === 'active') {
         // A retire cut off between its ALTER and its record update leaves an active record on a database that
         // refuses connections: repair it rather than hand out a branch nobody can connect to.
-        if (!info.allowConn) await catalog.allowConnections(reg, rec.name, true);
+        if (!info.allowConn) {
+          await roles.reviveBranchRole(e, rec);
+          await catalog.allowConnections(reg, rec.name, true);
+        }
         await records.heartbeat(reg, rec.name);
         return done((await records.findByName(reg, rec.name))!, 'attach');
       }
+      await roles.reviveBranchRole(e, rec);
       await catalog.allowConnections(reg, rec.name, true);
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
     if (!rec) rec = await claimName(e, id, key);
+    else if (!rec.role) rec = await withRoleIfDue(e, rec);
     const guards = await createBranchDatabase(e, rec, key, opts);
+    if (rec.role && rec.role_password) await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
     return done(await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), 'clone', guards);
   });
 }
 
-const withoutTimeout = ({ statementTimeoutMs: _, ...p }: ConnParams): ConnParams => p;
+/** A record without a role, under per-branch roles: recorded first, then created (prepareBranchRole). */
+async function withRoleIfDue(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
+  const creds = await roles.credentialsFor(e);
+  return creds ? records.setRole(e.registry, rec.name, creds.role, creds.password) : rec;
+}
+
+/** An existing branch that had no role gets one (its objects change owner: a migration can run as the role). */
+async function giveRole(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
+  const withRole = await withRoleIfDue(e, rec);
+  if (withRole.role && withRole.role_password) await roles.prepareBranchRole(e, withRole.name, withRole.role, withRole.role_password, { login: withRole.state === 'active' });
+  return withRole;
+}
 
 /** Picks the readable name, or the hash name when the readable one is another identity's (or any database's). */
 async function claimName(e: EngineContext, id: Identity, key: string): Promise<BranchRecord> {
   const template = templateName(e.config.project, e.config.source);
   const candidates = [shortBranchName(id), hashBranchName(id)].filter((n): n is string => !!n);
+  const creds = await roles.credentialsFor(e);
   for (const name of candidates) {
     if ((await catalog.databaseInfo(e.registry, name)).exists) continue; // never reuse a name that exists without our record
     const claimed = await records.insertCreating(e.registry, {
@@ -88,6 +110,7 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
       template,
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
+      ...(creds ? { role: creds.role, role_password: creds.password } : {}),
     });
     if (claimed) return (await records.findByName(e.registry, name))!;
   }
@@ -130,9 +153,14 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, key: st
 export interface DownResult extends TerminateResult {
   name: string;
   action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring' | 'skipped';
+  /** The branch's role (null: none, roles = "admin"). Its sessions on other databases count in backends_*. */
+  role: string | null;
+  /** Drop: what happened to the role. `left`: it still owns something elsewhere (reason says where); doctor lists it. */
+  role_action?: roles.RoleDropped['action'];
+  role_note?: string;
 }
 
-const untouched = (name: string, action: DownResult['action']): DownResult => ({ name, action, backends_terminated: 0, backends_remaining: 0 });
+const untouched = (name: string, action: DownResult['action'], role: string | null = null): DownResult => ({ name, action, role, backends_terminated: 0, backends_remaining: 0 });
 
 /**
  * Retire, drop and gc take the branch's identity lock (the one ensureBranch holds) and re-read the record inside it,
@@ -153,18 +181,23 @@ async function underIdentityLock(e: EngineContext, rec: BranchRecord, fn: (fresh
 export async function retireBranch(e: EngineContext, rec: BranchRecord, opts: { tryOnly?: boolean; waitMs?: number } = {}): Promise<DownResult> {
   const reg = e.registry;
   return underIdentityLock(e, rec, async (cur) => {
-    if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
-    if (!cur.db_exists) {
-      await records.deleteRecord(reg, cur.name);
-      return untouched(cur.name, 'forgotten');
-    }
+    if (cur.state === 'creating') return untouched(cur.name, 'skipped', cur.role); // a crashed creation: gc's to clean up
+    if (!cur.db_exists) return dropLocked(e, cur); // its role, if any, goes too
     await catalog.assertBranchStamp(reg, cur.name, cur.identity_key);
     // Record first: if this is cut off (SessionEnd's 1.5 s budget), the branch is retiring and revivable, not an
     // "active" branch that refuses connections.
     if (cur.state !== 'retiring') await records.markRetiring(reg, cur.name);
     await catalog.allowConnections(reg, cur.name, false);
+    // The role can't log in any more, and its sessions end wherever they are (a background job on the source too).
+    const r = cur.role ? await roles.retireBranchRole(e, cur.role, opts.waitMs) : { sessions_terminated: 0, sessions_remaining: 0 };
     const t = await catalog.terminateBackends(reg, cur.name, opts.waitMs);
-    return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
+    return {
+      name: cur.name,
+      action: cur.state === 'retiring' ? 'already-retiring' : 'retired',
+      role: cur.role,
+      backends_terminated: t.backends_terminated + r.sessions_terminated,
+      backends_remaining: Math.max(t.backends_remaining, r.sessions_remaining),
+    };
   }, { tryOnly: opts.tryOnly });
 }
 
@@ -176,15 +209,26 @@ export async function dropBranch(e: EngineContext, rec: BranchRecord): Promise<D
 async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResult> {
   const reg = e.registry;
   const info = await catalog.assertBranchStamp(reg, cur.name, cur.identity_key);
+  let out: DownResult;
   if (!info.exists) {
-    await records.deleteRecord(reg, cur.name);
-    return untouched(cur.name, 'forgotten');
+    out = untouched(cur.name, 'forgotten', cur.role);
+  } else {
+    await catalog.allowConnections(reg, cur.name, false);
+    const r = cur.role ? await roles.retireBranchRole(e, cur.role) : { sessions_terminated: 0, sessions_remaining: 0 };
+    const t = await catalog.terminateBackends(reg, cur.name);
+    await catalog.dropDatabase(reg, cur.name);
+    out = { name: cur.name, action: 'dropped', role: cur.role, backends_terminated: t.backends_terminated + r.sessions_terminated, backends_remaining: t.backends_remaining };
   }
-  await catalog.allowConnections(reg, cur.name, false);
-  const t = await catalog.terminateBackends(reg, cur.name);
-  await catalog.dropDatabase(reg, cur.name);
+  // The role after its database (which it can't own anyway): a role still owning something elsewhere stays, NOLOGIN,
+  // and is reported here and by doctor. The record goes last: a crash before leaves the record, whose role the next
+  // drop or gc removes.
+  if (cur.role) {
+    const d = await roles.dropBranchRole(e, cur.role);
+    out.role_action = d.action;
+    if (d.action === 'left') out.role_note = `role ${d.role} was not dropped: it ${d.reason}`;
+  }
   await records.deleteRecord(reg, cur.name);
-  return { name: cur.name, action: 'dropped', ...t };
+  return out;
 }
 
 export interface GcResult {

@@ -29,6 +29,10 @@ export interface BranchRecord {
   deadline_kind: DeadlineKind;
   idle_ttl_ms: string; // bigint arrives as text
   grace_ms: string;
+  /** The branch's own login role (null: the branch is used with the admin role, `roles = "admin"`). */
+  role: string | null;
+  /** Its password, handed to the branch's commands (the registry accepts only the admin's connections). */
+  role_password: string | null;
   /** Joined from pg_database: does the database exist right now? */
   db_exists?: boolean;
 }
@@ -41,7 +45,8 @@ async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promis
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
-    if (sqlstateOf(e) !== SQLSTATE.UNDEFINED_TABLE) throw e;
+    const code = sqlstateOf(e);
+    if (code !== SQLSTATE.UNDEFINED_TABLE && code !== SQLSTATE.UNDEFINED_COLUMN) throw e;
     await ensureSchema(db);
     return db.query<R>(sql, params);
   }
@@ -101,6 +106,9 @@ export interface NewRecord {
   template: string;
   idle_ttl_ms: number;
   grace_ms: number;
+  /** Recorded BEFORE the role is created, as the name is before the database. */
+  role?: string;
+  role_password?: string;
 }
 
 /** Claims a name for an identity. Returns false when the name is already another identity's. */
@@ -108,10 +116,10 @@ export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<bool
   const rows = await q(
     db,
     `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
-                             deadline, deadline_kind, idle_ttl_ms, grace_ms)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12)
+                             deadline, deadline_kind, idle_ttl_ms, grace_ms, role, role_password)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13,$14)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms],
+    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.role ?? null, r.role_password ?? null],
   );
   return rows.length === 1;
 }
@@ -149,6 +157,17 @@ export async function markRetiring(db: RegistryDb, name: string): Promise<Branch
     [name],
   );
   return row;
+}
+
+/** Gives an existing record (made under `roles = "admin"`, or before roles existed) a role, before it is created. */
+export async function setRole(db: RegistryDb, name: string, role: string, password: string): Promise<BranchRecord> {
+  await q(db, 'UPDATE pgx_branch SET role = $2, role_password = $3 WHERE name = $1', [name, role, password]);
+  return (await findByName(db, name))!;
+}
+
+/** Every role a record names (doctor: stamped roles that no record names are left without a branch). */
+export async function recordedRoles(db: RegistryDb): Promise<string[]> {
+  return (await q<{ role: string }>(db, 'SELECT role FROM pgx_branch WHERE role IS NOT NULL ORDER BY 1')).map((r) => r.role);
 }
 
 export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {

@@ -28,6 +28,8 @@ const TARGETING = [
 export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   for (const k of TARGETING) delete env[k];
+  // The admin URL (with its password) is pgx's, not the command's: with branch roles, the command gets the role's.
+  delete env.PGX_DATABASE_URL;
   env.PGHOST = p.host;
   env.PGPORT = String(p.port);
   env.PGUSER = p.user;
