@@ -1,8 +1,9 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
+import { rmSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
 import { withEngine, type Selector } from '../engine/api.js';
-import { libpqEnv } from '../server/libpq-env.js';
+import { libpqEnv, passfilePath, writePassfile } from '../server/libpq-env.js';
 import { quoteIfNeeded } from '../shell.js';
 import { paint, relativeTime, table } from '../output.js';
 import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
@@ -17,7 +18,10 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const config = configFor(opts);
         const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
         const env = libpqEnv({}, { ...r.conn, password: undefined });
-        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: r.conn.password ? 'PGPASSWORD (not printed)' : null };
+        // The password (the branch role's, with branch roles) goes to a 0600 passfile, never to the output.
+        const passfile = writePassfile(config.home, r.conn);
+        if (passfile) env.PGPASSFILE = passfile;
+        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: passfile ? 'PGPASSFILE (a 0600 file; the password is not printed)' : null };
         out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
       }),
     );
@@ -53,6 +57,9 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const sel: Selector =
           opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
         const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
+        for (const r of results) rmSync(passfilePath(config.home, r.name), { force: true }); // `agent up`'s
+        const left = results.filter((r) => r.role_note);
+        for (const r of left) out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
       }),
     );
@@ -63,7 +70,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       action<CommonOpts & { limit: number }>(async (opts, out) => {
         const config = configFor(opts);
         const r = await withEngine(config, (e) => e.gc(opts.limit));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );

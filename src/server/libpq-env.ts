@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
@@ -44,6 +44,25 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
 }
 
 export { TARGETING as LIBPQ_TARGETING_VARS };
+
+/** A branch's 0600 passfile (SessionStart's env file and `agent up` point PGPASSFILE at it). */
+export function passfilePath(home: string, branch: string): string {
+  return join(home, 'agent', 'passfiles', `${branch}.pgpass`);
+}
+
+/**
+ * Writes the branch's passfile (0600, in a 0700 directory) and returns its path; undefined when `p` has no password.
+ * With branch roles it holds the branch role's password, which dies with the branch.
+ */
+export function writePassfile(home: string, p: ConnParams): string | undefined {
+  if (!p.password) return undefined;
+  const file = passfilePath(home, p.database);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
+  writeFileSync(file, `${esc(p.host)}:${p.port}:${esc(p.database)}:${esc(p.user)}:${esc(p.password)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
+}
 
 const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', ...URL_ALIASES, 'PGPASSWORD', 'PGSSLMODE'] as const;
 

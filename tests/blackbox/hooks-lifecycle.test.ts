@@ -70,12 +70,16 @@ describe('hook lifecycle', () => {
     expect(text.startsWith('# written by Claude Code\n')).toBe(true); // appended, not overwritten
     const exported = Object.fromEntries([...text.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]!.replace(/^'(.*)'$/, '$1')]));
     const pgi = pgInfo();
-    expect(exported).toMatchObject({ PGHOST: pgi.host, PGPORT: String(pgi.port), PGUSER: pgi.user, PGDATABASE: branch, DATABASE_URL: `postgresql://${pgi.user}@${pgi.host}:${pgi.port}/${branch}` });
+    // The parent session's branch has a role of its own too: its credentials, never the admin's.
+    const role = (await registryRows(p.name)).find((b) => b.name === branch)!.role!;
+    expect(role).toMatch(/^pgx_role_/);
+    expect(exported).toMatchObject({ PGHOST: pgi.host, PGPORT: String(pgi.port), PGUSER: role, PGDATABASE: branch, DATABASE_URL: `postgresql://${role}@${pgi.host}:${pgi.port}/${branch}` });
     expect(text).not.toContain(pw);
     expect(text).not.toMatch(/PGPASSWORD=/);
     const passfile = exported.PGPASSFILE!;
     expect(statSync(passfile).mode & 0o777).toBe(0o600);
-    expect(readFileSync(passfile, 'utf8')).toContain(`:${branch}:`);
+    expect(readFileSync(passfile, 'utf8')).toContain(`:${branch}:${role}:`);
+    expect(readFileSync(passfile, 'utf8')).not.toContain(pw);
 
     // Claude Code sources the file before each Bash command: with decoys (and a wrong PGPASSWORD) in the shell,
     // psql lands on the session branch, authenticated by the passfile.

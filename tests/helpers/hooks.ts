@@ -203,6 +203,7 @@ export interface RegistryRow {
   state: string;
   last_seen_at: Date;
   deadline: Date;
+  role: string | null;
 }
 
 /** pgx creates its registry database on first use: before that, there are no records at all. */
