@@ -23,7 +23,8 @@ const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const log = (m) => process.stderr.write(`bench: ${m}\n`);
 
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
-const env = { ...process.env, PGX_HOME: home, PGX_HOST: 'bench' };
+// The clone rows run with the warm pool off; the pool rows fill it first (PGX_POOL sets its size).
+const env = { ...process.env, PGX_HOME: home, PGX_HOST: 'bench', PGX_POOL: '0' };
 let url = process.env.PGX_DATABASE_URL;
 if (!url) {
   log('starting a throwaway local server');
@@ -45,10 +46,14 @@ async function sql(text, database = 'postgres', u = url) {
 
 /** Wall time of each of `n` processes started at once. */
 function concurrent(n, argv, input = () => '') {
+  return concurrentEnv(n, argv, env, input);
+}
+
+function concurrentEnv(n, argv, withEnv, input = () => '') {
   return Promise.all(
     Array.from({ length: n }, (_, i) => new Promise((res) => {
       const t0 = performance.now();
-      const c = spawn(argv[0], argv.slice(1), { env, stdio: ['pipe', 'ignore', 'ignore'] });
+      const c = spawn(argv[0], argv.slice(1), { env: withEnv, stdio: ['pipe', 'ignore', 'ignore'] });
       c.stdin.end(input(i));
       c.on('close', () => res(performance.now() - t0));
     })),
@@ -92,6 +97,19 @@ try {
   const nodeFan = p50(fan.node);
   row('20 concurrent `node -e 0` (p50)', nodeFan, nodeFan);
   row('20 concurrent SubagentStart, 22 MB template (p50)', p50(fan.hook), nodeFan, `max ${Math.round(Math.max(...fan.hook))} ms`);
+  // ---- the same with the warm pool: filled ahead (outside the measurement), then claimed
+  const poolEnv = { ...env, PGX_POOL: '20' };
+  const claim = { one: [], fan: [] };
+  for (let r = 0; r < 3; r++) {
+    execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
+    claim.one.push((await concurrentEnv(1, hookArgv, poolEnv, () => payload(agentId(0, 70 + r))))[0]);
+  }
+  execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
+  claim.fan.push(...(await concurrentEnv(20, hookArgv, poolEnv, (i) => payload(agentId(i, 80)))));
+  row('SubagentStart alone, pool warm (claim)', p50(claim.one), nodeAlone);
+  row('20 concurrent SubagentStart, pool warm (p50)', p50(claim.fan), nodeFan, `max ${Math.round(Math.max(...claim.fan))} ms`);
+  spawnSync(pgx, ['agent', 'pool', 'drain', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
+
   const made = (await sql(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'agent_bench_%'`))[0].n;
   execFileSync(pgx, ['agent', 'down', '--session', session, '--now', '--cwd', project], { env, stdio: 'ignore' });
   log(`${made} branches made by the SubagentStart runs`);

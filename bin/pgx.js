@@ -8,4 +8,6 @@ if (a === 'agent' && b === 'hook' && c === 'pre-tool-use' && extra === undefined
   if (text === undefined) process.exit(0);
   globalThis.__pgxHookStdin = text;
 }
-await import('../dist/pgx.js');
+// A routed command's `agent exec --agent …` (one per subagent Bash command) runs without the CLI bundle too.
+const routed = a === 'agent' && b === 'exec' && c === '--agent' && (await import('../dist/exec-fast.js')).fastExec(process.argv.slice(2));
+if (!(await routed)) await import('../dist/pgx.js');

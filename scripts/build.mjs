@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const tmp = `${dist}.tmp-${process.pid}`;
 await build({
-  entryPoints: { pgx: 'src/main.ts', 'hook-fast': 'src/hooks/claude/fast-path.ts' },
+  entryPoints: { pgx: 'src/main.ts', 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec-fast.ts' },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -71,6 +71,32 @@ const guard = z.pipe(
   }),
 );
 
+const SIZE_RE = /^(\d+(?:\.\d+)?)\s*(B|kB|KB|MB|GB|TB)?$/i;
+const SIZE_UNIT: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3, tb: 1024 ** 4 };
+
+/** "512MB", "2GB", or a number of bytes → bytes. */
+export function parseSize(value: string | number): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) throw new Error('must be a non-negative number of bytes');
+    return Math.round(value);
+  }
+  const m = SIZE_RE.exec(value.trim());
+  if (!m) throw new Error(`"${value}" is not a size like 512MB or 2GB`);
+  return Math.round(Number(m[1]) * SIZE_UNIT[(m[2] ?? 'b').toLowerCase()]!);
+}
+
+const size = z.pipe(
+  z.union([z.string(), z.number()]),
+  z.transform((v: string | number, ctx) => {
+    try {
+      return parseSize(v);
+    } catch (e) {
+      ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
+      return z.NEVER;
+    }
+  }),
+);
+const count = z.int().check(z.gte(0), z.lte(256));
 /**
  * Databases that can't be a source: the registry (branches would carry pgx's own bookkeeping), PostgreSQL's templates
  * (template0 refuses connections; template1 is what every new database is copied from by default) and the maintenance
@@ -105,6 +131,10 @@ const fileSchema = z.strictObject({
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
+      // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/architecture.md).
+      pool: z._default(count, 4),
+      pool_max: z._default(count, 16),
+      pool_max_bytes: z.prefault(size, '2GB'),
     }),
     {},
   ),
@@ -144,6 +174,8 @@ export interface Config {
    */
   roles: RolesMode;
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
+  /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
+  pool: { size: number; max: number; maxBytes: number };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
 }
@@ -228,6 +260,14 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
         statement_timeout: c.guards.statement_timeout,
       },
     },
+    pool: { size: poolSizeFrom(env.PGX_POOL, c.agent.pool), max: c.agent.pool_max, maxBytes: c.agent.pool_max_bytes },
     home: pgxHome(env),
   };
+}
+
+/** PGX_POOL (a whole number) overrides [agent] pool: CI and tests turn the pool off without editing the file. */
+function poolSizeFrom(envValue: string | undefined, fileValue: number): number {
+  if (envValue === undefined || envValue === '') return fileValue;
+  if (!/^\d{1,3}$/.test(envValue) || Number(envValue) > 256) throw new PgxError('CONFIG_INVALID', `PGX_POOL must be a whole number from 0 to 256 (got "${envValue.slice(0, 20)}").`, 'Unset it, or set e.g. PGX_POOL=0 to turn the warm pool off.');
+  return Number(envValue);
 }

@@ -7,6 +7,7 @@ import { quoteIfNeeded } from './shell.js';
 import { lazyServer } from './doctor/connection.js';
 import { serverCheck, roleCheck } from './doctor/server-checks.js';
 import { templateCheck } from './doctor/template-check.js';
+import { poolCheck } from './doctor/pool-check.js';
 import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
 import { permissionsCheck } from './doctor/permissions-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
@@ -44,6 +45,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['server', () => serverCheck(ctx)],
     ['role', () => roleCheck(ctx)],
     ['template', () => templateCheck(ctx)],
+    ['pool', () => poolCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
     ['permissions', () => permissionsCheck(ctx, found)],
     ['hook-log', () => hookLogCheck(ctx)],

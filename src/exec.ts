@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
 import { PgxError } from './errors.js';
-import { withEngine, type Target } from './engine/api.js';
+import { attachOrEnsure, withEngine, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 
@@ -35,7 +35,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
     );
   }
   const t0 = performance.now();
-  const ensured = await withEngine(config, (e) => e.ensure(t), { quiet: true });
+  const ensured = await attachOrEnsure(config, t, { quiet: true });
   const setupMs = Math.round(performance.now() - t0);
 
   const env = libpqEnv(process.env, ensured.conn);

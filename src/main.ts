@@ -1,6 +1,7 @@
 // The CLI: commander wiring only. Each command file registers its commands and calls the library.
 import { Command, CommanderError } from 'commander';
 import { registerBranchCommands } from './cli/agent-branches.js';
+import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerExecCommand } from './cli/agent-exec.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
+  registerPoolCommands(agent);
   registerHookCommand(agent);
   registerInstallCommands(agent);
   registerLocalCommands(program);

@@ -6,6 +6,7 @@ import { withEngine, type Selector } from '../engine/api.js';
 import { libpqEnv, passfilePath, writePassfile } from '../server/libpq-env.js';
 import { quoteIfNeeded } from '../shell.js';
 import { paint, relativeTime, table } from '../output.js';
+import { poolLine } from './agent-pool.js';
 import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
@@ -31,13 +32,13 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
         const config = configFor(opts);
-        const branches = await withEngine(config, (e) => e.list({ all: opts.all }));
-        out.result({ branches }, () => {
-          if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim');
+        const { branches, pool } = await withEngine(config, async (e) => ({ branches: await e.list({ all: opts.all }), pool: await e.poolStatus() }));
+        out.result({ branches, pool }, () => {
+          if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim') + `\n${poolLine(pool)}`;
           return table(
             ['NAME', 'AGENT', 'SESSION', 'HOST', 'STATE', 'DEADLINE', 'DEADLINE_KIND', ...(opts.all ? ['PROJECT'] : [])],
             branches.map((b) => [b.name, b.agent_id ?? (b.id ? `id:${b.id}` : null), b.session_id?.slice(0, 8), b.host, stateColor(b.state, b.exists), relativeTime(b.deadline), b.deadline_kind, ...(opts.all ? [b.project] : [])]),
-          );
+          ) + `\n${poolLine(pool)}`;
         });
       }),
     );

@@ -10,9 +10,17 @@ import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { dropBranch, ensureBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
-import { refreshTemplate, type RefreshResult } from './template.js';
+import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
+import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
+import { attachFast } from './attach.js';
+import * as roles from './roles.js';
 
-export type { DownResult, EnsureResult, GcResult, RefreshResult, OpenOptions };
+export type { DownResult, EnsureResult, GcResult, OpenOptions, PoolStatus, FillResult, DrainResult };
+
+export interface RefreshResult extends TemplateRefreshResult {
+  /** Warm-pool members of the previous template build, no longer claimable (gc drops them). */
+  pool_retired: number;
+}
 
 /** Which branch a command means, within the configured project and host. */
 export interface Target {
@@ -155,8 +163,24 @@ export class Engine {
     return gc(this.ctx, limit);
   }
 
-  refreshTemplate(progress?: (msg: string) => void): Promise<RefreshResult> {
-    return refreshTemplate(this.ctx, progress);
+  async refreshTemplate(progress?: (msg: string) => void): Promise<RefreshResult> {
+    const r = await refreshTemplate(this.ctx, progress);
+    return { ...r, pool_retired: await retireOldMembers(this.ctx) };
+  }
+
+  /** The warm pool of this project's template: members ready, target and what bounds it, filler running. */
+  poolStatus(): Promise<PoolStatus> {
+    return poolStatus(this.ctx);
+  }
+
+  /** Tops the warm pool up to its target; busy (and nothing done) when another filler runs. */
+  fillPool(progress?: (msg: string) => void): Promise<FillResult> {
+    return fillPool(this.ctx, progress);
+  }
+
+  /** Drops every warm-pool member of this project's template. */
+  drainPool(): Promise<DrainResult> {
+    return drainPool(this.ctx);
   }
 
   /** This project's branches, or (`all`) every project's on the server. */
@@ -184,6 +208,20 @@ export class Engine {
     await catalog.assertBranchStamp(this.ctx.registry, name);
     throw new PgxError('NOT_FOUND', `"${name}" is a pgx branch with no registry record (an orphan).`, '`pgx agent doctor` lists orphans; drop it with dropdb after checking it.');
   }
+}
+
+/**
+ * The hot path's ensure (a subagent's PreToolUse, `agent exec`): one statement when the branch is active and
+ * attachable (engine/attach.ts), the full ensure otherwise. Needs the full identity (a session id, or an exec id);
+ * without it, the full ensure resolves the agent's session.
+ */
+export async function attachOrEnsure(config: Config, t: Target, opts: OpenOptions = {}): Promise<EnsureResult> {
+  const t0 = performance.now();
+  if (t.sessionId !== undefined || (t.execId !== undefined && t.agentId === undefined)) {
+    const a = await attachFast(config, { project: config.project, host: config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId }, opts);
+    if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
+  }
+  return withEngine(config, (e) => e.ensure(t), opts);
 }
 
 /** Opens the engine for one piece of work and closes it after, whatever happens. */

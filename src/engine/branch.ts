@@ -14,13 +14,15 @@ import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
 import * as roles from './roles.js';
+import { claimMember, gcPool } from './pool.js';
 
-export type EnsureMethod = 'attach' | 'revive' | 'clone';
+/** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
+export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
 
 export interface EnsureResult {
   branch: string;
   record: BranchRecord;
-  /** true when this call cloned the database from the template. */
+  /** true when this call made the branch (a clone, or a claimed pool member: fresh from the template either way). */
   fresh: boolean;
   method: EnsureMethod;
   elapsed_ms: number;
@@ -41,7 +43,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult): EnsureResult => ({
     branch: record.name,
     record,
-    fresh: method === 'clone',
+    fresh: method === 'clone' || method === 'claim',
     method,
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
@@ -71,6 +73,12 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     }
     if (!rec) rec = await claimName(e, id, key);
     else if (!rec.role) rec = await withRoleIfDue(e, rec);
+    // A name whose database exists (a crash after CREATE) is finished by createBranchDatabase; otherwise the warm
+    // pool gives the database, when it has one.
+    if (!rec.db_exists) {
+      const claimed = await claimMember(e, rec);
+      if (claimed) return done(claimed, 'claim');
+    }
     const guards = await createBranchDatabase(e, rec, key, opts);
     if (rec.role && rec.role_password) await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
     return done(await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), 'clone', guards);
@@ -233,6 +241,8 @@ async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResu
 
 export interface GcResult {
   dropped: DownResult[];
+  /** Warm-pool members dropped: retired by a template refresh, of another build, or left by a dead filler. */
+  pool_dropped: string[];
   errors: { name: string; error: string }[];
 }
 
@@ -242,7 +252,7 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], errors: [] };
+  const out: GcResult = { dropped: [], pool_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(e, rec, async (cur) => {
@@ -258,6 +268,11 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
     } catch (err) {
       out.errors.push({ name: rec.name, error: (err as Error).message });
     }
+  }
+  try {
+    out.pool_dropped = await gcPool(e, limit);
+  } catch (err) {
+    out.errors.push({ name: '(pool)', error: (err as Error).message });
   }
   return out;
 }

@@ -100,7 +100,7 @@ function refuseForeignRole(role: string): never {
  * Makes `role` the branch's (idempotent: the next ensure after a crash finishes it): created LOGIN and stamped, the
  * only role with CONNECT, and owner of the branch's objects. `login: false` prepares it ahead of time (a pool member).
  */
-export async function prepareBranchRole(e: EngineContext, database: string, role: string, password: string, o: { login?: boolean } = {}): Promise<void> {
+export async function prepareBranchRole(e: EngineContext, database: string, role: string, password: string, o: { login?: boolean; refusesConnections?: boolean } = {}): Promise<void> {
   const reg = e.registry;
   const login = o.login ?? true;
   const info = await catalog.branchRoleInfo(reg, role);
@@ -113,11 +113,15 @@ export async function prepareBranchRole(e: EngineContext, database: string, role
   }
   await catalog.grantBranchAccess(reg, database, role);
   await catalog.revokePublicConnect(reg, REGISTRY_DB); // registries made before roles
+  // A pool member refuses connections until claimed: opened for the transfer only, once PUBLIC has lost CONNECT
+  // (so only the admin can connect meanwhile; the role is NOLOGIN).
+  if (o.refusesConnections) await catalog.allowConnections(reg, database, true);
   const branch = await connect({ ...e.admin, database }, { gate: e.gate });
   try {
     await catalog.transferOwnershipInBranch(branch, role);
   } finally {
     await branch.close();
+    if (o.refusesConnections) await catalog.allowConnections(reg, database, false);
   }
 }
 
@@ -134,6 +138,13 @@ export async function retireBranchRole(e: EngineContext, role: string, waitMs?: 
   if (info.canLogin) await catalog.setRoleLogin(e.registry, role, false);
   const t = await catalog.terminateRoleBackends(e.registry, role, waitMs);
   return { sessions_terminated: t.terminated, sessions_remaining: t.remaining };
+}
+
+/** Inside the claim's transaction: the member's role becomes a branch's and logs in (it must carry pgx's stamp). */
+export async function claimMemberRole(e: EngineContext, role: string): Promise<void> {
+  const info = await catalog.branchRoleInfo(e.registry, role);
+  if (!info.stamped) refuseForeignRole(role);
+  if (!info.canLogin) await catalog.setRoleLogin(e.registry, role, true);
 }
 
 /** A revived branch's role logs in again (recreated if it is gone). */

@@ -44,6 +44,25 @@ CREATE TABLE IF NOT EXISTS pgx_template_build (
   project     text NOT NULL,
   started_at  timestamptz NOT NULL DEFAULT now()
 );
+CREATE TABLE IF NOT EXISTS pgx_pool (
+  name        text PRIMARY KEY,
+  project     text NOT NULL,
+  template    text NOT NULL,
+  generation  oid NOT NULL,
+  guards      text NOT NULL,
+  state       text NOT NULL CHECK (state IN ('filling','ready','retired','dropping')),
+  bytes       bigint,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  role          text,
+  role_password text
+);
+ALTER TABLE pgx_pool ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
+CREATE INDEX IF NOT EXISTS pgx_pool_template ON pgx_pool (template, state);
+CREATE TABLE IF NOT EXISTS pgx_pool_demand (
+  template    text PRIMARY KEY,
+  peak        int NOT NULL,
+  peak_at     timestamptz NOT NULL DEFAULT now()
+);
 `;
 
 /** Opens the registry database, creating (and stamping) it and its table on first use. */
@@ -80,6 +99,22 @@ export async function connectRegistryIfExists(admin: ConnParams): Promise<Regist
     return (await connect({ ...admin, database: REGISTRY_DB })) as RegistryDb;
   } catch (e) {
     if (sqlstateOf(e) === SQLSTATE.INVALID_CATALOG_NAME) return null; // no branch was ever made on this server
+    throw e;
+  }
+}
+
+/**
+ * Runs fn inside one transaction on the registry connection. Database renames, comments and ALLOW_CONNECTIONS are
+ * transactional (only creating and dropping a database are not), so a pool claim commits whole or not at all.
+ */
+export async function inTransaction<T>(db: RegistryDb, fn: () => Promise<T>): Promise<T> {
+  await db.query('BEGIN');
+  try {
+    const r = await fn();
+    await db.query('COMMIT');
+    return r;
+  } catch (e) {
+    await db.query('ROLLBACK').catch(() => {}); // a dead connection rolled back with it
     throw e;
   }
 }

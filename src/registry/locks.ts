@@ -15,6 +15,8 @@ export const LOCK_CLASS = {
   identity: 2,
   /** One per template name: held while the template is built or refreshed. */
   template: 3,
+  /** One per template name: held by the one process filling (or sweeping) that template's warm pool. */
+  pool: 4,
 } as const;
 
 /** A lock key: the class in the top byte, then the first 56 bits of `hex` (a sha256 in hex). */
@@ -29,6 +31,7 @@ export const LOCK = {
   /** `identityKey` is already a sha256 in hex. */
   identity: (identityKey: string) => lockKey(LOCK_CLASS.identity, identityKey),
   template: (templateName: string) => lockKey(LOCK_CLASS.template, sha(templateName)),
+  pool: (templateName: string) => lockKey(LOCK_CLASS.pool, sha(templateName)),
 };
 
 /** Holds `key` while fn runs; waits for it. */
@@ -68,4 +71,20 @@ export function tryIdentityLock<T>(db: RegistryDb, identityKey: string, fn: () =
 
 export function withTemplateLock<T>(db: RegistryDb, templateName: string, fn: () => Promise<T>): Promise<T> {
   return withLock(db, LOCK.template(templateName), fn);
+}
+
+/** The pool filler is single-flight: a second one finds the lock held and leaves at once. */
+export function tryPoolLock<T>(db: RegistryDb, templateName: string, fn: () => Promise<T>): Promise<T | undefined> {
+  return withTryLock(db, LOCK.pool(templateName), fn);
+}
+
+/** Is the template's pool lock held by some session (a filler running)? Read from pg_locks; takes nothing. */
+export async function poolLockHeld(db: RegistryDb, templateName: string): Promise<boolean> {
+  const k = BigInt(LOCK.pool(templateName));
+  const [r] = await db.query<{ held: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                     AND classid = $1::oid AND objid = $2::oid AND objsubid = 1) AS held`,
+    [((k >> 32n) & 0xffffffffn).toString(), (k & 0xffffffffn).toString()],
+  );
+  return r!.held;
 }

@@ -41,7 +41,7 @@ export interface BranchRecord {
  * Runs a registry query; on a missing table creates it and retries. (The creator of `pgx_registry` may have died
  * between creating the database and its table.)
  */
-async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
+export async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []): Promise<R[]> {
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
@@ -210,4 +210,22 @@ export async function forgetBuild(db: RegistryDb, name: string): Promise<void> {
 /** The recorded builds of a template (under its lock: none of them is running). */
 export async function buildsOf(db: RegistryDb, template: string): Promise<string[]> {
   return (await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])).map((r) => r.name);
+}
+
+/**
+ * The hot path's one round trip: heartbeats the identity's branch and returns its record, only if it is active, its
+ * database exists, accepts connections and carries this identity's stamp (`stamp`: formatStamp of it). No row: the
+ * caller takes the full ensure (which revives, repairs or creates under the identity lock). Row-locking makes it
+ * wait for a retire's record update in flight and then re-check `state`, so it never heartbeats a retiring branch.
+ */
+export async function attachActive(db: RegistryDb, identityKey: string, stamp: string): Promise<BranchRecord | undefined> {
+  const [row] = await db.query<BranchRecord>(
+    `UPDATE pgx_branch b SET last_seen_at = now(), deadline = now() + b.idle_ttl_ms * interval '1 millisecond'
+       FROM pg_database d
+      WHERE b.identity_key = $1 AND b.state = 'active' AND d.datname = b.name AND d.datallowconn
+        AND shobj_description(d.oid, 'pg_database') = $2
+     RETURNING b.*, true AS db_exists`,
+    [identityKey, stamp],
+  );
+  return row;
 }

@@ -65,8 +65,12 @@ export type Stamp =
   | ({ kind: 'template' } & TemplateStamp)
   /** A template build in progress (or a killed one's leftover). */
   | { kind: 'building'; project: string; started_at: string }
-  /** A pre-cloned branch waiting in the warm pool, claimed by rename (reserved: the pool is not built yet). */
-  | { kind: 'pool'; project: string; template: string }
+  /**
+   * A pre-cloned branch waiting in the warm pool (src/engine/pool.ts), claimed by rename. `generation` is the oid of
+   * the template database it was cloned from: a refresh makes a new template database, so a member belongs to
+   * exactly one template build.
+   */
+  | { kind: 'pool'; project: string; template: string; generation: string }
   | { kind: 'registry' };
 
 export function formatStamp(s: Stamp): string {
@@ -168,12 +172,15 @@ export interface CreateOptions {
   strategy?: CloneStrategy;
   /** PostgreSQL 18+: how FILE_COPY copies files (`clone` uses reflinks where the file system has them). */
   fileCopyMethod?: 'copy' | 'clone';
+  /** false: the database refuses connections from its creation (a warm-pool member until claimed). */
+  allowConnections?: boolean;
 }
 
 export async function createDatabase(db: Db, name: string, o: CreateOptions): Promise<void> {
   if (o.fileCopyMethod && db.serverVersionNum >= 180000) await db.query(`SET file_copy_method = ${quoteLiteral(o.fileCopyMethod)}`);
   const strategy = o.strategy && db.serverVersionNum >= 150000 ? ` STRATEGY ${o.strategy}` : '';
-  await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}`);
+  const conn = o.allowConnections === false ? ' ALLOW_CONNECTIONS false' : '';
+  await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}${conn}`);
 }
 
 /** CHECKPOINT, when this role may (superuser, or pg_checkpoint on PostgreSQL 15+); false when it may not. */
@@ -211,6 +218,12 @@ export async function createDatabaseIfMissing(db: Db, name: string): Promise<boo
 export async function databaseSize(db: Db, name: string): Promise<number> {
   const [row] = await db.query<{ size: string }>('SELECT pg_database_size($1)::text AS size', [name]);
   return Number(row!.size);
+}
+
+/** The database's oid (undefined: no such database). A rebuilt database under the same name has a new one. */
+export async function databaseOid(db: Db, name: string): Promise<string | undefined> {
+  const [row] = await db.query<{ oid: string }>('SELECT oid::text AS oid FROM pg_database WHERE datname = $1', [name]);
+  return row?.oid;
 }
 
 export async function renameDatabase(db: Db, from: string, to: string): Promise<void> {

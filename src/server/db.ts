@@ -288,10 +288,19 @@ function effectiveSslmode(p: ConnParams): SslMode | undefined {
   return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
 }
 
+/** "15.18 (Debian 15.18-1.pgdg120+1)" → 150018; "9.6.24" → 90624; 0 when unreadable (then a query asks). */
+export function versionNum(v: string): number {
+  const m = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(v);
+  if (!m) return 0;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)];
+  return major >= 10 ? major * 10000 + minor : major * 10000 + minor * 100 + patch;
+}
+
 export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise<Db> {
   const pg = await loadPg();
   let client: Client | undefined;
   let failure: unknown;
+  let announcedVersion = 0;
   const sslmode = effectiveSslmode(p);
   let timedOut = false;
   let timeoutMs = 0;
@@ -312,6 +321,11 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
     });
     // An idle client error (server restart) must not crash the process with an unhandled 'error' event.
     c.on('error', () => {});
+    // The server announces its version in the start-up ParameterStatus messages: read it there rather than with a
+    // query after connecting (one round trip fewer on every connection, the hot path's included).
+    (c as unknown as { connection: NodeJS.EventEmitter }).connection.on('parameterStatus', (m: { parameterName?: string; parameterValue?: string }) => {
+      if (m.parameterName === 'server_version' && m.parameterValue) announcedVersion = versionNum(m.parameterValue);
+    });
     try {
       await c.connect();
       client = c;
@@ -328,7 +342,7 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
   const c = client;
   const gate = opts.gate;
   const db: Db = {
-    serverVersionNum: Number((c as unknown as { serverVersionNum?: number }).serverVersionNum ?? 0),
+    serverVersionNum: announcedVersion,
     backendPid: (c as unknown as { processID: number }).processID,
     async query<R>(sql: string, params?: unknown[]) {
       if (gate) await gate.before(sql, db);

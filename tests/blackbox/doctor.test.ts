@@ -94,13 +94,14 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards']);
-    for (const name of ['config', 'server', 'role', 'template', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards']);
+    for (const name of ['config', 'server', 'role', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
     }
     expect(d.byName.hooks!.detail).toContain('6/6');
     expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.json')}, workspace trusted`);
     expect(d.byName.branches!.detail).toMatch(/1 active, 0 retiring, 0 past deadline/);
+    expect(d.byName.pool!.detail).toBe('off ([agent] pool = 0)'); // the test projects run without a pool (PGX_POOL=0)
     expect(d.byName.guards!.detail).toBe('client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)');
     expect(d.byName.server!.detail).toMatch(/^PostgreSQL \d+\.\d+/);
     // Orphans are server-wide: another test may have left one; never a fail.
@@ -122,7 +123,7 @@ describe('pgx agent doctor', () => {
     expect(d.byName.server).toMatchObject({ status: 'fail' });
     expect(d.byName.server!.detail).toContain('127.0.0.1:1');
     expect(d.byName.server!.fix).toBeTruthy();
-    for (const name of ['role', 'template', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
     expect(d.byName.config!.status).toBe('ok');
     expect(d.byName.hooks).toMatchObject({ status: 'fail', fix: 'pgx agent install claude' });
     expect(d.byName['hook-log']!.status).toBe('ok');
@@ -136,7 +137,7 @@ describe('pgx agent doctor', () => {
     if (server.status === 'warn') expect(server).toMatchObject({ fix: 'pgx local up' }); // binaries found
     else expect(server.status).toBe('fail'); // no PostgreSQL binaries on this machine
     expect(server.detail).toMatch(/no \[server\] url/);
-    for (const name of ['role', 'template', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
     expect(existsSync(join(p.home, 'local', 'state.json'))).toBe(false);
   });
 

@@ -3,21 +3,8 @@
 // recover, leaving nothing orphaned and adopting nothing that is not pgx's.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InjectedFault, Faults } from '../helpers/faults.js';
-import { databasesLike, dbRow, expectNoOrphans, registryRows, testProject, type TestProject } from '../helpers/engine.js';
+import { crashDuring, databasesLike, dbRow, expectNoOrphans, registryRows, testProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
-
-/** Runs `fn` on an engine whose process "dies" before the first statement matching `before`. */
-async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaited<ReturnType<TestProject['open']>>) => Promise<unknown>): Promise<void> {
-  const faults = new Faults().crash(before);
-  const e = await t.open(faults);
-  const err = await fn(e).then(() => undefined, (x: unknown) => x);
-  expect(faults.crashed, `no statement matched ${before}`).toBe(true);
-  expect(causes(err).some((c) => c instanceof InjectedFault), String(err)).toBe(true);
-  await faults.settled();
-}
-
-/** The error and what it wraps (the engine wraps a failed clone in a BRANCH_FAILED error). */
-const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
 
 const q = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -201,4 +201,29 @@ describe.concurrent('branch roles (in-process)', () => {
       await e.close();
     }
   });
+
+  it('warm pool: the role is prepared NOLOGIN at fill (owning the objects) and logs in at claim; drain drops it', async () => {
+    const source = await richSource();
+    const t = testProject({ source, toml: '[agent]\npool = 2\n' });
+    const filled = await t.run((e) => e.fillPool());
+    expect(filled.created).toHaveLength(2);
+    const ready = await sql(`SELECT name, role FROM pgx_pool WHERE template = $1 ORDER BY name`, [t.template], 'pgx_registry');
+    for (const m of ready) {
+      expect(m.role).toMatch(/^pgx_role_/);
+      expect(await roleRow(m.role)).toMatchObject({ rolcanlogin: false, comment: 'pgx:role' });
+      expect((await sql(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [m.name]))[0].datallowconn).toBe(false);
+    }
+    const a = await t.run((e) => e.ensure({ sessionId: 's', agentId: 'claimer' }));
+    expect(a.method).toBe('claim');
+    expect(ready.map((m) => m.role)).toContain(a.record.role);
+    expect(a.conn.user).toBe(a.record.role);
+    expect(await roleRow(a.record.role!)).toMatchObject({ rolcanlogin: true });
+    expect(await attempt(a.conn, 'ALTER TABLE app.events ADD COLUMN z int; DROP VIEW app.v; CREATE INDEX ON users (email)')).toBe('ok');
+    expect(await attempt(a.conn, 'SELECT email FROM users', source)).toBe('42501');
+    const left = ready.find((m) => m.role !== a.record.role)!;
+    expect(await attempt({ ...a.conn, user: left.role }, 'SELECT 1')).not.toBe('ok');
+    const drained = await t.run((e) => e.drainPool());
+    expect(drained.dropped).toEqual([left.name]);
+    expect(await roleRow(left.role)).toBeUndefined();
+  });
 });

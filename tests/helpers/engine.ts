@@ -2,10 +2,12 @@
 // test's own: each project gets a random name and a random host label, so branch and template names never meet
 // another test's (or another file's) leftovers.
 import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { Engine } from '../../src/engine/api.js';
 import { templateName } from '../../src/engine/template.js';
 import type { StatementGate } from '../../src/server/db.js';
+import { Faults, InjectedFault } from './faults.js';
 import { registryRows } from './hooks.js';
 import { makeProject, pgInfo, sql } from './pgx.js';
 
@@ -105,3 +107,17 @@ export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: bo
   }
   if (problems.length) throw new Error(`not clean:\n  ${problems.join('\n  ')}`);
 }
+
+/** Runs `fn` on an engine whose process "dies" before the first statement matching `before`. */
+export async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaited<ReturnType<TestProject['open']>>) => Promise<unknown>): Promise<void> {
+  const faults = new Faults().crash(before);
+  const e = await t.open(faults);
+  const err = await fn(e).then(() => undefined, (x: unknown) => x);
+  expect(faults.crashed, `no statement matched ${before}`).toBe(true);
+  expect(causes(err).some((c) => c instanceof InjectedFault), String(err)).toBe(true);
+  await faults.settled();
+}
+
+/** The error and what it wraps (the engine wraps a failed clone in a BRANCH_FAILED error). */
+export const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
+

@@ -31,6 +31,9 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
     PGX_HOME: home,
     PGX_DATABASE_URL: pgInfo().url,
     PGX_HOST: host,
+    // No warm pool unless a test asks for one (tests/blackbox/pool.test.ts): a detached filler would make the other
+    // tests' SubagentStarts claim instead of clone, and outlive them.
+    PGX_POOL: '0',
   };
   return { cwd: dir, dir, name, host, home, env };
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration } from '../../src/config.js';
+import { loadConfig, parseDuration, parseSize } from '../../src/config.js';
 import { PgxError } from '../../src/errors.js';
 
 function project(toml?: string): string {
@@ -32,6 +32,19 @@ describe('config', () => {
     expect(c.source).toBe('shop_dev');
     expect(c.serverUrl).toBe('postgresql://b@h2/db');
     expect(c.host).toBe('cirunner');
+  });
+
+  it('warm pool: defaults 4 / 16 / 2GB; sizes with units; PGX_POOL overrides; bad values are errors', () => {
+    expect(loadConfig({ cwd: project(''), env: {} }).pool).toEqual({ size: 4, max: 16, maxBytes: 2 * 1024 ** 3 });
+    const c = loadConfig({ cwd: project('[agent]\npool = 2\npool_max = 8\npool_max_bytes = "512MB"\n'), env: {} });
+    expect(c.pool).toEqual({ size: 2, max: 8, maxBytes: 512 * 1024 ** 2 });
+    expect(loadConfig({ cwd: project('[agent]\npool = 2\n'), env: { PGX_POOL: '0' } }).pool.size).toBe(0);
+    expect(parseSize(1000)).toBe(1000);
+    expect(parseSize('1.5 kB')).toBe(1536);
+    expect(() => parseSize('lots')).toThrow(/not a size/);
+    expect(() => loadConfig({ cwd: project('[agent]\npool = 1.5\n'), env: {} })).toThrow(/agent\.pool/);
+    expect(() => loadConfig({ cwd: project('[agent]\npool_max_bytes = "2 parsecs"\n'), env: {} })).toThrow(/agent\.pool_max_bytes/);
+    expect(() => loadConfig({ cwd: project(''), env: { PGX_POOL: '-1' } })).toThrow(/PGX_POOL/);
   });
 
   it('guards can be set or disabled one by one', () => {

@@ -4,7 +4,8 @@ import { appendFileSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
-import { withEngine, type OpenOptions } from '../../engine/api.js';
+import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
+import { startPoolFill } from '../../pool-fill.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
@@ -77,7 +78,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       return typeof command === 'string' && invokesLauncher(command, h.launcher) ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
-    const ensured = await withEngine(h.config, (e) => e.ensure(subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! })), h.engine);
+    const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
@@ -120,6 +121,8 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   schema: P.subagentStartSchema,
   async run(p, h) {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
+    // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
+    if (r.method === 'claim' || r.method === 'clone') startPoolFill(h.config);
     const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     return {
       output: {
@@ -178,6 +181,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     // Said once per session, where the user sees it: on an unverified Claude Code, routed commands ask (or, by the
     // user's choice, rely on an unverified rewrite).
     const versionNote = isVerifiedClaudeCode(h.claudeCode) ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode) };
+    startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
     if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
     if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);

@@ -1,0 +1,41 @@
+// The hot path: a subagent's PreToolUse and `agent exec` run once per command, dozens of times per subagent, and
+// in the steady state the branch is there. So they first try ONE statement on one connection (records.attachActive:
+// heartbeat + state + stamp + datallowconn, RETURNING the record) and take the full ensure only when it returns
+// nothing. The guarantees are the full ensure's: the command gets the identity's own active, stamped, connectable
+// branch, and its idle deadline moves (the TTL counts from the last activity).
+import type { Config } from '../config.js';
+import { identityKey, type Identity } from '../identity.js';
+import { attachActive, type BranchRecord } from '../registry/records.js';
+import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
+import { formatStamp, sqlstateOf, SQLSTATE } from '../server/catalog.js';
+import { connect, type ConnParams } from '../server/db.js';
+import { resolveServer, type OpenOptions } from './context.js';
+
+export interface Attached {
+  record: BranchRecord;
+  /** The admin parameters without the statement timeout (what the command connects with). */
+  admin: ConnParams;
+}
+
+/** The identity's active branch in one round trip, or undefined (no registry, no record, not active, not ours). */
+export async function attachFast(config: Config, id: Identity, opts: OpenOptions = {}): Promise<Attached | undefined> {
+  const admin = await resolveServer(config, opts);
+  let db: RegistryDb;
+  try {
+    db = (await connect({ ...admin, database: REGISTRY_DB, ...(opts.statementTimeoutMs !== undefined ? { statementTimeoutMs: opts.statementTimeoutMs } : {}) }, { gate: opts.gate })) as RegistryDb;
+  } catch (err) {
+    // No registry yet: the full ensure creates it. Anything else (unreachable, login refused, timed out) is the full
+    // ensure's answer too, so it is thrown now rather than waited for a second time.
+    if (sqlstateOf(err) === SQLSTATE.INVALID_CATALOG_NAME) return undefined;
+    throw err;
+  }
+  try {
+    const key = identityKey(id);
+    const record = await attachActive(db, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => undefined);
+    // roles = "per-branch" and a branch made without a role: the full ensure gives it one.
+    if (!record || (config.roles === 'per-branch' && !record.role)) return undefined;
+    return { record, admin };
+  } finally {
+    await db.close();
+  }
+}
