@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ConnParams } from '../../src/server/db.js';
-import { makeSource, testProject } from '../helpers/engine.js';
+import { crashDuring, expectNoOrphans, makeSource, testProject } from '../helpers/engine.js';
 import { pgInfo, sql } from '../helpers/pgx.js';
 
 function clientOf(c: ConnParams, database = c.database): pg.Client {
@@ -225,5 +225,44 @@ describe.concurrent('branch roles (in-process)', () => {
     const drained = await t.run((e) => e.drainPool());
     expect(drained.dropped).toEqual([left.name]);
     expect(await roleRow(left.role)).toBeUndefined();
+  });
+
+  // Crash windows: the role is recorded before it is made, so any cut leaves what the next ensure or gc finishes.
+  for (const [where, before] of [
+    ['before CREATE ROLE', /^CREATE ROLE/],
+    ['after CREATE ROLE, before the CONNECT grant', /^REVOKE CONNECT, TEMPORARY ON DATABASE "exec_/],
+    ['before the ownership transfer', /^DO \$pgx\$/],
+  ] as const) {
+    it(`crash ${where}: the next ensure finishes the role`, async () => {
+      const source = await makeSource();
+      const t = testProject({ source });
+      await crashDuring(t, before, (e) => e.ensure({ execId: 'c' }));
+      const r = await t.run((e) => e.ensure({ execId: 'c' }));
+      expect(r.method).toBe('clone');
+      expect(await roleRow(r.record.role!)).toMatchObject({ rolcanlogin: true, comment: 'pgx:role' });
+      expect(await attempt(r.conn, 'ALTER TABLE users ADD COLUMN y int')).toBe('ok');
+      await expectNoOrphans(t);
+    });
+  }
+
+  it('crash in retire before NOLOGIN: the branch is retiring, and revives with its role logging in', async () => {
+    const t = testProject();
+    const up = await t.run((e) => e.ensure({ execId: 'r' }));
+    await crashDuring(t, /NOLOGIN$/, (e) => e.retire({ id: 'r' }));
+    const again = await t.run((e) => e.ensure({ execId: 'r' }));
+    expect(again).toMatchObject({ branch: up.branch, method: 'revive' });
+    expect(await roleRow(up.record.role!)).toMatchObject({ rolcanlogin: true });
+    expect(await attempt(again.conn, 'SELECT 1')).toBe('ok');
+  });
+
+  it('gc of an abandoned creation drops its role too', async () => {
+    const t = testProject();
+    await crashDuring(t, /^DO \$pgx\$/, (e) => e.ensure({ execId: 'g' }));
+    const [rec] = await sql(`SELECT name, role FROM pgx_branch WHERE project = $1`, [t.name], 'pgx_registry');
+    expect(await roleRow(rec.role)).toBeDefined();
+    await sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [rec.name], 'pgx_registry');
+    const gc = await t.run((e) => e.gc());
+    expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({ action: 'dropped', role: rec.role, role_action: 'dropped' });
+    expect(await roleRow(rec.role)).toBeUndefined();
   });
 });
