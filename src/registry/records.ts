@@ -165,9 +165,15 @@ export async function setRole(db: RegistryDb, name: string, role: string, passwo
   return (await findByName(db, name))!;
 }
 
-/** Every role a record names (doctor: stamped roles that no record names are left without a branch). */
+/**
+ * Every role a branch or pool-member record names (doctor: a stamped role no record names is left without a branch).
+ * Not through q(): doctor changes nothing, so a registry without these columns or tables is the caller's to report.
+ */
 export async function recordedRoles(db: RegistryDb): Promise<string[]> {
-  return (await q<{ role: string }>(db, 'SELECT role FROM pgx_branch WHERE role IS NOT NULL ORDER BY 1')).map((r) => r.role);
+  const rows = await db.query<{ role: string }>(
+    `SELECT role FROM pgx_branch WHERE role IS NOT NULL UNION SELECT role FROM pgx_pool WHERE role IS NOT NULL ORDER BY 1`,
+  );
+  return rows.map((r) => r.role);
 }
 
 export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {

@@ -477,5 +477,9 @@ export async function serverVersion(db: Db): Promise<string> {
 export const fixStatement = {
   grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
+  /** A branch role left owning objects: run in each database it names, then drop it. */
+  dropLeftRole: (role: string, admin: string) => `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,
+  dropRole: (role: string) => `DROP ROLE ${quoteIdent(role)}`,
+  grantCreaterole: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEROLE`,
   setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
 };

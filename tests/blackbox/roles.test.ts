@@ -102,4 +102,28 @@ describe('isolation matrix from a routed command', () => {
     expect(who.out.trim()).toBe(pgInfo().user);
     expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches[0].role).toBeNull();
   });
+
+  it('down reports a role left owning something elsewhere; doctor lists it and explains the mode', async () => {
+    const p = makeProject();
+    const up = jsonOf(runPgx(['agent', 'up', '--id', 'lf', '--json'], p));
+    const other = `open_${Math.random().toString(36).slice(2, 8)}`;
+    await sql(`CREATE DATABASE ${other}`);
+    await sql('GRANT CREATE ON SCHEMA public TO PUBLIC', [], other);
+    const plant = runPgx(['agent', 'exec', '--id', 'lf', '--', 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', other, '-c', 'create table planted (x int)'], p);
+    expect(plant.status, plant.stderr).toBe(0);
+    const down = runPgx(['agent', 'down', '--id', 'lf', '--now'], p);
+    expect(down.status, down.stderr).toBe(0);
+    expect(down.stderr).toContain(`warning: role ${up.role} was not dropped: it still owns or holds privileges on objects in ${other}`);
+    const d = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
+    const roles = d.checks.find((c: { name: string }) => c.name === 'roles');
+    expect(roles.status).toBe('warn');
+    expect(roles.detail).toMatch(/^per-branch \(roles = "auto"; "\w+" is a superuser\)/);
+    expect(roles.detail).toContain(`left without a branch: ${up.role} (${other})`);
+    expect(roles.fix).toContain(`DROP ROLE "${up.role}"`);
+    await sql(`DROP DATABASE ${other}`);
+    await sql(`DROP ROLE "${up.role}"`);
+    const admin = makeProject({ toml: '[agent]\nroles = "admin"\n' });
+    const d2 = jsonOf(runPgx(['agent', 'doctor', '--json'], admin));
+    expect(d2.checks.find((c: { name: string }) => c.name === 'roles')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^admin \(roles = "admin"\): routed commands connect as "\w+", a superuser/) });
+  });
 });
