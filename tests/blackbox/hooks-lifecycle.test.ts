@@ -88,6 +88,11 @@ describe('hook lifecycle', () => {
     const r = await bash(cmd, { cwd: p.dir, env: bashEnv(p, s, decoys) });
     expect([r.status, r.stdout.trim()], r.stderr).toEqual([0, branch]);
     expect(await publicTables(branch)).toEqual(['session_work']);
+    // The admin password is in no variable of the session's Bash (PGX_DATABASE_URL, inherited, is unset too).
+    const env = await bash('source "$CLAUDE_ENV_FILE"; env', { cwd: p.dir, env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }) });
+    expect(bashEnv(p, s, {}).PGX_DATABASE_URL).toContain(pw); // the decoy was there
+    expect(env.stdout).not.toContain(pw);
+    expect(env.stdout).toContain(`PGUSER=${role}`);
 
     // The session ends (retired: no connections), then is resumed: same branch, active again, data intact.
     await hook('session-end', sessionEnd(s, 'other'), p);

@@ -184,7 +184,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
     if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
-    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);
+    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role });
     return {
       output: {
         ...versionNote,
@@ -203,10 +203,13 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
 };
 
 /** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
-function writeEnvFile(envFile: string, conn: ConnParams, home: string): void {
+function writeEnvFile(envFile: string, conn: ConnParams, home: string, o: { branchRole: boolean }): void {
   // The same variables exec gives a routed command (libpqEnv), minus the password, which goes to a passfile.
   const vars = libpqEnv({}, { ...conn, password: undefined });
-  const lines = [`unset ${LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined).join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
+  // With a branch role, the admin URL Claude Code may have inherited (PGX_DATABASE_URL, password included) is taken
+  // out of the session's Bash environment too: the only credentials an agent is handed are its branch's.
+  const unset = [...LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined), ...(o.branchRole ? ['PGX_DATABASE_URL'] : [])];
+  const lines = [`unset ${unset.join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
   const file = writePassfile(home, conn);
   lines.push(file ? `export PGPASSFILE=${q(file)}` : 'unset PGPASSFILE');
   appendFileSync(envFile, lines.join('\n') + '\n');
