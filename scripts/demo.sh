@@ -6,7 +6,7 @@ set -euo pipefail
 PGX="$(cd "$(dirname "$0")/.." && pwd)/bin/pgx.js"
 demo=$(mktemp -d "${TMPDIR:-/tmp}/pgx-demo-XXXXXX")
 cd "$demo"
-trap 'cd /; "$PGX" agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true; "$PGX" agent down --id setup --now --cwd "$demo" >/dev/null 2>&1 || true' EXIT
+trap 'cd /; "$PGX" agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true; "$PGX" agent down --id setup --now --cwd "$demo/setup" >/dev/null 2>&1 || true' EXIT
 unset PGX_DATABASE_URL # the embedded default: pgx runs its own PostgreSQL
 say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v."+process.argv[1]))})' "$1"; }
@@ -14,10 +14,14 @@ json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const 
 SRC="demo_src_$$"
 SESSION="$(node -e 'console.log(crypto.randomUUID())')"
 printf '[project]\nname = "demo%s"\n' "$$" > .pgx.toml
+# The admin's side of the demo: a project of its own with roles = "admin", so that its exec hands out the local
+# server's admin credentials (the agents' projects get branch roles, which can't create databases or read the source).
+mkdir setup && printf '[project]\nname = "demo%s-setup"\n[agent]\nroles = "admin"\n' "$$" > setup/.pgx.toml
+admin() { "$PGX" agent exec --id setup --cwd "$demo/setup" -- "$@"; }
 
-say "a source database (made through pgx exec, whose environment carries the local server's credentials)"
-"$PGX" agent exec --id setup -- psql -X -q -d postgres -c "CREATE DATABASE $SRC"
-"$PGX" agent exec --id setup -- psql -X -q -d "$SRC" -c "CREATE TABLE users (id serial primary key, email text); INSERT INTO users (email) VALUES ('ada@example.com');"
+say "a source database (made through pgx exec in a setup project with roles = \"admin\": the local server's admin credentials)"
+admin psql -X -q -d postgres -c "CREATE DATABASE $SRC"
+admin psql -X -q -d "$SRC" -c "CREATE TABLE users (id serial primary key, email text); INSERT INTO users (email) VALUES ('ada@example.com');"
 printf 'source = "%s"\n' "$SRC" >> .pgx.toml
 cat .pgx.toml
 
@@ -36,7 +40,7 @@ for agent in a1users00000000001 a2account000000002 a3booking000000003; do
 done
 
 say "the source is untouched"
-"$PGX" agent exec --id setup -- psql -X -Atc "select string_agg(tablename, ',') from pg_tables where schemaname = 'public'" -d "$SRC"
+admin psql -X -Atc "select string_agg(tablename, ',') from pg_tables where schemaname = 'public'" -d "$SRC"
 
 say "pgx agent ls"
 "$PGX" agent ls
@@ -50,4 +54,4 @@ say "after SubagentStop: retired, kept for the grace period, then dropped by gc"
 
 say "cleaning up (drop the demo's branches now; the local server keeps running: pgx local status / pgx local down)"
 "$PGX" agent down --session "$SESSION" --now
-"$PGX" agent exec --id setup -- psql -X -q -d postgres -c "DROP DATABASE $SRC"
+admin psql -X -q -d postgres -c "DROP DATABASE $SRC"
