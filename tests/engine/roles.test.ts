@@ -265,4 +265,39 @@ describe.concurrent('branch roles (in-process)', () => {
     expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({ action: 'dropped', role: rec.role, role_action: 'dropped' });
     expect(await roleRow(rec.role)).toBeUndefined();
   });
+
+  it('a non-superuser admin with CREATEROLE (and CREATEDB) gets per-branch roles under "auto" too', async () => {
+    const admin = `lim_${Math.random().toString(36).slice(2, 8)}`;
+    const password = `pw${Math.random().toString(36).slice(2)}`;
+    await sql(`CREATE ROLE ${admin} LOGIN CREATEDB CREATEROLE PASSWORD '${password}'`);
+    const source = `src_${Math.random().toString(36).slice(2, 8)}`;
+    await sql(`CREATE DATABASE ${source} OWNER ${admin}`);
+    const i = pgInfo();
+    const asAdmin = new pg.Client({ host: i.host, port: i.port, user: admin, password, database: source });
+    await asAdmin.connect();
+    await asAdmin.query(`CREATE TABLE items (id serial primary key, v text); INSERT INTO items (v) VALUES ('x')`);
+    await asAdmin.end();
+    const t = testProject({ source });
+    // The registry is the first admin's (it refuses CONNECT to others): this one is granted it, as on a shared server.
+    await testProject().run((x) => x.ensure({ execId: 'registry' }));
+    await sql(`GRANT CONNECT ON DATABASE pgx_registry TO ${admin}`);
+    await sql(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${admin}`, [], 'pgx_registry');
+    const { Engine } = await import('../../src/engine/api.js');
+    const e = await Engine.open({ ...t.config, serverUrl: `postgresql://${admin}:${password}@${i.host}:${i.port}/postgres` }, { quiet: true });
+    try {
+      const a = await e.ensure({ execId: 'lim' });
+      expect(a.conn.user).toBe(a.record.role);
+      expect(await attempt(a.conn, 'ALTER TABLE items ADD COLUMN w int; CREATE INDEX ON items (v); INSERT INTO items (v) VALUES (1)')).toBe('ok');
+      expect(await attempt(a.conn, 'SELECT v FROM items', source)).toBe('42501');
+      expect(await attempt(a.conn, 'SELECT 1', 'pgx_registry')).toBe('42501');
+      const [r] = await e.retire({ id: 'lim' });
+      expect(r).toMatchObject({ action: 'retired', role: a.record.role });
+      expect(await attempt(a.conn, 'SELECT 1')).toBe('28000');
+      const [d] = await e.down({ id: 'lim' }, { now: true });
+      expect(d).toMatchObject({ action: 'dropped', role_action: 'dropped' });
+      expect(await roleRow(a.record.role!)).toBeUndefined();
+    } finally {
+      await e.close();
+    }
+  });
 });
