@@ -31,6 +31,8 @@ const cases = [
   ['hook pre-tool-use, parent (no agent_id)', `${pgx} agent hook pre-tool-use < ${join(dir, 'parent.json')}`],
   ['hook pre-tool-use, out of scope (no db)', `env -u CLAUDE_PROJECT_DIR ${pgx} agent hook pre-tool-use < ${join(outside, 'in.json')}`],
   ['hook pre-tool-use, subagent (attach + rewrite)', `${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
+  // the routed form the PreToolUse rewrite writes (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands)
+  ['agent exec --agent (routed, attach) -- true', `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
   ['agent exec --id (attach) -- true', `${pgx} agent exec --id bench --keep --cwd ${dir} -- true`],
 ];
 

@@ -1,0 +1,40 @@
+// `pgx agent hook <event>` without the CLI bundle: Claude Code runs a hook per tool call and per subagent, so the
+// hook starts without commander or any other command's module (bin/pgx.js routes here on the exact argv form;
+// anything else goes to the CLI, which calls the same function).
+import { describeError } from '../../errors.js';
+import { HANDLERS, type HookName } from './handlers.js';
+import { runHook } from './run.js';
+
+export const isHookEvent = (event: string | undefined): event is HookName => event !== undefined && Object.hasOwn(HANDLERS, event);
+
+/** Runs the hook, writes its answer and exits 0 once written. */
+export async function runHookCommand(event: HookName): Promise<void> {
+  let print: string | undefined;
+  try {
+    print = (await runHook(event)).print;
+  } catch (e) {
+    // A bug must not become exit 1: Claude Code would then run a subagent's command unrouted. Fail closed.
+    if (event === 'pre-tool-use') print = JSON.stringify(unexpectedDeny(e));
+  }
+  // Exit as soon as the answer is written: work cut off by the hook's deadline (a clone, a lock wait) must not
+  // hold the process past Claude Code's timeout, and a pg client's orderly close is not worth the wait.
+  process.stdout.write(print ? print + '\n' : '', () => process.exit(0));
+}
+
+function unexpectedDeny(e: unknown) {
+  return {
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch and did not run. Run \`pgx agent doctor\`.`,
+    },
+  };
+}
+
+/** bin/pgx.js: runs the hook when argv is exactly `agent hook <event>`, else returns false. */
+export async function fastHook(argv: string[]): Promise<boolean> {
+  const [a, b, event, extra] = argv;
+  if (a !== 'agent' || b !== 'hook' || extra !== undefined || !isHookEvent(event)) return false;
+  await runHookCommand(event);
+  return true;
+}
