@@ -233,13 +233,27 @@ export function validateConfigText(text: string, file: string): void {
   parseConfigText(text, file);
 }
 
+/**
+ * PGX_DATABASE_URL_FILE: a 0600 file holding the admin URL, which the SessionStart env file exports INSTEAD of
+ * PGX_DATABASE_URL when the session's branch has a role, so that the password is in no variable of the agents'
+ * shells while the routed `pgx agent exec` (which runs in those shells) still finds the server.
+ */
+function serverUrlFile(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    throw new PgxError('CONFIG_INVALID', `PGX_DATABASE_URL_FILE names ${file}, which can't be read.`, 'It is written by pgx at SessionStart; restart the session, or set PGX_DATABASE_URL.');
+  }
+}
+
 export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
   const env = opts.env ?? process.env;
   const cwd = resolve(opts.cwd ?? process.cwd());
   const file = findConfigFile(cwd);
   const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
-  const serverUrl = env.PGX_DATABASE_URL || c.server.url || undefined;
+  const serverUrl = env.PGX_DATABASE_URL || serverUrlFile(env.PGX_DATABASE_URL_FILE) || c.server.url || undefined;
   return {
     projectDir,
     file,

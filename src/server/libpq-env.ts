@@ -30,6 +30,7 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
   for (const k of TARGETING) delete env[k];
   // The admin URL (with its password) is pgx's, not the command's: with branch roles, the command gets the role's.
   delete env.PGX_DATABASE_URL;
+  delete env.PGX_DATABASE_URL_FILE;
   env.PGHOST = p.host;
   env.PGPORT = String(p.port);
   env.PGUSER = p.user;
@@ -124,4 +125,13 @@ export function pinAgainstShellStartup(env: NodeJS.ProcessEnv, home: string, she
     env.ZDOTDIR = dir;
     savePinned(env);
   }
+}
+
+/** The admin URL for PGX_DATABASE_URL_FILE (config.ts): 0600, in pgx's 0700 agent directory. */
+export function writeServerUrlFile(home: string, url: string): string {
+  const file = join(home, 'agent', 'server-url');
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, url + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
 }

@@ -3,7 +3,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
+import { LAUNCHER, makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, dbState, hook, lsBranches, mapLimit, publicTables, registryRows, rewriteOf, routeAndRun } from '../helpers/hooks.js';
 import { untilServerTimePast } from '../helpers/poll.js';
@@ -93,6 +93,9 @@ describe('hook lifecycle', () => {
     expect(bashEnv(p, s, {}).PGX_DATABASE_URL).toContain(pw); // the decoy was there
     expect(env.stdout).not.toContain(pw);
     expect(env.stdout).toContain(`PGUSER=${role}`);
+    // … and pgx itself, run from that shell (a routed command is), still finds the server through PGX_DATABASE_URL_FILE.
+    const routed = await bash(`source "$CLAUDE_ENV_FILE"; node ${JSON.stringify(LAUNCHER)} agent exec --session ${s.sessionId} -- psql -X -Atc 'select current_user'`, { cwd: p.dir, env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }) });
+    expect([routed.status, routed.stdout.trim()], routed.stderr).toEqual([0, expect.stringMatching(/^pgx_role_/)]);
 
     // The session ends (retired: no connections), then is resumed: same branch, active again, data intact.
     await hook('session-end', sessionEnd(s, 'other'), p);

@@ -7,7 +7,7 @@ import { describeError } from '../../errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';
 import type { ConnParams } from '../../server/db.js';
-import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile } from '../../server/libpq-env.js';
+import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
@@ -207,9 +207,12 @@ function writeEnvFile(envFile: string, conn: ConnParams, home: string, o: { bran
   // The same variables exec gives a routed command (libpqEnv), minus the password, which goes to a passfile.
   const vars = libpqEnv({}, { ...conn, password: undefined });
   // With a branch role, the admin URL Claude Code may have inherited (PGX_DATABASE_URL, password included) is taken
-  // out of the session's Bash environment too: the only credentials an agent is handed are its branch's.
-  const unset = [...LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined), ...(o.branchRole ? ['PGX_DATABASE_URL'] : [])];
+  // out of the session's Bash environment too: the shells get a 0600 file naming it instead, which the routed
+  // `pgx agent exec` (itself run by those shells) reads and never passes on (libpqEnv).
+  const urlFile = o.branchRole && process.env.PGX_DATABASE_URL ? writeServerUrlFile(home, process.env.PGX_DATABASE_URL) : undefined;
+  const unset = [...LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined), ...(urlFile ? ['PGX_DATABASE_URL'] : [])];
   const lines = [`unset ${unset.join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
+  if (urlFile) lines.push(`export PGX_DATABASE_URL_FILE=${q(urlFile)}`);
   const file = writePassfile(home, conn);
   lines.push(file ? `export PGPASSFILE=${q(file)}` : 'unset PGPASSFILE');
   appendFileSync(envFile, lines.join('\n') + '\n');
