@@ -19,6 +19,18 @@ const pgShims = {
     });
   },
 };
+// The hot-path entries (hooks, exec) never import a source or manage templates: the engine API loads those modules
+// lazily, and here they resolve to a stub, so ~12 KB the hooks never run are not parsed on every tool call. The CLI
+// bundle has the real modules.
+const cliOnly = {
+  name: 'cli-only-modules',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(source-import|template-admin)\.js$/ }, (args) =>
+      /[\\/]src[\\/]engine[\\/]api\.ts$/.test(args.importer) ? { path: args.path, namespace: 'cli-only' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({ contents: `throw new Error('pgx: ${args.path} is not in the hot-path bundle');`, loader: 'js' }));
+  },
+};
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const tmp = `${dist}.tmp-${process.pid}`;
 const common = {
@@ -50,6 +62,7 @@ await build({
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { 'import.meta.url': '__pgxModuleUrl' },
+  plugins: [pgShims, cliOnly],
   banner: { js: "const __pgxModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
 const old = `${dist}.old-${process.pid}`;

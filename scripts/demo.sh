@@ -1,57 +1,112 @@
 #!/usr/bin/env bash
-# The main job, end to end, on the embedded default server: a project with a source database, three subagents of
-# one Claude Code session each get their own branch through pgx's real hook handlers (payloads shaped like Claude
-# Code's), run a migration through the rewritten command, are shown isolated, listed, and retired.
+# The problem pgx solves, end to end, on the embedded default server (no Docker, nothing to configure): subagents of
+# one Claude Code session share a database, so one agent's migration breaks another's, and a killed agent's open
+# transaction lingers. Here three subagents get their own branches through pgx's real hook handlers (payloads shaped
+# like Claude Code's): two run CONFLICTING migrations and each sees only its own; a third is killed mid-transaction
+# and nothing of it is committed. Then a summary, and everything the demo made is removed again.
 set -euo pipefail
-PGX="$(cd "$(dirname "$0")/.." && pwd)/bin/pgx.js"
+PGX_JS="$(cd "$(dirname "$0")/.." && pwd)/bin/pgx.js"
+pgx() { node "$PGX_JS" "$@"; }
+unset PGX_DATABASE_URL DATABASE_URL PGHOST PGPORT PGUSER PGDATABASE PGPASSWORD PGSERVICE # the embedded default
 demo=$(mktemp -d "${TMPDIR:-/tmp}/pgx-demo-XXXXXX")
 cd "$demo"
-trap 'cd /; "$PGX" agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true; "$PGX" agent down --id setup --now --cwd "$demo/setup" >/dev/null 2>&1 || true' EXIT
-unset PGX_DATABASE_URL # the embedded default: pgx runs its own PostgreSQL
+SESSION="$(node -e 'console.log(crypto.randomUUID())')"
+SRC="demo_src_$$"
+PGX_STATE="${PGX_HOME:-$HOME/.pgx}"
+cleanup() {
+  cd /
+  pgx agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true
+  # A SubagentStart that cloned started the warm pool's filler in the background: let it finish (its pid file goes),
+  # then drop its members, then the template they were cloned from.
+  for _ in $(seq 600); do
+    fillers=$(cat "$PGX_STATE"/agent/pool-fill-"demo$$"-*.pid 2>/dev/null || true)
+    alive=0; for pid in $fillers; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  pgx agent pool drain --cwd "$demo" >/dev/null 2>&1 || true
+  pgx template drop --cwd "$demo" >/dev/null 2>&1 || true
+  pgx local psql -X -q -c "DROP DATABASE IF EXISTS $SRC" >/dev/null 2>&1 || true
+  rm -rf "$demo"
+}
+trap cleanup EXIT
 say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v."+process.argv[1]))})' "$1"; }
+hook() { # hook <event> <agent> [command]: the JSON Claude Code would send, through pgx's real handler
+  node -e 'const [ev,s,c,a,cmd]=process.argv.slice(1);const names={"subagent-start":"SubagentStart","pre-tool-use":"PreToolUse","subagent-stop":"SubagentStop"};const p={session_id:s,cwd:c,hook_event_name:names[ev],agent_id:a,agent_type:"general-purpose"};if(ev==="pre-tool-use")Object.assign(p,{tool_name:"Bash",tool_input:{command:cmd,description:"demo"},tool_use_id:"toolu_demo"});if(ev==="subagent-stop")p.stop_hook_active=false;console.log(JSON.stringify(p))' "$1" "$SESSION" "$demo" "$2" "${3:-}" \
+    | CLAUDE_PROJECT_DIR="$demo" node "$PGX_JS" agent hook "$1"
+}
+routed() { # routed <agent> <command>: PreToolUse rewrites it; the rewritten command runs as Claude Code would run it
+  hook pre-tool-use "$1" "$2" | json 'hookSpecificOutput.updatedInput.command'
+}
+columns="select current_database() || ': ' || string_agg(column_name || ' ' || data_type, ', ' order by ordinal_position) from information_schema.columns where table_name = 'users'"
 
-SRC="demo_src_$$"
-SESSION="$(node -e 'console.log(crypto.randomUUID())')"
-printf '[project]\nname = "demo%s"\n' "$$" > .pgx.toml
-# The admin's side of the demo: a project of its own with roles = "admin", so that its exec hands out the local
-# server's admin credentials (the agents' projects get branch roles, which can't create databases or read the source).
-mkdir setup && printf '[project]\nname = "demo%s-setup"\n[agent]\nroles = "admin"\n' "$$" > setup/.pgx.toml
-admin() { "$PGX" agent exec --id setup --cwd "$demo/setup" -- "$@"; }
+say "the local PostgreSQL (started on first use; nothing to install or configure)"
+pgx local up
 
-say "a source database (made through pgx exec in a setup project with roles = \"admin\": the local server's admin credentials)"
-admin psql -X -q -d postgres -c "CREATE DATABASE $SRC"
-admin psql -X -q -d "$SRC" -c "CREATE TABLE users (id serial primary key, email text); INSERT INTO users (email) VALUES ('ada@example.com');"
-printf 'source = "%s"\n' "$SRC" >> .pgx.toml
-cat .pgx.toml
+say "a project whose source database has a users table (pgx local psql: a way in to the local server)"
+pgx local psql -X -q -c "CREATE DATABASE $SRC"
+pgx local psql -X -q -d "$SRC" -c "CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL); INSERT INTO users (email) VALUES ('ada@example.com')"
+pgx init --name "demo$$" --source "$SRC" >/dev/null
+grep -E '^(name|source) ' .pgx.toml
 
-for agent in a1users00000000001 a2account000000002 a3booking000000003; do
-  say "SubagentStart for $agent"
-  printf '{"session_id":"%s","cwd":"%s","hook_event_name":"SubagentStart","agent_id":"%s","agent_type":"general-purpose"}' "$SESSION" "$demo" "$agent" \
-    | CLAUDE_PROJECT_DIR="$demo" "$PGX" agent hook subagent-start | json 'hookSpecificOutput.additionalContext'
-  table="${agent:2:5}_migration"
-  original="psql -X -q -c 'CREATE TABLE $table (id int)' && psql -X -Atc \"select current_database() || ': ' || string_agg(tablename, ',' order by tablename) from pg_tables where schemaname = 'public'\""
-  payload=$(node -e 'const [s,c,a,cmd]=process.argv.slice(1);console.log(JSON.stringify({session_id:s,cwd:c,hook_event_name:"PreToolUse",agent_id:a,agent_type:"general-purpose",tool_name:"Bash",tool_input:{command:cmd,description:"migrate"},tool_use_id:"toolu_demo"}))' "$SESSION" "$demo" "$agent" "$original")
-  rewritten=$(printf '%s' "$payload" | CLAUDE_PROJECT_DIR="$demo" "$PGX" agent hook pre-tool-use | json 'hookSpecificOutput.updatedInput.command')
-  say "PreToolUse rewrote the agent's command to"
-  echo "$rewritten"
-  say "running it (as Claude Code would) — each agent sees only its own table"
-  DATABASE_URL="postgresql://decoy@127.0.0.1:1/$SRC" bash -c "$rewritten"
+A=a1billing00000000001
+B=a2rewards0000000002
+C=a3import00000000003
+for agent in $A $B $C; do
+  say "SubagentStart $agent → its own branch; what the agent is told:"
+  hook subagent-start "$agent" | json 'hookSpecificOutput.additionalContext' | cut -c1-150
 done
+
+say "two agents run CONFLICTING migrations (on one shared database the second would fail: column \"plan\" already exists)"
+cmd_a="psql -X -q -c \"ALTER TABLE users ADD COLUMN plan text NOT NULL DEFAULT 'free'\" && psql -X -Atc \"$columns\""
+cmd_b="psql -X -q -c \"ALTER TABLE users ADD COLUMN plan integer NOT NULL DEFAULT 0\" && psql -X -Atc \"$columns\""
+rewritten_a=$(routed $A "$cmd_a")
+echo "PreToolUse rewrote $A's command to:"
+echo "$rewritten_a" | sed 's/^/  /'
+echo "each agent sees only its own migration:"
+DATABASE_URL="postgresql://decoy@127.0.0.1:1/$SRC" bash -c "$rewritten_a"
+bash -c "$(routed $B "$cmd_b")"
 
 say "the source is untouched"
-admin psql -X -Atc "select string_agg(tablename, ',') from pg_tables where schemaname = 'public'" -d "$SRC"
+pgx local psql -X -d "$SRC" -Atc "$columns"
+
+say "a third agent is killed in the middle of a transaction (1000 rows inserted, not yet committed)"
+cmd_c="psql -X -q -c 'BEGIN' -c \"INSERT INTO users (email) SELECT 'bulk' || g FROM generate_series(1, 1000) g\" -c 'SELECT pg_sleep(600)' -c 'COMMIT'"
+rewritten_c=$(routed $C "$cmd_c")
+set -m # the agent's command in its own process group, as Claude Code runs it, so it can be killed whole
+bash -c "$rewritten_c" &
+agent_pgid=$!
+set +m
+branch_c=$(pgx agent ls --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).branches.find(b=>b.agent_id===process.argv[1]).name))' "$C")
+waiting="select count(*) from pg_stat_activity where datname = '$branch_c' and query like 'SELECT pg_sleep%'"
+for _ in $(seq 100); do [ "$(pgx local psql -X -Atc "$waiting")" = 1 ] && break; sleep 0.1; done
+kill -KILL -- "-$agent_pgid"
+wait "$agent_pgid" 2>/dev/null || true
+echo "killed (SIGKILL) while its transaction was open"
+t0=$(date +%s%N)
+for _ in $(seq 150); do [ "$(pgx local psql -X -Atc "select count(*) from pg_stat_activity where datname = '$branch_c'")" = 0 ] && break; sleep 0.1; done
+echo "its server session ended $(( ($(date +%s%N) - t0) / 1000000 )) ms later (guard: client_connection_check_interval), rolled back:"
+pgx agent exec --agent "$C" --session "$SESSION" -- psql -X -Atc "select count(*) || ' rows committed by the killed agent' from users where email like 'bulk%'"
 
 say "pgx agent ls"
-"$PGX" agent ls
+pgx agent ls
 
-for agent in a1users00000000001 a2account000000002 a3booking000000003; do
-  printf '{"session_id":"%s","cwd":"%s","hook_event_name":"SubagentStop","agent_id":"%s","agent_type":"general-purpose","stop_hook_active":false}' "$SESSION" "$demo" "$agent" \
-    | CLAUDE_PROJECT_DIR="$demo" "$PGX" agent hook subagent-stop
-done
-say "after SubagentStop: retired, kept for the grace period, then dropped by gc"
-"$PGX" agent ls
+for agent in $A $B $C; do hook subagent-stop "$agent" >/dev/null; done
+say "after SubagentStop: retired (connections refused), kept for the grace period, then dropped by gc"
+pgx agent ls
 
-say "cleaning up (drop the demo's branches now; the local server keeps running: pgx local status / pgx local down)"
-"$PGX" agent down --session "$SESSION" --now
-admin psql -X -q -d postgres -c "DROP DATABASE $SRC"
+say "summary"
+node -e '
+const fs = require("fs"), path = require("path");
+const [home, session] = process.argv.slice(1);
+const lines = fs.readFileSync(path.join(home, "agent", "hooks.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.session_id === session);
+const made = lines.filter((l) => l.event === "subagent-start" && /^ok:(clone|claim)/.test(l.outcome));
+const retired = lines.filter((l) => l.event === "subagent-stop" && /^retired/.test(l.outcome));
+const ms = made.map((l) => l.elapsed_ms);
+const how = made.map((l) => l.outcome.slice(3)).join(" / ");
+console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (${how}; the whole SubagentStart hook, node start-up included; the first one also built the template, a claim took a branch the warm pool cloned ahead)`);
+console.log(`${retired.length} of ${made.length} retired at SubagentStop; conflicting migrations isolated; 0 rows from the killed agent; source untouched`);
+' "$PGX_STATE" "$SESSION"
+pgx agent down --session "$SESSION" --now >/dev/null
+echo "cleaned up: branches, template, source and $demo removed; the local server keeps running (pgx local status; pgx local down --purge deletes it)"

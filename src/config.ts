@@ -3,12 +3,27 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from './errors.js';
 import { pgxHome } from './home.js';
 
 export const CONFIG_FILE = '.pgx.toml';
+
+let examplePath: string | undefined;
+/**
+ * Where this pgx's .pgx.toml.example is (the package root, found upward from the running code: dist/, a chunk, or
+ * src/ in tests), so that hints can name a file the user can open; the bare name if it is not shipped.
+ */
+export function exampleConfigPath(): string {
+  if (examplePath) return examplePath;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++, dir = dirname(dir)) {
+    if (existsSync(join(dir, '.pgx.toml.example'))) return (examplePath = join(dir, '.pgx.toml.example'));
+  }
+  return (examplePath = '.pgx.toml.example');
+}
 
 const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -206,10 +221,12 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
     try {
       raw = parseToml(text);
     } catch (e) {
-      // Only the position: smol-toml's message quotes the offending lines, which may hold a password in [server] url.
-      const { line, column } = e as { line?: number; column?: number };
+      // The position and smol-toml's first line (what is wrong), never the rest: it quotes the offending lines, which
+      // may hold a password in [server] url.
+      const { line, column, message } = e as { line?: number; column?: number; message?: string };
       const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
-      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML.`, `Fix the syntax there, or regenerate the file with \`pgx init --force\`.`);
+      const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
+      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax there (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
     }
   }
   const parsed = fileSchema.safeParse(raw);
@@ -222,7 +239,7 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
     throw new PgxError(
       'CONFIG_INVALID',
       `${file}: invalid configuration:\n${lines.join('\n')}`,
-      'Every key is documented in .pgx.toml.example; fix or remove the keys named above.',
+      `Every key is documented in ${exampleConfigPath()}; fix or remove the keys named above.`,
     );
   }
   return parsed.data;

@@ -1,7 +1,7 @@
 // `pgx agent doctor`: every check in order, each {name, status, detail, fix?}. The server is connected lazily and
 // once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
 import { resolve } from 'node:path';
-import { findConfigFile, loadConfig, pgxHome, type Config } from './config.js';
+import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from './config.js';
 import { isPgxError } from './errors.js';
 import { quoteIfNeeded } from './shell.js';
 import { lazyServer } from './doctor/connection.js';
@@ -13,6 +13,7 @@ import { permissionsCheck } from './doctor/permissions-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
 import { rolesCheck } from './doctor/roles-check.js';
+import { dotenvCheck } from './doctor/dotenv-check.js';
 import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
 
 export type { Check, CheckStatus } from './doctor/types.js';
@@ -31,7 +32,7 @@ function configCheck(cwd: string): { check: Check; config?: Config } {
     return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
   } catch (e) {
     const message = isPgxError(e) ? e.message.replace(/\n\s*/g, ' ') : String(e);
-    return { check: fail('config', message, `fix the keys named above in ${file} (every key: .pgx.toml.example), or rewrite it: pgx init --force`) };
+    return { check: fail('config', message, `fix the keys named above in ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`) };
   }
 }
 
@@ -54,6 +55,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],
     ['guards', () => guardsCheck(ctx)],
+    ['env-files', () => dotenvCheck(ctx)],
   ];
   const checks: Check[] = [cfg];
   try {

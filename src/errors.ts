@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'BRANCH_FAILED'
   | 'TEMPLATE_FAILED'
   | 'EXEC_FAILED'
+  | 'IMPORT_FAILED'
   | 'INVALID_INPUT';
 
 const exitFor: Record<ErrorCode, number> = {
@@ -43,6 +44,7 @@ const exitFor: Record<ErrorCode, number> = {
   BRANCH_FAILED: EXIT.branch,
   TEMPLATE_FAILED: EXIT.branch,
   EXEC_FAILED: EXIT.execFailed,
+  IMPORT_FAILED: EXIT.branch,
 };
 
 export class PgxError extends Error {

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
-import { PgxError } from './errors.js';
+import { EXIT, PgxError } from './errors.js';
 import { attachOrEnsure, withEngine, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
@@ -35,12 +35,13 @@ export async function runExec(config: Config, t: Target, command: string[], opts
     );
   }
   const t0 = performance.now();
-  const ensured = await attachOrEnsure(config, t, { quiet: true });
+  const ensured = await attachOrEnsure(config, t); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
 
   const env = libpqEnv(process.env, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
   pinAgainstShellStartup(env, config.home, command[0]!);
+  let startError: unknown;
   const status = await new Promise<number>((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => {
@@ -60,6 +61,9 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       for (const [sig, h] of handlers) process.off(sig, h);
       resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
     });
+  }).catch((e: unknown) => {
+    startError = e; // the throwaway branch below is still retired: a command that never started needs it no more
+    return EXIT.execFailed;
   });
 
   // A throwaway --id branch (made or revived by this exec) lives as long as its command, unless --keep.
@@ -69,6 +73,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
       retired = (await e.retire({ branch: ensured.branch })).some((r) => r.action === 'retired');
     }, { quiet: true }).catch((err) => process.stderr.write(`pgx: could not retire ${ensured.branch}: ${(err as Error).message}\n`));
   }
+  if (startError) throw startError;
   if (opts.json) {
     const report: ExecReport = {
       agent_id: t.agentId ?? null,

@@ -8,8 +8,11 @@ import { registerInstallCommands } from './cli/agent-install.js';
 import { registerLocalCommands } from './cli/local.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
+import { registerSourceCommands } from './cli/source.js';
+import { registerTemplateCommands } from './cli/template.js';
 import { EXIT_CODES_HELP } from './cli/common.js';
-import { EXIT } from './errors.js';
+import { EXIT, PgxError } from './errors.js';
+import { printError } from './output.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgx')
@@ -17,6 +20,8 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .enablePositionalOptions()
     .exitOverride() // inherited by every subcommand: parse errors become exit 2 below, not commander's 1
+    // Inherited too (set before any subcommand exists): with --json a parse error becomes the JSON error object below.
+    .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = text) : write(text)) })
     .addHelpText('after', EXIT_CODES_HELP);
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);
@@ -27,13 +32,26 @@ export function buildProgram(): Command {
   registerLocalCommands(program);
   registerDoctorCommand(agent);
   registerInitCommand(program);
+  registerSourceCommands(program);
+  registerTemplateCommands(program);
   return program;
 }
+
+/** `--json` among pgx's own arguments (not a command's after `--`): parse errors are then reported as JSON too. */
+const ownArgs = process.argv.slice(2, process.argv.includes('--') ? process.argv.indexOf('--') : undefined);
+const wantsJson = ownArgs.includes('--json');
+let parseError: string | undefined;
 
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (e) {
-  // commander already printed its message (unknown option, missing argument, bad choice; or help/version)
+  // commander already printed its message (unknown option, missing argument, bad choice; or help/version), unless
+  // --json held it back for the JSON error object
   if (!(e instanceof CommanderError)) throw e;
   process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  if (parseError !== undefined) {
+    const message = parseError.trim().replace(/^error: /, '');
+    const err = new PgxError('USAGE', message.charAt(0).toUpperCase() + message.slice(1), `See \`pgx ${ownArgs.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')} --help\`.`.replace(/ +--help/, ' --help'));
+    printError(err, true, ownArgs[0] === 'agent' && ownArgs[1] === 'exec' ? process.stderr : process.stdout); // exec's stdout is the command's
+  }
 }

@@ -1,29 +1,28 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
-import { rmSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../errors.js';
+import { parseDuration } from '../config.js';
 import { withEngine, type Selector } from '../engine/api.js';
-import { libpqEnv, passfilePath, writePassfile } from '../server/libpq-env.js';
-import { quoteIfNeeded } from '../shell.js';
+import { renderExports, shellExports } from '../local-access.js';
 import { paint, relativeTime, table } from '../output.js';
 import { poolLine } from './agent-pool.js';
-import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
     .option('--agent <id>', 'a Claude Code subagent id')
     .option('--id <id>', 'your own branch id')
     .option('--session <id>', 'session id (a session branch, or the session of --agent)')
+    .option('--anywhere', ANYWHERE_HELP)
     .action(
-      action<CommonOpts & TargetOpts>(async (opts, out) => {
-        const config = configFor(opts);
+      action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
+        const config = projectConfigFor(opts);
         const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
-        const env = libpqEnv({}, { ...r.conn, password: undefined });
-        // The password (the branch role's, with branch roles) goes to a 0600 passfile, never to the output.
-        const passfile = writePassfile(config.home, r.conn);
-        if (passfile) env.PGPASSFILE = passfile;
-        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env, password_env: passfile ? 'PGPASSFILE (a 0600 file; the password is not printed)' : null };
-        out.result(value, () => Object.entries(env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v!)}`).join('\n'));
+        // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
+        const x = shellExports(config.home, r.conn);
+        // With branch roles these are the branch role's credentials (PGUSER = the role), never the admin's.
+        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        out.result(value, () => renderExports(x));
       }),
     );
 
@@ -58,7 +57,6 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const sel: Selector =
           opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
         const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
-        for (const r of results) rmSync(passfilePath(config.home, r.name), { force: true }); // `agent up`'s
         const left = results.filter((r) => r.role_note);
         for (const r of left) out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])));
@@ -67,11 +65,13 @@ export function registerBranchCommands(agent: Command, program: Command): void {
 
   withCommon(agent.command('gc').description('drop branches past their deadline (idle TTL or grace)'))
     .option('--limit <n>', 'at most n branches', parseLimit, 1000)
+    .option('--template-grace <duration>', 'drop templates no branch uses once unrefreshed this long (and empty, or their source gone or changed)', '24h')
     .action(
-      action<CommonOpts & { limit: number }>(async (opts, out) => {
+      action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
-        const r = await withEngine(config, (e) => e.gc(opts.limit));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
+        const graceMs = templateGrace(opts.templateGrace);
+        const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
@@ -84,6 +84,14 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
     }),
   );
+}
+
+function templateGrace(v: string): number {
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    throw new PgxError('USAGE', `--template-grace: ${(e as Error).message}.`, 'e.g. --template-grace 24h (0s: any unused template).');
+  }
 }
 
 function parseLimit(v: string): number {

@@ -1,19 +1,20 @@
 import type { Command } from 'commander';
 import { runExec } from '../exec.js';
-import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerExecCommand(agent: Command): void {
   withCommon(agent.command('exec').description("run a command with libpq's environment set for a branch (ensured first)"))
     .option('--agent <id>', 'a Claude Code subagent id (the PreToolUse rewrite passes this)')
     .option('--id <id>', 'your own branch id: retired when the command ends unless --keep')
     .option('--session <id>', 'session id (default: $CLAUDE_CODE_SESSION_ID with --agent)')
+    .option('--anywhere', ANYWHERE_HELP)
     .option('--keep', 'keep an --id branch active after the command (the next exec with the same id attaches)')
     .argument('<command...>', 'the command and its arguments, after --')
     .passThroughOptions()
-    .usage('[--agent <id> | --id <id>] [--session <id>] [--cwd <dir>] [--keep] [--json] -- <command…>')
+    .usage('[--agent <id> | --id <id>] [--session <id>] [--cwd <dir>] [--keep] [--anywhere] [--json] -- <command…>')
     .action(
-      action<CommonOpts & TargetOpts & { keep?: boolean }>(async (opts, _out, cmd) => {
-        const config = configFor(opts);
+      action<CommonOpts & TargetOpts & { keep?: boolean; anywhere?: boolean }>(async (opts, _out, cmd) => {
+        const config = projectConfigFor(opts);
         return runExec(config, targetFrom(opts), cmd.args, { keep: opts.keep, json: opts.json });
       }, 'stderr'),
     );

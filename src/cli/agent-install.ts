@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE, findConfigFile } from '../config.js';
 import { PgxError } from '../errors.js';
@@ -42,8 +42,9 @@ export function registerInstallCommands(agent: Command): void {
         const scope = checkScope(opts.scope);
         const dir = resolve(opts.cwd ?? process.cwd());
         const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
-        let configWritten: string | null = null;
-        if (!existsSync(join(projectDir, CONFIG_FILE)) && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+        // In a dry run config_written is the file that WOULD be written, like every other field of the result.
+        let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
+        if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
         const launcher = launcherPath();
         const r = settingsErrors(() =>
           installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun }),
@@ -51,7 +52,7 @@ export function registerInstallCommands(agent: Command): void {
         const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
         out.result(value, () =>
           [
-            configWritten ? `wrote ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+            configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}`,
             r.added.length ? `  added:     ${r.added.join(', ')}` : null,
             r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
@@ -75,9 +76,25 @@ export function registerInstallCommands(agent: Command): void {
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
       const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun }));
-      out.result({ ...r, text: undefined, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path})`);
+      const fileRemoved = r.changed && !opts.dryRun && removeIfEmpty(r.path, scope);
+      out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''})`);
     }),
   );
+}
+
+/**
+ * A settings file that held nothing but pgx's entries is `{}` after uninstall: delete it (install created it, or it
+ * holds nothing anyone needs), and the project's `.claude/` directory if that leaves it empty.
+ */
+function removeIfEmpty(path: string, scope: Scope): boolean {
+  try {
+    if (readFileSync(path, 'utf8').trim() !== '{}') return false;
+    rmSync(path);
+    if (scope !== 'user' && readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function checkClient(client: string | undefined): void {

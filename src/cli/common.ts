@@ -1,6 +1,6 @@
 // Flag plumbing shared by command files: --cwd/--json, config loading, and the single error → exit-code mapping.
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
 import { EXIT, isPgxError, PgxError } from '../errors.js';
 import { createOutput, printError, type Output } from '../output.js';
 import { validateId } from '../identity.js';
@@ -18,6 +18,20 @@ export function withCommon(cmd: Command): Command {
 export function configFor(opts: CommonOpts): Config {
   return loadConfig({ cwd: opts.cwd });
 }
+
+/**
+ * Commands that MAKE branches (`agent exec`, `agent up`) need a project: outside one they used to invent a project
+ * named after the directory, with its own template, in every folder they were tried in. `--anywhere` keeps that.
+ */
+export function projectConfigFor(opts: CommonOpts & { anywhere?: boolean }): Config {
+  const config = configFor(opts);
+  if (!config.file && !opts.anywhere) {
+    throw new PgxError('CONFIG_NOT_FOUND', `No ${CONFIG_FILE} in ${config.projectDir} or above: this is not a pgx project.`, `Start one here with \`pgx init\` (then \`pgx agent install claude\`), run from inside the project (or --cwd <dir>), or pass --anywhere to use a project named after this directory.`);
+  }
+  return config;
+}
+
+export const ANYWHERE_HELP = 'allow running outside a project (no .pgx.toml): a project named after the directory';
 
 /** Wraps an action: one catch for the whole CLI, mapping typed errors to documented exit codes, printed once. */
 /** `errorsOn: 'stderr'` for exec, whose stdout belongs to the child. */

@@ -7,6 +7,7 @@ import { CONFIG_FILE } from '../config.js';
 import { isPgxError, PgxError } from '../errors.js';
 import { initProject } from '../init.js';
 import { parseUrl, urlWithoutPassword } from '../server/db.js';
+import { findDatabaseUrl } from '../dotenv.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 
 interface InitOpts extends CommonOpts {
@@ -17,6 +18,17 @@ interface InitOpts extends CommonOpts {
 }
 
 export const NEXT_AFTER_INIT = 'pgx agent install claude';
+export const IMPORT_COMMAND = 'pgx source import --from-env DATABASE_URL';
+
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(not a valid URL)';
+  }
+}
 
 export function registerInitCommand(program: Command): void {
   withCommon(program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'))
@@ -39,15 +51,22 @@ export function registerInitCommand(program: Command): void {
         const server = opts.url ? urlWithoutPassword(parseUrl(opts.url)) : null;
         const hasPassword = !!opts.url && !!parseUrl(opts.url).password;
         if (hasPassword) out.progress(`warning: ${r.path} now holds a password; keep it out of version control, or use PGX_DATABASE_URL instead`);
-        const value = { path: r.path, project: r.name, server_url: server, source: opts.source ?? null, overwritten: existed, next: NEXT_AFTER_INIT };
+        // An existing development database named in the environment or a .env: offer to make it the source.
+        const found = opts.source ? undefined : findDatabaseUrl(dir);
+        const offer = found ? { variable: 'DATABASE_URL', from: found.from, url: safeUrl(found.value), command: IMPORT_COMMAND } : null;
+        const value = { path: r.path, project: r.name, server_url: server, source: opts.source ?? null, overwritten: existed, import: offer, next: offer ? IMPORT_COMMAND : NEXT_AFTER_INIT };
         out.result(value, () =>
           [
             `wrote ${r.path}`,
             `  project ${r.name}`,
             `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}`,
             `  source  ${opts.source ?? '(none: branches start from an empty database)'}`,
-            `next: ${NEXT_AFTER_INIT}`,
-          ].join('\n'),
+            offer ? `found DATABASE_URL in ${offer.from} (${offer.url}): to clone branches from that database, import it as the source:` : null,
+            offer ? `  ${IMPORT_COMMAND}` : null,
+            `next: ${value.next}${offer ? `, then ${NEXT_AFTER_INIT}` : ''}`,
+          ]
+            .filter(Boolean)
+            .join('\n'),
         );
       }),
     );

@@ -1,11 +1,25 @@
 import type { Command } from 'commander';
 import { pgxHome } from '../config.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
+import { urlWithoutPassword } from '../server/db.js';
+import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../local-access.js';
 import { paint } from '../output.js';
+import { EXIT, PgxError } from '../errors.js';
+import { humanBytes, purgeLocalServer, purgeTargets } from '../server/local-purge.js';
+import { createInterface } from 'node:readline/promises';
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
 import { action, withCommon, type CommonOpts } from './common.js';
 
 export function registerLocalCommands(program: Command): void {
-  const local = program.command('local').description('the embedded PostgreSQL pgx runs when no [server] url is set');
+  const local = program.command('local').description('the embedded PostgreSQL pgx runs when no [server] url is set').enablePositionalOptions();
   withCommon(local.command('up').description('initialise (first time) and start the local server; idempotent')).action(
     action<CommonOpts>(async (opts, out) => {
       await ensureLocalServer(pgxHome());
@@ -13,12 +27,34 @@ export function registerLocalCommands(program: Command): void {
       out.result(s, () => `local PostgreSQL ${s.version} running on 127.0.0.1:${s.port} (data ${s.data_dir})`);
     }),
   );
-  withCommon(local.command('down').description('stop the local server (data is kept)')).action(
-    action<CommonOpts>(async (_opts, out) => {
-      const r = stopLocalServer(pgxHome());
-      out.result({ ...r, ...localStatus(pgxHome()) }, () => (r.stopped ? 'local PostgreSQL stopped' : 'local PostgreSQL was not running'));
-    }),
-  );
+  withCommon(local.command('down').description('stop the local server (data is kept; --purge deletes it)'))
+    .option('--purge', 'also delete its data directory, state and passfiles (asks first, or pass --yes)')
+    .option('--yes', 'with --purge: do not ask')
+    .action(
+      action<CommonOpts & { purge?: boolean; yes?: boolean }>(async (opts, out) => {
+        const home = pgxHome();
+        if (!opts.purge) {
+          if (opts.yes) throw new PgxError('USAGE', '--yes only applies to --purge.', '`pgx local down --purge --yes` deletes the local server and its data.');
+          const r = stopLocalServer(home);
+          out.result({ ...r, ...localStatus(home) }, () => (r.stopped ? 'local PostgreSQL stopped (data kept; `pgx local down --purge` deletes it)' : 'local PostgreSQL was not running'));
+          return;
+        }
+        const targets = purgeTargets(home);
+        const total = targets.reduce((n, t) => n + t.bytes, 0);
+        const list = targets.map((t) => `  ${t.path}  ${humanBytes(t.bytes)}  (${t.what})`).join('\n');
+        if (!opts.yes && targets.length) {
+          if (!process.stdin.isTTY || opts.json) throw new PgxError('USAGE', `--purge would delete ${humanBytes(total)}:\n${list}`, 'Pass --yes to confirm (nothing was deleted).');
+          process.stderr.write(`pgx local down --purge deletes every database of the local server (${humanBytes(total)}):\n${list}\n`);
+          if (!(await confirm('delete them? [y/N] '))) {
+            out.progress('nothing deleted');
+            return EXIT.usage;
+          }
+        }
+        const r = purgeLocalServer(home);
+        const value = { stopped: r.stopped, purged: true, removed: r.removed.map((t) => ({ path: t.path, bytes: t.bytes })), bytes: total };
+        out.result(value, () => (targets.length ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}deleted ${humanBytes(total)}:\n${list}` : 'nothing to delete: no local server data under ' + home));
+      }),
+    );
   withCommon(local.command('status').description('url, port, version, data directory, running')).action(
     action<CommonOpts>(async (_opts, out) => {
       const s = localStatus(pgxHome());
@@ -30,4 +66,33 @@ export function registerLocalCommands(program: Command): void {
       return 0;
     }),
   );
+  local
+    .command('psql')
+    .description('psql on the local server as its admin role (started if needed); every argument goes to psql')
+    .argument('[args...]', 'psql arguments, e.g. -c "create database shop_dev" or -d shop_dev')
+    .usage('[psql arguments…]')
+    .helpOption(false) // `pgx local psql --help` is psql's help
+    .allowUnknownOption()
+    .passThroughOptions()
+    .action(
+      action<CommonOpts>(async (_opts, _out, cmd) => runLocalPsql(pgxHome(), cmd.args), 'stderr'),
+    );
+  withCommon(local.command('env').description('shell exports for the local server: libpq variables and a 0600 passfile (no password printed); eval "$(pgx local env)"'))
+    .option('-d, --database <db>', 'PGDATABASE', 'postgres')
+    .action(
+      action<CommonOpts & { database: string }>(async (opts, out) => {
+        const x = shellExports(pgxHome(), await localParams(pgxHome(), opts.database));
+        out.result(x, () => renderExports(x));
+      }),
+    );
+  withCommon(local.command('url').description('the local server URL (no password unless --show-password)'))
+    .option('-d, --database <db>', 'the database in the URL', 'postgres')
+    .option('--show-password', 'include the password (it lands on your terminal and in its scrollback)')
+    .action(
+      action<CommonOpts & { database: string; showPassword?: boolean }>(async (opts, out) => {
+        const p = await localParams(pgxHome(), opts.database);
+        const url = opts.showPassword ? urlWithPassword(p) : urlWithoutPassword(p);
+        out.result({ url, password_included: !!opts.showPassword }, () => url);
+      }),
+    );
 }

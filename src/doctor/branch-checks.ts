@@ -6,8 +6,7 @@ import { GUARD_MIN_VERSION } from '../engine/guards.js';
 import * as registry from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { databaseSettings, fixStatement, stampedDatabases } from '../server/catalog.js';
-import { urlWithoutPassword } from '../server/db.js';
-import { shellQuote } from '../shell.js';
+import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
 
@@ -52,8 +51,7 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   const fixes: string[] = [];
   if (orphanDbs.length) {
     parts.push(`${orphanDbs.length} stamped database(s) with no record (server-wide): ${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}`);
-    const url = urlWithoutPassword(s.admin);
-    fixes.push(orphanDbs.slice(0, 5).map((d) => `psql ${shellQuote(url)} -c ${shellQuote(fixStatement.dropDatabase(d))}`).join(' && '));
+    fixes.push(orphanDbs.slice(0, 5).map((d) => sqlFix(ctx.config, s.admin, fixStatement.dropDatabase(d))).join(' && '));
   }
   if (noDb.length) {
     parts.push(`${noDb.length} record(s) whose database is gone: ${noDb.slice(0, 5).map((r) => r.name).join(', ')}`);
@@ -104,10 +102,9 @@ export async function guardsCheck(ctx: DoctorContext): Promise<Check> {
   }
   const list = Object.entries(want).map(([g, ms]) => `${g}=${ms}ms`).join(', ');
   if (missing.length) {
-    const url = urlWithoutPassword(s.admin);
     const fix = missing
       .slice(0, 5)
-      .map((m) => `psql ${shellQuote(url)} -c ${shellQuote(fixStatement.setSettings(m.branch, m.names.map((g) => [g, `${want[g]}ms`])))}`)
+      .map((m) => sqlFix(config, s.admin, fixStatement.setSettings(m.branch, m.names.map((g) => [g, `${want[g]}ms`]))))
       .join(' && ');
     return fail('guards', `${missing.length} of ${active.length} active branch(es) lack guards: ${missing.slice(0, 5).map((m) => `${m.branch} (${m.names.join(', ')})`).join(', ')}; a stuck agent's session is not bounded there`, fix);
   }

@@ -1,6 +1,7 @@
 // A summary of recent hook calls from ~/.pgx/agent/hooks.log: how many of each outcome, and the denials and errors
 // (ids and outcomes only, which is all the log holds). Only the last day counts, so an old, fixed problem fades.
 import { readFileSync, statSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
 import { hookLogPath, type HookLogLine } from '../hooks/claude/log.js';
 import { ok, warn, type Check, type DoctorContext } from './types.js';
 
@@ -15,7 +16,14 @@ export interface HookLogSummary {
   errors: HookLogLine[];
 }
 
-export function summarizeHookLog(home: string, now = Date.now()): HookLogSummary | undefined {
+/** Lines of this project: its directory or one below it. Lines of older pgx versions (no project_dir) all count. */
+function inProject(line: HookLogLine, projectDir: string | undefined): boolean {
+  if (!projectDir || typeof line.project_dir !== 'string') return true;
+  const dir = resolve(line.project_dir);
+  return dir === projectDir || dir.startsWith(projectDir.endsWith(sep) ? projectDir : projectDir + sep);
+}
+
+export function summarizeHookLog(home: string, now = Date.now(), projectDir?: string): HookLogSummary | undefined {
   const path = hookLogPath(home);
   let text: string;
   try {
@@ -33,7 +41,7 @@ export function summarizeHookLog(home: string, now = Date.now()): HookLogSummary
     } catch {
       continue; // the first line of a tail, or a torn write
     }
-    if (!line || typeof line.outcome !== 'string' || now - Date.parse(line.time) > WINDOW_MS) continue;
+    if (!line || typeof line.outcome !== 'string' || now - Date.parse(line.time) > WINDOW_MS || !inProject(line, projectDir)) continue;
     s.calls++;
     // "rewritten:clone" stays whole; counters such as "retired:terminated=0:remaining=0" are cut to "retired".
     const parts = line.outcome.split(':');
@@ -48,9 +56,9 @@ export function summarizeHookLog(home: string, now = Date.now()): HookLogSummary
 const ids = (l: HookLogLine) => `${l.time} ${l.event} session ${l.session_id?.slice(0, 8) ?? '-'}${l.agent_id ? ` agent ${l.agent_id}` : ''} ${l.outcome}`;
 
 export function hookLogCheck(ctx: DoctorContext): Check {
-  const s = summarizeHookLog(ctx.home);
+  const s = summarizeHookLog(ctx.home, Date.now(), resolve(ctx.projectDir)); // other projects' calls are theirs
   if (!s) return ok('hook-log', `no hook call logged yet (${hookLogPath(ctx.home)})`);
-  if (!s.calls) return ok('hook-log', `no hook call in the last 24 h (${s.path})`);
+  if (!s.calls) return ok('hook-log', `no hook call for this project in the last 24 h (${s.path})`);
   const counts = Object.entries(s.outcomes)
     .sort((a, b) => b[1] - a[1])
     .map(([k, n]) => `${k} ×${n}`)

@@ -1,6 +1,6 @@
 // Server checks: reachable and which version; the admin role can create databases.
 import { currentRole, fixStatement } from '../server/catalog.js';
-import { shellQuote } from '../shell.js';
+import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
 import { GUARD_MIN_VERSION } from '../engine/guards.js';
@@ -26,5 +26,5 @@ export async function roleCheck(ctx: DoctorContext): Promise<Check> {
   if (r?.rolsuper) return ok('role', `"${r.rolname}" is a superuser`);
   if (r?.rolcreatedb) return ok('role', `"${r.rolname}" has CREATEDB`);
   const role = r?.rolname ?? s.admin.user;
-  return fail('role', `role "${role}" cannot create databases, so no branch can be made`, `psql -d postgres -c ${shellQuote(fixStatement.grantCreatedb(role))}  (as a superuser)`);
+  return fail('role', `role "${role}" cannot create databases, so no branch can be made`, `${sqlFix(ctx.config, s.admin, fixStatement.grantCreatedb(role))}  (as a superuser)`);
 }

@@ -1,9 +1,10 @@
 // Is the project's template there, made by pgx, and in step with the source? "In step" compares the schema
 // fingerprint stored in the template's stamp at its last refresh with the source's fingerprint now.
-import { databaseInfo } from '../server/catalog.js';
+import { databaseInfo, fixStatement } from '../server/catalog.js';
 import { schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
 import { relativeTime } from '../output.js';
+import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
 
 const REFRESH = 'pgx template refresh';
@@ -14,7 +15,7 @@ export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   const config = ctx.config;
   const name = templateName(config.project, config.source);
   if (config.source && !(await databaseInfo(s.db, config.source)).exists) {
-    return fail('template', `the source database "${config.source}" ([project] source) does not exist on the server`, `createdb ${config.source}, or fix/remove [project] source in ${config.file ?? '.pgx.toml'}`);
+    return fail('template', `the source database "${config.source}" ([project] source) does not exist on the server`, `pgx source import --from <postgres://… | dump file> (loads your existing database as "${config.source}"), or create it empty: ${sqlFix(config, s.admin, fixStatement.createDatabase(config.source))}; or fix/remove [project] source in ${config.file ?? '.pgx.toml'}`);
   }
   const info = await databaseInfo(s.db, name);
   if (!info.exists) return warn('template', `${name} not built yet (the first branch builds it, which makes that branch slow)`, REFRESH);

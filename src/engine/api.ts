@@ -10,12 +10,14 @@ import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { dropBranch, ensureBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
+import type { ImportOptions, ImportResult } from './source-import.js';
 import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
+import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
 import * as roles from './roles.js';
 
-export type { DownResult, EnsureResult, GcResult, OpenOptions, PoolStatus, FillResult, DrainResult };
+export type { DownResult, EnsureResult, GcResult, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
 
 export interface RefreshResult extends TemplateRefreshResult {
   /** Warm-pool members of the previous template build, no longer claimable (gc drops them). */
@@ -128,7 +130,7 @@ export class Engine {
     const recs = await this.resolve(sel);
     if (!recs.length) {
       if ('branch' in sel) await this.explainMissingBranch(sel.branch);
-      const what = Object.keys(sel).map((k) => `--${k}`).join(" ");
+      const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
       throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
     }
     const done: DownResult[] = [];
@@ -161,6 +163,30 @@ export class Engine {
 
   gc(limit = 1000): Promise<GcResult> {
     return gc(this.ctx, limit);
+  }
+
+  // Template housekeeping and source import are loaded when called: the hooks import this module on every command.
+
+  /** `pgx agent gc`: expired branches, then templates nobody uses past the grace (see template-admin.ts for which). */
+  async gcAll(limit: number, templateGraceMs: number): Promise<GcResult & TemplateGcResult> {
+    const branches = await gc(this.ctx, limit);
+    const t = await (await import('./template-admin.js')).gcTemplates(this.ctx, templateGraceMs);
+    return { ...branches, templates_dropped: t.templates_dropped, errors: [...branches.errors, ...t.errors] };
+  }
+
+  /** `pgx template ls`: this project's templates, or (`all`) every pgx template on the server. */
+  async templates(filter: { all?: boolean } = {}): Promise<TemplateInfo[]> {
+    return (await import('./template-admin.js')).listTemplates(this.ctx, filter);
+  }
+
+  /** `pgx template drop [name]`: drops stamped templates only; returns the names dropped. */
+  async dropTemplates(named?: string): Promise<string[]> {
+    return (await import('./template-admin.js')).dropTemplates(this.ctx, named);
+  }
+
+  /** `pgx source import`: loads a database into this server as a source (never over an existing database). */
+  async importSource(o: ImportOptions): Promise<ImportResult> {
+    return (await import('./source-import.js')).importSource(this.ctx, o);
   }
 
   async refreshTemplate(progress?: (msg: string) => void): Promise<RefreshResult> {

@@ -11,6 +11,7 @@
 // recorded nor stamped as this project's is never touched.
 import { createHash, randomBytes } from 'node:crypto';
 import { PgxError } from '../errors.js';
+import { shellQuote } from '../shell.js';
 import * as records from '../registry/records.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
@@ -158,7 +159,7 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
   const { registry: reg, config } = e;
   const source = config.source ?? null;
   if (source && !(await catalog.databaseInfo(reg, source)).exists) {
-    throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, 'Create it, or fix [project] source in .pgx.toml (remove it to start branches from an empty database).');
+    throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, `Load your existing database as "${source}" with \`pgx source import --from <postgres://… | dump file>\`, or create it (\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\` on pgx's local server); or fix [project] source in .pgx.toml (remove it to start branches from an empty database).`);
   }
   await records.recordBuild(reg, into, name, config.project);
   try {

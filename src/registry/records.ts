@@ -218,6 +218,18 @@ export async function buildsOf(db: RegistryDb, template: string): Promise<string
   return (await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])).map((r) => r.name);
 }
 
+/** How many branch records name each template (template housekeeping: a template in use is never gc'd). */
+export async function templateUse(db: RegistryDb): Promise<Map<string, number>> {
+  const rows = await q<{ template: string; n: number }>(db, 'SELECT template, count(*)::int AS n FROM pgx_branch WHERE template IS NOT NULL GROUP BY template');
+  return new Map(rows.map((r) => [r.template, r.n]));
+}
+
+/** The server's clock (deadlines and graces are judged by it, not by this host's). */
+export async function serverNow(db: RegistryDb): Promise<number> {
+  const [row] = await q<{ now: Date }>(db, 'SELECT now() AS now');
+  return new Date(row!.now).getTime();
+}
+
 /**
  * The hot path's one round trip: heartbeats the identity's branch and returns its record, only if it is active, its
  * database exists, accepts connections and carries this identity's stamp (`stamp`: formatStamp of it). No row: the

@@ -12,6 +12,7 @@ export const SQLSTATE = {
   INVALID_CATALOG_NAME: '3D000',
   INSUFFICIENT_PRIVILEGE: '42501',
   DUPLICATE_DATABASE: '42P04',
+  DUPLICATE_OBJECT: '42710',
   UNDEFINED_TABLE: '42P01',
   UNDEFINED_COLUMN: '42703',
   DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
@@ -48,6 +49,8 @@ export const STAMP_PREFIX = {
   template: 'pgx:template:',
   building: 'pgx:template-building:',
   pool: 'pgx:pool:',
+  /** A `pgx source import` in progress (or a killed one's leftover); the stamp is removed when the import succeeds. */
+  importing: 'pgx:source-importing:',
   registry: 'pgx:registry',
 } as const;
 
@@ -71,6 +74,8 @@ export type Stamp =
    * exactly one template build.
    */
   | { kind: 'pool'; project: string; template: string; generation: string }
+  /** A source being imported (`from`: the URL without its password, or the dump's path). */
+  | { kind: 'importing'; project: string; from: string; started_at: string }
   | { kind: 'registry' };
 
 export function formatStamp(s: Stamp): string {
@@ -94,7 +99,7 @@ export function parseStamp(comment: string | null): Stamp | undefined {
     const key = comment.slice(STAMP_PREFIX.branch.length);
     return /^[0-9a-f]{64}$/.test(key) ? { kind: 'branch', identityKey: key } : undefined;
   }
-  for (const kind of ['building', 'template', 'pool'] as const) {
+  for (const kind of ['building', 'template', 'pool', 'importing'] as const) {
     if (!comment.startsWith(STAMP_PREFIX[kind])) continue;
     try {
       const body = JSON.parse(comment.slice(STAMP_PREFIX[kind].length)) as Record<string, unknown>;
@@ -109,6 +114,11 @@ export function parseStamp(comment: string | null): Stamp | undefined {
 
 export async function writeStamp(db: Db, name: string, stamp: Stamp): Promise<void> {
   await db.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS ${quoteLiteral(formatStamp(stamp))}`);
+}
+
+/** Removes a stamp: pgx no longer claims the database (an imported source, once it is complete, is the user's). */
+export async function clearStamp(db: Db, name: string): Promise<void> {
+  await db.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS NULL`);
 }
 
 export interface DatabaseInfo {
@@ -155,6 +165,27 @@ export async function stampedDatabases(db: Db, kind: keyof typeof STAMP_PREFIX):
   return rows.map((r) => r.datname);
 }
 
+export interface StampedDatabase {
+  name: string;
+  stamp: Stamp;
+  bytes: number;
+  isTemplate: boolean;
+}
+
+/** Every database carrying a stamp of one of these kinds, with its size (`pgx template ls`, template gc). */
+export async function stampedDatabasesOf(db: Db, kinds: (keyof typeof STAMP_PREFIX)[]): Promise<StampedDatabase[]> {
+  const rows = await db.query<{ datname: string; comment: string; bytes: string; datistemplate: boolean }>(
+    `SELECT datname, shobj_description(oid, 'pg_database') AS comment, pg_database_size(oid)::text AS bytes, datistemplate
+       FROM pg_database WHERE left(shobj_description(oid, 'pg_database'), 4) = 'pgx:' ORDER BY datname`,
+  );
+  const out: StampedDatabase[] = [];
+  for (const r of rows) {
+    const stamp = parseStamp(r.comment);
+    if (stamp && kinds.includes(stamp.kind)) out.push({ name: r.datname, stamp, bytes: Number(r.bytes), isTemplate: r.datistemplate });
+  }
+  return out;
+}
+
 /** Databases whose name starts with `prefix` (a template's builds and asides). */
 export async function databasesNamedLike(db: Db, prefix: string): Promise<string[]> {
   const rows = await db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1', [prefix, prefix.length]);
@@ -181,6 +212,11 @@ export async function createDatabase(db: Db, name: string, o: CreateOptions): Pr
   const strategy = o.strategy && db.serverVersionNum >= 150000 ? ` STRATEGY ${o.strategy}` : '';
   const conn = o.allowConnections === false ? ' ALLOW_CONNECTIONS false' : '';
   await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}${conn}`);
+}
+
+/** Creates an empty database from template0 (a restore's target: nothing of template1's local additions in it). */
+export async function createEmptyDatabase(db: Db, name: string): Promise<void> {
+  await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE template0`);
 }
 
 /** CHECKPOINT, when this role may (superuser, or pg_checkpoint on PostgreSQL 15+); false when it may not. */
@@ -299,6 +335,23 @@ export interface RoleInfo {
   rolcreatedb: boolean;
   rolsuper: boolean;
   rolcreaterole: boolean;
+}
+
+/** Which of these roles exist. */
+export async function existingRoles(db: Db, names: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [names]);
+  return new Set(rows.map((r) => r.rolname));
+}
+
+/** A role that owns objects but cannot log in (ownership in an imported dump survives); false if it exists. */
+export async function createNoLoginRole(db: Db, name: string): Promise<boolean> {
+  try {
+    await db.query(`CREATE ROLE ${quoteIdent(name)} NOLOGIN`);
+    return true;
+  } catch (e) {
+    if (sqlstateOf(e) === SQLSTATE.DUPLICATE_OBJECT) return false; // created meanwhile
+    throw e;
+  }
 }
 
 export async function currentRole(db: Db): Promise<RoleInfo | undefined> {
@@ -476,6 +529,7 @@ export async function serverVersion(db: Db): Promise<string> {
 /** The statements doctor prints as fixes, for the user to run: written here so that they quote as pgx does. */
 export const fixStatement = {
   grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
+  createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
   /** A branch role left owning objects: run in each database it names, then drop it. */
   dropLeftRole: (role: string, admin: string) => `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,

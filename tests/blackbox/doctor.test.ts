@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,7 +94,7 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards']);
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
     for (const name of ['config', 'server', 'role', 'roles', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
     }
@@ -253,6 +253,23 @@ describe('pgx agent doctor', () => {
     expect(c.detail).not.toContain('a-old');
   });
 
+  it("hook-log counts only this project's calls (its directory or below); hooks record the project directory", () => {
+    const p = makeProject();
+    const other = makeProject();
+    const now = new Date().toISOString();
+    const line = (dir: string, outcome: string, agent: string) => JSON.stringify({ time: now, event: 'pre-tool-use', session_id: 'sess12345678', agent_id: agent, branch: null, outcome, elapsed_ms: 5, project_dir: dir });
+    mkdirSync(join(p.home, 'agent'), { recursive: true });
+    writeFileSync(join(p.home, 'agent', 'hooks.log'), [line(other.dir, 'denied:error', 'theirs'), line(join(p.dir, 'sub'), 'rewritten:clone', 'mine'), line(`${p.dir}-sibling`, 'denied:error', 'sibling')].join('\n') + '\n');
+    const c = doctor(p).byName['hook-log']!;
+    expect(c.status, c.detail).toBe('ok');
+    expect(c.detail).toMatch(/^1 calls in the last 24 h: pre-tool-use rewritten:clone ×1$/);
+    // a real hook call writes its project directory into the log
+    const payload = JSON.stringify({ session_id: 'sess-log-dir', cwd: p.dir, hook_event_name: 'UserPromptSubmit', prompt: 'hi' });
+    expect(runPgx(['agent', 'hook', 'user-prompt-submit'], { ...p, input: payload }).status).toBe(0);
+    const last = JSON.parse(readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').pop()!);
+    expect(last).toMatchObject({ event: 'user-prompt-submit', project_dir: p.dir });
+  });
+
   it('an invalid .pgx.toml fails the config check with a fix, and the server checks are skipped', () => {
     const p = makeProject({ toml: '[agent]\nidle_tll = "1h"\n' });
     const d = doctor(p);
@@ -261,5 +278,19 @@ describe('pgx agent doctor', () => {
     expect(d.byName.config!.detail).toContain('idle_tll');
     expect(d.byName.config!.fix).toContain('pgx init --force');
     expect(d.byName.server!.status).toBe('skip');
+  });
+
+  it('env-files: warns when .env / .env.local names a database (the source called out), with what routing covers and what it cannot', () => {
+    const p = makeProject({ source: 'shop_dev', toml: '' });
+    expect(doctor(p).byName['env-files']!.status).toBe('ok');
+    writeFileSync(join(p.dir, '.env'), 'NODE_ENV=development\nDATABASE_URL="postgresql://me@localhost:5432/shop_dev"\n');
+    writeFileSync(join(p.dir, '.env.local'), 'export PGDATABASE=other_db # mine\nPGPASSWORD=hunter2\n');
+    const c = doctor(p).byName['env-files']!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain(`${join(p.dir, '.env')} sets DATABASE_URL (database "shop_dev": the SOURCE)`);
+    expect(c.detail).toContain('PGDATABASE (database "other_db")');
+    expect(c.detail).not.toContain('hunter2');
+    expect(c.detail).toMatch(/override: true.*dotenv -o.*dotenv run --override.*load_dotenv\(override=True\).*set -a; \. \.\/\.env/);
+    expect(c.fix).toMatch(/override/);
   });
 });

@@ -80,6 +80,9 @@ describe('agent exec process plumbing', () => {
     const r = runPgx(['agent', 'exec', '--id', 'nf', '--', 'definitely-not-a-command-xyz'], p);
     expect(r.status).toBe(125);
     expect(r.stderr).toMatch(/Could not start "definitely-not-a-command-xyz"/);
+    // the throwaway --id branch made for it is retired all the same (as for a command that ran)
+    const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches;
+    expect(ls.find((b: { id: string }) => b.id === 'nf')).toMatchObject({ state: 'retiring' });
     expect(runPgx(['agent', 'exec', '--', 'true'], p).status).toBe(2);
     expect(runPgx(['agent', 'exec', '--agent', 'a', '--id', 'b', '--', 'true'], p).status).toBe(2);
   });
@@ -92,6 +95,23 @@ describe('CLI parse errors', () => {
     expect(runPgx(['agent', 'hook', 'nope'], p).status).toBe(2);
     expect(runPgx(['agent', 'frobnicate'], p).status).toBe(2);
     expect(runPgx(['--help'], p).status).toBe(0);
+  });
+
+  it('with --json a parse error is the JSON error object (stdout; stderr for agent exec), exit 2', () => {
+    const p = makeProject();
+    const r = runPgx(['agent', 'ls', '--json', '--bogus'], p);
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'USAGE', message: "Unknown option '--bogus'", hint: 'See `pgx agent ls --help`.' });
+    expect(r.stderr).toBe('');
+    const missing = runPgx(['init', '--json', '--name'], p);
+    expect(missing.status).toBe(2);
+    expect(JSON.parse(missing.stdout).error.message).toMatch(/argument missing/);
+    const exec = runPgx(['agent', 'exec', '--json', '--bogus', '--', 'true'], p);
+    expect(exec.status).toBe(2);
+    expect(exec.stdout).toBe('');
+    expect(JSON.parse(exec.stderr).error.code).toBe('USAGE');
+    // a --json after -- belongs to the command, not to pgx: the error stays text
+    expect(runPgx(['agent', 'ls', '--bogus', '--', '--json'], p).stdout).toBe('');
   });
 });
 

@@ -97,6 +97,8 @@ describe('fail-closed hooks', () => {
     // The project's template already exists (made with the admin role), so the refused step is the branch's CREATE DATABASE.
     const first = await hook('subagent-start', subagentStart(s, newAgentId()), p);
     expect(first.json.hookSpecificOutput.additionalContext).toMatch(/own PostgreSQL database branch/);
+    // one sentence about the known gap: a .env loaded with override would send commands back to the shared database
+    expect(first.json.hookSpecificOutput.additionalContext).toMatch(/never load a \.env file with override \([^)]*dotenv -o[^)]*\)/);
     const role = `nocreatedb_${rand()}`;
     const rolePw = randomBytes(12).toString('base64url');
     registerSecret(rolePw);

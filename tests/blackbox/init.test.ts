@@ -16,7 +16,7 @@ describe('pgx init', () => {
     const r = runPgx(['init', '--json', '--name', 'demo', '--source', 'app_dev', '--url', 'postgresql://me@db.internal:5433/postgres'], p);
     expect(r.status, r.stderr).toBe(0);
     const v = jsonOf(r);
-    expect(v).toEqual({ path: join(p.dir, '.pgx.toml'), project: 'demo', server_url: 'postgresql://me@db.internal:5433/postgres', source: 'app_dev', overwritten: false, next: 'pgx agent install claude' });
+    expect(v).toEqual({ path: join(p.dir, '.pgx.toml'), project: 'demo', server_url: 'postgresql://me@db.internal:5433/postgres', source: 'app_dev', overwritten: false, import: null, next: 'pgx agent install claude' });
     const text = readFileSync(join(p.dir, '.pgx.toml'), 'utf8');
     expect(text).toMatch(/^# pgx:/);
     expect(text).toContain('name = "demo"');

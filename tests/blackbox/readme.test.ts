@@ -1,9 +1,9 @@
 // The README's shell blocks run as written: the first screen's two commands (the demo on the embedded default;
 // the tests — this suite itself, so only its text is checked) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAUNCHER, REPO, jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 
@@ -16,26 +16,42 @@ describe('README', () => {
     expect(readme.indexOf('npm run demo')).toBeLessThan(readme.indexOf('pgx agent install claude'));
   });
 
-  it('`npm run demo` runs the main job end to end on the embedded default server', () => {
+  it('`npm run demo` (twice) tells the story, cleans up after itself, and `local down --purge --yes` leaves nothing', () => {
     const home = mkdtempSync(join(tmpdir(), 'pgx-demo-home-'));
     const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, '.pgx') };
+    const pgx = (...args: string[]) => execFileSync(process.execPath, [LAUNCHER, ...args], { env, encoding: 'utf8' });
+    let dataDir: string | undefined;
     try {
-      const r = spawnSync('npm', ['run', 'demo'], { cwd: REPO, env, encoding: 'utf8', timeout: 240_000 });
-      expect(r.status, r.stderr + r.stdout).toBe(0);
-      // each agent saw the source's table plus only its own migration
-      expect(r.stdout).toMatch(/_a1users0: users,users_migration\n/);
-      expect(r.stdout).toMatch(/_a2accoun: accou_migration,users\n/);
-      expect(r.stdout).toMatch(/_a3bookin: booki_migration,users\n/);
-      expect(r.stdout).toMatch(/# the source is untouched\S*\nusers\n/);
-      expect(r.stdout.match(/^agent_\S+ .*retiring\s+in \d+m/gm)?.length).toBe(3);
-      expect(r.stdout.match(/^agent_\S+\s+dropped\b/gm)?.length).toBe(3);
+      for (const run of [1, 2]) {
+        const r = spawnSync('npm', ['run', 'demo'], { cwd: REPO, env, encoding: 'utf8', timeout: 240_000 });
+        expect(r.status, r.stderr + r.stdout).toBe(0);
+        if (run === 1) expect(r.stderr).toMatch(/initialising the local PostgreSQL/); // progress on the first start
+        expect(r.stderr).not.toMatch(/install-scripts|npm warn/);
+        // two conflicting migrations (plan text vs plan integer): each agent sees only its own; the source neither
+        expect(r.stdout).toMatch(/_a1billin: id integer, email text, plan text\n/);
+        expect(r.stdout).toMatch(/_a2reward: id integer, email text, plan integer\n/);
+        expect(r.stdout).toMatch(/# the source is untouched\S*\ndemo_src_\d+: id integer, email text\n/);
+        expect(r.stdout).toMatch(/^0 rows committed by the killed agent$/m);
+        expect(r.stdout.match(/^agent_\S+ .*retiring\s+in \d+m/gm)?.length).toBe(3);
+        expect(r.stdout).toMatch(/^3 branches made, \d+ \/ \d+ \/ \d+ ms each/m);
+        expect(r.stdout).toMatch(/^3 of 3 retired at SubagentStop/m);
+        const folder = /and (\S+) removed/.exec(r.stdout)?.[1];
+        expect(folder).toMatch(/pgx-demo-/);
+        expect(existsSync(folder!)).toBe(false);
+      }
+      // nothing of the demo is left on the server: no branch, template or source (the registry is pgx's own)
+      const dbs = pgx('local', 'psql', '-X', '-Atc', "select string_agg(datname, ',') from pg_database where datname not in ('postgres', 'template0', 'template1', 'pgx_registry')");
+      expect(dbs.trim()).toBe('');
+      dataDir = JSON.parse(pgx('local', 'status', '--json')).data_dir;
+      const purged = JSON.parse(pgx('local', 'down', '--purge', '--yes', '--json'));
+      expect(purged).toMatchObject({ stopped: true, purged: true });
+      expect(existsSync(dataDir!)).toBe(false);
+      expect(existsSync(join(home, '.pgx', 'local'))).toBe(false);
     } finally {
-      const status = JSON.parse(execFileSync(process.execPath, [LAUNCHER, 'local', 'status', '--json'], { env: { PATH: process.env.PATH, PGX_HOME: join(home, '.pgx') }, encoding: 'utf8' }));
-      spawnSync(process.execPath, [LAUNCHER, 'local', 'down'], { env: { PATH: process.env.PATH, PGX_HOME: join(home, '.pgx') } });
-      if (status.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(status.data_dir)), { recursive: true, force: true });
+      spawnSync(process.execPath, [LAUNCHER, 'local', 'down', '--purge', '--yes'], { env });
       rmSync(home, { recursive: true, force: true });
     }
-  });
+  }, 600_000);
 
   it('the "in your project" block runs as written', () => {
     const block = shBlocks[1]!;

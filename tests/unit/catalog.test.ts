@@ -9,6 +9,7 @@ describe('stamps: one prefix table', () => {
     { kind: 'template', project: 'p', source: 'src', fingerprint: 'f', refreshed_at: '2026-01-01T00:00:00.000Z', method: 'template-copy' },
     { kind: 'building', project: 'p', started_at: '2026-01-01T00:00:00.000Z' },
     { kind: 'pool', project: 'p', template: 'pgx_tpl_p_12345678', generation: '16384' },
+    { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z' },
     { kind: 'registry' },
   ];
   it('formats every kind under its prefix and parses it back', () => {

@@ -84,11 +84,13 @@ describe('config', () => {
     expect(e.message).toMatch(/project: unknown key\(s\) "nmae"/);
     expect(e.message).toMatch(/agent\.idle_ttl: "soon" is not a duration/);
     expect(e.message).toMatch(/unknown key\(s\) "guardz"/);
-    expect(e.hint).toContain('.pgx.toml.example');
+    // the hint names the example with its path, so it can be opened
+    expect(e.hint).toContain(join(import.meta.dirname, '../../.pgx.toml.example'));
   });
 
-  it('rejects TOML syntax errors with a hint', () => {
-    expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(/not valid TOML/);
+  it('rejects TOML syntax errors saying what is wrong, where, with a hint', () => {
+    expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(/\.pgx\.toml:1:\d+: not valid TOML: illegal character in key\./);
+    expect(() => loadConfig({ cwd: project('[project]\nname = "a"\nname = "b"\n'), env: {} })).toThrow(/:3:\d+: not valid TOML: trying to redefine an already defined table or value/);
   });
 
   it('parses durations', () => {
@@ -122,7 +124,7 @@ describe('secrets in config errors', () => {
     } catch (e) {
       msg = `${(e as PgxError).message} ${(e as PgxError).hint}`;
     }
-    expect(msg).toMatch(/\.pgx\.toml:\d+(:\d+)?: not valid TOML/);
+    expect(msg).toMatch(/\.pgx\.toml:\d+(:\d+)?: not valid TOML: control characters are not allowed in strings/);
     expect(msg).not.toContain('S3cretPW');
   });
 

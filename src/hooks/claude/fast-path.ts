@@ -39,6 +39,7 @@ export async function fastPreToolUse(): Promise<string | undefined> {
     elapsed_ms: Math.round(performance.now() - t0),
     claude_code: claudeCodeVersion() ?? null,
     permission_mode: str(p.permission_mode),
+    project_dir: process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null), // doctor: this project's lines only
   });
   return undefined;
 }

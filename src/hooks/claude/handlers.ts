@@ -128,7 +128,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
       output: {
         hookSpecificOutput: {
           hookEventName: 'SubagentStart',
-          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags.`,
+          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
         },
       },
       outcome: `ok:${r.method}`,

@@ -15,6 +15,8 @@ export interface HookLogLine {
   claude_code?: string | null;
   /** The payload's permission_mode (PreToolUse, UserPromptSubmit): the doctor reports the mode last seen. */
   permission_mode?: string | null;
+  /** The project directory the hook ran for (CLAUDE_PROJECT_DIR, else the payload's cwd): the doctor filters by it. */
+  project_dir?: string | null;
 }
 
 export function hookLogPath(home: string): string {

@@ -178,6 +178,7 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     elapsed_ms: Math.round(performance.now() - t0),
     claude_code: claudeCodeVersion() ?? null,
     permission_mode: str(payload.permission_mode),
+    project_dir: projectDir, // doctor: this project's lines only
   });
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }
