@@ -145,6 +145,7 @@ const fileSchema = z.strictObject({
       grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
+      roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
       // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/architecture.md).
       pool: z._default(count, 4),
       pool_max: z._default(count, 16),
@@ -163,6 +164,8 @@ const fileSchema = z.strictObject({
   ),
 });
 
+export type RolesMode = 'auto' | 'per-branch' | 'admin';
+
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
 
 export interface Config {
@@ -180,6 +183,11 @@ export interface Config {
   sessionBranch: boolean;
   /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
   unverifiedClaudeCode: 'ask' | 'rules';
+  /**
+   * Which role a branch's commands connect as: `per-branch` (a login role of the branch's own, engine/roles.ts),
+   * `admin` (the role of [server] url), or `auto`: per-branch when the admin role can create roles.
+   */
+  roles: RolesMode;
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
   pool: { size: number; max: number; maxBytes: number };
@@ -242,13 +250,27 @@ export function validateConfigText(text: string, file: string): void {
   parseConfigText(text, file);
 }
 
+/**
+ * PGX_DATABASE_URL_FILE: a 0600 file holding the admin URL, which the SessionStart env file exports INSTEAD of
+ * PGX_DATABASE_URL when the session's branch has a role, so that the password is in no variable of the agents'
+ * shells while the routed `pgx agent exec` (which runs in those shells) still finds the server.
+ */
+function serverUrlFile(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch {
+    throw new PgxError('CONFIG_INVALID', `PGX_DATABASE_URL_FILE names ${file}, which can't be read.`, 'It is written by pgx at SessionStart; restart the session, or set PGX_DATABASE_URL.');
+  }
+}
+
 export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
   const env = opts.env ?? process.env;
   const cwd = resolve(opts.cwd ?? process.cwd());
   const file = findConfigFile(cwd);
   const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
-  const serverUrl = env.PGX_DATABASE_URL || c.server.url || undefined;
+  const serverUrl = env.PGX_DATABASE_URL || serverUrlFile(env.PGX_DATABASE_URL_FILE) || c.server.url || undefined;
   return {
     projectDir,
     file,
@@ -260,6 +282,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     graceMs: c.agent.grace,
     sessionBranch: c.agent.session_branch,
     unverifiedClaudeCode: c.agent.unverified_claude_code,
+    roles: c.agent.roles,
     guards: {
       enabled: c.guards.enabled,
       settings: {

@@ -12,6 +12,7 @@ import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
 import { permissionsCheck } from './doctor/permissions-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
+import { rolesCheck } from './doctor/roles-check.js';
 import { dotenvCheck } from './doctor/dotenv-check.js';
 import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
 
@@ -45,6 +46,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
   const steps: [string, () => Check | Promise<Check>][] = [
     ['server', () => serverCheck(ctx)],
     ['role', () => roleCheck(ctx)],
+    ['roles', () => rolesCheck(ctx)],
     ['template', () => templateCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],

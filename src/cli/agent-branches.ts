@@ -20,7 +20,8 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
         // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
         const x = shellExports(config.home, r.conn);
-        const value = { branch: r.branch, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        // With branch roles these are the branch role's credentials (PGUSER = the role), never the admin's.
+        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
         out.result(value, () => renderExports(x));
       }),
     );
@@ -56,6 +57,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const sel: Selector =
           opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
         const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
+        for (const r of results.filter((x) => x.role_note)) out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
         out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results));
       }),
     );
@@ -84,7 +86,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         const config = configFor(opts);
         const graceMs = templateGrace(opts.templateGrace);
         const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join(''));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );

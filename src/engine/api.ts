@@ -16,6 +16,7 @@ import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
+import * as roles from './roles.js';
 
 export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
 
@@ -49,6 +50,8 @@ export interface BranchSummary {
   last_seen_at: string;
   deadline: string;
   deadline_kind: BranchRecord['deadline_kind'];
+  /** The branch's own login role (null: its commands use the admin role). Never its password. */
+  role: string | null;
 }
 
 export interface TouchResult {
@@ -268,7 +271,7 @@ export async function attachOrEnsure(config: Config, t: Target, opts: OpenOption
   const t0 = performance.now();
   if (t.sessionId !== undefined || (t.execId !== undefined && t.agentId === undefined)) {
     const a = await attachFast(config, { project: config.project, host: config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId }, opts);
-    if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: { ...a.admin, database: a.record.name } };
+    if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
   }
   return withEngine(config, (e) => e.ensure(t), opts);
 }
@@ -299,5 +302,6 @@ function summarize(r: BranchRecord): BranchSummary {
     last_seen_at: new Date(r.last_seen_at).toISOString(),
     deadline: new Date(r.deadline).toISOString(),
     deadline_kind: r.deadline_kind,
+    role: r.role ?? null,
   };
 }

@@ -32,7 +32,9 @@ export async function attachFast(config: Config, id: Identity, opts: OpenOptions
   try {
     const key = identityKey(id);
     const record = await attachActive(db, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => undefined);
-    return record ? { record, admin } : undefined;
+    // roles = "per-branch" and a branch made without a role: the full ensure gives it one.
+    if (!record || (config.roles === 'per-branch' && !record.role)) return undefined;
+    return { record, admin };
   } finally {
     await db.close();
   }

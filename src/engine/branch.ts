@@ -15,6 +15,7 @@ import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
+import * as roles from './roles.js';
 import { claimMember, gcPool } from './pool.js';
 
 /** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
@@ -54,7 +55,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     method,
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
-    conn: { ...withoutTimeout(e.admin), database: record.name },
+    conn: roles.branchConn(e.admin, record),
   });
 
   return withIdentityLock(reg, key, async () => {
@@ -73,17 +74,25 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     if (rec && rec.db_exists && rec.state !== 'creating') {
       const info = await catalog.databaseInfo(reg, rec.name);
       if (!catalog.isOwnBranch(info, rec)) throw foreignBranch(rec);
+      // roles = "per-branch" (explicitly) and a branch made under "admin": it gets its role now. (`auto` decides on
+      // the create path only, so that an attach costs no extra round trip.)
+      if (e.config.roles === 'per-branch' && !rec.role) rec = await giveRole(e, rec);
       if (rec.state === 'active') {
         // A retire cut off between its ALTER and its record update leaves an active record on a database that
         // refuses connections: repair it rather than hand out a branch nobody can connect to.
-        if (!info.allowConn) await catalog.allowConnections(reg, rec.name, true);
+        if (!info.allowConn) {
+          await roles.reviveBranchRole(e, rec);
+          await catalog.allowConnections(reg, rec.name, true);
+        }
         await records.heartbeat(reg, rec.name);
         return done((await records.findByName(reg, rec.name))!, 'attach');
       }
+      await roles.reviveBranchRole(e, rec);
       await catalog.allowConnections(reg, rec.name, true);
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
     if (!rec) rec = await claimName(e, id, key);
+    else if (!rec.role) rec = await withRoleIfDue(e, rec);
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
     // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge.
     if (!rec.db_exists) {
@@ -96,7 +105,18 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   }
 }
 
-const withoutTimeout = ({ statementTimeoutMs: _, ...p }: ConnParams): ConnParams => p;
+/** A record without a role, under per-branch roles: recorded first, then created (prepareBranchRole). */
+async function withRoleIfDue(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
+  const creds = await roles.credentialsFor(e);
+  return creds ? records.setRole(e.registry, rec.name, creds.role, creds.password) : rec;
+}
+
+/** An existing branch that had no role gets one (its objects change owner: a migration can run as the role). */
+async function giveRole(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
+  const withRole = await withRoleIfDue(e, rec);
+  if (withRole.role && withRole.role_password) await roles.prepareBranchRole(e, withRole.name, withRole.role, withRole.role_password, { login: withRole.state === 'active' });
+  return withRole;
+}
 
 /** 16 of [a-z0-9] (~82 bits): the creation's nonce, which names and stamps it. */
 const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
@@ -115,6 +135,7 @@ export function foreignBranch(rec: BranchRecord): PgxError {
 async function claimName(e: EngineContext, id: Identity, key: string): Promise<BranchRecord> {
   const template = templateName(e.config.project, e.config.source);
   const candidates = [shortBranchName(id), hashBranchName(id)].filter((n): n is string => !!n);
+  const creds = await roles.credentialsFor(e);
   for (const name of candidates) {
     if ((await catalog.databaseInfo(e.registry, name)).exists) continue; // never reuse a name that exists without our record
     const claimed = await records.insertCreating(e.registry, {
@@ -131,6 +152,7 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
       nonce: newNonce(),
+      ...(creds ? { role: creds.role, role_password: creds.password } : {}),
     });
     if (claimed) return (await records.findByName(e.registry, name))!;
   }
@@ -152,7 +174,9 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
   if (there.exists) {
     // A rename committed with its record is active; only a legacy record (or a hand-edited one) gets here ours.
     if (rec.state === 'creating' && catalog.isOwnBranch(there, rec)) {
-      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), guards: await applyGuards(reg, rec.name, e.config) };
+      const guards = await applyGuards(reg, rec.name, e.config);
+      if (rec.role && rec.role_password) await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
+      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), guards };
     }
     await dropCreation(e, rec).catch(() => {}); // ours; gc would drop it otherwise
     throw foreignBranch(rec);
@@ -185,6 +209,8 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     );
   }
   const guards = await applyGuards(reg, tmp, e.config);
+  // The branch role (recorded with the record): CONNECT and its objects, before the rename makes it the branch.
+  if (rec.role && rec.role_password) await roles.prepareBranchRole(e, tmp, rec.role, rec.role_password);
   try {
     const record = await inTransaction(reg, async () => {
       await catalog.renameDatabase(reg, tmp, rec.name);
@@ -216,13 +242,18 @@ export interface DownResult extends TerminateResult {
   action: 'retired' | 'dropped' | 'forgotten' | 'already-retiring' | 'skipped' | 'foreign';
   /** For 'foreign': the command that forgets the record (and only the record). */
   fix?: string;
+  /** The branch's role (null: none, roles = "admin"). Its sessions on other databases count in backends_*. */
+  role: string | null;
+  /** Drop: what happened to the role. `left`: it still owns something elsewhere (reason says where); doctor lists it. */
+  role_action?: roles.RoleDropped['action'];
+  role_note?: string;
 }
 
-const untouched = (name: string, action: DownResult['action']): DownResult => ({ name, action, backends_terminated: 0, backends_remaining: 0 });
+const untouched = (name: string, action: DownResult['action'], role: string | null = null): DownResult => ({ name, action, role, backends_terminated: 0, backends_remaining: 0 });
 
 /** A record whose database is not pgx's: reported, never touched, with the way out. */
 function foreign(rec: BranchRecord): DownResult {
-  return { ...untouched(rec.name, 'foreign'), fix: `pgx agent forget --branch ${rec.name}` };
+  return { ...untouched(rec.name, 'foreign', rec.role), fix: `pgx agent forget --branch ${rec.name}` };
 }
 
 /**
@@ -248,18 +279,23 @@ export async function retireBranch(e: EngineContext, rec: BranchRecord, opts: { 
 /** retireBranch's work, for a caller that holds the identity lock (an exec lease's end). */
 export async function retireLocked(e: EngineContext, cur: BranchRecord, waitMs?: number): Promise<DownResult> {
   const reg = e.registry;
-  if (cur.state === 'creating') return untouched(cur.name, 'skipped'); // a crashed creation: gc's to clean up
-  if (!cur.db_exists) {
-    await records.deleteRecord(reg, cur.name);
-    return untouched(cur.name, 'forgotten');
-  }
+  if (cur.state === 'creating') return untouched(cur.name, 'skipped', cur.role); // a crashed creation: gc's to clean up
+  if (!cur.db_exists) return dropLocked(e, cur); // its role, if any, goes too
   if (!catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name), cur)) return foreign(cur);
   // Record first: if this is cut off (SessionEnd's 1.5 s budget), the branch is retiring and revivable, not an
   // "active" branch that refuses connections.
   if (cur.state !== 'retiring') await records.markRetiring(reg, cur.name);
   await catalog.allowConnections(reg, cur.name, false);
+  // The role can't log in any more, and its sessions end wherever they are (a background job on the source too).
+  const r = cur.role ? await roles.retireBranchRole(e, cur.role, waitMs) : { sessions_terminated: 0, sessions_remaining: 0 };
   const t = await catalog.terminateBackends(reg, cur.name, waitMs);
-  return { name: cur.name, action: cur.state === 'retiring' ? 'already-retiring' : 'retired', ...t };
+  return {
+    name: cur.name,
+    action: cur.state === 'retiring' ? 'already-retiring' : 'retired',
+    role: cur.role,
+    backends_terminated: t.backends_terminated + r.sessions_terminated,
+    backends_remaining: Math.max(t.backends_remaining, r.sessions_remaining),
+  };
 }
 
 export async function dropBranch(e: EngineContext, rec: BranchRecord): Promise<DownResult> {
@@ -275,16 +311,28 @@ async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResu
   const reg = e.registry;
   if (cur.state === 'creating') await dropCreation(e, cur);
   const info = await catalog.databaseInfo(reg, cur.name);
+  let out: DownResult;
   if (!info.exists || (cur.state === 'creating' && !catalog.isOwnBranch(info, cur))) {
-    await records.deleteRecord(reg, cur.name);
-    return untouched(cur.name, 'forgotten');
+    out = untouched(cur.name, 'forgotten', cur.role);
+  } else if (!catalog.isOwnBranch(info, cur)) {
+    return foreign(cur);
+  } else {
+    await catalog.allowConnections(reg, cur.name, false);
+    const r = cur.role ? await roles.retireBranchRole(e, cur.role) : { sessions_terminated: 0, sessions_remaining: 0 };
+    const t = await catalog.terminateBackends(reg, cur.name);
+    await catalog.dropDatabase(reg, cur.name);
+    out = { name: cur.name, action: 'dropped', role: cur.role, backends_terminated: t.backends_terminated + r.sessions_terminated, backends_remaining: t.backends_remaining };
   }
-  if (!catalog.isOwnBranch(info, cur)) return foreign(cur);
-  await catalog.allowConnections(reg, cur.name, false);
-  const t = await catalog.terminateBackends(reg, cur.name);
-  await catalog.dropDatabase(reg, cur.name);
+  // The role after its database (which it can't own anyway): a role still owning something elsewhere stays, NOLOGIN,
+  // and is reported here and by doctor. The record goes last: a crash before leaves the record, whose role the next
+  // drop or gc removes.
+  if (cur.role) {
+    const d = await roles.dropBranchRole(e, cur.role);
+    out.role_action = d.action;
+    if (d.action === 'left') out.role_note = `role ${d.role} was not dropped: it ${d.reason}`;
+  }
   await records.deleteRecord(reg, cur.name);
-  return { name: cur.name, action: 'dropped', ...t };
+  return out;
 }
 
 /**
@@ -298,8 +346,9 @@ export async function forgetBranch(e: EngineContext, rec: BranchRecord): Promise
       throw new PgxError('REFUSED', `"${cur.name}" is pgx's own branch; forgetting its record would orphan it.`, `Use \`pgx agent down --branch ${cur.name}\` (add --now to drop it at once).`);
     }
     await dropCreation(e, cur);
+    if (cur.role) await roles.dropBranchRole(e, cur.role); // pgx's own (stamped) role: nothing else would remove it
     await records.deleteRecord(e.registry, cur.name);
-    return untouched(cur.name, 'forgotten');
+    return untouched(cur.name, 'forgotten', cur.role);
   });
 }
 

@@ -28,10 +28,14 @@ import { cloneDatabase, planClone } from './clone-method.js';
 import type { EngineContext } from './context.js';
 import { applyGuards } from './guards.js';
 import { ensureTemplate, templateName } from './template.js';
+import * as roles from './roles.js';
 
-/** Members must carry the guards the branch would get: a config change makes the others unclaimable (gc drops them). */
+/**
+ * Members must carry the guards the branch would get, and be prepared for the same roles mode (a member of the
+ * per-branch modes has its role already): a config change makes the others unclaimable (gc drops them).
+ */
 export function guardsKey(config: Config): string {
-  return JSON.stringify(config.guards);
+  return config.roles === 'admin' ? JSON.stringify(config.guards) : JSON.stringify({ ...config.guards, roles: config.roles });
 }
 
 const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
@@ -75,6 +79,12 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
     // The record's nonce (written before this claim, as before a clone): the stamp that makes it this record's.
     await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: rec.identity_key, nonce: rec.nonce! });
     await catalog.allowConnections(reg, rec.name, true);
+    // The member's role, prepared NOLOGIN at fill (it owns the objects already): the branch's from now on, and it
+    // logs in. In the same transaction, so a crash leaves it the member's (NOLOGIN) or the branch's (recorded).
+    if (m.role && m.role_password) {
+      await roles.claimMemberRole(e, m.role);
+      await records.setRole(reg, rec.name, m.role, m.role_password);
+    }
     await members.deleteMember(reg, m.name);
     return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
   });
@@ -85,14 +95,22 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
     if (code === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE) return undefined;
     // A database appeared under the branch name meanwhile: the claim rolled back; createBranchDatabase refuses it.
     if (code === catalog.SQLSTATE.DUPLICATE_DATABASE) return undefined;
-    // A registry made before the pool existed: its tables are created on first use, as the branch table's are.
-    if (code !== catalog.SQLSTATE.UNDEFINED_TABLE) throw err;
+    // A registry made before the pool existed (or before branch roles): its tables and columns are created on first
+    // use, as the branch table's are.
+    if (code !== catalog.SQLSTATE.UNDEFINED_TABLE && code !== catalog.SQLSTATE.UNDEFINED_COLUMN) throw err;
     await ensureSchema(reg);
     return claim();
   });
   if (foreign) {
     await members.markRetired(reg, foreign);
     return claimMember(e, rec);
+  }
+  // A member made without a role (the admin lost CREATEROLE since, under "auto") for a branch that should have one:
+  // the role is made now, on the claim's path (its ownership transfer is what the pool normally keeps off it).
+  if (claimed && !claimed.role && rec.role && rec.role_password) {
+    const withRole = await records.setRole(reg, rec.name, rec.role, rec.role_password);
+    await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
+    return withRole;
   }
   return claimed;
 }
@@ -224,7 +242,8 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   const generation = await catalog.databaseOid(reg, template);
   if (!generation) throw new Error(`the template ${template} disappeared (a refresh is swapping it): retry`);
   const name = memberName(template);
-  await members.insertFilling(reg, { name, project: e.config.project, template, generation, guards: guardsKey(e.config) });
+  const creds = await roles.credentialsFor(e);
+  await members.insertFilling(reg, { name, project: e.config.project, template, generation, guards: guardsKey(e.config), ...(creds ? { role: creds.role, role_password: creds.password } : {}) });
   // The clone method the branches get (clone-method.ts: copy-on-write where the server has reflinks).
   const plan = await planClone(e, template);
   if (plan.probe) {
@@ -235,6 +254,9 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   }
   await catalog.writeStamp(reg, name, { kind: 'pool', project: e.config.project, template, generation, member: name });
   await applyGuards(reg, name, e.config);
+  // The role is prepared here, off the hook's path: created NOLOGIN, owner of the member's objects, its only
+  // CONNECT grantee. The claim turns LOGIN on in its transaction.
+  if (creds) await roles.prepareBranchRole(e, name, creds.role, creds.password, { login: false, refusesConnections: true });
   await members.markReady(reg, name, await catalog.databaseSize(reg, name));
   return name;
 }
@@ -252,6 +274,8 @@ async function sweepLocked(e: EngineContext, template: string, all: boolean, lim
       await catalog.dropDatabase(reg, m.name);
       dropped.push(m.name);
     }
+    // Its role after the database. One left owning something elsewhere is NOLOGIN and doctor lists it.
+    if (m.role) await roles.dropBranchRole(e, m.role);
     await members.deleteMember(reg, m.name);
   }
   return dropped;

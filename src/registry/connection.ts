@@ -2,7 +2,7 @@
 // server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
 // only excludes holders connected to the same database, so the type says which connection it is.
 import { connect, type ConnectOptions, type ConnParams, type Db } from '../server/db.js';
-import { createDatabaseIfMissing, sqlstateOf, SQLSTATE, writeStamp } from '../server/catalog.js';
+import { createDatabaseIfMissing, revokePublicConnect, sqlstateOf, SQLSTATE, writeStamp } from '../server/catalog.js';
 import { LOCK, withLock } from './locks.js';
 
 export const REGISTRY_DB = 'pgx_registry';
@@ -30,12 +30,16 @@ CREATE TABLE IF NOT EXISTS pgx_branch (
   deadline      timestamptz NOT NULL,
   deadline_kind text NOT NULL CHECK (deadline_kind IN ('creating','idle','grace')),
   idle_ttl_ms   bigint NOT NULL,
-  grace_ms      bigint NOT NULL
+  grace_ms      bigint NOT NULL,
+  role          text,
+  role_password text
 );
 -- The nonce of the branch's creation (catalog.isOwnBranch); exec leases (engine/exec-lease.ts) retire a branch with
 -- retire_after_exec when the last of them ends. Added in place to registries made before them.
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
+-- Registries made before branch roles: the columns are added on first use (records.ts retries on 42703).
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (
@@ -52,8 +56,11 @@ CREATE TABLE IF NOT EXISTS pgx_pool (
   guards      text NOT NULL,
   state       text NOT NULL CHECK (state IN ('filling','ready','retired','dropping')),
   bytes       bigint,
-  created_at  timestamptz NOT NULL DEFAULT now()
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  role          text,
+  role_password text
 );
+ALTER TABLE pgx_pool ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
 CREATE INDEX IF NOT EXISTS pgx_pool_template ON pgx_pool (template, state);
 CREATE TABLE IF NOT EXISTS pgx_pool_demand (
   template    text PRIMARY KEY,
@@ -72,7 +79,11 @@ export async function openRegistry(admin: ConnParams, opts: ConnectOptions = {})
   const boot = await connect(admin, opts);
   try {
     // Another process may create it first; that one stamps it.
-    if (await createDatabaseIfMissing(boot, REGISTRY_DB)) await writeStamp(boot, REGISTRY_DB, { kind: 'registry' });
+    // Nobody but the admin connects to it: it holds the branch roles' passwords.
+    if (await createDatabaseIfMissing(boot, REGISTRY_DB)) {
+      await writeStamp(boot, REGISTRY_DB, { kind: 'registry' });
+      await revokePublicConnect(boot, REGISTRY_DB);
+    }
   } finally {
     await boot.close();
   }

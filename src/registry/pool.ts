@@ -15,6 +15,9 @@ export interface MemberRow {
   state: MemberState;
   /** The database's comment (its stamp), read in the same statement. */
   comment: string | null;
+  /** The member's branch role, prepared NOLOGIN with it (engine/roles.ts); null under roles = "admin". */
+  role: string | null;
+  role_password: string | null;
 }
 
 export interface NewMember {
@@ -23,10 +26,17 @@ export interface NewMember {
   template: string;
   generation: string;
   guards: string;
+  /** Recorded before the role is created, as the name is before the database. */
+  role?: string;
+  role_password?: string;
 }
 
 export async function insertFilling(db: RegistryDb, m: NewMember): Promise<void> {
-  await q(db, `INSERT INTO pgx_pool (name, project, template, generation, guards, state) VALUES ($1, $2, $3, $4::oid, $5, 'filling')`, [m.name, m.project, m.template, m.generation, m.guards]);
+  await q(
+    db,
+    `INSERT INTO pgx_pool (name, project, template, generation, guards, state, role, role_password) VALUES ($1, $2, $3, $4::oid, $5, 'filling', $6, $7)`,
+    [m.name, m.project, m.template, m.generation, m.guards, m.role ?? null, m.role_password ?? null],
+  );
 }
 
 export async function markReady(db: RegistryDb, name: string, bytes: number): Promise<void> {
@@ -41,7 +51,8 @@ export async function lockClaimable(db: RegistryDb, template: string, guards: st
   // Not through q(): inside a transaction a missing table aborts it, so the caller rolls back, creates the schema
   // and retries (engine/pool.ts claimMember).
   const [row] = await db.query<MemberRow>(
-    `SELECT p.name, p.project, p.template, p.generation::text AS generation, p.state, shobj_description(d.oid, 'pg_database') AS comment
+    `SELECT p.name, p.project, p.template, p.generation::text AS generation, p.state, shobj_description(d.oid, 'pg_database') AS comment,
+            p.role, p.role_password
        FROM pgx_pool p
        JOIN pg_database d ON d.datname = p.name
        JOIN pg_database t ON t.datname = p.template AND t.oid = p.generation
@@ -82,7 +93,7 @@ export async function takeForDrop(db: RegistryDb, template: string, all: boolean
         ORDER BY p.created_at LIMIT $3
           FOR UPDATE OF p SKIP LOCKED)
      UPDATE pgx_pool p SET state = 'dropping' FROM t WHERE p.name = t.name
-     RETURNING p.name, p.project, p.template, p.generation::text AS generation, p.state,
+     RETURNING p.name, p.project, p.template, p.generation::text AS generation, p.state, p.role, p.role_password,
                (SELECT shobj_description(d.oid, 'pg_database') FROM pg_database d WHERE d.datname = p.name) AS comment`,
     [template, all, limit],
   );

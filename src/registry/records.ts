@@ -33,6 +33,10 @@ export interface BranchRecord {
   nonce: string | null;
   /** Set by an `agent exec --id` without --keep that made or revived it: the last exec lease to end retires it. */
   retire_after_exec: boolean;
+  /** The branch's own login role (null: the branch is used with the admin role, `roles = "admin"`). */
+  role: string | null;
+  /** Its password, handed to the branch's commands (the registry accepts only the admin's connections). */
+  role_password: string | null;
   /** Joined from pg_database: does the database exist right now? */
   db_exists?: boolean;
 }
@@ -46,7 +50,8 @@ export async function q<R>(db: RegistryDb, sql: string, params: unknown[] = []):
   try {
     return await db.query<R>(sql, params);
   } catch (e) {
-    if (sqlstateOf(e) !== SQLSTATE.UNDEFINED_TABLE && sqlstateOf(e) !== SQLSTATE.UNDEFINED_COLUMN) throw e;
+    const code = sqlstateOf(e);
+    if (code !== SQLSTATE.UNDEFINED_TABLE && code !== SQLSTATE.UNDEFINED_COLUMN) throw e;
     await ensureSchema(db);
     return db.query<R>(sql, params);
   }
@@ -107,6 +112,9 @@ export interface NewRecord {
   idle_ttl_ms: number;
   grace_ms: number;
   nonce: string;
+  /** Recorded BEFORE the role is created, as the name is before the database. */
+  role?: string;
+  role_password?: string;
 }
 
 /** Claims a name for an identity. Returns false when the name is already another identity's. */
@@ -114,10 +122,10 @@ export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<bool
   const rows = await q(
     db,
     `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
-                             deadline, deadline_kind, idle_ttl_ms, grace_ms, nonce)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13)
+                             deadline, deadline_kind, idle_ttl_ms, grace_ms, nonce, role, role_password)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13,$14,$15)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce],
+    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce, r.role ?? null, r.role_password ?? null],
   );
   return rows.length === 1;
 }
@@ -167,6 +175,23 @@ export async function markRetiring(db: RegistryDb, name: string): Promise<Branch
     [name],
   );
   return row;
+}
+
+/** Gives an existing record (made under `roles = "admin"`, or before roles existed) a role, before it is created. */
+export async function setRole(db: RegistryDb, name: string, role: string, password: string): Promise<BranchRecord> {
+  await q(db, 'UPDATE pgx_branch SET role = $2, role_password = $3 WHERE name = $1', [name, role, password]);
+  return (await findByName(db, name))!;
+}
+
+/**
+ * Every role a branch or pool-member record names (doctor: a stamped role no record names is left without a branch).
+ * Not through q(): doctor changes nothing, so a registry without these columns or tables is the caller's to report.
+ */
+export async function recordedRoles(db: RegistryDb): Promise<string[]> {
+  const rows = await db.query<{ role: string }>(
+    `SELECT role FROM pgx_branch WHERE role IS NOT NULL UNION SELECT role FROM pgx_pool WHERE role IS NOT NULL ORDER BY 1`,
+  );
+  return rows.map((r) => r.role);
 }
 
 export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {

@@ -14,8 +14,9 @@ export const SQLSTATE = {
   DUPLICATE_DATABASE: '42P04',
   DUPLICATE_OBJECT: '42710',
   UNDEFINED_TABLE: '42P01',
-  OBJECT_IN_USE: '55006',
   UNDEFINED_COLUMN: '42703',
+  DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
+  OBJECT_IN_USE: '55006',
 } as const;
 
 /** The SQLSTATE of a driver error (or of the error it wraps), if any. */
@@ -361,6 +362,7 @@ export interface RoleInfo {
   rolname: string;
   rolcreatedb: boolean;
   rolsuper: boolean;
+  rolcreaterole: boolean;
 }
 
 /** Which of these roles exist. */
@@ -381,8 +383,170 @@ export async function createNoLoginRole(db: Db, name: string): Promise<boolean> 
 }
 
 export async function currentRole(db: Db): Promise<RoleInfo | undefined> {
-  const [r] = await db.query<RoleInfo>('SELECT rolname, rolcreatedb, rolsuper FROM pg_roles WHERE rolname = current_user');
+  const [r] = await db.query<RoleInfo>('SELECT rolname, rolcreatedb, rolsuper, rolcreaterole FROM pg_roles WHERE rolname = current_user');
   return r;
+}
+
+// Branch roles (engine/roles.ts decides when). A branch role is stamped with COMMENT ON ROLE 'pgx:role'; nothing
+// alters or drops a role without that stamp.
+export const ROLE_STAMP = 'pgx:role';
+
+/**
+ * Creates a branch role with its stamp, in one implicit transaction (one simple-protocol message): a crash leaves
+ * both or neither. `verifier` is a SCRAM verifier computed by pgx, so the password itself never reaches the server's
+ * statement text (or its log). On a non-superuser admin the role is also granted to the admin (PG16+: ADMIN alone
+ * does not let it give the role ownership of objects).
+ */
+export async function createBranchRole(db: Db, role: string, verifier: string, o: { login: boolean; grantToAdmin: boolean }): Promise<void> {
+  const r = quoteIdent(role);
+  const attrs = `${o.login ? 'LOGIN' : 'NOLOGIN'} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT`;
+  await db.query(
+    `CREATE ROLE ${r} ${attrs} PASSWORD ${quoteLiteral(verifier)}; COMMENT ON ROLE ${r} IS ${quoteLiteral(ROLE_STAMP)};` +
+      (o.grantToAdmin ? ` GRANT ${r} TO CURRENT_USER;` : ''),
+  );
+}
+
+export interface BranchRoleInfo {
+  exists: boolean;
+  /** Carries pgx's role stamp. */
+  stamped: boolean;
+  canLogin: boolean;
+}
+
+export async function branchRoleInfo(db: Db, role: string): Promise<BranchRoleInfo> {
+  const [r] = await db.query<{ comment: string | null; rolcanlogin: boolean }>(
+    `SELECT shobj_description(oid, 'pg_authid') AS comment, rolcanlogin FROM pg_roles WHERE rolname = $1`,
+    [role],
+  );
+  return r ? { exists: true, stamped: r.comment === ROLE_STAMP, canLogin: r.rolcanlogin } : { exists: false, stamped: false, canLogin: false };
+}
+
+export async function setRoleLogin(db: Db, role: string, login: boolean): Promise<void> {
+  await db.query(`ALTER ROLE ${quoteIdent(role)} ${login ? 'LOGIN' : 'NOLOGIN'}`);
+}
+
+/** Only the role has CONNECT (besides the owner, the admin); it may create schemas and temporary tables there. */
+export async function grantBranchAccess(db: Db, database: string, role: string): Promise<void> {
+  const d = quoteIdent(database);
+  await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${d} FROM PUBLIC; GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${d} TO ${quoteIdent(role)}`);
+}
+
+/** pgx's own databases (the registry): nobody but the admin connects. */
+export async function revokePublicConnect(db: Db, database: string): Promise<void> {
+  await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(database)} FROM PUBLIC`);
+}
+
+/**
+ * Run on a connection TO the branch: gives `role` every object of the branch that a migration may alter or drop
+ * (schemas, relations, types, routines, collations, conversions, operators, text search dictionaries and
+ * configurations, extended statistics, large objects), one ALTER … OWNER per object, in one round trip.
+ *
+ * Not REASSIGN OWNED: it also reassigns the old owner's SHARED objects (databases, tablespaces), so run for the
+ * admin it would hand the role the source database, the template and pgx_registry. Skipped: PostgreSQL's own objects
+ * (oid below 16384, except the `public` schema), extension members (the extension owns them), objects whose owner
+ * the admin is not (a non-superuser admin can't give them away), sequences owned by a column (they follow their
+ * table), and the branch database itself (owning it would let the role rewrite its stamp or drop it).
+ */
+export async function transferOwnershipInBranch(branch: Db, role: string): Promise<void> {
+  const ext = (cat: string, x: string) => `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${cat}'::regclass AND dep.objid = ${x}.oid AND dep.deptype = 'e')`;
+  const mine = (owner: string) => `${owner} <> to_regrole(${quoteLiteral(role)}) AND pg_has_role(${owner}, 'USAGE')`;
+  const loop = (select: string, alter: string) => `  FOR r IN ${select} LOOP EXECUTE format(${alter}, r.obj, role); END LOOP;
+`;
+  const body =
+    loop(
+      `SELECT quote_ident(n.nspname) AS obj FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`,
+      `'ALTER SCHEMA %s OWNER TO %I'`,
+    ) +
+    `  FOR r IN SELECT c.oid::regclass::text AS obj, c.relkind FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S') AND ${mine('c.relowner')} AND ${ext('pg_class', 'c')}
+      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = 'pg_class'::regclass AND dep.objid = c.oid AND dep.refclassid = 'pg_class'::regclass AND dep.deptype IN ('a','i')))
+  LOOP
+    EXECUTE format('ALTER %s %s OWNER TO %I', CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'c' THEN 'TYPE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, r.obj, role);
+  END LOOP;
+` +
+    loop(
+      `SELECT t.oid::regtype::text AS obj FROM pg_type t WHERE t.oid >= 16384 AND t.typtype IN ('b','d','e','r') AND t.typcategory <> 'A' AND ${mine('t.typowner')} AND ${ext('pg_type', 't')}`,
+      `'ALTER TYPE %s OWNER TO %I'`,
+    ) +
+    loop(`SELECT p.oid::regprocedure::text AS obj FROM pg_proc p WHERE p.oid >= 16384 AND ${mine('p.proowner')} AND ${ext('pg_proc', 'p')}`, `'ALTER ROUTINE %s OWNER TO %I'`) +
+    loop(
+      `SELECT format('%I.%I', n.nspname, c.collname) AS obj FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid >= 16384 AND ${mine('c.collowner')} AND ${ext('pg_collation', 'c')}`,
+      `'ALTER COLLATION %s OWNER TO %I'`,
+    ) +
+    loop(
+      `SELECT format('%I.%I', n.nspname, c.conname) AS obj FROM pg_conversion c JOIN pg_namespace n ON n.oid = c.connamespace WHERE c.oid >= 16384 AND ${mine('c.conowner')} AND ${ext('pg_conversion', 'c')}`,
+      `'ALTER CONVERSION %s OWNER TO %I'`,
+    ) +
+    loop(`SELECT o.oid::regoperator::text AS obj FROM pg_operator o WHERE o.oid >= 16384 AND ${mine('o.oprowner')} AND ${ext('pg_operator', 'o')}`, `'ALTER OPERATOR %s OWNER TO %I'`) +
+    loop(`SELECT t.oid::regdictionary::text AS obj FROM pg_ts_dict t WHERE t.oid >= 16384 AND ${mine('t.dictowner')} AND ${ext('pg_ts_dict', 't')}`, `'ALTER TEXT SEARCH DICTIONARY %s OWNER TO %I'`) +
+    loop(`SELECT c.oid::regconfig::text AS obj FROM pg_ts_config c WHERE c.oid >= 16384 AND ${mine('c.cfgowner')} AND ${ext('pg_ts_config', 'c')}`, `'ALTER TEXT SEARCH CONFIGURATION %s OWNER TO %I'`) +
+    loop(
+      `SELECT format('%I.%I', n.nspname, s.stxname) AS obj FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid = s.stxnamespace WHERE ${mine('s.stxowner')} AND ${ext('pg_statistic_ext', 's')}`,
+      `'ALTER STATISTICS %s OWNER TO %I'`,
+    ) +
+    loop(`SELECT l.oid::text AS obj FROM pg_largeobject_metadata l WHERE ${mine('l.lomowner')}`, `'ALTER LARGE OBJECT %s OWNER TO %I'`);
+  await branch.query(`DO $pgx$\nDECLARE r record; role text := ${quoteLiteral(role)};\nBEGIN\n${body}END\n$pgx$`);
+}
+
+/** Objects of the branch NOT owned by `role` that the transfer would have given it (a test's and doctor's check). */
+export async function objectsNotOwnedBy(branch: Db, role: string): Promise<number> {
+  const [r] = await branch.query<{ n: number }>(
+    `SELECT ((SELECT count(*) FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND n.nspowner <> to_regrole($1))
+           + (SELECT count(*) FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S','i') AND c.relowner <> to_regrole($1))
+           + (SELECT count(*) FROM pg_proc p WHERE p.oid >= 16384 AND p.proowner <> to_regrole($1)))::int AS n`,
+    [role],
+  );
+  return r!.n;
+}
+
+export interface RoleBackends {
+  terminated: number;
+  remaining: number;
+}
+
+/** Ends every session of the role, on every database (the source included), and waits (bounded) until they are gone. */
+export async function terminateRoleBackends(db: Db, role: string, waitMs = 2000): Promise<RoleBackends> {
+  const [t] = await db.query<{ n: number }>(
+    `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()`,
+    [role],
+  );
+  const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role]))[0]!.n;
+  const deadline = Date.now() + waitMs;
+  let remaining = await count();
+  while (remaining > 0 && Date.now() <= deadline) {
+    await new Promise((res) => setTimeout(res, 25));
+    remaining = await count();
+  }
+  return { terminated: t!.n, remaining };
+}
+
+/**
+ * Drops a stamped branch role. A role that still owns (or holds privileges on) something in another database can't
+ * be dropped: the answer names those databases, and the role stays (NOLOGIN, stamped) for doctor to report.
+ */
+export async function dropBranchRole(db: Db, role: string): Promise<{ dropped: true } | { dropped: false; reason: string }> {
+  try {
+    await db.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`);
+    return { dropped: true };
+  } catch (e) {
+    if (sqlstateOf(e) !== SQLSTATE.DEPENDENT_OBJECTS_STILL_EXIST) throw e;
+    return { dropped: false, reason: `still owns or holds privileges on objects in ${(await roleDependentDatabases(db, role)).join(', ') || 'another database'}` };
+  }
+}
+
+/** The databases where `role` owns or holds privileges on something (pg_shdepend). */
+export async function roleDependentDatabases(db: Db, role: string): Promise<string[]> {
+  const rows = await db.query<{ d: string }>(
+    `SELECT DISTINCT COALESCE(d.datname, '(shared objects)') AS d FROM pg_shdepend s LEFT JOIN pg_database d ON d.oid = s.dbid
+      WHERE s.refclassid = 'pg_authid'::regclass AND s.refobjid = to_regrole($1) ORDER BY 1`,
+    [role],
+  );
+  return rows.map((r) => r.d);
+}
+
+/** Roles carrying pgx's role stamp. */
+export async function stampedRoles(db: Db): Promise<string[]> {
+  const rows = await db.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') = $1 ORDER BY 1`, [ROLE_STAMP]);
+  return rows.map((r) => r.rolname);
 }
 
 export async function serverVersion(db: Db): Promise<string> {
@@ -397,5 +561,9 @@ export const fixStatement = {
   describeDatabase: (name: string) => `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${quoteLiteral(name)}`,
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
+  /** A branch role left owning objects: run in each database it names, then drop it. */
+  dropLeftRole: (role: string, admin: string) => `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,
+  dropRole: (role: string) => `DROP ROLE ${quoteIdent(role)}`,
+  grantCreaterole: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEROLE`,
   setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
 };

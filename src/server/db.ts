@@ -209,6 +209,17 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
     return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
   }
+  if (code === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
+    // pgx_registry refuses CONNECT to every role but its owner (it holds the branch roles' passwords).
+    return new PgxError(
+      'SERVER_AUTH',
+      `PostgreSQL at ${where} refused role "${p.user}" a connection to database "${p.database}" (no CONNECT privilege).`,
+      p.database === 'pgx_registry'
+        ? 'pgx_registry belongs to the role that first ran pgx on this server: use that role in [server] url, or (as its owner) GRANT CONNECT ON DATABASE pgx_registry and its tables to this one.'
+        : 'Grant the role CONNECT on that database, or point [server] url at one it may connect to.',
+      { cause: e },
+    );
+  }
   if (code === SQLSTATE.INVALID_CATALOG_NAME) {
     return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, 'Point [server] url at an existing database (e.g. /postgres).', { cause: e });
   }

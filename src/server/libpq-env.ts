@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
@@ -28,6 +28,9 @@ const TARGETING = [
 export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   for (const k of TARGETING) delete env[k];
+  // The admin URL (with its password) is pgx's, not the command's: with branch roles, the command gets the role's.
+  delete env.PGX_DATABASE_URL;
+  delete env.PGX_DATABASE_URL_FILE;
   env.PGHOST = p.host;
   env.PGPORT = String(p.port);
   env.PGUSER = p.user;
@@ -42,6 +45,25 @@ export function libpqEnv(base: NodeJS.ProcessEnv, p: ConnParams): NodeJS.Process
 }
 
 export { TARGETING as LIBPQ_TARGETING_VARS };
+
+/** A branch's 0600 passfile (SessionStart's env file and `agent up` point PGPASSFILE at it). */
+export function passfilePath(home: string, branch: string): string {
+  return join(home, 'agent', 'passfiles', `${branch}.pgpass`);
+}
+
+/**
+ * Writes the branch's passfile (0600, in a 0700 directory) and returns its path; undefined when `p` has no password.
+ * With branch roles it holds the branch role's password, which dies with the branch.
+ */
+export function writePassfile(home: string, p: ConnParams): string | undefined {
+  if (!p.password) return undefined;
+  const file = passfilePath(home, p.database);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
+  writeFileSync(file, `${esc(p.host)}:${p.port}:${esc(p.database)}:${esc(p.user)}:${esc(p.password)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
+}
 
 const PINNED = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', ...URL_ALIASES, 'PGPASSWORD', 'PGSSLMODE'] as const;
 
@@ -103,4 +125,13 @@ export function pinAgainstShellStartup(env: NodeJS.ProcessEnv, home: string, she
     env.ZDOTDIR = dir;
     savePinned(env);
   }
+}
+
+/** The admin URL for PGX_DATABASE_URL_FILE (config.ts): 0600, in pgx's 0700 agent directory. */
+export function writeServerUrlFile(home: string, url: string): string {
+  const file = join(home, 'agent', 'server-url');
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, url + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
 }

@@ -103,7 +103,9 @@ describe('fail-closed hooks', () => {
     const rolePw = randomBytes(12).toString('base64url');
     registerSecret(rolePw);
     await sql(`CREATE ROLE ${role} LOGIN NOCREATEDB PASSWORD '${rolePw}'`);
-    await sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON pgx_branch TO ${role}`, [], 'pgx_registry'); // it can use the registry
+    // It can use the registry (which refuses CONNECT to all but its owner: granted by hand, as on a shared server).
+    await sql(`GRANT CONNECT ON DATABASE pgx_registry TO ${role}`);
+    await sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON pgx_branch TO ${role}`, [], 'pgx_registry');
     const pgi = pgInfo();
     const env = { PGX_DATABASE_URL: `postgresql://${role}:${rolePw}@${pgi.host}:${pgi.port}/postgres` };
     const a = newAgentId();

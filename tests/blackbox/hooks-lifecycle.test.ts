@@ -71,12 +71,16 @@ describe('hook lifecycle', () => {
     expect(text.startsWith('# written by Claude Code\n')).toBe(true); // appended, not overwritten
     const exported = Object.fromEntries([...text.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1], m[2]!.replace(/^'(.*)'$/, '$1')]));
     const pgi = pgInfo();
-    expect(exported).toMatchObject({ PGHOST: pgi.host, PGPORT: String(pgi.port), PGUSER: pgi.user, PGDATABASE: branch, DATABASE_URL: `postgresql://${pgi.user}@${pgi.host}:${pgi.port}/${branch}` });
+    // The parent session's branch has a role of its own too: its credentials, never the admin's.
+    const role = (await registryRows(p.name)).find((b) => b.name === branch)!.role!;
+    expect(role).toMatch(/^pgx_role_/);
+    expect(exported).toMatchObject({ PGHOST: pgi.host, PGPORT: String(pgi.port), PGUSER: role, PGDATABASE: branch, DATABASE_URL: `postgresql://${role}@${pgi.host}:${pgi.port}/${branch}` });
     expect(text).not.toContain(pw);
     expect(text).not.toMatch(/PGPASSWORD=/);
     const passfile = exported.PGPASSFILE!;
     expect(statSync(passfile).mode & 0o777).toBe(0o600);
-    expect(readFileSync(passfile, 'utf8')).toContain(`:${branch}:`);
+    expect(readFileSync(passfile, 'utf8')).toContain(`:${branch}:${role}:`);
+    expect(readFileSync(passfile, 'utf8')).not.toContain(pw);
 
     // Claude Code sources the file before each Bash command: with decoys (and a wrong PGPASSWORD) in the shell,
     // psql lands on the session branch, authenticated by the passfile.
@@ -85,6 +89,14 @@ describe('hook lifecycle', () => {
     const r = await bash(cmd, { cwd: p.dir, env: bashEnv(p, s, decoys) });
     expect([r.status, r.stdout.trim()], r.stderr).toEqual([0, branch]);
     expect(await publicTables(branch)).toEqual(['session_work']);
+    // The admin password is in no variable of the session's Bash (PGX_DATABASE_URL, inherited, is unset too).
+    const env = await bash('source "$CLAUDE_ENV_FILE"; env', { cwd: p.dir, env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }) });
+    expect(bashEnv(p, s, {}).PGX_DATABASE_URL).toContain(pw); // the decoy was there
+    expect(env.stdout).not.toContain(pw);
+    expect(env.stdout).toContain(`PGUSER=${role}`);
+    // … and pgx itself, run from that shell (a routed command is), still finds the server through PGX_DATABASE_URL_FILE.
+    const routed = await bash(`source "$CLAUDE_ENV_FILE"; node ${JSON.stringify(LAUNCHER)} agent exec --session ${s.sessionId} -- psql -X -Atc 'select current_user'`, { cwd: p.dir, env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }) });
+    expect([routed.status, routed.stdout.trim()], routed.stderr).toEqual([0, expect.stringMatching(/^pgx_role_/)]);
 
     // The session ends (retired: no connections), then is resumed: same branch, active again, data intact.
     await hook('session-end', sessionEnd(s, 'other'), p);

@@ -17,8 +17,8 @@ afterAll(() => {
   }
 });
 
-function embeddedProject(extraEnv: NodeJS.ProcessEnv = {}) {
-  const p = makeProject();
+function embeddedProject(extraEnv: NodeJS.ProcessEnv = {}, toml?: string) {
+  const p = makeProject({ toml });
   delete p.env.PGX_DATABASE_URL;
   Object.assign(p.env, extraEnv);
   started.push(p);
@@ -61,7 +61,8 @@ describe('embedded local server', () => {
   });
 
   it('with state.json lost, refuses to re-initialise over a complete cluster (running or not) and leaves its data alone', () => {
-    const p = embeddedProject();
+    // roles = "admin": exec hands out the local server's admin credentials, which this test uses to create a database.
+    const p = embeddedProject({}, '[agent]\nroles = "admin"\n');
     const mk = runPgx(['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-q', '-d', 'postgres', '-c', 'create database precious'], p);
     expect(mk.status, mk.stderr).toBe(0);
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));

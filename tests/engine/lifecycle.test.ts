@@ -117,7 +117,7 @@ describe.concurrent('branch engine (in-process)', () => {
       const up = await e.ensure({ execId: 'd' });
       const c = client(up.branch);
       await c.connect();
-      expect(await e.down({ id: 'd' })).toEqual([{ name: up.branch, action: 'retired', backends_terminated: 1, backends_remaining: 0 }]);
+      expect(await e.down({ id: 'd' })).toEqual([{ name: up.branch, action: 'retired', role: up.record.role, backends_terminated: 1, backends_remaining: 0 }]);
       await expect(c.query('select 1')).rejects.toThrow();
       expect((await dbRow(up.branch))!.datallowconn).toBe(false);
       expect(await e.ensure({ execId: 'd' })).toMatchObject({ branch: up.branch, method: 'revive' });

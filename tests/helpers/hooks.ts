@@ -204,6 +204,7 @@ export interface RegistryRow {
   last_seen_at: Date;
   deadline: Date;
   nonce?: string | null;
+  role: string | null;
 }
 
 /** pgx creates its registry database on first use: before that, there are no records at all. */

@@ -34,6 +34,22 @@ describe('config', () => {
     expect(c.host).toBe('cirunner');
   });
 
+  it('roles: auto by default, per-branch and admin accepted, anything else an error naming the key', () => {
+    expect(loadConfig({ cwd: project(''), env: {} }).roles).toBe('auto');
+    expect(loadConfig({ cwd: project('[agent]\nroles = "per-branch"\n'), env: {} }).roles).toBe('per-branch');
+    expect(loadConfig({ cwd: project('[agent]\nroles = "admin"\n'), env: {} }).roles).toBe('admin');
+    expect(() => loadConfig({ cwd: project('[agent]\nroles = "none"\n'), env: {} })).toThrow(/agent\.roles/);
+  });
+
+  it('PGX_DATABASE_URL_FILE: the URL read from the file (PGX_DATABASE_URL still wins); an unreadable one is an error', () => {
+    const dir = project('[server]\nurl = "postgres://a@h/db"\n');
+    const file = join(dir, 'url');
+    writeFileSync(file, 'postgresql://f@h3/db\n', { mode: 0o600 });
+    expect(loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: file } }).serverUrl).toBe('postgresql://f@h3/db');
+    expect(loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: file, PGX_DATABASE_URL: 'postgresql://b@h2/db' } }).serverUrl).toBe('postgresql://b@h2/db');
+    expect(() => loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: join(dir, 'nope') } })).toThrow(PgxError);
+  });
+
   it('warm pool: defaults 4 / 16 / 2GB; sizes with units; PGX_POOL overrides; bad values are errors', () => {
     expect(loadConfig({ cwd: project(''), env: {} }).pool).toEqual({ size: 4, max: 16, maxBytes: 2 * 1024 ** 3 });
     const c = loadConfig({ cwd: project('[agent]\npool = 2\npool_max = 8\npool_max_bytes = "512MB"\n'), env: {} });

@@ -1,14 +1,13 @@
 // One handler per Claude Code hook event. Each returns the JSON to print (or nothing) and an outcome for the log.
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
-import { chmodSync, appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';
 import type { ConnParams } from '../../server/db.js';
-import { LIBPQ_TARGETING_VARS, libpqEnv } from '../../server/libpq-env.js';
+import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
@@ -192,7 +191,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
     if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
-    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home);
+    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role });
     return {
       output: {
         ...versionNote,
@@ -215,26 +214,19 @@ function removeSessionPassfiles(config: Config, sessionId: string): void {
   for (const name of [shortBranchName(id), hashBranchName(id)]) if (name) rmSync(passfilePath(config.home, name), { force: true });
 }
 
-/** The session branch's 0600 passfile (written at SessionStart, removed at SessionEnd). */
-export function passfilePath(home: string, branch: string): string {
-  return join(home, 'agent', 'passfiles', `${branch}.pgpass`);
-}
-
 /** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
-function writeEnvFile(envFile: string, conn: ConnParams, home: string): void {
+function writeEnvFile(envFile: string, conn: ConnParams, home: string, o: { branchRole: boolean }): void {
   // The same variables exec gives a routed command (libpqEnv), minus the password, which goes to a passfile.
   const vars = libpqEnv({}, { ...conn, password: undefined });
-  const lines = [`unset ${LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined).join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
-  if (conn.password) {
-    const file = passfilePath(home, conn.database);
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
-    writeFileSync(file, `${esc(conn.host)}:${conn.port}:${esc(conn.database)}:${esc(conn.user)}:${esc(conn.password)}\n`, { mode: 0o600 });
-    chmodSync(file, 0o600);
-    lines.push(`export PGPASSFILE=${q(file)}`);
-  } else {
-    lines.push('unset PGPASSFILE');
-  }
+  // With a branch role, the admin URL Claude Code may have inherited (PGX_DATABASE_URL, password included) is taken
+  // out of the session's Bash environment too: the shells get a 0600 file naming it instead, which the routed
+  // `pgx agent exec` (itself run by those shells) reads and never passes on (libpqEnv).
+  const urlFile = o.branchRole && process.env.PGX_DATABASE_URL ? writeServerUrlFile(home, process.env.PGX_DATABASE_URL) : undefined;
+  const unset = [...LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined), ...(urlFile ? ['PGX_DATABASE_URL'] : [])];
+  const lines = [`unset ${unset.join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
+  if (urlFile) lines.push(`export PGX_DATABASE_URL_FILE=${q(urlFile)}`);
+  const file = writePassfile(home, conn);
+  lines.push(file ? `export PGPASSFILE=${q(file)}` : 'unset PGPASSFILE');
   appendFileSync(envFile, lines.join('\n') + '\n');
 }
 
