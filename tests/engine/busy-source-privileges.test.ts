@@ -73,11 +73,12 @@ async function privilegesIn(db: string, ro: string): Promise<Privileges> {
 describe('busy source: owners and privileges as an idle source gives them', () => {
   it('the same branch from an idle source (template copy) and a busy one (dump/restore): owner kept, the read-only role keeps SELECT', async () => {
     const { source, owner, ro } = await sourceWithRoles();
-    const idle = testProject({ source });
+    // roles = "admin": a branch role would own the branch's objects (as it does on both paths alike).
+    const idle = testProject({ source, toml: '[agent]\nroles = "admin"\n' });
     const a = await idle.run((e) => e.ensure({ execId: 'idle' }));
     expect(a.method).toBe('clone');
 
-    const busy = testProject({ source });
+    const busy = testProject({ source, toml: '[agent]\nroles = "admin"\n' });
     const holder = adminClient(source);
     await holder.connect();
     try {

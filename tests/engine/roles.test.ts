@@ -230,7 +230,7 @@ describe.concurrent('branch roles (in-process)', () => {
   // Crash windows: the role is recorded before it is made, so any cut leaves what the next ensure or gc finishes.
   for (const [where, before] of [
     ['before CREATE ROLE', /^CREATE ROLE/],
-    ['after CREATE ROLE, before the CONNECT grant', /^REVOKE CONNECT, TEMPORARY ON DATABASE "exec_/],
+    ['after CREATE ROLE, before the CONNECT grant', /^REVOKE CONNECT, TEMPORARY ON DATABASE "pgx_new_/], // (made under its nonce name)
     ['before the ownership transfer', /^DO \$pgx\$/],
   ] as const) {
     it(`crash ${where}: the next ensure finishes the role`, async () => {
@@ -262,7 +262,8 @@ describe.concurrent('branch roles (in-process)', () => {
     expect(await roleRow(rec.role)).toBeDefined();
     await sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [rec.name], 'pgx_registry');
     const gc = await t.run((e) => e.gc());
-    expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({ action: 'dropped', role: rec.role, role_action: 'dropped' });
+    // The creation never got its name (it is renamed into place last): its pgx_new_<nonce> goes, the record is forgotten.
+    expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({ action: 'forgotten', role: rec.role, role_action: 'dropped' });
     expect(await roleRow(rec.role)).toBeUndefined();
   });
 
