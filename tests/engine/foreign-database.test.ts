@@ -4,19 +4,9 @@
 // database under the branch name (with data), leaves that database exactly as its owner made it, whatever ensure,
 // retire, down, gc or forget then do.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InjectedFault, Faults } from '../helpers/faults.js';
-import { dbRow, expectNoOrphans, registryRows, testProject, type TestProject } from '../helpers/engine.js';
+import { Faults } from '../helpers/faults.js';
+import { crashDuring, dbRow, expectNoOrphans, registryRows, testProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
-
-async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaited<ReturnType<TestProject['open']>>) => Promise<unknown>): Promise<void> {
-  const faults = new Faults().crash(before);
-  const e = await t.open(faults);
-  const err = await fn(e).then(() => undefined, (x: unknown) => x);
-  expect(faults.crashed, `no statement matched ${before}`).toBe(true);
-  expect(causes(err).some((c) => c instanceof InjectedFault), String(err)).toBe(true);
-  await faults.settled();
-}
-const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
 
 /** Someone else's database under `name`, with a row of data and (optionally) a stamp copied from elsewhere. */
 async function plantForeign(name: string, comment: string | null): Promise<() => Promise<void>> {
