@@ -118,8 +118,10 @@ describe('isolation matrix from a routed command', () => {
     const roles = d.checks.find((c: { name: string }) => c.name === 'roles');
     expect(roles.status).toBe('warn');
     expect(roles.detail).toMatch(/^per-branch \(roles = "auto"; "\w+" is a superuser\)/);
-    expect(roles.detail).toContain(`left without a branch: ${up.role} (${other})`);
-    expect(roles.fix).toContain(`DROP ROLE "${up.role}"`);
+    // The check names at most 5 (server-wide): on the shared test server other tests' left roles may come first.
+    expect(roles.detail).toMatch(/branch role\(s\) left without a branch: pgx_role_/);
+    if (!roles.detail.includes(`${up.role} (${other})`)) expect(roles.detail).toMatch(/, …$/);
+    expect(roles.fix).toMatch(/DROP ROLE "pgx_role_\w+"/);
     await sql(`DROP DATABASE ${other}`);
     await sql(`DROP ROLE "${up.role}"`);
     const admin = makeProject({ toml: '[agent]\nroles = "admin"\n' });
