@@ -96,7 +96,9 @@ describe('pgx agent doctor', () => {
     expect(d.report.ok).toBe(true);
     expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
     for (const name of ['config', 'server', 'role', 'roles', 'template', 'pool', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
-      expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe('ok');
+      // roles is server-wide: branch roles other tests left behind on this shared server make it warn, rightly
+      const excused = name === 'roles' && d.byName[name]!.detail.includes('left without a branch');
+      expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe(excused ? 'warn' : 'ok');
     }
     expect(d.byName.hooks!.detail).toContain('6/6');
     expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.json')}, workspace trusted`);

@@ -126,6 +126,9 @@ describe('isolation matrix from a routed command', () => {
     await sql(`DROP ROLE "${up.role}"`);
     const admin = makeProject({ toml: '[agent]\nroles = "admin"\n' });
     const d2 = jsonOf(runPgx(['agent', 'doctor', '--json'], admin));
-    expect(d2.checks.find((c: { name: string }) => c.name === 'roles')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^admin \(roles = "admin"\): routed commands connect as "\w+", a superuser/) });
+    const r2 = d2.checks.find((c: { name: string }) => c.name === 'roles');
+    expect(r2.detail).toMatch(/^admin \(roles = "admin"\): routed commands connect as "\w+", a superuser/);
+    // ok, unless other tests on this shared server left branch roles behind (the check is server-wide)
+    expect(r2.status).toBe(r2.detail.includes('left without a branch') ? 'warn' : 'ok');
   });
 });
