@@ -14,6 +14,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { PgxError } from '../errors.js';
 import { REGISTRY_DB } from '../registry/connection.js';
+import { LOCK, withLock } from '../registry/locks.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { connect, type ConnParams } from '../server/db.js';
@@ -112,7 +113,9 @@ export async function prepareBranchRole(e: EngineContext, database: string, role
     await catalog.setRoleLogin(reg, role, login);
   }
   await catalog.grantBranchAccess(reg, database, role);
-  await catalog.revokePublicConnect(reg, REGISTRY_DB); // registries made before roles
+  // Registries made before roles. Only when still needed, and one process at a time: concurrent GRANT/REVOKE on one
+  // database fail with "tuple concurrently updated" (20 SubagentStarts at once did, in CI).
+  if (await catalog.publicCanConnect(reg, REGISTRY_DB)) await withLock(reg, LOCK.schema, () => catalog.revokePublicConnect(reg, REGISTRY_DB));
   // A pool member refuses connections until claimed: opened for the transfer only, once PUBLIC has lost CONNECT
   // (so only the admin can connect meanwhile; the role is NOLOGIN).
   if (o.refusesConnections) await catalog.allowConnections(reg, database, true);

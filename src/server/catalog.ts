@@ -432,6 +432,12 @@ export async function grantBranchAccess(db: Db, database: string, role: string):
 }
 
 /** pgx's own databases (the registry): nobody but the admin connects. */
+/** Does PUBLIC still have CONNECT on the database (PostgreSQL's default)? */
+export async function publicCanConnect(db: Db, database: string): Promise<boolean> {
+  const [r] = await db.query<{ ok: boolean }>(`SELECT has_database_privilege('public', $1, 'CONNECT') AS ok`, [database]);
+  return r!.ok;
+}
+
 export async function revokePublicConnect(db: Db, database: string): Promise<void> {
   await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${quoteIdent(database)} FROM PUBLIC`);
 }
