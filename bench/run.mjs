@@ -64,6 +64,7 @@ for (const [name, ms, user] of results) {
   console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× | ${Number.isNaN(user) ? '- | -' : u} |`);
 }
 execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });
+spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' }); // the bench's own broker (its PGX_HOME goes next)
 if (!process.env.PGX_DATABASE_URL) {
   const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
   spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });

@@ -33,8 +33,11 @@ const cliOnly = {
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const tmp = `${dist}.tmp-${process.pid}`;
+// Every bundle of one build carries its id: a hook never talks to a broker of another build (src/broker/protocol.ts).
+const buildId = `${Date.now().toString(36)}-${process.pid.toString(36)}`;
 const common = {
   bundle: true,
+  define: { __PGX_BUILD_ID__: JSON.stringify(buildId) },
   platform: 'node',
   target: 'node20',
   outdir: tmp,
@@ -55,13 +58,13 @@ await build({
 });
 // The hot path (the hooks, the routed exec): each a single CommonJS file, pg inlined. Node loads one CJS file
 // ~20 ms faster than the same code as ESM modules and chunks (measured 2026-12-01: user CPU 143 vs 163 ms, node -e 0
-// 110 ms); bin/pgx.js requires them.
+// 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
   entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts' },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
-  define: { 'import.meta.url': '__pgxModuleUrl' },
+  define: { ...common.define, 'import.meta.url': '__pgxModuleUrl' },
   plugins: [pgShims, cliOnly],
   banner: { js: "const __pgxModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });

@@ -1,5 +1,5 @@
 // Regenerates the Claude Code plugin copy (plugins/claude/pgx) from its sources: dist/ (run `npm run build` first),
-// bin/pgx.js, skill/ → skills/pgx/, and package.json's version into .claude-plugin/plugin.json.
+// bin/pgx.js (and bin/package.json, which makes it CommonJS), skill/ → skills/pgx/, and package.json's version into .claude-plugin/plugin.json.
 // The plugin must carry the built bundle because Claude Code runs a plugin from its own directory, with no
 // node_modules around it. hooks/hooks.json and plugin.json's other fields are hand-written sources (a unit test
 // checks hooks.json against HOOK_EVENTS).
@@ -47,6 +47,7 @@ function wanted() {
   copyTree('dist', 'dist');
   copyTree('skill', join('skills', 'pgx'));
   files.set(join('bin', 'pgx.js'), { data: readFileSync(join(ROOT, 'bin', 'pgx.js')), mode: 0o755 });
+  files.set(join('bin', 'package.json'), { data: readFileSync(join(ROOT, 'bin', 'package.json')), mode: 0o644 });
   const manifestPath = join(PLUGIN, '.claude-plugin', 'plugin.json');
   const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : { name: 'pgx' };
   manifest.version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;

@@ -28,7 +28,8 @@ export type ErrorCode =
   | 'TEMPLATE_FAILED'
   | 'EXEC_FAILED'
   | 'IMPORT_FAILED'
-  | 'INVALID_INPUT';
+  | 'INVALID_INPUT'
+  | 'BROKER_UNAVAILABLE';
 
 const exitFor: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
@@ -45,6 +46,8 @@ const exitFor: Record<ErrorCode, number> = {
   TEMPLATE_FAILED: EXIT.branch,
   EXEC_FAILED: EXIT.execFailed,
   IMPORT_FAILED: EXIT.branch,
+  // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
+  BROKER_UNAVAILABLE: EXIT.refused,
 };
 
 export class PgxError extends Error {

@@ -1,13 +1,13 @@
 // `pgx agent exec`: ensure the branch, then run the command with libpq's environment pointing at it. The command
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
 // exit status passed through (128 + n when the child dies of signal n).
-import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
 import { PgxError } from './errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureResult, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
+import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
 
 export interface ExecReport {
   agent_id: string | null;
@@ -26,25 +26,20 @@ export interface ExecReport {
   spawn_error?: string;
 }
 
-const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
-
-/** The shell's statuses for a command that could not start: 127 not found, 126 found but not runnable, else 125. */
-function spawnFailure(command: string, err: NodeJS.ErrnoException): { status: number; message: string } {
-  if (err.code === 'ENOENT') return { status: 127, message: `pgx: ${command}: command not found` };
-  if (err.code === 'EACCES' || err.code === 'ENOEXEC' || err.code === 'EISDIR') return { status: 126, message: `pgx: ${command}: cannot execute (${err.code})` };
-  return { status: 125, message: `pgx: ${command}: could not start: ${err.message}` };
-}
-
-export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
-  if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
-  // From Claude Code's Bash tool, a subagent's exec runs only what pgx's hook routed (routing-ticket.ts).
-  if (t.agentId !== undefined && process.env.CLAUDECODE === '1' && !hasTicket(config.home, t.agentId, config.projectDir, command)) {
+/** From Claude Code's Bash tool (CLAUDECODE=1), a subagent's exec runs only what pgx's hook routed (routing-ticket.ts). */
+export function refuseUnrouted(config: Config, t: Target, command: string[], claudecode: string | undefined): void {
+  if (t.agentId !== undefined && claudecode === '1' && !hasTicket(config.home, t.agentId, config.projectDir, command)) {
     throw new PgxError(
       'REFUSED',
       'pgx refused this `agent exec --agent`: its hook did not route this command, so your permission rules never judged it.',
       'Run the command itself; inside a subagent pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
+}
+
+export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+  if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
+  refuseUnrouted(config, t, command, process.env.CLAUDECODE);
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
   // branch is retired by whichever of its concurrent execs ends last (exec-lease.ts). A --agent exec (a routed
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
@@ -90,40 +85,17 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
   return report(opts, t, ensured, setupMs, run, end?.outcome);
 }
 
-interface CommandRun {
-  status: number;
-  ms: number;
-  spawnError?: string;
+/** The environment a routed command runs with: libpq's variables for the branch, pinned against shell start-up files. */
+export function commandEnv(base: NodeJS.ProcessEnv, ensured: EnsureResult, home: string, command0: string): NodeJS.ProcessEnv {
+  const env = libpqEnv(base, ensured.conn);
+  env.PGX_BRANCH = ensured.branch;
+  pinAgainstShellStartup(env, home, command0);
+  return env;
 }
 
 /** Runs the command on the branch: stdio inherited, signals forwarded; resolves with its status, never rejects. */
-async function runCommand(command: string[], ensured: EnsureResult, config: Config): Promise<CommandRun> {
-  const t0 = performance.now();
-  const env = libpqEnv(process.env, ensured.conn);
-  env.PGX_BRANCH = ensured.branch;
-  pinAgainstShellStartup(env, config.home, command[0]!);
-  return new Promise<CommandRun>((resolve) => {
-    const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
-    const forward = (sig: NodeJS.Signals) => () => {
-      try {
-        child.kill(sig);
-      } catch {
-        // already gone
-      }
-    };
-    const handlers = FORWARDED.map((sig) => [sig, forward(sig)] as const);
-    for (const [sig, h] of handlers) process.on(sig, h);
-    const done = (r: Omit<CommandRun, 'ms'>) => {
-      for (const [sig, h] of handlers) process.off(sig, h);
-      resolve({ ...r, ms: Math.round(performance.now() - t0) });
-    };
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      const f = spawnFailure(command[0]!, err);
-      process.stderr.write(`${f.message}\n`);
-      done({ status: f.status, spawnError: err.code ?? err.message });
-    });
-    child.on('close', (code, signal) => done({ status: code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0) }));
-  });
+function runCommand(command: string[], ensured: EnsureResult, config: Config): Promise<CommandRun> {
+  return spawnCommand(command, commandEnv(process.env, ensured, config.home, command[0]!));
 }
 
 function report(opts: { json?: boolean }, t: Target, ensured: EnsureResult, setupMs: number, run: CommandRun, lease?: string): number {

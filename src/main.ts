@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerBranchCommands } from './cli/agent-branches.js';
 import { registerPoolCommands } from './cli/agent-pool.js';
+import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
   registerPoolCommands(agent);
+  registerBrokerCommands(agent);
   registerHookCommand(agent);
   registerInstallCommands(agent);
   registerLocalCommands(program);

@@ -8,7 +8,7 @@ import { identityKey, type Identity } from '../identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
 import { formatStamp, sqlstateOf, SQLSTATE } from '../server/catalog.js';
-import { connect, type ConnParams } from '../server/db.js';
+import { connect, type ConnParams, type Db } from '../server/db.js';
 import { resolveServer, type OpenOptions } from './context.js';
 
 export interface Attached {
@@ -20,22 +20,32 @@ export interface Attached {
 /** The identity's active branch in one round trip, or undefined (no registry, no record, not active, not ours). */
 export async function attachFast(config: Config, id: Identity, opts: OpenOptions = {}): Promise<Attached | undefined> {
   const admin = await resolveServer(config, opts);
-  let db: RegistryDb;
+  const params: ConnParams = { ...admin, database: REGISTRY_DB, ...(opts.statementTimeoutMs !== undefined ? { statementTimeoutMs: opts.statementTimeoutMs } : {}) };
+  const open = () => connect(params, { gate: opts.gate });
+  const key = identityKey(id);
+  const attempt = async (db: Db): Promise<BranchRecord | undefined | 'failed'> =>
+    attachActive(db as RegistryDb, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => 'failed' as const);
+  let got: { db: Db; reused: boolean };
   try {
-    db = (await connect({ ...admin, database: REGISTRY_DB, ...(opts.statementTimeoutMs !== undefined ? { statementTimeoutMs: opts.statementTimeoutMs } : {}) }, { gate: opts.gate })) as RegistryDb;
+    got = opts.reuse ? await opts.reuse.acquire(params, open) : { db: await open(), reused: false };
   } catch (err) {
     // No registry yet: the full ensure creates it. Anything else (unreachable, login refused, timed out) is the full
     // ensure's answer too, so it is thrown now rather than waited for a second time.
     if (sqlstateOf(err) === SQLSTATE.INVALID_CATALOG_NAME) return undefined;
     throw err;
   }
-  try {
-    const key = identityKey(id);
-    const record = await attachActive(db, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => undefined);
-    // roles = "per-branch" and a branch made without a role: the full ensure gives it one.
-    if (!record || (config.roles === 'per-branch' && !record.role)) return undefined;
-    return { record, admin };
-  } finally {
-    await db.close();
+  let record = await attempt(got.db);
+  if (record === 'failed' && got.reused) {
+    // A kept connection may have died since (a server restart): one more try on a new one.
+    opts.reuse!.release(params, got.db, false);
+    got = { db: await open().catch(() => got.db), reused: false };
+    record = await attempt(got.db);
   }
+  if (opts.reuse) opts.reuse.release(params, got.db, record !== 'failed');
+  else await got.db.close();
+  // A failed statement is the full ensure's to retry and report.
+  if (record === 'failed' || !record) return undefined;
+  // roles = "per-branch" and a branch made without a role: the full ensure gives it one.
+  if (config.roles === 'per-branch' && !record.role) return undefined;
+  return { record, admin };
 }

@@ -2,7 +2,7 @@
 // command or hook, to the registry database. Catalog statements (creating a database …) go over that same connection:
 // a statement about databases runs from any database, and one connection is one server round trip fewer.
 import type { Config } from '../config.js';
-import { parseUrl, type ConnParams, type StatementGate } from '../server/db.js';
+import { parseUrl, type ConnParams, type Db, type StatementGate } from '../server/db.js';
 import { ensureLocalServer } from '../server/local.js';
 import { openRegistry, type RegistryDb } from '../registry/connection.js';
 
@@ -23,6 +23,16 @@ export interface OpenOptions {
   statementTimeoutMs?: number;
   /** Tests: the fault-injection seam (src/server/db.ts, tests/helpers/faults.ts). */
   gate?: StatementGate;
+  /** The broker: the hot path's registry connection is kept for the next request (broker/connections.ts). */
+  reuse?: ConnectionReuse;
+}
+
+/** Registry connections kept open between pieces of work; only the one-statement attach uses them. */
+export interface ConnectionReuse {
+  /** An idle connection for these parameters (reused: true), else a new one from `open`. */
+  acquire(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; reused: boolean }>;
+  /** Back to the idle set, or closed when it failed (it may be dead: a server restart, a terminated backend). */
+  release(p: ConnParams, db: Db, healthy: boolean): void;
 }
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */

@@ -2,6 +2,7 @@
 import * as path from 'node:path';
 import { isPlainObject, type JsonObject } from './settings-file.js';
 import { shellQuote } from '../shell.js';
+import { HOOK_TIMEOUT_S } from '../hooks/claude/timeouts.js';
 
 export type Scope = 'project' | 'user' | 'local';
 export type HookEventName =
@@ -23,20 +24,20 @@ export type HookCli =
 export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number }> =
   Object.freeze([
     // Creates/attaches the session's state; may have to start the local server on a cold machine.
-    { event: 'SessionStart', cli: 'session-start', timeout: 30 },
+    { event: 'SessionStart', cli: 'session-start', timeout: HOOK_TIMEOUT_S['session-start'] },
     // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
-    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
+    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: HOOK_TIMEOUT_S['user-prompt-submit'] },
     // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
     // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: HOOK_TIMEOUT_S['pre-tool-use'] },
     // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
-    { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
+    { event: 'SubagentStart', cli: 'subagent-start', timeout: HOOK_TIMEOUT_S['subagent-start'] },
     // Records/retires the subagent's branch.
-    { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
+    { event: 'SubagentStop', cli: 'subagent-stop', timeout: HOOK_TIMEOUT_S['subagent-stop'] },
     // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
     // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
     // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
-    { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
+    { event: 'SessionEnd', cli: 'session-end', timeout: HOOK_TIMEOUT_S['session-end'] },
   ] as const);
 
 export const EVENT_BY_CLI = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.cli, h]));

@@ -1,33 +1,51 @@
-// The parent session's PreToolUse, answered before the CLI bundle loads. Every Bash command of the main thread
-// runs this hook, and for it pgx has one job: refuse a typed launcher (rewrite.ts). Anything else gets no output
-// whatever the project's config says (the parent's commands are not rewritten; a broken config fails open for
-// them), so neither the config, the scope check, commander nor zod is needed. A payload this path is unsure about
-// (a subagent's, unreadable, not Bash) goes to the full hook with its text.
+// The light entry (dist/hook-fast.cjs): what bin/pgx.js loads for every hook and every routed command, before and
+// usually instead of anything heavier. Node built-ins and a few small modules only.
+//  - The parent session's PreToolUse: every Bash command of the main thread runs this hook, and for it pgx has one
+//    job: refuse a typed launcher (rewrite.ts). Anything else gets no output whatever the project's config says (the
+//    parent's commands are not rewritten; a broken config fails open for them), so it is answered here.
+//  - Every other hook but SessionStart, and the routed `agent exec --agent`, go to the broker (broker/), which runs
+//    the same code with its connections already open. No broker, or one that can't answer: the caller gets the
+//    payload back and runs the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs) as before.
+import { readFileSync } from 'node:fs';
 import { appendHookLog } from './log.js';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 import { invokesLauncher } from './rewrite.js';
+import { hookDeadlineMs, HOOK_TIMEOUT_S, type HookCliName } from './timeouts.js';
 import { pgxHome } from '../../home.js';
+import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
+import { requestVars } from '../../broker/protocol.js';
+import { parseRoutedExec } from '../../exec-argv.js';
 
-/** Reads the payload; answers a parent's Bash (returns undefined) or returns the text for the full hook. */
-export async function fastPreToolUse(): Promise<string | undefined> {
-  const t0 = performance.now();
+const MAX_STDIN = 1024 * 1024;
+
+async function readStdin(): Promise<string> {
+  // One synchronous read of fd 0: process.stdin would build a stream (a net.Socket for Claude Code's pipe) first.
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    // a non-blocking pipe (EAGAIN) or no stdin: the stream way below
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of process.stdin) {
     chunks.push(c as Buffer);
-    if ((size += (c as Buffer).length) > 1024 * 1024) break; // the full hook refuses it
+    if ((size += (c as Buffer).length) > MAX_STDIN) break; // the full hook refuses it
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Answers a parent's Bash (true), or says the payload needs more than that (false). */
+function answerParentBash(text: string, t0: number): boolean {
   let p: Record<string, unknown>;
   try {
     p = JSON.parse(text) as Record<string, unknown>;
   } catch {
-    return text;
+    return false;
   }
   const command = (p?.tool_input as Record<string, unknown> | undefined)?.command;
-  if (typeof p !== 'object' || p === null || p.agent_id !== undefined || p.tool_name !== 'Bash' || typeof command !== 'string') return text;
-  if (invokesLauncher(command, launcherPath())) return text; // the full hook denies it, with the log line and reason
+  if (typeof p !== 'object' || p === null || p.agent_id !== undefined || p.tool_name !== 'Bash' || typeof command !== 'string') return false;
+  if (invokesLauncher(command, launcherPath())) return false; // the full hook denies it, with the log line and reason
   const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
   appendHookLog(pgxHome(), {
     time: new Date().toISOString(),
@@ -41,5 +59,68 @@ export async function fastPreToolUse(): Promise<string | undefined> {
     permission_mode: str(p.permission_mode),
     project_dir: process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null), // doctor: this project's lines only
   });
+  return true;
+}
+
+/** A broker that took the request and went silent: the hook can't redo the work in the time left. */
+const BROKER_TIMEOUT_DENY = {
+  hookSpecificOutput: {
+    hookEventName: 'PreToolUse',
+    permissionDecision: 'deny',
+    permissionDecisionReason: 'pgx: its broker did not answer in time, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`.',
+  },
+};
+
+/** Asks the broker; a missing one is started for next time. */
+async function viaBroker(req: BrokerAsk, timeoutMs: number): Promise<Asked | undefined> {
+  const launcher = launcherPath();
+  const addr = brokerAddress(process.env, launcher, true);
+  if (!addr) return undefined;
+  const asked = await askBroker(addr, req, timeoutMs);
+  if (asked.failure === 'absent') await startBroker(addr, launcher);
+  return asked;
+}
+
+/**
+ * `agent hook <event>`: answers it here or through the broker (the answer is written, returns undefined), or returns
+ * the payload text for the in-process hook.
+ */
+export async function fastHook(event: string): Promise<string | undefined> {
+  const t0 = performance.now();
+  const text = await readStdin();
+  if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
+  if (event === 'session-start' || !Object.hasOwn(HOOK_TIMEOUT_S, event)) return text; // SessionStart starts the broker
+  const deadline = hookDeadlineMs(event as HookCliName);
+  const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
+  const answer = asked?.answer;
+  if (process.env.PGX_BROKER_DEBUG) process.stderr.write(`broker: ${JSON.stringify(asked)}\n`);
+  let print: string | undefined;
+  if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
+  else if (asked?.failure === 'timeout') print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
+  else return text;
+  await new Promise<void>((res) => process.stdout.write(print ? print + '\n' : '', () => res()));
   return undefined;
+}
+
+/**
+ * The routed `agent exec --agent …` through the broker: true when it ran (or was refused) and process.exitCode says
+ * how it ended; false when the in-process exec must run it.
+ */
+export async function fastRoutedExec(argv: string[]): Promise<boolean> {
+  const routed = parseRoutedExec(argv);
+  if (!routed) return false;
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd: process.cwd(), vars: requestVars(process.env), env, command: routed.command }, 120_000);
+  const answer = asked?.answer;
+  if (!answer || !('ok' in answer)) return false;
+  if (!answer.ok) {
+    process.stderr.write(answer.stderr);
+    process.exitCode = answer.exitCode;
+    return true;
+  }
+  if (!('env' in answer)) return false;
+  const { spawnCommand } = await import('../../exec-spawn.js'); // node:child_process: only a routed command needs it
+  process.exitCode = (await spawnCommand(routed.command, answer.env)).status;
+  return true;
 }

@@ -1,11 +1,12 @@
 // One handler per Claude Code hook event. Each returns the JSON to print (or nothing) and an outcome for the log.
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';
+import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
@@ -189,6 +190,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     // user's choice, rely on an unverified rewrite).
     const versionNote = isVerifiedClaudeCode(h.claudeCode) ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode) };
     startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
+    startBrokerIfNone(h.launcher); // the session's later hooks and routed commands hand their work to it
     if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
     if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role });
@@ -208,6 +210,12 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
   },
 };
+
+/** Spawns this environment's broker (detached) unless its socket is there; a stale socket is the next hook's to fix. */
+function startBrokerIfNone(launcher: string): void {
+  const addr = brokerAddress(process.env, launcher, true);
+  if (addr && !existsSync(addr.path)) void startBroker(addr, launcher);
+}
 
 function removeSessionPassfiles(config: Config, sessionId: string): void {
   const id = { project: config.project, host: config.host, sessionId };

@@ -3,19 +3,23 @@
 // anything else goes to the CLI, which calls the same function).
 import { describeError } from '../../errors.js';
 import { HANDLERS, type HookName } from './handlers.js';
-import { runHook } from './run.js';
+import { runHook, type HookContext } from './run.js';
 
 export const isHookEvent = (event: string | undefined): event is HookName => event !== undefined && Object.hasOwn(HANDLERS, event);
 
-/** Runs the hook, writes its answer and exits 0 once written. */
-export async function runHookCommand(event: HookName): Promise<void> {
-  let print: string | undefined;
+/** The hook's answer, the text to print (undefined: nothing). Never throws. */
+export async function answerHook(event: HookName, ctx?: HookContext): Promise<string | undefined> {
   try {
-    print = (await runHook(event)).print;
+    return (await runHook(event, ctx)).print;
   } catch (e) {
     // A bug must not become exit 1: Claude Code would then run a subagent's command unrouted. Fail closed.
-    if (event === 'pre-tool-use') print = JSON.stringify(unexpectedDeny(e));
+    return event === 'pre-tool-use' ? JSON.stringify(unexpectedDeny(e)) : undefined;
   }
+}
+
+/** Runs the hook, writes its answer and exits 0 once written. */
+export async function runHookCommand(event: HookName): Promise<void> {
+  const print = await answerHook(event);
   // Exit as soon as the answer is written: work cut off by the hook's deadline (a clone, a lock wait) must not
   // hold the process past Claude Code's timeout, and a pg client's orderly close is not worth the wait.
   process.stdout.write(print ? print + '\n' : '', () => process.exit(0));

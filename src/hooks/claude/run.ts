@@ -6,7 +6,9 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
-import { findPgxHandlers, HOOK_EVENTS } from '../../install/hook-events.js';
+import { findPgxHandlers } from '../../install/hook-events.js';
+import { hookDeadlineMs } from './timeouts.js';
+import type { ConnectionReuse } from '../../engine/context.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { setHookDeadline } from '../../server/db.js';
 import { claudeCodeShell } from '../../shell.js';
@@ -20,9 +22,25 @@ export { launcherPath };
 
 const MAX_STDIN = 1024 * 1024;
 
-async function readStdin(): Promise<string> {
-  // bin/pgx.js's fast path read it already (fast-path.ts) and passed it on.
-  const handedOver = (globalThis as { __pgxHookStdin?: unknown }).__pgxHookStdin;
+/** Where a hook runs: its own process (the defaults), or the broker on behalf of one (broker/server.ts). */
+export interface HookContext {
+  /** The payload, when the caller read it already. */
+  stdin?: string;
+  /** The hook process's environment. */
+  env: NodeJS.ProcessEnv;
+  /** The hook process's working directory. */
+  cwd: string;
+  /** The broker's kept registry connections. */
+  reuse?: ConnectionReuse;
+  /** Logged: the broker answered for the hook process. */
+  via?: 'broker';
+}
+
+const ownProcess = (): HookContext => ({ env: process.env, cwd: process.cwd() });
+
+async function readStdin(given: string | undefined): Promise<string> {
+  // bin/pgx.js's fast path read it already (fast-path.ts) and passed it on, or the broker got it in the request.
+  const handedOver = given ?? (globalThis as { __pgxHookStdin?: unknown }).__pgxHookStdin;
   if (typeof handedOver === 'string') return handedOver.length > MAX_STDIN ? Promise.reject(new Error('hook payload larger than 1 MiB')) : handedOver;
   if (process.stdin.isTTY) return '';
   const chunks: Buffer[] = [];
@@ -36,16 +54,7 @@ async function readStdin(): Promise<string> {
 }
 
 
-/**
- * How long a hook may work before it answers anyway: 80% of the timeout `pgx agent install claude` gives it.
- * Claude Code runs a PreToolUse command whose hook timed out UNCHANGED (unrouted), so pgx must answer (deny) first.
- */
-export function hookDeadlineMs(event: HookName): number {
-  const override = Number(process.env.PGX_HOOK_DEADLINE_MS);
-  if (Number.isFinite(override) && override > 0) return override;
-  const timeout = HOOK_EVENTS.find((h) => h.cli === event)?.timeout ?? 30;
-  return Math.round(timeout * 1000 * 0.8);
-}
+export { hookDeadlineMs };
 
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -83,9 +92,9 @@ function projectInstallsPgx(projectDir: string): boolean {
 }
 
 /** The payload as a JSON object, or why it is not one (empty, garbage, `null`, an array). */
-async function readPayload(): Promise<{ payload: Record<string, unknown>; readError?: string }> {
+async function readPayload(given: string | undefined): Promise<{ payload: Record<string, unknown>; readError?: string }> {
   try {
-    const text = await readStdin();
+    const text = await readStdin(given);
     if (!text.trim()) throw new Error('stdin was empty');
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
@@ -126,41 +135,41 @@ function markSession(event: HookName, marker: string | undefined, home: string):
 }
 
 /** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
-async function runHandler(event: HookName, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined): Promise<{ result: HookResult; home?: string }> {
+async function runHandler(event: HookName, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
   const parsed = handler.schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     return { result: handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload) };
   }
-  const deadline = hookDeadlineMs(event);
+  const deadline = hookDeadlineMs(event, ctx.env);
   let home: string | undefined;
   try {
-    const config = loadConfig({ cwd: projectDir });
+    const config = loadConfig({ cwd: projectDir, env: ctx.env });
     home = config.home;
     markSession(event, marker, home);
     setHookDeadline(deadline); // connection attempts wait for the time the hook has left, not a fixed 3 s
     // the shell Claude Code itself would have run the command in (src/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline }, launcher: launcherPath(), shell: claudeCodeShell(), envFile: process.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion() };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env) };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
   }
 }
 
-export async function runHook(event: HookName): Promise<HookResult & { print?: string }> {
+export async function runHook(event: HookName, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
   const handler = HANDLERS[event] as unknown as AnyHandler; // each handler's schema matches its run()
-  const read = await readPayload();
+  const read = await readPayload(ctx.stdin);
   const { payload } = read;
-  const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || process.cwd();
-  let home = pgxHome();
+  const projectDir = ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || ctx.cwd;
+  let home = pgxHome(ctx.env);
   const marker = sessionMarker(home, payload.session_id);
   if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
 
   const scope = scopeOf(event, handler, projectDir, marker, home, read);
   let result: HookResult;
   if (scope.in) {
-    const ran = await runHandler(event, handler, payload, projectDir, marker);
+    const ran = await runHandler(event, handler, payload, projectDir, marker, ctx);
     result = ran.result;
     home = ran.home ?? home;
   } else {
@@ -176,9 +185,10 @@ export async function runHook(event: HookName): Promise<HookResult & { print?: s
     branch: result.branch ?? null,
     outcome: result.outcome,
     elapsed_ms: Math.round(performance.now() - t0),
-    claude_code: claudeCodeVersion() ?? null,
+    claude_code: claudeCodeVersion(ctx.env) ?? null,
     permission_mode: str(payload.permission_mode),
     project_dir: projectDir, // doctor: this project's lines only
+    ...(ctx.via ? { via: ctx.via } : {}),
   });
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }

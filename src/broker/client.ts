@@ -1,0 +1,97 @@
+// The client side of the broker (protocol.ts): one request, one answer, over the user's unix socket. Loaded by the
+// light hook entry on every hook, so node built-ins only. Whatever goes wrong here (no broker, a dead one, garbage),
+// the answer is undefined and the caller does the work itself, as it would without a broker; a broker that is
+// missing is started, detached, for the next call.
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+
+import { brokerDisabled, fingerprint, fingerprintMaterial, socketDir, socketPath, type BrokerRequest, type BrokerResponse } from './protocol.js';
+
+export interface BrokerAddress {
+  fp: string;
+  /** The fingerprint's material, sent with each request (protocol.ts). */
+  fpm: string;
+  dir: string;
+  path: string;
+}
+
+export function brokerAddress(env: NodeJS.ProcessEnv, launcher: string, create = false): BrokerAddress | undefined {
+  if (brokerDisabled(env)) return undefined;
+  const dir = socketDir(env, create);
+  if (!dir) return undefined;
+  const fpm = fingerprintMaterial(env, launcher);
+  const fp = fingerprint(fpm);
+  const path = socketPath(dir, fp);
+  return path ? { fp, fpm, dir, path } : undefined;
+}
+
+export type Asked = { answer: BrokerResponse; failure?: undefined } | { answer?: undefined; failure: 'absent' | 'no-answer' | 'timeout' };
+
+/** A request as the client writes it (the fingerprint is added on the way). */
+export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest ? Omit<R, 'fp' | 'fpm'> : never) : never;
+
+/** Sends one request and waits up to timeoutMs for the answer. Never throws. */
+export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number): Promise<Asked> {
+  const { connect } = await import('node:net'); // not loaded by the hooks that never get here
+  return new Promise((resolve) => {
+    let settled = false;
+    let connected = false;
+    const chunks: Buffer[] = [];
+    const sock = connect(addr.path);
+    const done = (r: Asked) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(r);
+    };
+    const timer = setTimeout(() => done({ failure: connected ? 'timeout' : 'absent' }), timeoutMs);
+    sock.on('connect', () => {
+      connected = true;
+      sock.end(JSON.stringify({ ...req, fp: addr.fp, fpm: addr.fpm }) + '\n');
+    });
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('error', () => done({ failure: connected ? 'no-answer' : 'absent' }));
+    sock.on('close', () => {
+      if (!connected) return done({ failure: 'absent' });
+      try {
+        const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BrokerResponse;
+        done(typeof answer === 'object' && answer !== null ? { answer } : { failure: 'no-answer' });
+      } catch {
+        done({ failure: 'no-answer' });
+      }
+    });
+  });
+}
+
+/**
+ * Starts this environment's broker, detached, unless one is starting: `<socket>.starting` holds the starter's pid
+ * for the broker's first second, so a burst of 20 hooks that find none starts one, not 20.
+ */
+export async function startBroker(addr: BrokerAddress, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<'started' | 'starting' | 'failed'> {
+  const { spawn } = await import('node:child_process');
+  const marker = `${addr.path}.starting`;
+  try {
+    let fd: number;
+    try {
+      fd = openSync(marker, 'wx', 0o600);
+    } catch {
+      const [pid, at] = readFileSync(marker, 'utf8').split(' ').map(Number);
+      if (Date.now() - (at ?? 0) < 5000 && pid) return 'starting';
+      rmSync(marker, { force: true }); // a start that never finished
+      fd = openSync(marker, 'wx', 0o600);
+    }
+    const child = spawn(process.execPath, [launcher, 'agent', 'broker', 'serve'], { detached: true, stdio: 'ignore', env, cwd: addr.dir });
+    child.on('error', () => rmSync(marker, { force: true }));
+    writeSync(fd, `${child.pid ?? 0} ${Date.now()}`);
+    closeSync(fd);
+    child.unref();
+    return 'started';
+  } catch {
+    return 'failed';
+  }
+}
+
+export function startingMarker(addr: BrokerAddress): string {
+  return `${addr.path}.starting`;
+}
+

@@ -1,0 +1,127 @@
+// The broker: one resident pgx process per user and environment, which the per-event hook processes and the routed
+// `agent exec` hand their work to over a unix socket, so that each of those processes loads one small file instead
+// of pg, zod, the config parser and the engine, and logs in to no server (architecture.md, "The broker").
+//
+// This module is what both sides share, and the client side loads it on every hook: node built-ins only.
+import { lstatSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+
+declare const __PGX_BUILD_ID__: string | undefined;
+/** Set by scripts/build.mjs; a client never talks to a broker of another build. */
+export const BUILD_ID: string = typeof __PGX_BUILD_ID__ === 'string' ? __PGX_BUILD_ID__ : 'dev';
+
+/**
+ * Variables a request carries, because they differ from one hook or command to the next within the same user's
+ * environment (Claude Code gives hooks AI_AGENT=…_harness and Bash commands …_agent). The broker reads them from
+ * the request and never from its own environment.
+ */
+export const REQUEST_VARS = ['CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_SESSION_ID', 'CLAUDE_ENV_FILE', 'AI_AGENT', 'CLAUDECODE'] as const;
+
+/**
+ * Every other variable pgx's code reads, directly or through libraries: a broker serves only clients whose values
+ * of all of them equal its own (they are in the socket's name), so the broker's process.env is theirs.
+ */
+const FINGERPRINT_NAMES = new Set(['HOME', 'USER', 'LOGNAME', 'SHELL', 'CLAUDE_CODE_SHELL', 'PATH', 'TMPDIR', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'DEBUG', 'NO_COLOR', 'TERM', 'LANG']);
+const FINGERPRINT_PREFIXES = /^(PGX_|PG[A-Z]|XDG_|LC_)/;
+
+export function brokerDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(0|off|false|no)$/i.test(env.PGX_BROKER ?? '');
+}
+
+/** What a broker must share with its client: the build, node, the launcher, the user and those variables. */
+export function fingerprintMaterial(env: NodeJS.ProcessEnv, launcher: string): string {
+  const vars = Object.keys(env)
+    .filter((k) => FINGERPRINT_NAMES.has(k) || FINGERPRINT_PREFIXES.test(k))
+    .sort()
+    .map((k) => [k, env[k]]);
+  return JSON.stringify([BUILD_ID, process.version, launcher, process.getuid?.() ?? -1, vars]);
+}
+
+/**
+ * The socket's name for that material: 96 bits of three FNV-1a hashes (node:crypto alone costs a hook ~7 ms to
+ * load). It only picks the socket: every request carries the material itself, and the broker serves only an exact
+ * match, so a collision costs a fallback, never another environment's answer.
+ */
+export function fingerprint(material: string): string {
+  let out = '';
+  for (const seed of [0x811c9dc5, 0x01000193, 0x9e3779b9]) {
+    let h = seed >>> 0;
+    for (let i = 0; i < material.length; i++) h = Math.imul(h ^ material.charCodeAt(i), 0x01000193) >>> 0;
+    out += h.toString(16).padStart(8, '0');
+  }
+  return out;
+}
+
+/**
+ * The directory of this user's broker sockets: $XDG_RUNTIME_DIR/pgx, else <tmpdir>/pgx-<uid>. Used only when it is
+ * a real directory (not a link) of this user's that no one else can enter; undefined otherwise (no broker).
+ */
+export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined; // Windows: no unix sockets of this kind
+  const base = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, 'pgx') : join(tmpdir(), `pgx-${uid}`);
+  try {
+    const st = lstatSync(base);
+    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? base : undefined;
+  } catch (e) {
+    if (!create || (e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    try {
+      mkdirSync(base, { mode: 0o700 });
+    } catch {
+      // another process made it first: judged below like any other
+    }
+    return socketDir(env, false);
+  }
+}
+
+/** A unix socket path must fit sun_path (104 bytes on macOS, 108 on Linux). */
+const MAX_SOCKET_PATH = 100;
+
+export function socketPath(dir: string, fp: string): string | undefined {
+  const p = join(dir, `b-${fp}.sock`);
+  return Buffer.byteLength(p) <= MAX_SOCKET_PATH ? p : undefined;
+}
+
+export type RequestVars = Partial<Record<(typeof REQUEST_VARS)[number], string>>;
+
+export function requestVars(env: NodeJS.ProcessEnv): RequestVars {
+  const vars: RequestVars = {};
+  for (const k of REQUEST_VARS) if (env[k] !== undefined) vars[k] = env[k];
+  return vars;
+}
+
+/** Every request carries the client's fingerprint material (`fpm`), which the broker compares with its own. */
+export type BrokerRequest =
+  | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; vars: RequestVars }
+  | { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[] }
+  | { op: 'status'; fp: string; fpm: string }
+  | { op: 'stop'; fp: string; fpm: string };
+
+export type BrokerResponse =
+  /** A hook's answer: what to print (nothing when undefined). */
+  | { ok: true; print?: string }
+  /** An exec's: the command's whole environment. */
+  | { ok: true; env: Record<string, string>; branch: string }
+  /** An exec the CLI would refuse: its error text and exit code. */
+  | { ok: false; stderr: string; exitCode: number }
+  /** Not the broker's to answer (another build, a request it can't read): the client does the work itself. */
+  | { fallback: string }
+  | { ok: true; status: BrokerStatus };
+
+export interface BrokerStatus {
+  pid: number;
+  fingerprint: string;
+  build: string;
+  started_at: string;
+  requests: number;
+  in_flight: number;
+  idle_exit_ms: number;
+  pooled_connections: number;
+}
+
+/** Idle this long (no request), the broker exits. PGX_BROKER_IDLE_MS overrides. */
+export function idleExitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.PGX_BROKER_IDLE_MS);
+  return Number.isFinite(v) && v > 0 ? v : 10 * 60 * 1000;
+}

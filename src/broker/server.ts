@@ -1,0 +1,178 @@
+// The broker's server side: `pgx agent broker serve`, started detached by SessionStart or by the first hook that
+// finds none (client.ts). It runs the very code a hook process or a routed `agent exec` would run in-process
+// (answerHook; refuseUnrouted + attachOrEnsure + commandEnv), with the requester's per-call variables, and keeps the
+// registry connections open between requests. It holds no state a request depends on: killed at any moment, the
+// next hook finds no broker and does the work itself.
+import { chmodSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { resolve } from 'node:path';
+import * as z from 'zod/mini';
+import { loadConfig } from '../config.js';
+import { attachOrEnsure } from '../engine/api.js';
+import { describeError, isPgxError, EXIT } from '../errors.js';
+import { commandEnv, refuseUnrouted } from '../exec.js';
+import { targetFrom } from '../cli/common.js';
+import { answerHook, isHookEvent } from '../hooks/claude/hook-entry.js';
+import { launcherPath } from '../hooks/claude/launcher.js';
+import { idSchema } from '../identity.js';
+import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
+import { KeptConnections } from './connections.js';
+import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
+
+/** A request bigger than this is refused (a hook payload is at most 1 MiB; an environment a few KB). */
+const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+const vars = z.record(z.string(), z.string());
+const id = { fp: z.string(), fpm: z.string() };
+const requestSchema = z.union([
+  z.object({ op: z.literal('hook'), ...id, event: z.string(), stdin: z.string(), cwd: z.string(), vars }),
+  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)) }),
+  // Anyone of this user may ask any of its brokers how it is, or stop it (`agent broker status|stop` from a terminal
+  // whose environment differs from the hooks'): the socket's name is enough.
+  z.object({ op: z.literal('status'), fp: z.string(), fpm: z.optional(z.string()) }),
+  z.object({ op: z.literal('stop'), fp: z.string(), fpm: z.optional(z.string()) }),
+]);
+type Request = z.infer<typeof requestSchema>;
+
+export interface BrokerHandle {
+  address: BrokerAddress;
+  close(): Promise<void>;
+  status(): BrokerStatus;
+}
+
+/**
+ * Serves until idle (no request for PGX_BROKER_IDLE_MS), stopped, or replaced (another broker's socket took the
+ * name). Resolves 'running' at once when a broker for this environment already answers, 'unavailable' when there is
+ * no private socket directory.
+ */
+export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<BrokerHandle | 'running' | 'unavailable'> {
+  const launcher = launcherPath();
+  const found = brokerAddress(process.env, launcher, true);
+  if (!found) return 'unavailable';
+  const address: BrokerAddress = found;
+  if ((await askBroker(address, { op: 'status' }, 1000)).answer) {
+    rmSync(startingMarker(address), { force: true });
+    return 'running';
+  }
+  const kept = new KeptConnections();
+  const startedAt = new Date();
+  const idleMs = idleExitMs();
+  let requests = 0;
+  let inFlight = 0;
+  let lastRequest = Date.now();
+  let closing: Promise<void> | undefined;
+
+  // Each request's environment: the broker's own (equal to the requester's on every variable pgx reads: the socket's
+  // name says so), with the per-call variables taken from the request alone.
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of REQUEST_VARS) delete base[k];
+  const envOf = (v: RequestVars): NodeJS.ProcessEnv => ({ ...base, ...v });
+
+  const status = (): BrokerStatus => ({
+    pid: process.pid,
+    fingerprint: address.fp,
+    build: BUILD_ID,
+    started_at: startedAt.toISOString(),
+    requests,
+    in_flight: inFlight,
+    idle_exit_ms: idleMs,
+    pooled_connections: kept.size,
+  });
+
+  async function respond(req: Request): Promise<BrokerResponse> {
+    if (req.fp !== address.fp) return { fallback: 'another environment' };
+    if ((req.op === 'hook' || req.op === 'exec') && req.fpm !== address.fpm) return { fallback: 'another environment' }; // a hash collision
+    switch (req.op) {
+      case 'status':
+        return { ok: true, status: status() };
+      case 'stop':
+        setImmediate(() => void close());
+        return { ok: true, status: status() };
+      case 'hook': {
+        if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
+        const print = await answerHook(req.event, { stdin: req.stdin, env: envOf(req.vars), cwd: req.cwd, reuse: kept, via: 'broker' });
+        return print === undefined ? { ok: true } : { ok: true, print };
+      }
+      case 'exec':
+        try {
+          const env = envOf(req.vars);
+          const config = loadConfig({ cwd: resolve(req.cwd, req.cwdFlag ?? '.'), env });
+          const t = targetFrom({ agent: req.agent }, env);
+          refuseUnrouted(config, t, req.command, env.CLAUDECODE);
+          const ensured = await attachOrEnsure(config, t, { quiet: true, reuse: kept });
+          const childEnv = commandEnv(req.env, ensured, config.home, req.command[0]!);
+          return { ok: true, env: Object.fromEntries(Object.entries(childEnv).filter((e): e is [string, string] => e[1] !== undefined)), branch: ensured.branch };
+        } catch (e) {
+          const d = describeError(e);
+          return { ok: false, stderr: `error: ${d.message}\n${d.hint ? `hint: ${d.hint}\n` : ''}`, exitCode: isPgxError(e) ? e.exitCode : EXIT.failure };
+        }
+    }
+  }
+
+  function onConnection(sock: Socket): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    sock.on('error', () => {}); // a client that went away: nothing to answer
+    sock.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_REQUEST_BYTES) sock.destroy();
+      else chunks.push(c);
+    });
+    sock.on('end', () => {
+      requests++;
+      inFlight++;
+      lastRequest = Date.now();
+      let parsed: Request | undefined;
+      try {
+        const r = requestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        if (r.success) parsed = r.data;
+      } catch {
+        // not JSON: answered below
+      }
+      const answer = parsed ? respond(parsed) : Promise.resolve<BrokerResponse>({ fallback: 'unreadable request' });
+      void answer
+        .catch((e: unknown): BrokerResponse => ({ fallback: `broker error: ${describeError(e).message}` }))
+        .then((a) => {
+          inFlight--;
+          lastRequest = Date.now();
+          if (!sock.destroyed) sock.end(JSON.stringify(a) + '\n');
+        });
+    });
+  }
+
+  // Half-open: the client ends its side after the request, and the answer still goes back on ours.
+  const server: Server = createServer({ allowHalfOpen: true }, onConnection);
+  // Bound under a name of its own, then renamed into place: a client never connects to a half-made socket, and a
+  // stale socket file left by a killed broker is simply replaced.
+  const tmp = `${address.path}.${process.pid}`;
+  rmSync(tmp, { force: true });
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(tmp, () => res());
+  });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, address.path);
+  const ino = statSync(address.path).ino;
+  rmSync(startingMarker(address), { force: true });
+
+  const ours = (): boolean => {
+    try {
+      return statSync(address.path).ino === ino;
+    } catch {
+      return false;
+    }
+  };
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      clearInterval(tick);
+      await new Promise<void>((res) => server.close(() => res()));
+      if (ours()) rmSync(address.path, { force: true });
+      await kept.closeAll();
+      opts.onClose?.();
+    })());
+  const tick = setInterval(() => {
+    if (!ours()) void close(); // replaced, or its socket removed: nobody can reach it any more
+    else if (inFlight === 0 && Date.now() - lastRequest >= idleMs) void close();
+  }, Math.max(50, Math.min(idleMs / 4, 15_000)));
+  return { address, close, status };
+}

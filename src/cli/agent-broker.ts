@@ -1,0 +1,88 @@
+// pgx agent broker status | start | stop (and the hidden `serve`, what start and the hooks spawn): the resident
+// process that hooks and routed commands hand their work to (src/broker/).
+import type { Command } from 'commander';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
+import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
+import { serveBroker } from '../broker/server.js';
+import { launcherPath } from '../hooks/claude/launcher.js';
+import { PgxError } from '../errors.js';
+import { relativeTime } from '../output.js';
+import { action, withCommon, type CommonOpts } from './common.js';
+
+interface Listed extends BrokerStatus {
+  socket: string;
+  this_environment: boolean;
+}
+
+/** Every broker of this user that answers (one per environment: the hooks' and a terminal's may differ). */
+async function listBrokers(own: BrokerAddress | undefined): Promise<Listed[]> {
+  const dir = socketDir(process.env);
+  if (!dir) return [];
+  const found: Listed[] = [];
+  for (const f of readdirSync(dir)) {
+    const m = /^b-([0-9a-f]{24})\.sock$/.exec(f);
+    if (!m) continue;
+    const addr = { fp: m[1]!, fpm: '', dir, path: join(dir, f) };
+    const asked = await askBroker(addr, { op: 'status' }, 2000);
+    if (asked.answer && 'status' in asked.answer) found.push({ ...asked.answer.status, socket: addr.path, this_environment: addr.fp === own?.fp });
+  }
+  return found;
+}
+
+function describe(b: Listed): string {
+  return `broker ${b.pid}${b.this_environment ? ' (this environment)' : ''}: ${b.requests} request(s), ${b.pooled_connections} kept connection(s), started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
+}
+
+export function registerBrokerCommands(agent: Command): void {
+  const broker = agent.command('broker').description('the resident process hooks and routed commands hand their work to (fewer, lighter processes per command)');
+
+  withCommon(broker.command('status').description("this user's brokers: pid, requests served, kept connections")).action(
+    action<CommonOpts>(async (_opts, out) => {
+      const own = brokerAddress(process.env, launcherPath());
+      const list = await listBrokers(own);
+      const disabled = brokerDisabled();
+      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, brokers: list }, () => {
+        if (disabled) return 'broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process';
+        if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx or <tmp>/pgx-<uid>, mode 0700)';
+        return list.length ? list.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
+      });
+    }),
+  );
+
+  withCommon(broker.command('start').description("start this environment's broker now (hooks start it when they find none)")).action(
+    action<CommonOpts>(async (_opts, out) => {
+      const launcher = launcherPath();
+      const addr = brokerAddress(process.env, launcher, true);
+      if (!addr) throw new PgxError('BROKER_UNAVAILABLE', brokerDisabled() ? 'The broker is off (PGX_BROKER=0).' : 'No private socket directory for the broker.', 'Unset PGX_BROKER, or make $XDG_RUNTIME_DIR/pgx (or <tmp>/pgx-<uid>) a 0700 directory of yours.');
+      let asked = await askBroker(addr, { op: 'status' }, 2000);
+      if (!asked.answer) {
+        await startBroker(addr, launcher);
+        for (let i = 0; i < 50 && !asked.answer; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          asked = await askBroker(addr, { op: 'status' }, 2000);
+        }
+      }
+      const st = asked.answer && 'status' in asked.answer ? asked.answer.status : undefined;
+      if (!st) throw new PgxError('BROKER_UNAVAILABLE', 'The broker did not start within 5 s.', 'Run `pgx agent broker serve` in a terminal to see why.');
+      out.result({ ...st, socket: addr.path }, () => `broker ${st.pid} running (socket ${addr.path})`);
+    }),
+  );
+
+  withCommon(broker.command('stop').description("stop this user's brokers (hooks then work in their own processes until one starts again)")).action(
+    action<CommonOpts>(async (_opts, out) => {
+      const list = await listBrokers(brokerAddress(process.env, launcherPath()));
+      for (const b of list) await askBroker({ fp: b.fingerprint, fpm: '', dir: '', path: b.socket }, { op: 'stop' }, 2000);
+      out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => b.pid).join(', ')}` : 'no broker was running'));
+    }),
+  );
+
+  broker.command('serve', { hidden: true }).description('run the broker in this process (what `start` and the hooks spawn, detached)').action(async () => {
+    const handle = await serveBroker({ onClose: () => process.exit(0) });
+    if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
+    if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
+    process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
+  });
+}
