@@ -171,6 +171,7 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
       opts.onClose?.();
     })());
   const tick = setInterval(() => {
+    kept.sweep();
     if (!ours()) void close(); // replaced, or its socket removed: nobody can reach it any more
     else if (inFlight === 0 && Date.now() - lastRequest >= idleMs) void close();
   }, Math.max(50, Math.min(idleMs / 4, 15_000)));

@@ -43,7 +43,7 @@ export function registerBrokerCommands(agent: Command): void {
       const own = brokerAddress(process.env, launcherPath());
       const list = await listBrokers(own);
       const disabled = brokerDisabled();
-      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, brokers: list }, () => {
+      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list }, () => {
         if (disabled) return 'broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process';
         if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx or <tmp>/pgx-<uid>, mode 0700)';
         return list.length ? list.map(describe).join('\n') : 'broker: none running (the next hook starts one)';

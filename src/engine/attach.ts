@@ -25,9 +25,13 @@ export async function attachFast(config: Config, id: Identity, opts: OpenOptions
   const key = identityKey(id);
   const attempt = async (db: Db): Promise<BranchRecord | undefined | 'failed'> =>
     attachActive(db as RegistryDb, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => 'failed' as const);
-  let got: { db: Db; reused: boolean };
+  const fresh = async () => {
+    const db = await open();
+    return { db, reused: false, release: () => void db.close() };
+  };
+  let got: { db: Db; reused: boolean; release(healthy: boolean): void };
   try {
-    got = opts.reuse ? await opts.reuse.acquire(params, open) : { db: await open(), reused: false };
+    got = opts.reuse ? await opts.reuse.acquire(params, open) : await fresh();
   } catch (err) {
     // No registry yet: the full ensure creates it. Anything else (unreachable, login refused, timed out) is the full
     // ensure's answer too, so it is thrown now rather than waited for a second time.
@@ -37,12 +41,13 @@ export async function attachFast(config: Config, id: Identity, opts: OpenOptions
   let record = await attempt(got.db);
   if (record === 'failed' && got.reused) {
     // A kept connection may have died since (a server restart): one more try on a new one.
-    opts.reuse!.release(params, got.db, false);
-    got = { db: await open().catch(() => got.db), reused: false };
+    got.release(false);
+    const again = await opts.reuse!.acquire(params, open).catch(() => undefined);
+    if (!again) return undefined;
+    got = again;
     record = await attempt(got.db);
   }
-  if (opts.reuse) opts.reuse.release(params, got.db, record !== 'failed');
-  else await got.db.close();
+  got.release(record !== 'failed');
   // A failed statement is the full ensure's to retry and report.
   if (record === 'failed' || !record) return undefined;
   // roles = "per-branch" and a branch made without a role: the full ensure gives it one.

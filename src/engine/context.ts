@@ -29,10 +29,11 @@ export interface OpenOptions {
 
 /** Registry connections kept open between pieces of work; only the one-statement attach uses them. */
 export interface ConnectionReuse {
-  /** An idle connection for these parameters (reused: true), else a new one from `open`. */
-  acquire(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; reused: boolean }>;
-  /** Back to the idle set, or closed when it failed (it may be dead: a server restart, a terminated backend). */
-  release(p: ConnParams, db: Db, healthy: boolean): void;
+  /**
+   * A kept connection for these parameters (reused: true), else a new one from `open`. `release` gives it back, or
+   * closes it when it failed (it may be dead: a server restart, a terminated backend).
+   */
+  acquire(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; reused: boolean; release(healthy: boolean): void }>;
 }
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */

@@ -34,6 +34,10 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
     // No warm pool unless a test asks for one (tests/blackbox/pool.test.ts): a detached filler would make the other
     // tests' SubagentStarts claim instead of clone, and outlive them.
     PGX_POOL: '0',
+    // No broker either, unless a test asks (tests/blackbox/broker.test.ts) or PGX_TEST_BROKER=1 runs the whole suite
+    // through it: a resident process per project would outlive the test, and hold registry connections.
+    PGX_BROKER: process.env.PGX_TEST_BROKER === '1' ? '1' : '0',
+    ...(process.env.PGX_TEST_BROKER === '1' ? { PGX_BROKER_IDLE_MS: '20000' } : {}),
   };
   return { cwd: dir, dir, name, host, home, env };
 }
