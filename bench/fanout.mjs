@@ -77,6 +77,9 @@ try {
   const nodeArgv = [process.execPath, '-e', '0'];
   const hookEnvProject = { ...env, CLAUDE_PROJECT_DIR: project };
   Object.assign(env, hookEnvProject);
+  // The broker runs ahead, as SessionStart starts it (one per environment: PGX_POOL differs below).
+  const poolEnv = { ...env, PGX_POOL: '20' };
+  for (const e of [env, poolEnv]) spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', project], { env: e, stdio: 'ignore' });
 
   // ---- alone: interleaved, median of 7
   const alone = { hook: [], node: [] };
@@ -98,7 +101,6 @@ try {
   row('20 concurrent `node -e 0` (p50)', nodeFan, nodeFan);
   row('20 concurrent SubagentStart, 22 MB template (p50)', p50(fan.hook), nodeFan, `max ${Math.round(Math.max(...fan.hook))} ms`);
   // ---- the same with the warm pool: filled ahead (outside the measurement), then claimed
-  const poolEnv = { ...env, PGX_POOL: '20' };
   const claim = { one: [], fan: [] };
   for (let r = 0; r < 3; r++) {
     execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
@@ -136,6 +138,7 @@ try {
     await sql(`ALTER DATABASE "${datname}" IS_TEMPLATE false`).catch(() => {});
     await sql(`DROP DATABASE "${datname}"`).catch(() => {});
   }
+  spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' });
   if (!process.env.PGX_DATABASE_URL) {
     const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
     spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });

@@ -8,6 +8,7 @@ import { lazyServer } from './doctor/connection.js';
 import { serverCheck, roleCheck } from './doctor/server-checks.js';
 import { templateCheck } from './doctor/template-check.js';
 import { poolCheck } from './doctor/pool-check.js';
+import { brokerCheck } from './doctor/broker-check.js';
 import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
 import { permissionsCheck } from './doctor/permissions-check.js';
 import { hookLogCheck } from './doctor/hook-log-check.js';
@@ -49,6 +50,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['roles', () => rolesCheck(ctx)],
     ['template', () => templateCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
+    ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
     ['permissions', () => permissionsCheck(ctx, found)],
     ['hook-log', () => hookLogCheck(ctx)],

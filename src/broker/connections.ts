@@ -2,7 +2,7 @@
 // an open connection instead of a TCP connect, a backend start and a SCRAM login (engine/attach.ts). The attach is a
 // single autocommit statement, so requests may share a connection: node-postgres queues them, and a burst of 20
 // hooks costs the server 2 backends, not 20.
-import type { ConnectionReuse } from '../engine/context.js';
+import type { ConnectionReuse } from '../engine/api.js';
 import type { ConnParams, Db } from '../server/db.js';
 
 /** Connections per server, role and timeout. */

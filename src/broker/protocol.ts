@@ -53,26 +53,37 @@ export function fingerprint(material: string): string {
   return out;
 }
 
-/**
- * The directory of this user's broker sockets: $XDG_RUNTIME_DIR/pgx, else <tmpdir>/pgx-<uid>. Used only when it is
- * a real directory (not a link) of this user's that no one else can enter; undefined otherwise (no broker).
- */
-export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
+/** Where this user's broker sockets live: $XDG_RUNTIME_DIR/pgx, else <tmpdir>/pgx-<uid> (undefined: Windows). */
+export function socketDirPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no unix sockets of this kind
-  const base = env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, 'pgx') : join(tmpdir(), `pgx-${uid}`);
+  return env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, 'pgx') : join(tmpdir(), `pgx-${uid}`);
+}
+
+/** Is that directory usable: a real directory (not a link) of this user's that no one else can enter? */
+export function socketDirState(dir: string): 'private' | 'missing' | 'not-private' {
   try {
-    const st = lstatSync(base);
-    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? base : undefined;
-  } catch (e) {
-    if (!create || (e as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    const st = lstatSync(dir);
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0 ? 'private' : 'not-private';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** The socket directory when it is private (made 0700 first with `create`), else undefined: no broker. */
+export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
+  const dir = socketDirPath(env);
+  if (!dir) return undefined;
+  let state = socketDirState(dir);
+  if (state === 'missing' && create) {
     try {
-      mkdirSync(base, { mode: 0o700 });
+      mkdirSync(dir, { mode: 0o700 });
     } catch {
       // another process made it first: judged below like any other
     }
-    return socketDir(env, false);
+    state = socketDirState(dir);
   }
+  return state === 'private' ? dir : undefined;
 }
 
 /** A unix socket path must fit sun_path (104 bytes on macOS, 108 on Linux). */

@@ -15,9 +15,14 @@ import { targetFrom } from '../cli/common.js';
 import { answerHook, isHookEvent } from '../hooks/claude/hook-entry.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { idSchema } from '../identity.js';
+import { setConnectTimeout } from '../server/db.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
+
+/** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
+ * deadline still bounds its whole answer. PGX_CONNECT_TIMEOUT_MS or a URL's connect_timeout win over it. */
+const BROKER_CONNECT_TIMEOUT_MS = 15_000;
 
 /** A request bigger than this is refused (a hook payload is at most 1 MiB; an environment a few KB). */
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -55,6 +60,7 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
     return 'running';
   }
   const kept = new KeptConnections();
+  setConnectTimeout(BROKER_CONNECT_TIMEOUT_MS);
   const startedAt = new Date();
   const idleMs = idleExitMs();
   let requests = 0;

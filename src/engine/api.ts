@@ -18,6 +18,7 @@ import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, ty
 import { attachFast } from './attach.js';
 import * as roles from './roles.js';
 
+export type { ConnectionReuse } from './context.js';
 export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
 
 export interface RefreshResult extends TemplateRefreshResult {

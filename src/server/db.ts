@@ -185,9 +185,20 @@ let hookDeadlineAt: number | undefined;
 /** Left for the hook to answer after a connection attempt timed out (its error is more useful than "deadline"). */
 const ANSWER_MARGIN_MS = 300;
 
+/** The connect timeout when neither the URL, PGX_CONNECT_TIMEOUT_MS nor a hook's deadline says (setConnectTimeout). */
+let defaultConnectTimeoutMs = CONNECT_TIMEOUT_MS;
+
+/**
+ * The broker's: it serves many hooks, each with its own deadline (enforced around the work, run.ts withDeadline),
+ * so no single hook's deadline may become the process's; instead a slow accept under a burst gets this long.
+ */
+export function setConnectTimeout(ms: number): void {
+  defaultConnectTimeoutMs = ms;
+}
+
 function connectTimeoutFor(p: ConnParams): number {
   const explicit = p.connectTimeoutMs ?? (process.env.PGX_CONNECT_TIMEOUT_MS ? CONNECT_TIMEOUT_MS : undefined);
-  if (hookDeadlineAt === undefined) return explicit ?? CONNECT_TIMEOUT_MS;
+  if (hookDeadlineAt === undefined) return explicit ?? defaultConnectTimeoutMs;
   const left = Math.max(100, hookDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
   return explicit !== undefined ? Math.min(explicit, left) : left;
 }

@@ -120,6 +120,10 @@ describe('cli.md JSON fields against real output', () => {
     expect(pool).toEqual({ ...jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p)), oldest_ready_at: pool.oldest_ready_at });
     expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'fill', '--json'], p)));
     expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'drain', '--json'], p)));
+    const brokerEnv = { ...p, env: { ...p.env, PGX_BROKER: '1', XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), 'pgx-docs-run-')) } };
+    expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'start', '--json'], brokerEnv)));
+    expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'status', '--json'], brokerEnv)));
+    expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'stop', '--json'], brokerEnv)));
     expect(runPgx(['agent', 'up', '--id', 'docs2'], p).status).toBe(0);
     expectDocumented('pgx agent down', jsonOf(runPgx(['agent', 'down', '--id', 'docs2', '--json'], p)));
     expectDocumented('pgx agent gc', jsonOf(runPgx(['agent', 'gc', '--json'], p)));

@@ -75,7 +75,15 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx vs trivial hooks (real C
         expect(own, m).toBeTruthy();
         expect(run.fake.toolResults.get(m)?.[0], m).toContain(`db=${own}`);
       }
-      claims += hookLog(withPgx).slice(before).filter((l) => l.event === 'subagent-start' && /claim/.test(l.outcome)).length;
+      const lines = hookLog(withPgx).slice(before);
+      claims += lines.filter((l) => l.event === 'subagent-start' && /claim/.test(l.outcome)).length;
+      // pgx's own time per hook (from its log) and how many the broker answered: against Claude Code's measured
+      // latency, what is left is the process start and the wait for a CPU.
+      const own = (event: string) => {
+        const ls = lines.filter((l) => l.event === event && l.agent_id !== null);
+        const ms = ls.map((l) => l.elapsed_ms).sort((a, b) => a - b);
+        return { n: ls.length, via_broker: ls.filter((l) => l.via === 'broker').length, p50_ms: ms[Math.floor(ms.length / 2)] ?? null, max_ms: ms.at(-1) ?? null };
+      };
       if (round === 1) {
         recordFigures('3-fanout-vs-trivial-hooks', {
           wall_ms_pgx: walls.pgx,
@@ -84,6 +92,9 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx vs trivial hooks (real C
           subagent_starts_claimed: `${claims}/40`,
           cc_subagent_start_ms: ccHookLatency(run.debugFile, 'SubagentStart'),
           cc_pre_tool_use_ms: ccHookLatency(run.debugFile, 'PreToolUse'),
+          pgx_subagent_start: own('subagent-start'),
+          pgx_pre_tool_use: own('pre-tool-use'),
+          pgx_subagent_stop: own('subagent-stop'),
         });
       }
       expect(pgx(withPgx, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);

@@ -11,8 +11,8 @@ const src = join(REPO, 'src');
 const rel = (f: string) => relative(REPO, f);
 
 describe('layers', () => {
-  it('the CLI, the hooks and exec reach the engine only through its API', () => {
-    const callers = sources(src).filter((f) => /\/src\/(cli|hooks)\//.test(f) || /\/src\/(exec|exec-fast|pool-fill)\.ts$/.test(f));
+  it('the CLI, the hooks, the broker and exec reach the engine only through its API', () => {
+    const callers = sources(src).filter((f) => /\/src\/(cli|hooks|broker)\//.test(f) || /\/src\/(exec|exec-fast|pool-fill)\.ts$/.test(f));
     const bad = callers.flatMap((f) =>
       [...readFileSync(f, 'utf8').matchAll(/from '([^']+)'/g)]
         .map((m) => m[1]!)

@@ -88,18 +88,23 @@ async function viaBroker(req: BrokerAsk, timeoutMs: number): Promise<Asked | und
 export async function fastHook(event: string): Promise<string | undefined> {
   const t0 = performance.now();
   const text = await readStdin();
-  if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
-  if (event === 'session-start' || !Object.hasOwn(HOOK_TIMEOUT_S, event)) return text; // SessionStart starts the broker
-  const deadline = hookDeadlineMs(event as HookCliName);
-  const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
-  const answer = asked?.answer;
-  if (process.env.PGX_BROKER_DEBUG) process.stderr.write(`broker: ${JSON.stringify(asked)}\n`);
-  let print: string | undefined;
-  if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
-  else if (asked?.failure === 'timeout') print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
-  else return text;
-  await new Promise<void>((res) => process.stdout.write(print ? print + '\n' : '', () => res()));
-  return undefined;
+  try {
+    if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
+    if (event === 'session-start' || !Object.hasOwn(HOOK_TIMEOUT_S, event)) return text; // SessionStart starts the broker
+    const deadline = hookDeadlineMs(event as HookCliName);
+    const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
+    const answer = asked?.answer;
+    let print: string | undefined;
+    if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
+    else if (asked?.failure === 'timeout') print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
+    else return text;
+    await new Promise<void>((res) => process.stdout.write(print ? print + '\n' : '', () => res()));
+    return undefined;
+  } catch {
+    // Anything unexpected here (a deleted working directory: process.cwd() throws) is the in-process hook's to
+    // answer, with the payload: it fails closed where isolation is at stake, and never exits 1.
+    return text;
+  }
 }
 
 /**
@@ -111,7 +116,13 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   if (!routed) return false;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd: process.cwd(), vars: requestVars(process.env), env, command: routed.command }, 120_000);
+  let cwd: string;
+  try {
+    cwd = process.cwd();
+  } catch {
+    return false; // a deleted working directory: the in-process exec says what it says
+  }
+  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {

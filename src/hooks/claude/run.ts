@@ -8,7 +8,7 @@ import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers } from '../../install/hook-events.js';
 import { hookDeadlineMs } from './timeouts.js';
-import type { ConnectionReuse } from '../../engine/context.js';
+import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { setHookDeadline } from '../../server/db.js';
 import { claudeCodeShell } from '../../shell.js';
@@ -147,7 +147,9 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
     const config = loadConfig({ cwd: projectDir, env: ctx.env });
     home = config.home;
     markSession(event, marker, home);
-    setHookDeadline(deadline); // connection attempts wait for the time the hook has left, not a fixed 3 s
+    // Connection attempts wait for the time the hook has left, not a fixed 3 s. Not in the broker: the deadline is a
+    // process-wide setting there, and would outlive this request (broker/server.ts sets its own connect timeout).
+    if (ctx.via !== 'broker') setHookDeadline(deadline);
     // the shell Claude Code itself would have run the command in (src/shell.ts)
     const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env) };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };

@@ -1,17 +1,25 @@
 #!/usr/bin/env node
-// The parent session's PreToolUse runs on every main-thread Bash command: a small entry answers it before the CLI
-// bundle loads (src/hooks/claude/fast-path.ts), and hands anything else to the CLI with the payload it read.
-import { createRequire } from 'node:module';
-const hot = createRequire(import.meta.url); // the hot-path entries are single CommonJS files (scripts/build.mjs)
+// Every hook and every routed command of a subagent starts this file, so it loads as little as it can: the light
+// entry (dist/hook-fast.cjs) answers the parent's PreToolUse itself and hands the rest to the broker (src/broker/).
+// What it can't answer goes to the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs), and anything else
+// to the CLI bundle.
+'use strict';
 const [, , a, b, c, extra] = process.argv;
-if (a === 'agent' && b === 'hook' && c === 'pre-tool-use' && extra === undefined) {
-  const { fastPreToolUse } = hot('../dist/hook-fast.cjs');
-  const text = await fastPreToolUse();
-  if (text === undefined) process.exit(0);
-  globalThis.__pgxHookStdin = text;
+
+async function main() {
+  if (a === 'agent' && b === 'hook' && c !== undefined && extra === undefined) {
+    const text = await require('../dist/hook-fast.cjs').fastHook(c);
+    if (text === undefined) process.exit(0); // answered, and written
+    globalThis.__pgxHookStdin = text;
+    if (await require('../dist/hook.cjs').fastHook(process.argv.slice(2))) return;
+  } else if (a === 'agent' && b === 'exec' && c === '--agent') {
+    if (await require('../dist/hook-fast.cjs').fastRoutedExec(process.argv.slice(2))) return;
+    if (await require('../dist/exec-fast.cjs').fastExec(process.argv.slice(2))) return;
+  }
+  await import('../dist/pgx.js');
 }
-// Every other hook (a subagent's PreToolUse above all) runs without the CLI bundle.
-const hooked = a === 'agent' && b === 'hook' && (await hot('../dist/hook.cjs').fastHook(process.argv.slice(2)));
-// A routed command's `agent exec --agent …` (one per subagent Bash command) runs without the CLI bundle too.
-const routed = a === 'agent' && b === 'exec' && c === '--agent' && hot('../dist/exec-fast.cjs').fastExec(process.argv.slice(2));
-if (!hooked && !(await routed)) await import('../dist/pgx.js');
+
+main().catch((e) => {
+  process.stderr.write(`pgx: ${e && e.message ? e.message : e}\n`);
+  process.exit(1);
+});
