@@ -16,8 +16,12 @@ interface Kept {
   lastUsed: number;
 }
 
+/** Idle lent connections kept per key. */
+const LENT_IDLE_PER_KEY = 4;
+
 export class KeptConnections implements ConnectionReuse {
   private readonly byKey = new Map<string, Kept[]>();
+  private readonly idleLent = new Map<string, { db: Db; since: number }[]>();
 
   private static key(p: ConnParams): string {
     // The password is part of what makes two connections interchangeable; the key stays in this process.
@@ -28,6 +32,7 @@ export class KeptConnections implements ConnectionReuse {
     const k = KeptConnections.key(p);
     const list = this.byKey.get(k) ?? [];
     this.byKey.set(k, list);
+    for (const c of [...list]) if (c.users === 0 && !(await c.db.catch(() => undefined))?.isOpen()) this.drop(k, c); // ended while idle
     let kept = list.length >= PER_KEY ? list.reduce((a, b) => (b.users < a.users ? b : a)) : undefined;
     const reused = kept !== undefined;
     if (!kept) {
@@ -59,6 +64,34 @@ export class KeptConnections implements ConnectionReuse {
     };
   }
 
+  async lend(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; giveBack(): void }> {
+    const k = KeptConnections.key(p);
+    const idle = this.idleLent.get(k) ?? [];
+    let kept = idle.pop();
+    while (kept && !kept.db.isOpen()) kept = idle.pop(); // ended while idle (a server restart): forgotten
+    const db = kept?.db ?? (await open());
+    let given = false;
+    return {
+      db,
+      giveBack: () => {
+        if (given) return;
+        given = true;
+        // Kept only if the work left it clean: no transaction open or failed, and no session lock (a lock left by a
+        // crash of the work would otherwise be held by the broker for good). Off the request's path.
+        if (db.txStatus() !== 'I') return void db.close();
+        void db
+          .query('SELECT pg_advisory_unlock_all()')
+          .then(() => {
+            const idle = this.idleLent.get(k) ?? [];
+            if (idle.length >= LENT_IDLE_PER_KEY || db.txStatus() !== 'I') return void db.close();
+            idle.push({ db, since: Date.now() });
+            this.idleLent.set(k, idle);
+          })
+          .catch(() => void db.close());
+      },
+    };
+  }
+
   private drop(k: string, c: Kept): void {
     const list = this.byKey.get(k) ?? [];
     const i = list.indexOf(c);
@@ -72,17 +105,27 @@ export class KeptConnections implements ConnectionReuse {
   /** Closes connections nobody used for KEPT_IDLE_MS. */
   sweep(now = Date.now()): void {
     for (const [k, list] of this.byKey) for (const c of [...list]) if (c.users === 0 && now - c.lastUsed >= KEPT_IDLE_MS) this.drop(k, c);
+    for (const [k, idle] of this.idleLent) {
+      const old = idle.filter((x) => now - x.since >= KEPT_IDLE_MS);
+      for (const x of old) void x.db.close();
+      const left = idle.filter((x) => now - x.since < KEPT_IDLE_MS);
+      if (left.length) this.idleLent.set(k, left);
+      else this.idleLent.delete(k);
+    }
   }
 
   get size(): number {
     let n = 0;
     for (const l of this.byKey.values()) n += l.length;
+    for (const l of this.idleLent.values()) n += l.length;
     return n;
   }
 
   async closeAll(): Promise<void> {
     const all = [...this.byKey.values()].flat();
+    const lent = [...this.idleLent.values()].flat();
     this.byKey.clear();
-    await Promise.all(all.map((c) => c.db.then((d) => d.close()).catch(() => {})));
+    this.idleLent.clear();
+    await Promise.all([...all.map((c) => c.db.then((d) => d.close()).catch(() => {})), ...lent.map((x) => x.db.close())]);
   }
 }

@@ -79,6 +79,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    if (this.ctx.giveBack) return this.ctx.giveBack(); // the broker's: kept for the next piece of work
     await this.ctx.registry.close();
   }
 

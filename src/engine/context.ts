@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import { parseUrl, type ConnParams, type Db, type StatementGate } from '../server/db.js';
 import { ensureLocalServer } from '../server/local.js';
-import { openRegistry, type RegistryDb } from '../registry/connection.js';
+import { openRegistry, REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
 
 export interface EngineContext {
   config: Config;
@@ -14,6 +14,8 @@ export interface EngineContext {
   registry: RegistryDb;
   /** Passed to every other connection this work opens (tests only). */
   gate?: StatementGate;
+  /** Set when the registry connection is lent by the broker: close() gives it back instead of closing it. */
+  giveBack?: () => void;
 }
 
 export interface OpenOptions {
@@ -34,6 +36,11 @@ export interface ConnectionReuse {
    * closes it when it failed (it may be dead: a server restart, a terminated backend).
    */
   acquire(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; reused: boolean; release(healthy: boolean): void }>;
+  /**
+   * A connection of its own for one engine's whole piece of work (locks, transactions): a kept one, else a new one
+   * from `open`. `giveBack` returns it to be kept only if it is idle with no lock held, and closes it otherwise.
+   */
+  lend(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; giveBack(): void }>;
 }
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */
@@ -45,6 +52,10 @@ export async function resolveServer(config: Config, opts: { quiet?: boolean } = 
 export async function openContext(config: Config, opts: OpenOptions = {}): Promise<EngineContext> {
   const server = await resolveServer(config, opts);
   const admin: ConnParams = opts.statementTimeoutMs !== undefined ? { ...server, statementTimeoutMs: opts.statementTimeoutMs } : server;
+  if (opts.reuse) {
+    const lent = await opts.reuse.lend({ ...admin, database: REGISTRY_DB }, () => openRegistry(admin, { gate: opts.gate }));
+    return { config, admin, registry: lent.db as RegistryDb, gate: opts.gate, giveBack: lent.giveBack };
+  }
   const registry = await openRegistry(admin, { gate: opts.gate });
   return { config, admin, registry, gate: opts.gate };
 }

@@ -155,6 +155,10 @@ export interface Db {
   backendPid: number;
   /** Closes the connection; never throws. */
   close(): Promise<void>;
+  /** The server's last transaction status: 'I' idle, 'T' in a transaction, 'E' in a failed one. */
+  txStatus(): string;
+  /** False once the connection ended or failed (a server restart, a terminated backend, close()). */
+  isOpen(): boolean;
 }
 
 /**
@@ -362,6 +366,11 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
   }
   if (!client) throw mapConnectError(failure, p, { timedOut, timeoutMs, sslmode });
   const c = client;
+  let txStatus = 'I';
+  let open = true;
+  c.on('end', () => (open = false));
+  c.on('error', () => (open = false));
+  (c as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', (m: { status?: string }) => (txStatus = m.status ?? txStatus));
   const gate = opts.gate;
   const db: Db = {
     serverVersionNum: announcedVersion,
@@ -372,6 +381,8 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
       return r.rows as R[];
     },
     close: () => c.end().catch(() => {}),
+    txStatus: () => txStatus,
+    isOpen: () => open,
   };
   gate?.opened(db, c);
   if (!db.serverVersionNum) {

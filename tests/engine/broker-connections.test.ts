@@ -2,6 +2,7 @@
 // healthy, shared by concurrent requests, and replaced (the attach still answers) when the server ended one.
 import { afterAll, describe, expect, it } from 'vitest';
 import { attachFast } from '../../src/engine/attach.js';
+import { Engine } from '../../src/engine/api.js';
 import { KeptConnections } from '../../src/broker/connections.js';
 import { sql } from '../helpers/pgx.js';
 import { testProject } from '../helpers/engine.js';
@@ -40,5 +41,43 @@ describe('broker: kept registry connections', () => {
     // Unused past KEPT_IDLE_MS, they close.
     kept.sweep(Date.now() + 61_000);
     expect(kept.size).toBe(0);
+  });
+});
+
+describe('broker: lent registry connections (a whole engine piece of work)', () => {
+  it('an engine gives its connection back clean and the next one reuses it; one left in a transaction, or ended by the server, is never reused', async () => {
+    const p = testProject();
+    const lender = new KeptConnections();
+    try {
+      const pidOf = async (e: import('../../src/engine/api.js').Engine) => (e as unknown as { ctx: { registry: { backendPid: number } } }).ctx.registry.backendPid;
+      const opts = { quiet: true, reuse: lender };
+      const e1 = await Engine.open(p.config, opts);
+      const pid1 = await pidOf(e1);
+      await e1.ensure({ sessionId: 's-lend', agentId: 'alend000000000001' });
+      await e1.close();
+      await new Promise((r) => setTimeout(r, 100)); // the give-back's unlock runs after close()
+      const e2 = await Engine.open(p.config, opts);
+      expect(await pidOf(e2)).toBe(pid1);
+      // Left inside a transaction (a piece of work cut off mid-way): closed, not kept.
+      const reg = (e2 as unknown as { ctx: { registry: { query(s: string): Promise<unknown> } } }).ctx.registry;
+      await reg.query('BEGIN');
+      await e2.close();
+      await new Promise((r) => setTimeout(r, 100));
+      const e3 = await Engine.open(p.config, opts);
+      const pid3 = await pidOf(e3);
+      expect(pid3).not.toBe(pid1);
+      await e3.close();
+      await new Promise((r) => setTimeout(r, 100));
+      // Ended by the server while idle: the next engine gets a new one and works.
+      await sql('SELECT pg_terminate_backend($1)', [pid3]);
+      await new Promise((r) => setTimeout(r, 200));
+      const e4 = await Engine.open(p.config, opts);
+      expect(await pidOf(e4)).not.toBe(pid3);
+      const r = await e4.ensure({ sessionId: 's-lend', agentId: 'alend000000000001' });
+      expect(r.branch).toBeTruthy();
+      await e4.close();
+    } finally {
+      await lender.closeAll();
+    }
   });
 });
