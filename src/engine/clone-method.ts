@@ -67,7 +67,33 @@ export async function planClone(e: EngineContext, template: string, fileCopyFrom
 }
 
 /** Runs the clone; a probe is measured and its verdict written (best effort: a verdict that cannot be had is retried). */
-export async function cloneDatabase(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
+/**
+ * Clones at once per process. The server does concurrent CREATE DATABASEs of one template about one after another
+ * (20 at once: each took the whole burst's time, p50 7.3 s against 0.28 s alone), so in the broker, which runs a
+ * burst's SubagentStarts in one process, they queue here instead: the first branches are ready early and the p50
+ * halves, for the same total. A hook process makes one clone, so this never delays it.
+ */
+export const CLONE_CONCURRENCY = 2;
+let cloning = 0;
+const waiting: (() => void)[] = [];
+
+async function oneOfTheClones<T>(fn: () => Promise<T>): Promise<T> {
+  if (cloning >= CLONE_CONCURRENCY) await new Promise<void>((res) => waiting.push(res));
+  else cloning++;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the slot passes on
+    else cloning--;
+  }
+}
+
+export function cloneDatabase(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
+  return oneOfTheClones(() => cloneNow(e, name, template, plan));
+}
+
+async function cloneNow(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
   const db: Db = e.registry;
   if (!plan.probe) return catalog.createDatabase(db, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod });
   const dir = await catalog.dataDirectory(db);
