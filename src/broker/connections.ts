@@ -22,6 +22,8 @@ const LENT_IDLE_PER_KEY = 4;
 export class KeptConnections implements ConnectionReuse {
   private readonly byKey = new Map<string, Kept[]>();
   private readonly idleLent = new Map<string, { db: Db; since: number }[]>();
+  /** After closeAll(): what is given back or released is closed, never kept. */
+  private closed = false;
 
   private static key(p: ConnParams): string {
     // The password is part of what makes two connections interchangeable; the key stays in this process.
@@ -59,7 +61,7 @@ export class KeptConnections implements ConnectionReuse {
         released = true;
         c.users--;
         c.lastUsed = Date.now();
-        if (!healthy) this.drop(k, c);
+        if (!healthy || this.closed) this.drop(k, c);
       },
     };
   }
@@ -83,7 +85,7 @@ export class KeptConnections implements ConnectionReuse {
           .query('SELECT pg_advisory_unlock_all()')
           .then(() => {
             const idle = this.idleLent.get(k) ?? [];
-            if (idle.length >= LENT_IDLE_PER_KEY || db.txStatus() !== 'I') return void db.close();
+            if (this.closed || idle.length >= LENT_IDLE_PER_KEY || db.txStatus() !== 'I') return void db.close();
             idle.push({ db, since: Date.now() });
             this.idleLent.set(k, idle);
           })
@@ -95,8 +97,7 @@ export class KeptConnections implements ConnectionReuse {
   private drop(k: string, c: Kept): void {
     const list = this.byKey.get(k) ?? [];
     const i = list.indexOf(c);
-    if (i < 0) return;
-    list.splice(i, 1);
+    if (i >= 0) list.splice(i, 1);
     if (!list.length) this.byKey.delete(k);
     // Requests still queued on it finish or fail on their own; it closes after them.
     void c.db.then((d) => d.close()).catch(() => {});
@@ -122,6 +123,7 @@ export class KeptConnections implements ConnectionReuse {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     const all = [...this.byKey.values()].flat();
     const lent = [...this.idleLent.values()].flat();
     this.byKey.clear();

@@ -68,7 +68,7 @@ export async function planClone(e: EngineContext, template: string, fileCopyFrom
 
 /** Runs the clone; a probe is measured and its verdict written (best effort: a verdict that cannot be had is retried). */
 /**
- * Clones at once per process. The server does concurrent CREATE DATABASEs of one template about one after another
+ * Clones at once per process. The server makes concurrent clones of one template about one after another
  * (20 at once: each took the whole burst's time, p50 7.3 s against 0.28 s alone), so in the broker, which runs a
  * burst's SubagentStarts in one process, they queue here instead: the first branches are ready early and the p50
  * halves, for the same total. A hook process makes one clone, so this never delays it.
