@@ -101,7 +101,9 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   for (const d of [cwd, home, pgxHome]) mkdirSync(d);
   const name = `e2e${Math.random().toString(36).slice(2, 10)}`;
   writeFileSync(join(cwd, '.pgx.toml'), `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`);
-  const base = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0' }; // the pool: tests/blackbox/pool.test.ts
+  // The pool: tests/blackbox/pool.test.ts. The broker is on, as users have it; PGX_E2E_BROKER=0 runs without it (the
+  // fan-out comparison in validation/2026-12-01-broker.md).
+  const base = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}) };
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), '--json'], { cwd, env });
