@@ -2,7 +2,9 @@
 // `pg` lands in its own chunk and is imported lazily when a database call is needed.
 // Built into a temporary directory and swapped in, so a process starting during a rebuild never sees half a dist/.
 import { build } from 'esbuild';
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // pg's runtime sniffing and WebCrypto cost ~55 ms per start on Node 20 (src/server/pg-shims/*.cjs say how): the
@@ -33,8 +35,23 @@ const cliOnly = {
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
 const tmp = `${dist}.tmp-${process.pid}`;
-// Every bundle of one build carries its id: a hook never talks to a broker of another build (src/broker/protocol.ts).
-const buildId = `${Date.now().toString(36)}-${process.pid.toString(36)}`;
+// Every bundle carries the build's id: a hook never talks to a broker of another build (src/broker/protocol.ts). It
+// is a hash of what the bundles are made from, so the same sources build the same dist/ (the plugin copy is compared
+// byte for byte with a fresh build).
+const buildId = (() => {
+  const h = createHash('sha256');
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const walk = (rel) => {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = `${rel}/${e.name}`; // relative: a clone elsewhere builds the same id
+      if (e.isDirectory()) walk(p);
+      else h.update(p).update(readFileSync(join(root, p)));
+    }
+  };
+  walk('src');
+  for (const f of ['../package.json', '../package-lock.json']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
+  return h.digest('hex').slice(0, 16);
+})();
 const common = {
   bundle: true,
   define: { __PGX_BUILD_ID__: JSON.stringify(buildId) },
