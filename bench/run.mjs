@@ -21,9 +21,11 @@ writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
 writeFileSync(join(outside, 'in.json'), payload(outside, 'abenchagent000001'));
 writeFileSync(join(dir, 'parent.json'), payload(dir, undefined));
 
-// Warm up: local server up, branch created, so the measured calls are the steady state (attach).
+// Warm up: local server up, branch created, broker running (SessionStart starts it), so the measured calls are the
+// steady state (attach).
 execFileSync(pgx, ['agent', 'exec', '--id', 'bench', '--keep', '--cwd', dir, '--', 'true'], { env, stdio: 'inherit' });
 spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'abenchagent000001') });
+spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', dir], { env, stdio: 'ignore' });
 
 const cases = [
   ['node -e 0', `${process.execPath} -e 0`],
@@ -34,6 +36,9 @@ const cases = [
   // the routed form the PreToolUse rewrite writes (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands)
   ['agent exec --agent (routed, attach) -- true', `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
   ['agent exec --id (attach) -- true', `${pgx} agent exec --id bench --keep --cwd ${dir} -- true`],
+  // the same two without the broker (PGX_BROKER=0): each process does the work itself, as before the broker
+  ['hook pre-tool-use, subagent, no broker', `env PGX_BROKER=0 ${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
+  ['agent exec --agent, no broker', `env PGX_BROKER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
 ];
 
 const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0;
