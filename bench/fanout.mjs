@@ -110,6 +110,17 @@ try {
   claim.fan.push(...(await concurrentEnv(20, hookArgv, poolEnv, (i) => payload(agentId(i, 80)))));
   row('SubagentStart alone, pool warm (claim)', p50(claim.one), nodeAlone);
   row('20 concurrent SubagentStart, pool warm (p50)', p50(claim.fan), nodeFan, `max ${Math.round(Math.max(...claim.fan))} ms`);
+  // The same two without the broker (PGX_BROKER=0): each hook process claims for itself, as before the broker.
+  const soloEnv = { ...poolEnv, PGX_BROKER: '0' };
+  const solo = { one: [], fan: [] };
+  for (let r = 0; r < 3; r++) {
+    execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: soloEnv, stdio: 'ignore' });
+    solo.one.push((await concurrentEnv(1, hookArgv, soloEnv, () => payload(agentId(0, 90 + r))))[0]);
+  }
+  execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: soloEnv, stdio: 'ignore' });
+  solo.fan.push(...(await concurrentEnv(20, hookArgv, soloEnv, (i) => payload(agentId(i, 95)))));
+  row('SubagentStart alone, pool warm, no broker', p50(solo.one), nodeAlone);
+  row('20 concurrent SubagentStart, pool warm, no broker (p50)', p50(solo.fan), nodeFan, `max ${Math.round(Math.max(...solo.fan))} ms`);
   spawnSync(pgx, ['agent', 'pool', 'drain', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
 
   const made = (await sql(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'agent_bench_%'`))[0].n;
