@@ -30,7 +30,7 @@ export type Asked = { answer: BrokerResponse; failure?: undefined } | { answer?:
 export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest ? Omit<R, 'fp' | 'fpm'> : never) : never;
 
 /** Sends one request and waits up to timeoutMs for the answer. Never throws. */
-export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number): Promise<Asked> {
+export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked> {
   const { connect } = await import('node:net'); // not loaded by the hooks that never get here
   return new Promise((resolve) => {
     let settled = false;
@@ -48,6 +48,7 @@ export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: 
     sock.on('connect', () => {
       connected = true;
       sock.end(JSON.stringify({ ...req, fp: addr.fp, fpm: addr.fpm }) + '\n');
+      onSent?.(); // the broker works now: the caller may load what it needs meanwhile
     });
     sock.on('data', (c: Buffer) => chunks.push(c));
     sock.on('error', () => done({ failure: connected ? 'no-answer' : 'absent' }));

@@ -85,6 +85,21 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
     pooled_connections: kept.size,
   });
 
+  // Work a hook need not wait for (starting the pool filler: a fork of this process): run once its answer is sent.
+  let afterSend: (() => void)[] = [];
+  const later = (fn: () => void) => void afterSend.push(fn);
+  const runLater = () => {
+    const fns = afterSend;
+    afterSend = [];
+    for (const fn of fns) {
+      try {
+        fn();
+      } catch {
+        // best effort, as in a hook process
+      }
+    }
+  };
+
   async function respond(req: Request): Promise<BrokerResponse> {
     if (req.fp !== address.fp) return { fallback: 'another environment' };
     if ((req.op === 'hook' || req.op === 'exec') && req.fpm !== address.fpm) return { fallback: 'another environment' }; // a hash collision
@@ -96,7 +111,7 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
         return { ok: true, status: status() };
       case 'hook': {
         if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
-        const print = await answerHook(req.event, { stdin: req.stdin, env: envOf(req.vars), cwd: req.cwd, reuse: kept, via: 'broker' });
+        const print = await answerHook(req.event, { stdin: req.stdin, env: envOf(req.vars), cwd: req.cwd, reuse: kept, via: 'broker', afterAnswer: later });
         return print === undefined ? { ok: true } : { ok: true, print };
       }
       case 'exec':
@@ -141,7 +156,8 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
         .then((a) => {
           inFlight--;
           lastRequest = Date.now();
-          if (!sock.destroyed) sock.end(JSON.stringify(a) + '\n');
+          if (!sock.destroyed) sock.end(JSON.stringify(a) + '\n', () => setImmediate(runLater));
+          else setImmediate(runLater);
         });
     });
   }

@@ -72,11 +72,11 @@ const BROKER_TIMEOUT_DENY = {
 };
 
 /** Asks the broker; a missing one is started for next time. */
-async function viaBroker(req: BrokerAsk, timeoutMs: number): Promise<Asked | undefined> {
+async function viaBroker(req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked | undefined> {
   const launcher = launcherPath();
   const addr = brokerAddress(process.env, launcher, true);
   if (!addr) return undefined;
-  const asked = await askBroker(addr, req, timeoutMs);
+  const asked = await askBroker(addr, req, timeoutMs, onSent);
   if (asked.failure === 'absent') await startBroker(addr, launcher);
   return asked;
 }
@@ -122,7 +122,10 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   } catch {
     return false; // a deleted working directory: the in-process exec says what it says
   }
-  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000).catch(() => undefined);
+  // node:child_process (~10 ms to load) loads while the broker works, not after its answer.
+  let spawner: Promise<typeof import('../../exec-spawn.js')> | undefined;
+  const loadSpawner = () => (spawner ??= import('../../exec-spawn.js'));
+  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {
@@ -131,7 +134,7 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return true;
   }
   if (!('env' in answer)) return false;
-  const { spawnCommand } = await import('../../exec-spawn.js'); // node:child_process: only a routed command needs it
+  const { spawnCommand } = await loadSpawner(); // node:child_process: only a routed command needs it
   process.exitCode = (await spawnCommand(routed.command, answer.env)).status;
   return true;
 }

@@ -26,6 +26,8 @@ export interface HookEnv {
   envFile?: string;
   /** The running Claude Code's version (claude-version.ts), when it says. */
   claudeCode?: string;
+  /** The broker: runs work that need not delay the answer once it is sent (a hook process runs it at once). */
+  afterAnswer?: (fn: () => void) => void;
 }
 
 export interface HookResult {
@@ -124,7 +126,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   async run(p, h) {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
-    if (r.method === 'claim' || r.method === 'clone') startPoolFill(h.config);
+    if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
     const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     return {
       output: {

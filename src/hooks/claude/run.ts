@@ -34,6 +34,8 @@ export interface HookContext {
   reuse?: ConnectionReuse;
   /** Logged: the broker answered for the hook process. */
   via?: 'broker';
+  /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
+  afterAnswer?: (fn: () => void) => void;
 }
 
 const ownProcess = (): HookContext => ({ env: process.env, cwd: process.cwd() });
@@ -151,7 +153,7 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
     // process-wide setting there, and would outlive this request (broker/server.ts sets its own connect timeout).
     if (ctx.via !== 'broker') setHookDeadline(deadline);
     // the shell Claude Code itself would have run the command in (src/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env) };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
