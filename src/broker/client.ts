@@ -3,8 +3,13 @@
 // the answer is undefined and the caller does the work itself, as it would without a broker; a broker that is
 // missing is started, detached, for the next call.
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 import { brokerDisabled, fingerprint, fingerprintMaterial, socketDir, socketPath, type BrokerRequest, type BrokerResponse } from './protocol.js';
+
+// node:net and node:child_process load only when used, and by require: a dynamic import() would start node's ES
+// module loader in this CommonJS entry (~3 ms of a hook's start-up).
+const lazy = createRequire(import.meta.url);
 
 export interface BrokerAddress {
   fp: string;
@@ -31,7 +36,7 @@ export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest
 
 /** Sends one request and waits up to timeoutMs for the answer. Never throws. */
 export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked> {
-  const { connect } = await import('node:net'); // not loaded by the hooks that never get here
+  const { connect } = lazy('node:net') as typeof import('node:net'); // not loaded by the hooks that never get here
   return new Promise((resolve) => {
     let settled = false;
     let connected = false;
@@ -69,7 +74,7 @@ export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: 
  * for the broker's first second, so a burst of 20 hooks that find none starts one, not 20.
  */
 export async function startBroker(addr: BrokerAddress, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<'started' | 'starting' | 'failed'> {
-  const { spawn } = await import('node:child_process');
+  const { spawn } = lazy('node:child_process') as typeof import('node:child_process');
   const marker = `${addr.path}.starting`;
   try {
     let fd: number;
