@@ -100,25 +100,22 @@ try {
   const nodeFan = p50(fan.node);
   row('20 concurrent `node -e 0` (p50)', nodeFan, nodeFan);
   row('20 concurrent SubagentStart, 22 MB template (p50)', p50(fan.hook), nodeFan, `max ${Math.round(Math.max(...fan.hook))} ms`);
-  // ---- the same with the warm pool: filled ahead (outside the measurement), then claimed
-  const claim = { one: [], fan: [] };
-  for (let r = 0; r < 3; r++) {
-    execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
-    claim.one.push((await concurrentEnv(1, hookArgv, poolEnv, () => payload(agentId(0, 70 + r))))[0]);
-  }
-  execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
-  claim.fan.push(...(await concurrentEnv(20, hookArgv, poolEnv, (i) => payload(agentId(i, 80)))));
+  // ---- the same with the warm pool: filled ahead (outside the measurement), then claimed; alone (3 rounds) and 20
+  // at once. `round` keeps each series' agent ids apart.
+  const claims = async (withEnv, round) => {
+    const one = [];
+    for (let r = 0; r < 3; r++) {
+      execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: withEnv, stdio: 'ignore' });
+      one.push((await concurrentEnv(1, hookArgv, withEnv, () => payload(agentId(0, round + r))))[0]);
+    }
+    execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: withEnv, stdio: 'ignore' });
+    return { one, fan: await concurrentEnv(20, hookArgv, withEnv, (i) => payload(agentId(i, round + 5))) };
+  };
+  const claim = await claims(poolEnv, 70);
   row('SubagentStart alone, pool warm (claim)', p50(claim.one), nodeAlone);
   row('20 concurrent SubagentStart, pool warm (p50)', p50(claim.fan), nodeFan, `max ${Math.round(Math.max(...claim.fan))} ms`);
   // The same two without the broker (PGX_BROKER=0): each hook process claims for itself, as before the broker.
-  const soloEnv = { ...poolEnv, PGX_BROKER: '0' };
-  const solo = { one: [], fan: [] };
-  for (let r = 0; r < 3; r++) {
-    execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: soloEnv, stdio: 'ignore' });
-    solo.one.push((await concurrentEnv(1, hookArgv, soloEnv, () => payload(agentId(0, 90 + r))))[0]);
-  }
-  execFileSync(pgx, ['agent', 'pool', 'fill', '--cwd', project], { env: soloEnv, stdio: 'ignore' });
-  solo.fan.push(...(await concurrentEnv(20, hookArgv, soloEnv, (i) => payload(agentId(i, 95)))));
+  const solo = await claims({ ...poolEnv, PGX_BROKER: '0' }, 90);
   row('SubagentStart alone, pool warm, no broker', p50(solo.one), nodeAlone);
   row('20 concurrent SubagentStart, pool warm, no broker (p50)', p50(solo.fan), nodeFan, `max ${Math.round(Math.max(...solo.fan))} ms`);
   spawnSync(pgx, ['agent', 'pool', 'drain', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
