@@ -96,7 +96,15 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
       const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
-      out.result(r, () => `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`);
+      out.result(r, () =>
+        [
+          `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`,
+          // An imported source is pgx's copy: a refresh never reaches the origin, so say where its changes come from.
+          r.copy_of ? `  refreshed from pgx's copy "${r.source}" of ${r.copy_of.origin} (copied ${relativeTime(r.copy_of.imported_at)}), not from the origin itself: \`pgx source sync\` pulls the origin's changes` : null,
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
     }),
   );
 }

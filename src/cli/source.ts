@@ -1,11 +1,13 @@
-// pgx source import: a project's existing development database becomes its source on pgx's server.
+// pgx source import | sync: a project's existing development database becomes its source on pgx's server (a copy),
+// and is brought up to date from where it came from.
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { findDatabaseUrl } from '../dotenv.js';
-import { withEngine } from '../engine/api.js';
+import { withEngine, type SourceOrigin } from '../engine/api.js';
 import { PgxError } from '../errors.js';
 import { setConfigSource } from '../init.js';
-import { classifyInput, defaultDatabaseName } from '../source-input.js';
+import { relativeTime, type Output } from '../output.js';
+import { classifyInput, defaultDatabaseName, type ImportInput } from '../source-input.js';
 import { action, projectConfigFor, withCommon, type CommonOpts } from './common.js';
 
 interface ImportOpts extends CommonOpts {
@@ -13,6 +15,41 @@ interface ImportOpts extends CommonOpts {
   fromEnv?: string;
   into?: string;
   template?: boolean;
+}
+
+interface Resolved {
+  input: ImportInput;
+  origin: { env?: string; envFile?: string };
+}
+
+/** --from / --from-env to what to import; the URL's password stays in memory (pg_dump gets it in its environment). */
+function resolveFrom(config: Config, opts: { from?: string; fromEnv?: string }, out: Output, verb: string): Resolved {
+  let from = opts.from;
+  const origin: Resolved['origin'] = {};
+  if (opts.fromEnv !== undefined) {
+    const found = findDatabaseUrl(config.projectDir, opts.fromEnv);
+    if (!found) throw new PgxError('USAGE', `No postgres:// URL in $${opts.fromEnv}, nor in .env / .env.local of ${config.projectDir}.`, 'Pass --from <url|file|dir> instead.');
+    out.progress(`${verb} the database named by ${opts.fromEnv} (from ${found.from})`);
+    from = found.value;
+    origin.env = opts.fromEnv;
+    origin.envFile = found.from;
+  } else if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/.test(from!)) {
+    out.progress('warning: the --from URL holds a password, visible to other users in the process list; --from-env DATABASE_URL avoids that');
+  }
+  return { input: classifyInput(from!, process.cwd()), origin };
+}
+
+/** The remembered origin back to what to import: the variable read again, or the URL (its password from PGPASSWORD / ~/.pgpass), or the file. */
+function resolveRemembered(config: Config, o: SourceOrigin, out: Output): Resolved {
+  const since = `copied ${relativeTime(o.imported_at)}`;
+  if (o.kind === 'env') {
+    const found = findDatabaseUrl(config.projectDir, o.env!);
+    if (!found) throw new PgxError('USAGE', `The source was imported from $${o.env} (read from ${o.env_file ?? 'the environment'}), which now holds no postgres:// URL (not in the environment, nor in .env / .env.local of ${config.projectDir}).`, `Set ${o.env} again, or pass --from-env <var> or --from <url|file|dir>.`);
+    out.progress(`syncing from the database named by ${o.env} (from ${found.from}; ${since})`);
+    return { input: classifyInput(found.value, config.projectDir), origin: { env: o.env!, envFile: found.from } };
+  }
+  out.progress(`syncing from ${o.origin} (${since})`);
+  return { input: classifyInput(o.origin, config.projectDir), origin: {} };
 }
 
 export function registerSourceCommands(program: Command): void {
@@ -26,40 +63,72 @@ export function registerSourceCommands(program: Command): void {
       action<ImportOpts>(async (opts, out) => {
         if ((opts.from === undefined) === (opts.fromEnv === undefined)) throw new PgxError('USAGE', 'Pass one of --from <url|file|dir> or --from-env <var>.', 'e.g. `pgx source import --from-env DATABASE_URL`, or `pgx source import --from dump.sql`.');
         const config = projectConfigFor(opts);
-        let from = opts.from;
-        if (opts.fromEnv !== undefined) {
-          const found = findDatabaseUrl(config.projectDir, opts.fromEnv);
-          if (!found) throw new PgxError('USAGE', `No postgres:// URL in $${opts.fromEnv}, nor in .env / .env.local of ${config.projectDir}.`, 'Pass --from <url|file|dir> instead.');
-          out.progress(`importing the database named by ${opts.fromEnv} (from ${found.from})`);
-          from = found.value;
-        } else if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/.test(from!)) {
-          out.progress('warning: the --from URL holds a password, visible to other users in the process list; --from-env DATABASE_URL avoids that');
-        }
-        const input = classifyInput(from!, process.cwd());
+        const { input, origin } = resolveFrom(config, opts, out, 'importing');
         const into = opts.into ?? config.source ?? defaultDatabaseName(input);
         if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,62}$/.test(into)) throw new PgxError('USAGE', `"${into}" is not a database name pgx accepts.`, 'Use letters, digits and "_" (--into <db>).');
-        const r = await withEngine(config, (e) => e.importSource({ input, into, progress: (m) => out.progress(m) }));
+        const r = await withEngine(config, (e) => e.importSource({ input, into, origin, progress: (m) => out.progress(m) }));
         let configUpdated = false;
+        const elsewhere = !!config.source && config.source !== into;
         if (!config.source) {
           setConfigSource(config.file!, into);
           configUpdated = true;
-        } else if (config.source !== into) {
+        } else if (elsewhere) {
           r.warnings.push(`[project] source in ${config.file} is "${config.source}", not "${into}": branches still clone "${config.source}"`);
         }
         let template: string | null = null;
-        if (opts.template !== false && (configUpdated || config.source === into)) {
+        if (opts.template !== false && !elsewhere) {
           const t = await withEngine(loadConfig({ cwd: config.projectDir }), (e) => e.refreshTemplate((m) => out.progress(m)));
           template = t.template;
         }
         for (const w of r.warnings) out.progress(`warning: ${w}`);
-        const value = { ...r, config_updated: configUpdated ? config.file : null, template, next: 'pgx agent install claude' };
+        // Imported beside the configured source: the next step is making it the source, not installing the hooks.
+        const next = elsewhere ? `set [project] source = "${into}" in ${config.file} to clone it (its template is built by the first branch, or \`pgx template refresh\`)` : 'pgx agent install claude';
+        const value = { ...r, config_updated: configUpdated ? config.file : null, template, next };
         out.result(value, () =>
           [
             `imported ${r.from} into "${r.database}" (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
             r.roles_created.length ? `  roles created (NOLOGIN, so ownership is kept): ${r.roles_created.join(', ')}` : null,
             configUpdated ? `  ${config.file}: [project] source = "${into}"` : null,
             template ? `  template ${template} built: new branches are clones of it` : null,
+            `  a copy: later changes to the origin reach it with \`pgx source sync\` (pgx remembers ${r.origin.kind === 'env' ? `$${r.origin.env}` : r.origin.origin}, never a password)`,
             `next: ${value.next}`,
+          ]
+            .filter(Boolean)
+            .join('\n'),
+        );
+      }),
+    );
+
+  withCommon(source.command('sync').description("re-import [project] source from where `pgx source import` copied it, in place: a new copy replaces the old one, the template is rebuilt from it"))
+    .option('--from <url|file|dir>', 'sync from this origin instead of the remembered one (it is remembered from now on)')
+    .option('--from-env <var>', 'read the origin\'s URL from this variable (the environment, else .env / .env.local) instead of the remembered one')
+    .option('--no-template', 'do not rebuild the template afterwards (the doctor then says it is behind; `pgx template refresh` rebuilds it)')
+    .action(
+      action<ImportOpts>(async (opts, out) => {
+        if (opts.from !== undefined && opts.fromEnv !== undefined) throw new PgxError('USAGE', 'Pass at most one of --from <url|file|dir> or --from-env <var>.', 'Without either, pgx syncs from the origin it remembered at the import.');
+        const config = projectConfigFor(opts);
+        if (!config.source) throw new PgxError('USAGE', `There is no [project] source in ${config.file ?? '.pgx.toml'} to sync: branches start from an empty database.`, 'Import your development database first: `pgx source import --from-env DATABASE_URL` (or --from <url|file|dir>).');
+        const r = await withEngine(config, async (e) => {
+          let resolved: Resolved;
+          if (opts.from !== undefined || opts.fromEnv !== undefined) resolved = resolveFrom(config, opts, out, 'syncing from');
+          else {
+            const o = await e.sourceOrigin();
+            if (!o) throw new PgxError('USAGE', `pgx does not know where "${config.source}" came from: it was not imported by this pgx (or by one that remembered origins).`, 'Pass the origin once: `pgx source sync --from-env DATABASE_URL` (or --from <url|file|dir>); it is remembered from then on.');
+            resolved = resolveRemembered(config, o, out);
+          }
+          return e.syncSource({ ...resolved, progress: (m) => out.progress(m), template: opts.template !== false });
+        });
+        for (const w of r.warnings) out.progress(`warning: ${w}`);
+        if (r.template_error) out.progress(`warning: the source is synced, but the template was not rebuilt: ${r.template_error}`);
+        const next = r.template ? null : 'pgx template refresh';
+        out.result({ ...r, next }, () =>
+          [
+            `synced "${r.database}" from ${r.from} (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
+            r.old_copy_dropped ? `  the old copy was dropped (nothing uses it: branches are clones of the template)` : null,
+            r.old_copy_left ? `  the old copy ${r.old_copy_left} could not be dropped yet; the next sync drops it` : null,
+            r.template ? `  template ${r.template.template} rebuilt by ${r.template.method}: new branches get the origin's current schema and data${r.template.pool_retired ? ` (${r.template.pool_retired} warm-pool member(s) of the old template retired)` : ''}` : null,
+            '  existing branches keep what they had',
+            next ? `next: ${next}` : null,
           ]
             .filter(Boolean)
             .join('\n'),

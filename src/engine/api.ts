@@ -11,7 +11,7 @@ import * as catalog from '../server/catalog.js';
 import { dropBranch, ensureBranch, forgetBranch, gc, retireBranch, type DownResult, type EnsureOptions, type EnsureResult, type GcResult } from './branch.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
 import { endLease, type LeaseEnd } from './exec-lease.js';
-import type { ImportOptions, ImportResult } from './source-import.js';
+import type { ImportOptions, ImportResult, SourceOrigin, SyncOptions, SyncResult as SourceSyncResult } from './source-import.js';
 import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
@@ -19,7 +19,13 @@ import { attachFast } from './attach.js';
 import * as roles from './roles.js';
 
 export type { ConnectionReuse } from './context.js';
-export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, TemplateInfo };
+export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
+
+export interface SyncResult extends SourceSyncResult {
+  /** The template rebuilt from the new copy (null: --no-template, or the refresh failed: see template_error). */
+  template: RefreshResult | null;
+  template_error: string | null;
+}
 
 export interface RefreshResult extends TemplateRefreshResult {
   /** Warm-pool members of the previous template build, no longer claimable (gc drops them). */
@@ -211,6 +217,27 @@ export class Engine {
   /** `pgx source import`: loads a database into this server as a source (never over an existing database). */
   async importSource(o: ImportOptions): Promise<ImportResult> {
     return (await import('./source-import.js')).importSource(this.ctx, o);
+  }
+
+  /** What pgx remembers about where the source named `database` (default: [project] source) was copied from. */
+  async sourceOrigin(database = this.ctx.config.source): Promise<SourceOrigin | undefined> {
+    if (!database) return undefined;
+    return (await import('./source-import.js')).sourceOrigin(this.ctx, database);
+  }
+
+  /**
+   * `pgx source sync`: a fresh copy of the origin replaces [project] source (same name), the old copy is dropped,
+   * and the template is rebuilt from the new copy (its old warm-pool members retired). A failed refresh leaves the
+   * new source in place and says so: `pgx template refresh` finishes it.
+   */
+  async syncSource(o: SyncOptions & { template?: boolean }): Promise<SyncResult> {
+    const r = await (await import('./source-import.js')).syncSource(this.ctx, o);
+    if (o.template === false) return { ...r, template: null, template_error: null };
+    try {
+      return { ...r, template: await this.refreshTemplate(o.progress), template_error: null };
+    } catch (err) {
+      return { ...r, template: null, template_error: (err as Error).message };
+    }
   }
 
   async refreshTemplate(progress?: (msg: string) => void): Promise<RefreshResult> {

@@ -1,5 +1,5 @@
 // The schema fingerprint: how doctor tells whether the template is still in step with the source.
-import { connect } from '../server/db.js';
+import { connect, type ConnParams, type StatementGate } from '../server/db.js';
 import type { EngineContext } from './context.js';
 
 /**
@@ -7,7 +7,12 @@ import type { EngineContext } from './context.js';
  * Stored in the template's stamp at refresh, compared by `doctor` to say whether the template is in step.
  */
 export async function schemaFingerprint(e: Pick<EngineContext, 'admin' | 'gate'>, database: string): Promise<string> {
-  const db = await connect({ ...e.admin, database }, { gate: e.gate });
+  return fingerprintAt({ ...e.admin, database }, e.gate);
+}
+
+/** The same fingerprint of any database pgx can connect to (an imported source's origin, on another server). */
+export async function fingerprintAt(p: ConnParams, gate?: StatementGate): Promise<string> {
+  const db = await connect(p, { gate });
   try {
     const [row] = await db.query<{ fp: string | null }>(
       `SELECT md5(coalesce(string_agg(x, E'\\n' ORDER BY x), '')) AS fp FROM (

@@ -1,23 +1,49 @@
-// `pgx source import`: load a project's existing development database (another PostgreSQL, a pg_dump file or
-// directory) into pgx's server as the project's source. pg_dump/pg_restore (or psql for a plain SQL dump), progress on
-// stderr, ownership kept where the owning roles exist (on pgx's own local server they are created, NOLOGIN).
+// `pgx source import` and `pgx source sync`: load a project's existing development database (another PostgreSQL, a
+// pg_dump file or directory, "the origin") into pgx's server as the project's source, and later replace that copy
+// with a fresh one. pg_dump/pg_restore (or psql for a plain SQL dump), progress on stderr, ownership kept where the
+// owning roles exist (on pgx's own local server they are created, NOLOGIN). Where the copy came from is remembered in
+// the registry (pgx_source), never its password.
 //
-// Crash safety as for everything pgx creates: the new database is stamped `pgx:source-importing:{…}` right after it is
-// created, dropped (stamp-checked) if the restore fails, and the stamp is removed once it succeeded, from
-// which point it is the user's source and pgx never alters or drops it again. An existing database is never
-// overwritten.
+// Crash safety as for everything pgx creates: a copy is never made under the source's name. Its pgx-only name
+// `pgx_src_<nonce>` is recorded (pgx_source_copy) before the database is created, stamped `pgx:source-importing:`
+// with the nonce right after, `pgx:source:` with the nonce once restored, and only then renamed into place, in one
+// transaction with the pgx_source record that carries the same nonce. A sync sets the old copy aside under its own
+// `pgx_src_<old nonce>` in that same transaction (recorded 'old'), then drops it. So a process killed at any point
+// leaves the source's name on the old copy or the new one, never on nothing or a stranger, plus recorded leftovers
+// that the next import or sync (under the source's lock) drops. A database under the source's name is replaced
+// only when its stamp carries the nonce of pgx's record; an existing database is never overwritten.
 import { spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgxError } from '../errors.js';
+import { randomBytes } from 'node:crypto';
+import { inTransaction } from '../registry/connection.js';
+import { withSourceLock, withTemplateLock } from '../registry/locks.js';
+import * as sources from '../registry/sources.js';
+import type { OriginKind, SourceRecord } from '../registry/sources.js';
 import * as catalog from '../server/catalog.js';
 import { findClientTool } from '../server/client-tools.js';
-import type { Db } from '../server/db.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import { shellQuote } from '../shell.js';
 import type { EngineContext } from './context.js';
+import { fingerprintAt } from './fingerprint.js';
+import { templateName } from './template.js';
 import type { ImportFormat, ImportInput } from '../source-input.js';
+
+/** Where a source's copy came from, as pgx remembers it (no password in any field). */
+export interface SourceOrigin {
+  kind: OriginKind;
+  /** The URL without its password, or the dump's absolute path. */
+  origin: string;
+  /** --from-env: the variable, and where it was found (`$VAR`: the environment; else the dotenv file). */
+  env: string | null;
+  env_file: string | null;
+  format: string;
+  /** The origin's schema fingerprint at the copy (null for a dump file). */
+  fingerprint: string | null;
+  imported_at: string;
+}
 
 export interface ImportResult {
   database: string;
@@ -28,6 +54,15 @@ export interface ImportResult {
   owners_missing: string[];
   warnings: string[];
   elapsed_ms: number;
+  /** What pgx now remembers about the origin (`pgx source sync` re-imports from it). */
+  origin: SourceOrigin;
+}
+
+export interface SyncResult extends ImportResult {
+  /** The copy that was replaced and dropped (its pgx-only name), or null when there was none under the name. */
+  old_copy_dropped: string | null;
+  /** The old copy could not be dropped (it stays recorded; the next sync drops it). */
+  old_copy_left: string | null;
 }
 
 type Progress = (msg: string) => void;
@@ -112,56 +147,112 @@ async function ownersOf(input: ImportInput, file: string, home: string, env: Nod
 /** Errors a restore may hit without the data being wrong: ownership or grants to a role this server lacks. */
 const TOLERATED = [/role "[^"]+" does not exist/, /must be owner of (extension|schema) /, /schema "public" already exists/];
 
-async function dropImporting(db: Db, name: string): Promise<void> {
-  const info = await catalog.databaseInfo(db, name);
-  if (info.stamp?.kind !== 'importing') return; // not ours (any more): never touched
-  await catalog.terminateBackends(db, name);
-  await catalog.dropDatabase(db, name);
+/** How the CLI found the URL: `--from-env VAR` and where VAR was read (the environment, or a dotenv file). */
+export interface OriginNote {
+  env?: string;
+  envFile?: string;
 }
 
 export interface ImportOptions {
   input: ImportInput;
   into: string;
   progress: Progress;
+  origin?: OriginNote;
+}
+
+export interface SyncOptions {
+  input: ImportInput;
+  progress: Progress;
+  origin?: OriginNote;
+}
+
+export function originView(r: SourceRecord): SourceOrigin {
+  return { kind: r.origin_kind, origin: r.origin, env: r.origin_env, env_file: r.origin_env_file, format: r.format, fingerprint: r.origin_fingerprint, imported_at: new Date(r.imported_at).toISOString() };
+}
+
+/** What pgx remembers about the source named `database`, if it imported it. */
+export async function sourceOrigin(e: EngineContext, database: string): Promise<SourceOrigin | undefined> {
+  const r = await sources.findSource(e.registry, database);
+  return r ? originView(r) : undefined;
+}
+
+const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+
+/** The origin's connection for pg_dump and the fingerprint: a URL without a password takes the user's PGPASSWORD / PGPASSFILE / ~/.pgpass. */
+function originEnv(input: ImportInput): NodeJS.ProcessEnv {
+  const env = libpqEnv(process.env, input.conn!);
+  if (!input.conn!.password) {
+    if (process.env.PGPASSWORD) env.PGPASSWORD = process.env.PGPASSWORD;
+    if (process.env.PGPASSFILE) env.PGPASSFILE = process.env.PGPASSFILE;
+  }
+  return env;
+}
+
+/** Drops a recorded copy if it is provably pgx's (stamp with the record's nonce, or a 'new' one not stamped yet), then forgets it. */
+async function dropCopy(e: EngineContext, c: sources.CopyRecord): Promise<boolean> {
+  const db = e.registry;
+  const info = await catalog.databaseInfo(db, c.name);
+  if (info.exists) {
+    const ours = catalog.isOwnSourceCopy(info, c) || (c.state === 'new' && info.comment === null);
+    if (!ours) {
+      // Not what pgx made under that name: left alone, and the record forgotten (it proves nothing any more).
+      await sources.forgetCopy(db, c.name);
+      return false;
+    }
+    await catalog.terminateBackends(db, c.name);
+    await catalog.dropDatabase(db, c.name);
+  }
+  await sources.forgetCopy(db, c.name);
+  return info.exists;
+}
+
+/** Under the source's lock no copy of it is being made: what a killed import or sync left is dropped. Best effort. */
+async function dropLeftovers(e: EngineContext, database: string): Promise<string[]> {
+  const dropped: string[] = [];
+  for (const c of await sources.copiesOf(e.registry, database)) {
+    if (await dropCopy(e, c).catch(() => false)) dropped.push(c.name);
+  }
+  return dropped;
+}
+
+interface Copy {
+  name: string;
+  nonce: string;
+  items: number;
+  rolesCreated: string[];
+  missing: string[];
+  warnings: string[];
+  fingerprint: string | null;
 }
 
 /**
- * Imports into `into` on the engine's server. Catalog statements go over the registry connection (they run from any
- * database); the client tools get the admin parameters, the password only in their environment. On pgx's own local
- * server (no [server] url) missing owner roles are created, NOLOGIN, so ownership survives.
+ * Makes a complete copy of the origin under a new pgx-only name (recorded first), stamped `pgx:source:` with its
+ * nonce. Catalog statements go over the registry connection (they run from any database); the client tools get
+ * the admin parameters, the password only in their environment. On failure nothing is kept.
  */
-export async function importSource(e: EngineContext, o: ImportOptions): Promise<ImportResult> {
-  const t0 = performance.now();
-  const { input, into } = o;
+async function makeCopy(e: EngineContext, input: ImportInput, database: string, o: { progress: Progress }): Promise<Copy> {
   const { admin, registry: db } = e;
   const home = e.config.home;
   const localServer = !e.config.serverUrl;
   const progress = throttled(o.progress);
   const work = mkdtempSync(join(tmpdir(), 'pgx-import-'));
   const warnings: string[] = input.droppedParams.length ? [`ignored URL parameter(s) ${input.droppedParams.join(', ')}`] : [];
-  let created = false;
+  const nonce = newNonce();
+  const name = catalog.sourceCopyName(nonce);
+  let recorded = false;
   try {
-    const existing = await catalog.databaseInfo(db, into);
-    if (existing.stamp?.kind === 'importing') {
-      const drop = shellQuote(catalog.fixStatement.dropDatabase(into));
-      throw new PgxError('REFUSED', `"${into}" is what an interrupted (or still running) pgx import left behind.`, `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`);
-    }
-    if (existing.exists) {
-      throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>, then set [project] source to it), or drop "${into}" yourself if it is a leftover.`);
-    }
-    if (input.kind === 'url' && input.conn!.host === admin.host && input.conn!.port === admin.port && input.conn!.database === into) {
-      throw new PgxError('USAGE', `--from names "${into}" on this same server: it is already there.`, `Set [project] source = "${into}" in .pgx.toml instead of importing.`);
-    }
-
-    // 1. A URL is dumped first (custom format, to a private temp file): restore then gets a TOC, so progress, owners.
+    // 1. A URL: its schema fingerprint first (a migration during the dump then shows as a change, never hides), then
+    // the dump (custom format, to a private temp file): restore then gets a TOC, so progress, owners.
     let file = input.path!;
+    let fingerprint: string | null = null;
     if (input.kind === 'url') {
+      fingerprint = await fingerprintAt(input.conn!).catch(() => null); // pg_dump reports an unreachable origin
       file = join(work, 'source.dump');
       const pgDump = findClientTool('pg_dump', home, '`pgx source import`');
       let tables = 0;
       const tail: string[] = [];
       o.progress(`dumping ${input.display} …`);
-      const r = await runTool(pgDump, ['-Fc', '--verbose', '-f', file], libpqEnv(process.env, input.conn!), (line) => {
+      const r = await runTool(pgDump, ['-Fc', '--verbose', '-f', file], originEnv(input), (line) => {
         const m = /dumping contents of table "?([^"]+)"?/.exec(line);
         if (m) progress(`dumping: ${++tables} table(s), now ${m[1]}`);
         else if (!/^pg_dump: /.test(line) || /error|fatal/i.test(line)) tail.push(line);
@@ -173,7 +264,7 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
     }
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.
-    const env = libpqEnv(process.env, { ...admin, database: into });
+    const env = libpqEnv(process.env, { ...admin, database: name });
     const { owners, items } = await ownersOf(input, file, home, env);
     const present = await catalog.existingRoles(db, owners);
     const missing = owners.filter((r) => !present.has(r));
@@ -184,10 +275,11 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
       warnings.push(`role(s) ${missing.join(', ')} do not exist on this server: their objects are owned by "${admin.user}" instead`);
     }
 
-    // 3. The database, stamped at once, then the restore.
-    await catalog.createEmptyDatabase(db, into);
-    created = true;
-    await catalog.writeStamp(db, into, { kind: 'importing', project: e.config.project, from: input.display, started_at: new Date().toISOString() });
+    // 3. The copy: recorded, created, stamped at once, then the restore.
+    await sources.recordCopy(db, { name, database, project: e.config.project, nonce, state: 'new' });
+    recorded = true;
+    await catalog.createEmptyDatabase(db, name);
+    await catalog.writeStamp(db, name, { kind: 'importing', project: e.config.project, from: input.display, started_at: new Date().toISOString(), nonce });
     const errors: string[] = [];
     let status: number;
     if (input.format === 'plain') {
@@ -195,7 +287,7 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
       let read = 0;
       const psql = findClientTool('psql', home, '`pgx source import`');
       status = (
-        await runTool(psql, ['-X', '-q', '-d', into, '-v', 'ON_ERROR_STOP=0'], env, (line) => {
+        await runTool(psql, ['-X', '-q', '-d', name, '-v', 'ON_ERROR_STOP=0'], env, (line) => {
           if (/\bERROR:/.test(line)) errors.push(line.replace(/^psql:[^:]*:\d+: /, ''));
         }, { file, onBytes: (n) => progress(`restoring: ${Math.floor(((read += n) * 100) / Math.max(size, 1))}% of ${(size / 1048576).toFixed(1)} MB`) })
       ).status;
@@ -203,25 +295,197 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
       const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
       let done = 0;
       status = (
-        await runTool(pgRestore, ['--verbose', '-d', into, file], env, (line) => {
+        await runTool(pgRestore, ['--verbose', '-d', name, file], env, (line) => {
           if (/processing (item|data for table)|creating /.test(line)) progress(`restoring: ${Math.min(++done, items)}/${items} items`);
           if (/error:/.test(line) && !/errors ignored on restore/.test(line)) errors.push(line.replace(/^pg_restore: error: /, ''));
         })
       ).status;
     }
     progress.flush();
-    const fatal = errors.filter((e) => !TOLERATED.some((re) => re.test(e)));
+    const fatal = errors.filter((x) => !TOLERATED.some((re) => re.test(x)));
     const tolerated = errors.length - fatal.length;
     if (fatal.length || (status !== 0 && !errors.length)) {
-      throw new PgxError('IMPORT_FAILED', `Restoring ${input.display} into "${into}" failed (${fatal.length || 'exit ' + status} error(s)): ${fatal.slice(0, 3).join(' | ') || '(no message)'}`, 'Nothing was kept (the half-made database was dropped). Fix the cause (often a missing extension, or a pg_restore older than the dump), then run the import again.');
+      throw new PgxError('IMPORT_FAILED', `Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ${fatal.slice(0, 3).join(' | ') || '(no message)'}`, 'Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore older than the dump), then run the import again.');
     }
     if (tolerated) warnings.push(`${tolerated} statement(s) about ownership or grants to missing roles were skipped`);
-    // 4. Done: from now on it is the user's database, the project's source; pgx no longer claims it.
-    await catalog.clearStamp(db, into);
-    created = false;
-    return { database: into, from: input.display, format: input.format, items, roles_created: rolesCreated, owners_missing: localServer ? [] : missing, warnings, elapsed_ms: Math.round(performance.now() - t0) };
+    // 4. Complete: stamped as a finished copy (still under its pgx-only name, still recorded as 'new').
+    await catalog.writeStamp(db, name, { kind: 'source', project: e.config.project, nonce, imported_at: new Date().toISOString() });
+    recorded = false;
+    return { name, nonce, items, rolesCreated, missing: localServer ? [] : missing, warnings, fingerprint };
+  } catch (err) {
+    if (recorded) await dropCopy(e, { name, database, project: e.config.project, nonce, state: 'new' }).catch(() => {});
+    throw err;
   } finally {
-    if (created) await dropImporting(db, into).catch(() => {});
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+function newRecord(e: EngineContext, database: string, input: ImportInput, copy: Copy, origin: OriginNote | undefined): sources.NewSourceRecord {
+  const kind: OriginKind = input.kind === 'path' ? 'file' : origin?.env ? 'env' : 'url';
+  return {
+    database,
+    project: e.config.project,
+    nonce: copy.nonce,
+    origin_kind: kind,
+    origin: input.display,
+    origin_env: kind === 'env' ? origin!.env! : null,
+    origin_env_file: kind === 'env' ? (origin!.envFile ?? null) : null,
+    format: input.format,
+    origin_fingerprint: copy.fingerprint,
+  };
+}
+
+function resultOf(input: ImportInput, database: string, copy: Copy, rec: sources.NewSourceRecord, t0: number): ImportResult {
+  return {
+    database,
+    from: input.display,
+    format: input.format,
+    items: copy.items,
+    roles_created: copy.rolesCreated,
+    owners_missing: copy.missing,
+    warnings: copy.warnings,
+    elapsed_ms: Math.round(performance.now() - t0),
+    origin: { kind: rec.origin_kind, origin: rec.origin, env: rec.origin_env, env_file: rec.origin_env_file, format: rec.format, fingerprint: rec.origin_fingerprint, imported_at: new Date().toISOString() },
+  };
+}
+
+/** Imports into `into` on the engine's server (which must not hold a database of that name). */
+export async function importSource(e: EngineContext, o: ImportOptions): Promise<ImportResult> {
+  const t0 = performance.now();
+  const { input, into } = o;
+  const { admin, registry: db } = e;
+  return withSourceLock(db, into, async () => {
+    const existing = await catalog.databaseInfo(db, into);
+    if (existing.stamp?.kind === 'importing' && existing.stamp.nonce === undefined) {
+      const drop = shellQuote(catalog.fixStatement.dropDatabase(into));
+      throw new PgxError('REFUSED', `"${into}" is what an interrupted (or still running) pgx import left behind.`, `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`);
+    }
+    if (existing.exists) {
+      const rec = await sources.findSource(db, into);
+      if (rec && catalog.isOwnSourceCopy(existing, rec)) {
+        throw new PgxError('REFUSED', `"${into}" is already pgx's copy of ${rec.origin} (imported ${new Date(rec.imported_at).toISOString()}); pgx never overwrites a database.`, `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
+      }
+      throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>), or drop "${into}" yourself if it is a leftover.`);
+    }
+    if (input.kind === 'url' && input.conn!.host === admin.host && input.conn!.port === admin.port && input.conn!.database === into) {
+      throw new PgxError('USAGE', `--from names "${into}" on this same server: it is already there.`, `Set [project] source = "${into}" in .pgx.toml instead of importing.`);
+    }
+    await dropLeftovers(e, into);
+    const copy = await makeCopy(e, input, into, o);
+    const rec = newRecord(e, into, input, copy, o.origin);
+    try {
+      // One transaction: the name, the record and the copy's bookkeeping change together or not at all.
+      await inTransaction(db, async () => {
+        await catalog.renameDatabase(db, copy.name, into);
+        await sources.putSource(db, rec);
+        await sources.forgetCopy(db, copy.name);
+      });
+    } catch (err) {
+      await dropCopy(e, { name: copy.name, database: into, project: e.config.project, nonce: copy.nonce, state: 'new' }).catch(() => {});
+      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.DUPLICATE_DATABASE) {
+        throw new PgxError('REFUSED', `A database named "${into}" was created on the server while the import ran; pgx never overwrites a database.`, 'Import into another name (--into <db>).', { cause: err });
+      }
+      throw err;
+    }
+    return resultOf(input, into, copy, rec, t0);
+  });
+}
+
+/** The refusal for a source pgx cannot prove it copied: it is the user's own, or an older pgx's import. */
+function notOurCopy(database: string, file: string): PgxError {
+  return new PgxError(
+    'NOT_PGX_DATABASE',
+    `"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp lacks the recorded nonce): pgx will not replace or drop it.`,
+    `If [server] url points at your own server and "${database}" is your real development database, there is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import by an older pgx, rename it aside yourself (e.g. ALTER DATABASE ... RENAME TO ...), then \`pgx source import --from ...\` (it remembers the origin); or set another [project] source in ${file}.`,
+  );
+}
+
+const BUSY_WAIT_MS = 5000;
+
+/**
+ * `pgx source sync`: a new copy of the origin replaces the project's source under the same name, and the old copy
+ * is dropped. Branches and warm-pool members are clones of the template, which is a database of its own, so none of
+ * them uses the source copy: only a template build reads it (under the template's lock, which the swap and the drop
+ * take too), and sessions connected to it (a rename waits for them, bounded, and is refused if they stay).
+ */
+export async function syncSource(e: EngineContext, o: SyncOptions): Promise<SyncResult> {
+  const t0 = performance.now();
+  const db = e.registry;
+  const database = e.config.source;
+  const file = e.config.file ?? '.pgx.toml';
+  if (!database) throw new PgxError('USAGE', 'There is no [project] source to sync: branches start from an empty database.', 'Import your development database first: `pgx source import --from-env DATABASE_URL` (or --from <url|file|dir>).');
+  return withSourceLock(db, database, async () => {
+    const rec = await sources.findSource(db, database);
+    const current = await catalog.databaseInfo(db, database);
+    if (current.exists && !(rec && catalog.isOwnSourceCopy(current, rec))) throw notOurCopy(database, file);
+    if (current.exists && !(await idle(e, database, 1000))) {
+      throw busy(database, await catalog.countBackends(db, database));
+    }
+    await dropLeftovers(e, database);
+    const copy = await makeCopy(e, o.input, database, o);
+    const next = newRecord(e, database, o.input, copy, o.origin);
+    const discard = () => dropCopy(e, { name: copy.name, database, project: e.config.project, nonce: copy.nonce, state: 'new' }).catch(() => {});
+    let aside: sources.CopyRecord | null = null;
+    o.progress(`switching "${database}" to the new copy …`);
+    try {
+      await withTemplateLock(db, templateName(e.config.project, database), async () => {
+        for (const deadline = Date.now() + BUSY_WAIT_MS; ; ) {
+          try {
+            aside = await swap(e, database, rec, copy, next);
+            break;
+          } catch (err) {
+            if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE || Date.now() > deadline) throw err;
+            await new Promise((res) => setTimeout(res, 100));
+          }
+        }
+      });
+    } catch (err) {
+      await discard();
+      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE) throw busy(database, await catalog.countBackends(db, database).catch(() => 1));
+      throw err;
+    }
+    // The old copy: set aside and recorded by the swap; nothing uses it any more. A failed drop leaves it recorded.
+    let dropped: string | null = null;
+    let left: string | null = null;
+    const old = aside as sources.CopyRecord | null;
+    if (old) {
+      const ok = await withTemplateLock(db, templateName(e.config.project, database), () => dropCopy(e, old)).catch(() => false);
+      if (ok) dropped = old.name;
+      else left = old.name;
+    }
+    return { ...resultOf(o.input, database, copy, next, t0), old_copy_dropped: dropped, old_copy_left: left };
+  });
+}
+
+/** The swap, in one transaction: the old copy aside under its own pgx-only name (recorded 'old'), the new one into place. */
+async function swap(e: EngineContext, database: string, rec: SourceRecord | undefined, copy: Copy, next: sources.NewSourceRecord): Promise<sources.CopyRecord | null> {
+  const db = e.registry;
+  return inTransaction(db, async () => {
+    const current = await catalog.databaseInfo(db, database);
+    let aside: sources.CopyRecord | null = null;
+    if (current.exists) {
+      if (!(rec && catalog.isOwnSourceCopy(current, rec))) throw notOurCopy(database, e.config.file ?? '.pgx.toml');
+      aside = { name: catalog.sourceCopyName(rec.nonce), database, project: rec.project, nonce: rec.nonce, state: 'old' };
+      await catalog.renameDatabase(db, database, aside.name);
+      await sources.recordCopy(db, aside);
+    }
+    await catalog.renameDatabase(db, copy.name, database);
+    await sources.putSource(db, next);
+    await sources.forgetCopy(db, copy.name);
+    return aside;
+  });
+}
+
+async function idle(e: EngineContext, database: string, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if ((await catalog.countBackends(e.registry, database)) === 0) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+function busy(database: string, n: number): PgxError {
+  const list = shellQuote(catalog.fixStatement.sessionsOn(database));
+  return new PgxError('REFUSED', `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`, `Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source sync\` again. Branches are not affected: they are clones of the template.`);
 }

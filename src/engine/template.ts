@@ -13,6 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PgxError } from '../errors.js';
 import { shellQuote } from '../shell.js';
 import * as records from '../registry/records.js';
+import { findSource } from '../registry/sources.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { Stamp, TemplateStamp } from '../server/catalog.js';
@@ -55,6 +56,12 @@ export interface RefreshResult {
   /** Owners and GRANTs of the source's objects kept, or dropped (a dump/restore the admin role lacked the rights for). */
   privileges: TemplateStamp['privileges'] | null;
   fingerprint: string | null;
+  /**
+   * The source is pgx's copy of another database (`pgx source import`): the template was refreshed from that copy,
+   * not from the origin, whose later changes only `pgx source sync` brings in. Null: the source is itself the
+   * database (or there is none).
+   */
+  copy_of: { origin: string; imported_at: string } | null;
   elapsed_ms: number;
 }
 
@@ -64,13 +71,16 @@ export async function refreshTemplate(e: EngineContext, progress: (msg: string) 
   const name = templateName(e.config.project, e.config.source);
   return withTemplateLock(e.registry, name, async () => {
     await templateExists(e, name); // refuses a foreign database under the name before any work
-    progress(`building a new template from ${e.config.source ? `"${e.config.source}"` : 'an empty database'} …`);
+    const rec = e.config.source ? await findSource(e.registry, e.config.source) : undefined;
+    const copyOf = rec ? { origin: rec.origin, imported_at: new Date(rec.imported_at).toISOString() } : null;
+    const what = e.config.source ? `"${e.config.source}"${copyOf ? ` (pgx's copy of ${copyOf.origin})` : ''}` : 'an empty database';
+    progress(`building a new template from ${what} …`);
     const stamp = await rebuild(e, name);
     progress(`template ${name} refreshed (${stamp.method})`);
     if (stamp.privileges === 'dropped') {
       progress(`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`);
     }
-    return { template: name, source: stamp.source, method: stamp.method, privileges: stamp.privileges ?? null, fingerprint: stamp.fingerprint, elapsed_ms: Math.round(performance.now() - t0) };
+    return { template: name, source: stamp.source, method: stamp.method, privileges: stamp.privileges ?? null, fingerprint: stamp.fingerprint, copy_of: copyOf, elapsed_ms: Math.round(performance.now() - t0) };
   });
 }
 

@@ -62,6 +62,30 @@ CREATE TABLE IF NOT EXISTS pgx_pool (
 );
 ALTER TABLE pgx_pool ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
 CREATE INDEX IF NOT EXISTS pgx_pool_template ON pgx_pool (template, state);
+-- Imported sources (pgx source import/sync): where each copy came from, never its password. Added in place to
+-- registries made before imports were remembered (records.ts retries on 42P01).
+CREATE TABLE IF NOT EXISTS pgx_source (
+  database          text PRIMARY KEY,
+  project           text NOT NULL,
+  nonce             text NOT NULL,
+  origin_kind       text NOT NULL CHECK (origin_kind IN ('url','env','file')),
+  origin            text NOT NULL,
+  origin_env        text,
+  origin_env_file   text,
+  format            text NOT NULL,
+  origin_fingerprint text,
+  imported_at       timestamptz NOT NULL DEFAULT now()
+);
+-- A copy's pgx-only name is recorded BEFORE its database is created (as a template build's is), and an old copy set
+-- aside by a sync is recorded in the same transaction as the swap: so every copy pgx made is provably its own.
+CREATE TABLE IF NOT EXISTS pgx_source_copy (
+  name        text PRIMARY KEY,
+  database    text NOT NULL,
+  project     text NOT NULL,
+  nonce       text NOT NULL,
+  state       text NOT NULL CHECK (state IN ('new','old')),
+  started_at  timestamptz NOT NULL DEFAULT now()
+);
 CREATE TABLE IF NOT EXISTS pgx_pool_demand (
   template    text PRIMARY KEY,
   peak        int NOT NULL,

@@ -22,6 +22,8 @@ export const LOCK_CLASS = {
    * ending last finds it free (exclusive try-lock) and retires the branch. The server drops a dead exec's lease.
    */
   lease: 5,
+  /** One per source database name: held by `pgx source import` and `sync` while they make and swap in a copy. */
+  source: 6,
 } as const;
 
 /** A lock key: the class in the top byte, then the first 56 bits of `hex` (a sha256 in hex). */
@@ -38,6 +40,7 @@ export const LOCK = {
   template: (templateName: string) => lockKey(LOCK_CLASS.template, sha(templateName)),
   pool: (templateName: string) => lockKey(LOCK_CLASS.pool, sha(templateName)),
   lease: (identityKey: string) => lockKey(LOCK_CLASS.lease, identityKey),
+  source: (database: string) => lockKey(LOCK_CLASS.source, sha(database)),
 };
 
 /** Holds `key` while fn runs; waits for it. */
@@ -77,6 +80,10 @@ export function tryIdentityLock<T>(db: RegistryDb, identityKey: string, fn: () =
 
 export function withTemplateLock<T>(db: RegistryDb, templateName: string, fn: () => Promise<T>): Promise<T> {
   return withLock(db, LOCK.template(templateName), fn);
+}
+
+export function withSourceLock<T>(db: RegistryDb, database: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(db, LOCK.source(database), fn);
 }
 
 /** The pool filler is single-flight: a second one finds the lock held and leaves at once. */

@@ -51,6 +51,11 @@ export const STAMP_PREFIX = {
   pool: 'pgx:pool:',
   /** A `pgx source import` in progress (or a killed one's leftover); the stamp is removed when the import succeeds. */
   importing: 'pgx:source-importing:',
+  /**
+   * A finished copy made by `pgx source import`/`sync` (the project's source). It is pgx's while the registry's
+   * pgx_source record carries the same nonce: only then may `pgx source sync` replace and drop it.
+   */
+  source: 'pgx:source:',
   registry: 'pgx:registry',
 } as const;
 
@@ -85,8 +90,10 @@ export type Stamp =
    * exactly one template build.
    */
   | { kind: 'pool'; project: string; template: string; generation: string; member?: string }
-  /** A source being imported (`from`: the URL without its password, or the dump's path). */
-  | { kind: 'importing'; project: string; from: string; started_at: string }
+  /** A source being imported (`from`: the URL without its password, or the dump's path; `nonce`: of its copy record). */
+  | { kind: 'importing'; project: string; from: string; started_at: string; nonce?: string }
+  /** A finished imported copy (origin details are in the registry, which only the admin may read). */
+  | { kind: 'source'; project: string; nonce: string; imported_at: string }
   | { kind: 'registry' };
 
 export function formatStamp(s: Stamp): string {
@@ -111,7 +118,7 @@ export function parseStamp(comment: string | null): Stamp | undefined {
     if (!m) return undefined;
     return m[2] ? { kind: 'branch', identityKey: m[1]!, nonce: m[2] } : { kind: 'branch', identityKey: m[1]! };
   }
-  for (const kind of ['building', 'template', 'pool', 'importing'] as const) {
+  for (const kind of ['building', 'template', 'pool', 'importing', 'source'] as const) {
     if (!comment.startsWith(STAMP_PREFIX[kind])) continue;
     try {
       const body = JSON.parse(comment.slice(STAMP_PREFIX[kind].length)) as Record<string, unknown>;
@@ -164,6 +171,20 @@ export function isBranchStamp(stamp: Stamp | undefined, identityKey?: string): b
 export function isOwnBranch(info: DatabaseInfo, rec: { identity_key: string; nonce?: string | null }): boolean {
   const s = info.stamp;
   return info.exists && s?.kind === 'branch' && s.identityKey === rec.identity_key && (s.nonce ?? null) === (rec.nonce ?? null);
+}
+
+/**
+ * Is this the copy pgx made for the source record? Its stamp must carry the record's nonce (a stamp is text anyone
+ * can copy; the nonce is only in the registry, which only the admin reads).
+ */
+export function isOwnSourceCopy(info: DatabaseInfo, rec: { nonce: string }): boolean {
+  const s = info.stamp;
+  return info.exists && (s?.kind === 'source' || s?.kind === 'importing') && s.nonce === rec.nonce;
+}
+
+/** The pgx-only name a source copy is made under (and set aside under when it is replaced): nonce 16 of [a-z0-9]. */
+export function sourceCopyName(nonce: string): string {
+  return `pgx_src_${nonce}`;
 }
 
 /** The pgx-only name a branch is created under before it is renamed into place (nonce: 16 of [a-z0-9]). */
@@ -567,6 +588,8 @@ export const fixStatement = {
   describeDatabase: (name: string) => `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${quoteLiteral(name)}`,
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
+  /** Read-only: who is connected to a database (a sync waits for them to leave the source's copy). */
+  sessionsOn: (name: string) => `SELECT pid, usename, application_name, backend_start FROM pg_stat_activity WHERE datname = ${quoteLiteral(name)}`,
   /** A branch role left owning objects: run in each database it names, then drop it. */
   dropLeftRole: (role: string, admin: string) => `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,
   dropRole: (role: string) => `DROP ROLE ${quoteIdent(role)}`,
