@@ -6,7 +6,7 @@ import { isPgxError } from './errors.js';
 import { quoteIfNeeded } from './shell.js';
 import { lazyServer } from './doctor/connection.js';
 import { serverCheck, roleCheck } from './doctor/server-checks.js';
-import { templateCheck } from './doctor/template-check.js';
+import { originCheck, templateCheck } from './doctor/template-check.js';
 import { poolCheck } from './doctor/pool-check.js';
 import { brokerCheck } from './doctor/broker-check.js';
 import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
@@ -49,6 +49,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['role', () => roleCheck(ctx)],
     ['roles', () => rolesCheck(ctx)],
     ['template', () => templateCheck(ctx)],
+    ['origin', () => originCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
     ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
