@@ -66,13 +66,16 @@ describe('pgx source import', () => {
     expect(runPgx(['agent', 'exec', '--id', 'a', '--', 'psql', '-X', '-qc', 'delete from orders'], p).status).toBe(0);
     expect(count(runPgx(['local', 'psql', '-X', '-d', SRC, '-Atc', 'select count(*) from orders'], p))).toBe('3');
     expect((await sql('select count(*)::int AS n from orders', [], SRC))[0].n).toBe(3);
-    // the imported database carries no pgx stamp: it is the user's source now
-    expect(count(runPgx(['local', 'psql', '-X', '-Atc', `select coalesce(shobj_description(oid, 'pg_database'), 'none') from pg_database where datname = '${SRC}'`], p))).toBe('none');
+    // the imported database is stamped as pgx's copy (with the nonce of the registry's record of it, which holds the
+    // origin: the stamp, readable by every role, names neither the origin nor a password)
+    const stamp = count(runPgx(['local', 'psql', '-X', '-Atc', `select shobj_description(oid, 'pg_database') from pg_database where datname = '${SRC}'`], p));
+    expect(stamp).toMatch(/^pgx:source:\{"project":"[^"]+","nonce":"[a-z0-9]{16}","imported_at":"[^"]+"\}$/);
 
     // importing again into the same name is refused (exit 6); nothing is overwritten
     const again = runPgx(['source', 'import', '--from-env', 'DATABASE_URL', '--json'], p);
     expect(again.status, again.stdout).toBe(6);
-    expect(jsonOf(again).error.message).toContain('already exists');
+    expect(jsonOf(again).error.message).toContain("already pgx's copy");
+    expect(jsonOf(again).error.hint).toContain('`pgx source sync`');
   });
 
   it('from a custom-format dump and a plain SQL dump; a failing restore keeps nothing (exit 7)', () => {
