@@ -134,6 +134,12 @@ describe('cli.md JSON fields against real output', () => {
     writeFileSync(dump, 'CREATE TABLE t (id int);\n');
     expectDocumented('pgx source import', jsonOf(runPgx(['source', 'import', '--from', dump, '--into', `docs_${p.name}`, '--json'], p)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], p)));
+    // sync: a project whose source is a copy of that dump (remembered at the import, re-read by the sync)
+    const q = makeProject({ source: `docs_sync_${p.name}` });
+    cleanup.push(q.dir);
+    expect(runPgx(['source', 'import', '--from', dump, '--no-template', '--json'], q).status).toBe(0);
+    expectDocumented('pgx source sync', jsonOf(runPgx(['source', 'sync', '--json'], q)));
+    expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], q)));
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
    }, 300_000); // many processes in a row: slow on a loaded machine
 
