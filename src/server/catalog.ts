@@ -588,6 +588,7 @@ export const fixStatement = {
   describeDatabase: (name: string) => `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${quoteLiteral(name)}`,
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
+  renameDatabase: (from: string, to: string) => `ALTER DATABASE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`,
   /** Read-only: who is connected to a database (a sync waits for them to leave the source's copy). */
   sessionsOn: (name: string) => `SELECT pid, usename, application_name, backend_start FROM pg_stat_activity WHERE datname = ${quoteLiteral(name)}`,
   /** A branch role left owning objects: run in each database it names, then drop it. */
