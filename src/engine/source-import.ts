@@ -396,7 +396,7 @@ function notOurCopy(database: string, file: string): PgxError {
   return new PgxError(
     'NOT_PGX_DATABASE',
     `"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp lacks the recorded nonce): pgx will not replace or drop it.`,
-    `If [server] url points at your own server and "${database}" is your real development database, there is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import by an older pgx, rename it aside yourself (`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}`, or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another [project] source in ${file}.`,
+    `If [server] url points at your own server and "${database}" is your real development database, there is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another [project] source in ${file}.`,
   );
 }
 
