@@ -159,6 +159,13 @@ describe('pgx source sync', () => {
     expect(sync.status, sync.stdout + sync.stderr).toBe(0);
     const b = runPgx(['agent', 'exec', '--id', 'b', '--', 'psql', '-X', '-Atc', 'select count(*) from refunds'], p);
     expect(b.stdout.trim(), b.stderr).toBe('0');
+    // The doctor reaches a URL origin with the same PGPASSWORD; an origin it cannot reach is a skip with a note.
+    const withPw = { ...p, env };
+    expect(doctor(withPw).byName.origin).toMatchObject({ status: 'ok' });
+    await sql(`UPDATE pgx_source SET origin = $2 WHERE database = $1`, [copy, `postgresql://nobody@127.0.0.1:1/${origin}`], 'pgx_registry');
+    const unreachable = doctor(withPw).byName.origin!;
+    expect(unreachable.status).toBe('skip');
+    expect(unreachable.detail).toContain('not reachable now');
   });
 
   it('--into beside the configured source names the edit that makes it the source, not the hooks', async () => {

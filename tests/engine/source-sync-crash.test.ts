@@ -3,6 +3,7 @@
 // source's name holds pgx's old copy or its new one, never nothing or a stranger, and (2) the next sync recovers,
 // leaving no copy behind, and the next branch carries the origin's migration.
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyInput } from '../../src/source-input.js';
 import { Faults } from '../helpers/faults.js';
@@ -11,9 +12,18 @@ import { pgInfo, sql } from '../helpers/pgx.js';
 
 const rand = () => randomBytes(4).toString('hex');
 const made: string[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const d of made) await sql(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`).catch(() => {});
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/** A test project whose directory is removed after the file. */
+function project(source: string): TestProject {
+  const t = testProject({ source });
+  dirs.push(t.config.projectDir);
+  return t;
+}
 
 const url = (db: string) => `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const quiet = () => {};
@@ -25,7 +35,7 @@ async function imported(): Promise<{ t: TestProject; origin: string; copy: strin
   made.push(origin, copy);
   await sql(`CREATE DATABASE ${origin}`);
   await sql(`CREATE TABLE orders (id int); INSERT INTO orders VALUES (1), (2);`, [], origin);
-  const t = testProject({ source: copy });
+  const t = project(copy);
   const input = classifyInput(url(origin), process.cwd());
   await t.run((e) => e.importSource({ input, into: copy, progress: quiet }));
   await sql(`ALTER TABLE orders ADD COLUMN price int DEFAULT 7`, [], origin);
@@ -113,7 +123,7 @@ describe.concurrent('source sync: crash windows', () => {
     made.push(own);
     await sql(`CREATE DATABASE ${own}`);
     const before = await dbRow(own);
-    const t = testProject({ source: own });
+    const t = project(own);
     const origin = `origin_${rand()}`;
     made.push(origin);
     await sql(`CREATE DATABASE ${origin}`);
@@ -137,7 +147,7 @@ describe.concurrent('source import: crash windows', () => {
       made.push(origin, copy);
       await sql(`CREATE DATABASE ${origin}`);
       await sql(`CREATE TABLE orders (id int, price int)`, [], origin);
-      const t = testProject({ source: copy });
+      const t = project(copy);
       const input = classifyInput(url(origin), process.cwd());
       await crashDuring(t, before, (e) => e.importSource({ input, into: copy, progress: quiet }));
       expect(await dbRow(copy)).toBeUndefined(); // nothing under the name: the import never finished
