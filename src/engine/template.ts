@@ -202,16 +202,13 @@ async function createBuilding<M extends TemplateStamp['method']>(e: EngineContex
   return method;
 }
 
-/** A TEMPLATE copy when nobody is connected to the source and the role may copy it; dump/restore otherwise (a copy would wait, then fail 55006). */
+/** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
 async function copyOrDump(e: EngineContext, source: string, into: string): Promise<Pick<TemplateStamp, 'method' | 'privileges'>> {
   if ((await catalog.countBackends(e.registry, source)) === 0) {
     try {
       return { method: await createBuilding(e, into, source, 'template-copy'), privileges: 'kept' };
     } catch (err) {
-      // In use: someone connected meanwhile. Insufficient privilege: a role that neither owns the source nor is
-      // superuser may not copy it (your own server's dev database); a dump needs only read access.
-      const code = catalog.sqlstateOf(err);
-      if (code !== catalog.SQLSTATE.OBJECT_IN_USE && code !== catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE) throw err;
+      if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
     }
   }
   await createBuilding(e, into, 'template0', 'dump-restore');
