@@ -8,7 +8,7 @@ import { databaseInfo, fixStatement } from '../server/catalog.js';
 import { fingerprintAt, schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
 import { relativeTime } from '../output.js';
-import { findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
+import { copiesOfReadOnly, findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
 import { classifyInput } from '../source-input.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
@@ -49,6 +49,16 @@ export async function templateCheck(ctx: DoctorContext): Promise<Check> {
 
 /** An imported source against its origin: the origin's schema now versus at the copy (a dump file: its mtime). */
 export async function originCheck(ctx: DoctorContext): Promise<Check> {
+  const c = await originCompared(ctx);
+  if (c.status !== 'ok' || !ctx.config?.source) return c;
+  // Copies an interrupted import or sync left (recorded, so provably pgx's): the next sync drops them.
+  const reg = await ctx.registry();
+  const left = reg ? await copiesOfReadOnly(reg, ctx.config.source) : [];
+  if (!left.length) return c;
+  return warn('origin', `${c.detail}; ${left.length} copy/copies left by an interrupted import or sync take space (${left.map((l) => l.name).join(', ')})`, `${SYNC} (drops them first)`);
+}
+
+async function originCompared(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
   if (!s.ok || !ctx.config) return skip('origin', 'server not reachable');
   const source = ctx.config.source;

@@ -162,6 +162,14 @@ describe('pgx source sync', () => {
     // The doctor reaches a URL origin with the same PGPASSWORD; an origin it cannot reach is a skip with a note.
     const withPw = { ...p, env };
     expect(doctor(withPw).byName.origin).toMatchObject({ status: 'ok' });
+    // What a sync killed after recording its copy and before creating it leaves: the doctor names it, the next sync clears it.
+    const left = `pgx_src_${'k'.repeat(10)}${rand()}`;
+    await sql(`INSERT INTO pgx_source_copy (name, database, project, nonce, state) VALUES ($1, $2, $3, $4, 'new')`, [left, copy, p.name, left.slice(8)], 'pgx_registry');
+    expect(doctor(withPw).byName.origin).toMatchObject({ status: 'warn', fix: 'pgx source sync (drops them first)' });
+    expect(doctor(withPw).byName.origin!.detail).toContain(left);
+    expect(runPgx(['source', 'sync', '--no-template'], withPw).status).toBe(0);
+    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
+    expect(doctor(withPw).byName.origin).toMatchObject({ status: 'ok' });
     await sql(`UPDATE pgx_source SET origin = $2 WHERE database = $1`, [copy, `postgresql://nobody@127.0.0.1:1/${origin}`], 'pgx_registry');
     const unreachable = doctor(withPw).byName.origin!;
     expect(unreachable.status).toBe('skip');
