@@ -414,6 +414,10 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
   const database = e.config.source;
   const file = e.config.file ?? '.pgx.toml';
   if (!database) throw new PgxError('USAGE', 'There is no [project] source to sync: branches start from an empty database.', 'Import your development database first: `pgx source import --from-env DATABASE_URL` (or --from <url|file|dir>).');
+  const { conn } = o.input;
+  if (conn && conn.host === e.admin.host && conn.port === e.admin.port && conn.database === database) {
+    throw new PgxError('USAGE', `The origin names "${database}" on this same server: that is pgx's copy itself, not where it came from.`, 'Pass the real origin: `pgx source sync --from-env <var>` or --from <url|file|dir>.');
+  }
   return withSourceLock(db, database, async () => {
     const rec = await sources.findSource(db, database);
     const current = await catalog.databaseInfo(db, database);
