@@ -92,7 +92,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     );
 
   const template = program.command('template').description('the frozen snapshot branches are cloned from');
-  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections)')).action(
+  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections); an imported source is pgx\'s copy: `pgx source sync` pulls its origin\'s changes')).action(
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
       const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
