@@ -400,13 +400,11 @@ function notOurCopy(database: string, file: string): PgxError {
   );
 }
 
-const BUSY_WAIT_MS = 5000;
-
 /**
  * `pgx source sync`: a new copy of the origin replaces the project's source under the same name, and the old copy
  * is dropped. Branches and warm-pool members are clones of the template, which is a database of its own, so none of
  * them uses the source copy: only a template build reads it (under the template's lock, which the swap and the drop
- * take too), and sessions connected to it (a rename waits for them, bounded, and is refused if they stay).
+ * take too), and sessions connected to it (the rename waits 5 s for them, and is refused if they stay).
  */
 export async function syncSource(e: EngineContext, o: SyncOptions): Promise<SyncResult> {
   const t0 = performance.now();
@@ -432,16 +430,9 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
     let aside: sources.CopyRecord | null = null;
     o.progress(`switching "${database}" to the new copy …`);
     try {
+      // A rename waits by itself (PostgreSQL gives other sessions on the database 5 s to leave), then fails 55006.
       await withTemplateLock(db, templateName(e.config.project, database), async () => {
-        for (const deadline = Date.now() + BUSY_WAIT_MS; ; ) {
-          try {
-            aside = await swap(e, database, rec, copy, next);
-            break;
-          } catch (err) {
-            if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE || Date.now() > deadline) throw err;
-            await new Promise((res) => setTimeout(res, 100));
-          }
-        }
+        aside = await swap(e, database, rec, copy, next);
       });
     } catch (err) {
       await discard();

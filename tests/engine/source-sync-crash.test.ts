@@ -4,6 +4,7 @@
 // leaving no copy behind, and the next branch carries the origin's migration.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { classifyInput } from '../../src/source-input.js';
 import { Faults } from '../helpers/faults.js';
@@ -155,4 +156,55 @@ describe.concurrent('source import: crash windows', () => {
       await expectRecovered(t, copy);
     });
   }
+});
+
+describe.concurrent('source sync: a session on the old copy at the switch', () => {
+  /** A gate that opens a session on `db` just before the swap's first rename, and ends it after `holdMs` (or never). */
+  function sessionAtSwap(db: string, holdMs: number | null): { gate: Faults; ended: () => Promise<void> } {
+    const gate = new Faults();
+    const before = gate.before.bind(gate);
+    let holder: pg.Client | undefined;
+    gate.before = async (text: string) => {
+      if (!holder && /^ALTER DATABASE "copy_\w+" RENAME TO "pgx_src_/.test(text)) {
+        const i = pgInfo();
+        holder = new pg.Client({ host: i.host, port: i.port, user: i.user, password: i.password, database: db });
+        await holder.connect();
+        if (holdMs !== null) setTimeout(() => void holder!.end(), holdMs);
+      }
+      return before(text);
+    };
+    return { gate, ended: async () => void (await holder?.end().catch(() => {})) };
+  }
+
+  it('a session that leaves within the wait: the switch goes through once it is gone', async () => {
+    const { t, copy, input } = await imported();
+    const { gate, ended } = sessionAtSwap(copy, 400);
+    const e = await t.open(gate);
+    try {
+      const r = await e.syncSource({ input, progress: quiet });
+      expect(r.old_copy_dropped).toMatch(/^pgx_src_/);
+      // (the rename itself waited for the session: PostgreSQL gives other sessions 5 s to leave a database it renames)
+    } finally {
+      await e.close();
+      await ended();
+    }
+    await expectRecovered(t, copy);
+  });
+
+  it('a session that stays: refused, the old copy kept as it was, the new one dropped', async () => {
+    const { t, copy, input } = await imported();
+    const before = await dbRow(copy);
+    const { gate, ended } = sessionAtSwap(copy, null);
+    const e = await t.open(gate);
+    try {
+      await expect(e.syncSource({ input, progress: quiet })).rejects.toMatchObject({ code: 'REFUSED', message: expect.stringContaining(`connected to "${copy}"`) });
+    } finally {
+      await e.close();
+      await ended();
+    }
+    expect(await dbRow(copy)).toEqual(before);
+    expect(await hasPrice(copy)).toBe(false);
+    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
+    expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_src\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%"project":"${t.name}"%`])).toEqual([]);
+  }, 30_000);
 });
