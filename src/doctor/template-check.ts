@@ -30,6 +30,9 @@ export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   const config = ctx.config;
   const name = templateName(config.project, config.source);
   if (config.source && !(await databaseInfo(s.db, config.source)).exists) {
+    // pgx imported it once and remembers from where: the same command brings it back.
+    const rec = await importRecord(ctx, config.source);
+    if (rec) return fail('template', `the source database "${config.source}" ([project] source), pgx's copy of ${rec.origin}, does not exist on the server any more`, `${SYNC} (copies it again from ${rec.origin})`);
     return fail('template', `the source database "${config.source}" ([project] source) does not exist on the server`, `pgx source import --from <postgres://… | dump file> (loads your existing database as "${config.source}"), or create it empty: ${sqlFix(config, s.admin, fixStatement.createDatabase(config.source))}; or fix/remove [project] source in ${config.file ?? '.pgx.toml'}`);
   }
   const info = await databaseInfo(s.db, name);

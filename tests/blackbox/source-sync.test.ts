@@ -117,6 +117,15 @@ describe('pgx source sync', () => {
     expect(again.status).toBe(6);
     expect(jsonOf(again).error.hint).toContain('pgx source sync');
 
+    // The copy dropped by hand (or with its server's data): the doctor names the sync, which copies it again.
+    await sql(`DROP DATABASE ${copy} WITH (FORCE)`);
+    d = doctor(p);
+    expect(d.byName.template).toMatchObject({ status: 'fail', fix: `pgx source sync (copies it again from ${withoutPassword(origin)})` });
+    const back = run(['source', 'sync', '--json']);
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(jsonOf(back).old_copy_dropped).toBeNull();
+    expect(psql(p, 'c', 'select count(*) from orders').stdout.trim()).toBe('4');
+
     // The password appears nowhere pgx keeps or prints things (the user's own .env aside).
     const secret = pgInfo().password;
     const rows = await sql(`SELECT row_to_json(s)::text AS j FROM pgx_source s UNION ALL SELECT row_to_json(c)::text FROM pgx_source_copy c`, [], 'pgx_registry');
