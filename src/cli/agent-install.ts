@@ -54,7 +54,7 @@ export function registerInstallCommands(agent: Command): void {
         const r = settingsErrors(() =>
           installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
-        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent command until it is (add ${dirname(launcherPath())} or your npm prefix's bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
+        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
         out.result(value, () =>
           [

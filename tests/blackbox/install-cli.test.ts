@@ -55,7 +55,10 @@ describe('agent install / uninstall claude (CLI)', () => {
 
   it('uninstall after install leaves no settings file (nor .claude/) that only held pgx; a file with other keys stays', () => {
     const p = bareDir();
-    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    const inst = runPgx(['agent', 'install', 'claude'], p);
+    expect(inst.status).toBe(0);
+    const pgxHere = spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: p.env }).status === 0;
+    if (!pgxHere) expect(inst.stdout).toContain('pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is');
     expect(existsSync(join(p.dir, '.claude', 'settings.json'))).toBe(true);
     expect(existsSync(join(p.dir, '.claude', 'settings.local.json'))).toBe(true);
     const u = jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], p));
