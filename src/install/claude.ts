@@ -355,10 +355,13 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; 
   const localPlan = opts.rulesPath !== undefined && localText !== undefined ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath }) : undefined;
   if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text);
   if (opts.rulesPath === undefined) return { ...plan, path: opts.settingsPath, dryRun };
-  if (localPlan?.changed && !dryRun) writeFileAtomic(opts.rulesPath, localPlan.text);
-  // pgx's exclude lines go once the file they hide is gone (a file left with the user's own settings stays hidden).
+  // A local file that only pgx's rules filled is deleted; pgx's exclude lines go once the file they hide is gone (a
+  // file left with the user's own settings stays hidden).
   const localGone = localText === undefined || (localPlan?.changed === true && localPlan.text.trim() === '{}');
-  if (localPlan?.changed && localGone && !dryRun) rmSync(opts.rulesPath);
+  if (localPlan?.changed && !dryRun) {
+    if (localGone) rmSync(opts.rulesPath);
+    else writeFileAtomic(opts.rulesPath, localPlan.text);
+  }
   const gitExcludeRemoved = localGone ? dropGitExclude(opts.rulesPath, { dryRun }) : false;
   return {
     ...plan,
