@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { CONFIG_FILE, findConfigFile } from '../config.js';
 import { PgxError } from '../errors.js';
 import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
+import { pgxOnPath } from '../install/path-launcher.js';
 import { initProject } from '../init.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { action, type CommonOpts } from './common.js';
@@ -45,15 +46,20 @@ export function registerInstallCommands(agent: Command): void {
         // In a dry run config_written is the file that WOULD be written, like every other field of the result.
         let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
         if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
-        const launcher = launcherPath();
+        // Project scope: the shared settings.json finds pgx on PATH, and this machine's rules name the launcher the
+        // hooks will run, the first pgx on PATH (decisions/111-portable-project-install.md).
+        const onPath = scope === 'project' && !process.env.PGX_LAUNCHER ? pgxOnPath() : undefined;
+        const launcher = onPath ?? launcherPath();
+        const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
         const r = settingsErrors(() =>
-          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun }),
+          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
+        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
         out.result(value, () =>
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
-            `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}`,
+            `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
             r.added.length ? `  added:     ${r.added.join(', ')}` : null,
             r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
             r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
@@ -61,6 +67,8 @@ export function registerInstallCommands(agent: Command): void {
             r.rules.added.length ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)` : null,
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
+            r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
+            pathNote,
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
           ]
             .filter(Boolean)
@@ -75,9 +83,11 @@ export function registerInstallCommands(agent: Command): void {
       const scope = checkScope(opts.scope);
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
-      const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun }));
+      const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
+      const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun, rulesPath }));
       const fileRemoved = r.changed && !opts.dryRun && removeIfEmpty(r.path, scope);
-      out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''})`);
+      const local = r.local?.changed ? ` and ${r.local.path}${r.local.file_removed ? ', now empty: deleted' : ''}` : '';
+      out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`);
     }),
   );
 }

@@ -4,7 +4,8 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HOOK_EVENTS, inspectClaudeInstall, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { HOOK_EVENTS, inspectClaudeInstall, PORTABLE_LAUNCHER, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
@@ -60,6 +61,10 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
       problems.push(fail('hooks', `${insp.count}/6 pgx entries in ${insp.path} (missing: ${missing.join(', ')})`, installCmd(scope)));
     }
     const gone = [...new Set(Object.values(insp.entries).filter((e) => e.launcherExists === false).map((e) => e.launcher!))];
+    if (gone.includes(PORTABLE_LAUNCHER)) {
+      problems.push(fail('hooks', `pgx is not on PATH, where the hooks in ${insp.path} find it: every subagent Bash command is refused (the session goes on, with a warning)`, `put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then ${installCmd(scope)}`));
+      gone.splice(gone.indexOf(PORTABLE_LAUNCHER), 1);
+    }
     if (gone.length) problems.push(fail('hooks', `the launcher ${gone.join(', ')} named in ${insp.path} no longer exists (pgx moved or was uninstalled): every hook fails`, installCmd(scope)));
     if (insp.launcherPaths.length > 1) problems.push(warn('hooks', `${insp.path} names ${insp.launcherPaths.length} different launchers (${insp.launcherPaths.join(', ')})`, installCmd(scope)));
   }
@@ -73,12 +78,15 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
     return { ...worst, detail: problems.map((p) => p.detail).join('; ') };
   }
   const where = installs.map((f) => `${f.insp.path}`).join(' and ');
-  return ok('hooks', `6/6 in ${where} (launcher ${[...launchers].join(', ')})`);
+  const named = [...launchers].map((l) => (l === PORTABLE_LAUNCHER ? `pgx on PATH: ${pgxOnPath() ?? '?'}` : l));
+  return ok('hooks', `6/6 in ${where} (launcher ${named.join(', ')})`);
 }
 
 /** The launcher(s) rewritten commands start with: the installed hooks', else the plugin's, else this pgx's. */
 export function launchersInUse(found: Found[]): string[] {
-  const installed = [...new Set(found.flatMap((f) => f.insp.launcherPaths))];
+  // A portable hook runs the first pgx on PATH: its resolved file is what the rewrite starts with.
+  const resolve = (l: string) => (l === PORTABLE_LAUNCHER ? (process.env.PGX_LAUNCHER ? launcherPath() : (pgxOnPath() ?? launcherPath())) : l);
+  const installed = [...new Set(found.flatMap((f) => f.insp.launcherPaths).map(resolve))];
   if (installed.length) return installed;
   if (found.some((f) => f.plugin)) {
     const cached = pluginLaunchers();

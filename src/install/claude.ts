@@ -24,8 +24,10 @@ export { SettingsFileError } from './settings-file.js';
 
 export * from './hook-events.js';
 export * from './inspect.js';
-import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, type HookEventName, type Located } from './hook-events.js';
+import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, portableHookCommand, type HookEventName, type Located } from './hook-events.js';
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
+import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
+import { rmSync } from 'node:fs';
 
 export * from './permission-rules.js';
 
@@ -52,7 +54,14 @@ export interface UninstallPlan {
 }
 
 export interface PlanInstallOptions {
+  /** The absolute launcher: in the hook commands (unless `portable`) and in the wrapper rule. */
   launcher: string;
+  /**
+   * Hook commands that find pgx on PATH, and no permission rules in this file (pgx's are removed from it): the
+   * project's shared `.claude/settings.json`. The rules, which name this machine's launcher, go to
+   * `.claude/settings.local.json` (planRulesFile).
+   */
+  portable?: boolean;
   /**
    * The project whose routed commands the wrapper rule covers; undefined for the user's own settings file, which
    * serves every project (`--cwd *`).
@@ -70,8 +79,8 @@ interface Handler {
   timeout: number;
 }
 
-function canonicalHandler(launcher: string, h: (typeof HOOK_EVENTS)[number]): Handler {
-  return { type: 'command', command: hookCommand(launcher, h.cli), timeout: h.timeout };
+function canonicalHandler(opts: Pick<PlanInstallOptions, 'launcher' | 'portable'>, h: (typeof HOOK_EVENTS)[number]): Handler {
+  return { type: 'command', command: opts.portable ? portableHookCommand(h.cli) : hookCommand(opts.launcher, h.cli), timeout: h.timeout };
 }
 
 function matcherOk(group: JsonObject, want: string | undefined): boolean {
@@ -172,7 +181,7 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout…).
   const added: string[] = [];
   for (const [event, loc] of keeper) {
-    const want = canonicalHandler(opts.launcher, EVENT_BY_NAME.get(event)!);
+    const want = canonicalHandler(opts, EVENT_BY_NAME.get(event)!);
     if (sameJson(loc.handler, want)) continue;
     const arr = loc.group.hooks as unknown[];
     arr[arr.indexOf(loc.handler)] = want;
@@ -184,7 +193,7 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   for (const spec of HOOK_EVENTS) {
     if (keeper.has(spec.event)) continue;
     const group: JsonObject = spec.matcher !== undefined ? { matcher: spec.matcher } : {};
-    group.hooks = [canonicalHandler(opts.launcher, spec)];
+    group.hooks = [canonicalHandler(opts, spec)];
     const arr = (hooks[spec.event] as unknown[] | undefined) ?? [];
     arr.push(group);
     hooks[spec.event] = arr;
@@ -193,9 +202,8 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   }
   if (!hadHooks && Object.keys(hooks).length > 0) root.hooks = hooks;
 
-  // 5. The permission rules: the narrow ones, never the old blanket one.
-  const wanted = opts.rules === false ? undefined : wrapperRuleFor(opts.launcher, opts.projectDir);
-  const rulesSkipped = opts.rules !== false && wanted === undefined ? `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` : undefined;
+  // 5. The permission rules: the narrow ones, never the old blanket one (a portable file gets none: planRulesFile).
+  const { wanted, rulesSkipped } = wantedRule(opts.portable ? { ...opts, rules: false } : opts);
   const rules = planRules(root, wanted, label);
   changed ||= rules.changed;
 
@@ -212,6 +220,39 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
     rules,
     ...(rulesSkipped ? { rulesSkipped } : {}),
   };
+}
+
+function wantedRule(opts: Pick<PlanInstallOptions, 'launcher' | 'projectDir' | 'rules'>): { wanted?: string; rulesSkipped?: string } {
+  if (opts.rules === false) return {};
+  const wanted = wrapperRuleFor(opts.launcher, opts.projectDir);
+  if (wanted !== undefined) return { wanted };
+  return { rulesSkipped: `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` };
+}
+
+export interface RulesFilePlan {
+  text: string;
+  changed: boolean;
+  rules: RulesPlan;
+  rulesSkipped?: string;
+  /** The file runs pgx hooks of its own (a `--scope local` install): its rules are that install's, not touched. */
+  ownHooks: boolean;
+}
+
+/**
+ * pgx's permission rules, alone, in a file that holds no pgx hooks of the project scope: `.claude/settings.local.json`
+ * beside a portable `.claude/settings.json`. `rules: false`, or `remove`, takes pgx's rules out (uninstall). A file
+ * that runs pgx's hooks itself is a local-scope install, whose rules these are too: left as it is.
+ */
+export function planRulesFile(existing: string | undefined, opts: { launcher: string; projectDir: string; rules?: boolean; remove?: boolean; path?: string }): RulesFilePlan {
+  const label = opts.path ?? 'settings file';
+  const none = { changed: false, added: [], removed: [], blanketRemoved: [] };
+  const root = parseSettingsText(existing, label);
+  const hooks = getHooksObject(root, label);
+  if (hooks && findPgxHandlers(hooks).length > 0) return { text: existing ?? '', changed: false, rules: none, ownHooks: true };
+  const { wanted, rulesSkipped } = opts.remove ? {} : wantedRule(opts);
+  const rules = planRules(root, wanted, label);
+  const changed = rules.changed && !(existing === undefined && wanted === undefined);
+  return { text: changed ? serializeSettings(root) : (existing ?? ''), changed, rules, ownHooks: false, ...(rulesSkipped ? { rulesSkipped } : {}) };
 }
 
 /** Set or remove a group's matcher; a new `matcher` key goes first, as Claude Code's own examples write it. */
@@ -257,28 +298,77 @@ export function planUninstall(existing: string | undefined, opts: { path?: strin
 // ---------------------------------------------------------------------------------------------------------------
 // fs edges
 
+/** Where a project-scope install keeps this machine's rules (see PlanInstallOptions.portable). */
+export interface LocalRulesResult {
+  path: string;
+  changed: boolean;
+  /** The file already runs pgx's hooks (a --scope local install): left as it is. */
+  ownHooks: boolean;
+  /** Is the file kept out of git? (install/git-exclude.ts) */
+  gitIgnored: GitIgnoreResult;
+}
+
 export function installClaude(opts: {
   settingsPath: string;
   launcher: string;
   projectDir?: string;
   rules?: boolean;
   dryRun?: boolean;
-}): InstallPlan & { path: string; dryRun: boolean } {
+  /** Portable hooks in settingsPath; the rules in this file instead (project scope). */
+  rulesPath?: string;
+}): InstallPlan & { path: string; dryRun: boolean; local?: LocalRulesResult } {
   const existing = readSettingsFile(opts.settingsPath);
-  const plan = planInstall(existing, { launcher: opts.launcher, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
+  const portable = opts.rulesPath !== undefined;
+  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
   const dryRun = opts.dryRun === true;
+  // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
+  const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
+  const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
   if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text);
-  return { ...plan, path: opts.settingsPath, dryRun };
+  if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
+  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text);
+  const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
+  return {
+    ...plan,
+    changed: plan.changed || localPlan.changed,
+    rules: mergeRules(plan.rules, localPlan.rules),
+    ...(localPlan.rulesSkipped ? { rulesSkipped: localPlan.rulesSkipped } : {}),
+    path: opts.settingsPath,
+    dryRun,
+    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored },
+  };
 }
 
-export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean }): UninstallPlan & {
+function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {
+  return { changed: a.changed || b.changed, added: [...a.added, ...b.added], removed: [...a.removed, ...b.removed], blanketRemoved: [...a.blanketRemoved, ...b.blanketRemoved] };
+}
+
+export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; rulesPath?: string }): UninstallPlan & {
   path: string;
   dryRun: boolean;
+  local?: { path: string; changed: boolean; ownHooks: boolean; file_removed: boolean; gitExcludeRemoved: boolean };
 } {
   const existing = readSettingsFile(opts.settingsPath);
   const plan = planUninstall(existing, { path: opts.settingsPath });
   const dryRun = opts.dryRun === true;
+  const localText = opts.rulesPath !== undefined ? readSettingsFile(opts.rulesPath) : undefined;
+  const localPlan = opts.rulesPath !== undefined && localText !== undefined ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath }) : undefined;
   if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text);
-  return { ...plan, path: opts.settingsPath, dryRun };
+  if (opts.rulesPath === undefined) return { ...plan, path: opts.settingsPath, dryRun };
+  // A local file that only pgx's rules filled is deleted; pgx's exclude lines go once the file they hide is gone (a
+  // file left with the user's own settings stays hidden).
+  const localGone = localText === undefined || (localPlan?.changed === true && localPlan.text.trim() === '{}');
+  if (localPlan?.changed && !dryRun) {
+    if (localGone) rmSync(opts.rulesPath);
+    else writeFileAtomic(opts.rulesPath, localPlan.text);
+  }
+  const gitExcludeRemoved = localGone ? dropGitExclude(opts.rulesPath, { dryRun }) : false;
+  return {
+    ...plan,
+    changed: plan.changed || localPlan?.changed === true,
+    rulesRemoved: [...plan.rulesRemoved, ...(localPlan?.rules.removed ?? [])],
+    path: opts.settingsPath,
+    dryRun,
+    local: { path: opts.rulesPath, changed: localPlan?.changed === true, ownHooks: localPlan?.ownHooks === true, file_removed: localPlan?.changed === true && localGone, gitExcludeRemoved },
+  };
 }
-

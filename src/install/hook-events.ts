@@ -47,6 +47,44 @@ export const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_
 export const PGX_HOOK_COMMAND_RE =
   / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
 
+/**
+ * The command name a project-scope hook finds pgx by, on PATH: `.claude/settings.json` is committed, so it names no
+ * path of one user's machine (docs/pgx/local-dev/decisions/111-portable-project-install.md).
+ */
+export const PORTABLE_LAUNCHER = 'pgx';
+
+const PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && exec ${PORTABLE_LAUNCHER} agent hook `;
+
+/** A portable hook command (whatever its fallback says). Group 1 is the cli name. */
+export const PORTABLE_HOOK_COMMAND_RE =
+  /^command -v pgx >\/dev\/null 2>&1 && exec pgx agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end); /;
+
+/**
+ * What each hook does on a machine where pgx is not on PATH (a teammate's clone): plain sh, no pgx. A subagent's
+ * Bash is refused (exit 2 blocks; the reason reaches the model), so it never runs against whatever database it
+ * names; the parent's commands go on, and SessionStart says why in a visible line. `grep` failing to run counts as
+ * a subagent (refused: stricter, never weaker). JSON with `"agent_id"` as a key comes only from inside a subagent;
+ * the same text inside a command string is escaped (`\"agent_id\"`), except at a string's very end, where a parent's
+ * command is then refused too (stricter).
+ */
+const MISSING = 'pgx is not on PATH on this machine';
+const FALLBACK: Record<HookCli, string> = {
+  'session-start': `echo '${JSON.stringify({
+    systemMessage: `${MISSING}: every subagent Bash command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
+    hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run Bash commands (refused, so that they never share one database); the commands of the main session run as usual.` },
+  })}'`,
+  'user-prompt-submit': 'exit 0',
+  'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent Bash command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
+  'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your Bash commands will be refused. Say so in your answer; do not work around it.` } })}'`,
+  'subagent-stop': 'exit 0',
+  'session-end': 'exit 0',
+};
+
+/** `command -v pgx … && exec pgx agent hook <cli>; <fallback>`: pgx on PATH, else the fallback above. */
+export function portableHookCommand(cli: HookCli): string {
+  return `${PORTABLE_HEAD}${cli}; ${FALLBACK[cli]}`;
+}
+
 export const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
 
 export function settingsPathFor(scope: Scope, projectDir: string, home: string): string {
@@ -80,7 +118,7 @@ export function hookCommand(launcher: string, cli: string): string {
 /** The cli name if `handler` is a pgx hook handler. */
 export function pgxCliOf(handler: unknown): HookCli | undefined {
   if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
-  const m = PGX_HOOK_COMMAND_RE.exec(handler.command);
+  const m = PGX_HOOK_COMMAND_RE.exec(handler.command) ?? PORTABLE_HOOK_COMMAND_RE.exec(handler.command);
   return m ? (m[1] as HookCli) : undefined;
 }
 

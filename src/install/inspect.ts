@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from './settings-file.js';
-import { EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_HOOK_COMMAND_RE } from './hook-events.js';
+import { EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_HOOK_COMMAND_RE, PORTABLE_HOOK_COMMAND_RE, PORTABLE_LAUNCHER } from './hook-events.js';
 import { findRules, type RulesFound } from './permission-rules.js';
 
 export interface InstallInspection {
@@ -66,6 +66,7 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
 
 /** The launcher of a pgx hook command, unquoted when it is one shell word; the raw prefix otherwise. */
 export function launcherOf(command: string): string {
+  if (PORTABLE_HOOK_COMMAND_RE.test(command)) return PORTABLE_LAUNCHER; // found on PATH when the hook runs
   const m = PGX_HOOK_COMMAND_RE.exec(command);
   const prefix = (m ? command.slice(0, m.index) : command).trim();
   const words = shellWords(prefix);
@@ -114,7 +115,7 @@ function shellWords(s: string): string[] | undefined {
 }
 
 /** Does the launcher exist? undefined when that cannot be told from here (variables, relative paths, ~). */
-function launcherExists(launcher: string): boolean | undefined {
+export function launcherExists(launcher: string): boolean | undefined {
   if (launcher.startsWith('~') || /[$`]/.test(launcher)) return undefined;
   if (path.isAbsolute(launcher)) return fs.existsSync(launcher);
   if (!launcher.includes('/')) {

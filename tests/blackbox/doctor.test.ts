@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,14 @@ const cleanup: string[] = [];
 afterAll(async () => {
   for (const db of cleanup) await sql(`DROP DATABASE IF EXISTS "${db}"`);
 });
+
+/** pgx on the project's PATH, as an npm install puts it: the project-scope hooks find it there. */
+function pgxOnPath(p: ReturnType<typeof makeProject>): void {
+  const bin = join(p.dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  symlinkSync(LAUNCHER, join(bin, 'pgx'));
+  p.env.PATH = `${bin}:${process.env.PATH}`;
+}
 
 /** What accepting Claude Code's trust dialog for the project records in ~/.claude.json (HOME is the project dir). */
 function trust(p: ReturnType<typeof makeProject>): void {
@@ -88,6 +96,7 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
 describe('pgx agent doctor', () => {
   it('a healthy project: every check ok, exit 0, one line per check in text mode', () => {
     const p = makeProject();
+    pgxOnPath(p);
     expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
     trust(p);
     expect(runPgx(['agent', 'exec', '--id', 'd1', '--keep', '--', 'true'], p).status).toBe(0);
@@ -101,7 +110,8 @@ describe('pgx agent doctor', () => {
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe(excused ? 'warn' : 'ok');
     }
     expect(d.byName.hooks!.detail).toContain('6/6');
-    expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.json')}, workspace trusted`);
+    expect(d.byName.hooks!.detail).toContain(`launcher pgx on PATH: ${realpathSync(LAUNCHER)}`);
+    expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.local.json')}, workspace trusted`);
     expect(d.byName.branches!.detail).toMatch(/1 active, 0 retiring, 0 past deadline/);
     expect(d.byName.pool!.detail).toBe('off ([agent] pool = 0)'); // the test projects run without a pool (PGX_POOL=0)
     expect(d.byName.guards!.detail).toBe('client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)');
@@ -145,6 +155,7 @@ describe('pgx agent doctor', () => {
 
   it('detects an older 4-entry install, and its fix makes it 6/6', () => {
     const p = makeProject();
+    pgxOnPath(p);
     const entry = (cli: string, matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: `${LAUNCHER} agent hook ${cli}`, timeout: 30 }] }];
     mkdirSync(join(p.dir, '.claude'));
     writeFileSync(
@@ -175,12 +186,24 @@ describe('pgx agent doctor', () => {
   it('detects a launcher that no longer exists', () => {
     const p = makeProject();
     p.env.PGX_LAUNCHER = join(p.dir, 'gone', 'pgx.js');
-    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    expect(runPgx(['agent', 'install', 'claude', '--scope', 'local'], p).status).toBe(0); // local scope names the launcher
     delete p.env.PGX_LAUNCHER;
     const d = doctor(p);
     expect(d.byName.hooks!.status).toBe('fail');
     expect(d.byName.hooks!.detail).toContain(`${join(p.dir, 'gone', 'pgx.js')} named in`);
     expect(d.byName.permissions!.status).toBe('warn');
+  });
+
+  it('project scope on a machine where pgx is not on PATH (a teammate\'s clone): hooks fail, naming PATH; on PATH, ok', () => {
+    const p = makeProject();
+    expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
+    trust(p);
+    const d = doctor(p);
+    expect(d.byName.hooks!.status).toBe('fail');
+    expect(d.byName.hooks!.detail).toContain(`pgx is not on PATH, where the hooks in ${join(p.dir, '.claude', 'settings.json')} find it: every subagent Bash command is refused`);
+    expect(d.byName.hooks!.fix).toMatch(/^put the directory holding pgx on PATH/);
+    pgxOnPath(p);
+    expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
   });
 
   it('detects orphans both ways: a stamped database with no record (never suggesting a DROP), a record with no database', async () => {

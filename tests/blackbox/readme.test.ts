@@ -1,19 +1,31 @@
 // The README's shell blocks run as written: the first screen's two commands (the demo on the embedded default;
-// the tests — this suite itself, so only its text is checked) and the "in your project" block.
+// the tests — this suite itself, so only its text is checked), the install block (run by package-install.test.ts,
+// which reads it from here: installBlock) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAUNCHER, REPO, jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+import { installBlock, readme, shBlocks } from '../helpers/readme.js';
 
-const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-const shBlocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean));
+const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
 
 describe('README', () => {
   it('first screen: the demo command and the test command', () => {
     expect(shBlocks[0]).toEqual(['npm ci && npm run demo', 'npm test']);
     expect(readme.indexOf('npm run demo')).toBeLessThan(readme.indexOf('pgx agent install claude'));
+  });
+
+  it('then the install block: the one package-install.test.ts runs as an ordinary user, naming the real tarball', () => {
+    const tarball = `${pkg.name.replace(/^@/, '').replace('/', '-')}-${pkg.version}.tgz`;
+    expect(shBlocks[1]).toBe(installBlock());
+    expect(installBlock()).toEqual(['npm ci && npm pack', `npm install -g --prefix ~/.local ./${tarball}`]);
+    // the first install path in the README: nothing before it installs pgx (the published name comes after, marked)
+    const first = readme.indexOf('```sh\nnpm ci && npm pack');
+    expect(readme.slice(0, first)).not.toMatch(/npm install -g|npx -p/);
+    expect(readme.slice(first)).toMatch(/Once published \(not yet: the name answers E404 today\), the\s+install will be `npm install -g --prefix ~\/\.local @pgx-agent\/cli`/);
+    expect(readme).not.toMatch(/works offline/);
   });
 
   it('`npm run demo` (twice) tells the story, cleans up after itself, and `local down --purge --yes` leaves nothing', () => {
@@ -54,7 +66,7 @@ describe('README', () => {
   }, 600_000);
 
   it('the "in your project" block runs as written', () => {
-    const block = shBlocks[1]!;
+    const block = shBlocks[2]!;
     expect(block).toEqual(['pgx agent install claude', 'pgx agent doctor']);
     const p = makeProject();
     const bin = mkdtempSync(join(tmpdir(), 'pgx-bin-'));
@@ -64,9 +76,14 @@ describe('README', () => {
       const r = spawnSync('bash', ['-c', line], { cwd: p.cwd, env: { ...p.env, PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
       expect(r.status, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
     }
-    const settings = JSON.parse(readFileSync(join(p.cwd, '.claude', 'settings.json'), 'utf8'));
+    const text = readFileSync(join(p.cwd, '.claude', 'settings.json'), 'utf8');
+    const settings = JSON.parse(text);
     expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'SessionStart', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit']);
-    expect(settings.permissions.allow).toEqual([`Bash(${realpathSync(LAUNCHER)} agent exec --agent * --cwd ${p.cwd} -- *)`, 'Bash(exit)']);
-    expect(jsonOf(runPgx(['agent', 'doctor', '--json'], p)).ok).toBe(true);
+    expect(settings.permissions).toBeUndefined();
+    for (const machinePath of [realpathSync(LAUNCHER), bin, p.cwd]) expect(text).not.toContain(machinePath); // "commit it"
+    const local = JSON.parse(readFileSync(join(p.cwd, '.claude', 'settings.local.json'), 'utf8'));
+    expect(local.permissions.allow).toEqual([`Bash(${realpathSync(LAUNCHER)} agent exec --agent * --cwd ${p.cwd} -- *)`, 'Bash(exit)']);
+    expect(jsonOf(runPgx(['agent', 'doctor', '--json'], { ...p, env: { ...p.env, PATH: `${bin}:${process.env.PATH}` } })).ok).toBe(true);
+    for (const d of [p.dir, bin]) rmSync(d, { recursive: true, force: true });
   });
 });

@@ -8,11 +8,11 @@
  * `pgx agent ls --json`), not on logs alone. Measured figures are appended to .tmp/pgx-e2e-figures.jsonl, from which
  * scripts/e2e-claude-report.mjs writes docs/pgx/local-dev/validation/<date>-claude-code-e2e.md.
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { jsonOf, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, templateMd5, type RunResult } from '../helpers/pgx.js';
+import { jsonOf, LAUNCHER, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, templateMd5, type RunResult } from '../helpers/pgx.js';
 import type { HookLogLine } from '../../src/hooks/claude/log.js';
 import { templateName } from '../../src/engine/template.js';
 import { CLAUDE_CODE_VERSION, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
@@ -78,8 +78,10 @@ export interface E2eProject {
   env: NodeJS.ProcessEnv;
   /** pgx's part of claude's environment (merged into the clean env of claude.ts). */
   claudeEnv: Record<string, string>;
-  /** The settings.json that `pgx agent install claude` wrote. */
+  /** The settings.json that `pgx agent install claude` wrote (portable: hooks that find pgx on PATH). */
   settings: { hooks: Record<string, unknown>; permissions?: { allow?: string[] } };
+  /** The settings.local.json it wrote: this machine's permission rules (absent with --no-rules). */
+  localSettings?: { permissions?: { allow?: string[] } };
 }
 
 /**
@@ -103,14 +105,22 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   writeFileSync(join(cwd, '.pgx.toml'), `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`);
   // The pool: tests/blackbox/pool.test.ts. The broker is on, as users have it; PGX_E2E_BROKER=0 runs without it (the
   // fan-out comparison in validation/2026-12-01-broker.md).
-  const base = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}) };
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ...base };
+  // pgx on PATH as an npm install puts it (a bin/ symlink): the project-scope hooks find it there. node's own
+  // directory too, as claude.ts gives every run.
+  const bin = join(root, 'bin');
+  mkdirSync(bin);
+  symlinkSync(LAUNCHER, join(bin, 'pgx'));
+  const PATH = [bin, dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
+  const base = { PATH, PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}) };
+  const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), '--json'], { cwd, env });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
+  const localFile = join(cwd, '.claude', 'settings.local.json');
+  const localSettings = existsSync(localFile) ? JSON.parse(readFileSync(localFile, 'utf8')) : undefined;
   if (opts.trusted !== false) trustWorkspace({ home, cwd });
-  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings };
+  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings };
 }
 
 export function pgx(p: E2eProject, args: string[]): RunResult {

@@ -64,7 +64,10 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
   it('three subagents migrate their own branches; nothing leaks; all retired; the session branch untouched', async () => {
     source = await makeSource();
     const p = makeE2eProject({ source });
-    expect(p.settings.permissions?.allow).toEqual([expect.stringMatching(/ agent exec --agent \* --cwd .* -- \*\)$/), 'Bash(exit)']);
+    // The portable layout: the shared file names no path of this machine; the rules are in settings.local.json.
+    expect(p.settings.permissions).toBeUndefined();
+    expect(JSON.stringify(p.settings)).not.toContain(p.root);
+    expect(p.localSettings?.permissions?.allow).toEqual([expect.stringMatching(/ agent exec --agent \* --cwd .* -- \*\)$/), 'Bash(exit)']);
     const workloads = ['users', 'account', 'booking'];
     const subagents = workloads.map((w) => ({
       marker: w,

@@ -16,7 +16,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAUNCHER, REPO } from '../helpers/pgx.js';
 import { rewriteCommand } from '../../src/hooks/claude/rewrite.js';
@@ -138,7 +138,10 @@ interface RunCells {
 
 async function runOnce(source: Source, ruleSet: string, mode: Mode, routed: boolean): Promise<RunCells> {
   const p = makeE2eProject({ source, allowRule: routed });
-  if (!routed) writeFileSync(join(p.cwd, '.claude', 'settings.json'), '{}\n'); // no pgx at all
+  if (!routed) {
+    writeFileSync(join(p.cwd, '.claude', 'settings.json'), '{}\n'); // no pgx at all
+    rmSync(join(p.cwd, '.claude', 'settings.local.json'), { force: true });
+  }
   fixture(p, RULE_SETS[ruleSet]!);
   const subs = ['basic', 'disguised', 'compound'] as const;
   const run = await runScenario(

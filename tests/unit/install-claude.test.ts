@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +16,10 @@ import {
   planUninstall,
   settingsPathFor,
   uninstallClaude,
+  launcherOf,
+  pgxCliOf,
+  portableHookCommand,
+  type HookCli,
 } from '../../src/install/claude.js';
 
 type Handler = { type: string; command: string; timeout?: number; [k: string]: unknown };
@@ -580,5 +584,170 @@ describe('planInstall / planUninstall are pure', () => {
     const u = planUninstall(p.text);
     expect(u).toMatchObject({ changed: true, rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE], text: '{}\n' });
     expect(u.removed.sort()).toEqual([...SIX].sort());
+  });
+});
+
+describe('project scope: portable hooks in settings.json, this machine\'s rules in settings.local.json', () => {
+  const projectDir = () => path.join(dir, 'proj');
+  const localFile = () => path.join(dir, 'proj', '.claude', 'settings.local.json');
+  const install = (extra: Partial<Parameters<typeof installClaude>[0]> = {}) => installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: projectDir(), rulesPath: localFile(), ...extra });
+  const git = (args: string[]) => execFileSync('git', args, { cwd: projectDir(), encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir } });
+
+  it('settings.json names no path of this machine; the two rules go to settings.local.json; a second install changes nothing', () => {
+    const r = install();
+    expect(r.added).toEqual(SIX);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain(LAUNCHER);
+    expect(text).not.toContain(dir); // no project path either
+    expect(text).not.toMatch(/"\/(opt|home|tmp|usr|root)\//); // no absolute path at all
+    const s = read();
+    expect(s.permissions).toBeUndefined();
+    for (const [event, e] of Object.entries(EXPECTED)) {
+      const groups = s.hooks![event]!;
+      expect(groups).toHaveLength(1);
+      expect(groups[0]!.matcher).toBe(e.matcher);
+      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookCli), timeout: e.timeout }]);
+    }
+    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: [wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE] } });
+    expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
+    expect(r.local).toMatchObject({ path: localFile(), changed: true, ownHooks: false, gitIgnored: { status: 'not-in-git' } });
+    const before = [fs.readFileSync(file, 'utf8'), fs.readFileSync(localFile(), 'utf8')];
+    const again = install();
+    expect(again).toMatchObject({ changed: false, added: [], updated: [], rules: { changed: false } });
+    expect([fs.readFileSync(file, 'utf8'), fs.readFileSync(localFile(), 'utf8')]).toEqual(before);
+  });
+
+  it('the same settings.json on another machine (other launcher, other project path) installs byte-identically: nothing to commit', () => {
+    install();
+    const shared = fs.readFileSync(file, 'utf8');
+    const other = path.join(dir, 'teammate', 'shop');
+    fs.mkdirSync(path.join(other, '.claude'), { recursive: true });
+    fs.writeFileSync(path.join(other, '.claude', 'settings.json'), shared);
+    const r = installClaude({ settingsPath: path.join(other, '.claude', 'settings.json'), launcher: '/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js', projectDir: other, rulesPath: path.join(other, '.claude', 'settings.local.json') });
+    expect(r.added).toEqual([]);
+    expect(r.updated).toEqual([]);
+    expect(fs.readFileSync(path.join(other, '.claude', 'settings.json'), 'utf8')).toBe(shared);
+    expect(JSON.parse(fs.readFileSync(path.join(other, '.claude', 'settings.local.json'), 'utf8')).permissions.allow[0]).toBe(wrapperRuleFor('/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js', other));
+  });
+
+  it('migrates an older project install (absolute hooks and rules in settings.json) in place, keeping the user\'s own rules', () => {
+    write({ permissions: { allow: ['Bash(npm test:*)', wrapperRuleFor(LAUNCHER, projectDir())!, EXIT_RULE] } });
+    installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: projectDir() }); // the old layout
+    expect(read().hooks!.SessionStart![0]!.hooks[0]!.command).toBe(hookCommand(LAUNCHER, 'session-start'));
+    const r = install();
+    expect(r.updated).toEqual(SIX);
+    const s = read();
+    expect(s.permissions).toEqual({ allow: ['Bash(npm test:*)'] });
+    expect(fs.readFileSync(file, 'utf8')).not.toContain(LAUNCHER);
+    expect(r.rules.removed).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
+    expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
+    expect(inspectClaudeInstall(file)).toMatchObject({ count: 6, launcherPaths: ['pgx'] });
+  });
+
+  it('--no-rules: no settings.local.json is created; an existing one loses pgx\'s rules only', () => {
+    expect(install({ rules: false }).local).toMatchObject({ changed: false, gitIgnored: { status: 'no-file' } });
+    expect(fs.existsSync(localFile())).toBe(false);
+    install();
+    const local = JSON.parse(fs.readFileSync(localFile(), 'utf8'));
+    local.permissions.allow.unshift('Bash(ls:*)');
+    local.model = 'opus';
+    fs.writeFileSync(localFile(), JSON.stringify(local));
+    install({ rules: false });
+    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: ['Bash(ls:*)'] }, model: 'opus' });
+  });
+
+  it('a settings.local.json that runs pgx hooks itself (a --scope local install) keeps its rules: install and uninstall leave it', () => {
+    installClaude({ settingsPath: localFile(), launcher: LAUNCHER, projectDir: projectDir() });
+    const before = fs.readFileSync(localFile(), 'utf8');
+    expect(install().local).toMatchObject({ changed: false, ownHooks: true });
+    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() }).local).toMatchObject({ changed: false, ownHooks: true });
+    expect(fs.readFileSync(localFile(), 'utf8')).toBe(before);
+  });
+
+  it('a broken settings.local.json: SettingsFileError, and neither file is written', () => {
+    fs.mkdirSync(path.dirname(localFile()), { recursive: true });
+    fs.writeFileSync(localFile(), '{ nope');
+    expect(() => install()).toThrow(SettingsFileError);
+    expect(fs.existsSync(file)).toBe(false);
+    expect(fs.readFileSync(localFile(), 'utf8')).toBe('{ nope');
+  });
+
+  it('in a git clone, settings.local.json is kept out of git by .git/info/exclude; uninstall removes exactly that, and both files', () => {
+    fs.mkdirSync(projectDir(), { recursive: true });
+    git(['init', '-q']);
+    const exclude = path.join(projectDir(), '.git', 'info', 'exclude');
+    const excludeBefore = fs.readFileSync(exclude, 'utf8');
+    const r = install();
+    expect(r.local!.gitIgnored).toEqual({ status: 'added', exclude });
+    expect(git(['status', '--porcelain', '-uall'])).toBe('?? .claude/settings.json\n'); // settings.local.json is not offered
+    expect(install().local!.gitIgnored).toEqual({ status: 'already' });
+    expect(fs.readFileSync(exclude, 'utf8').match(/settings\.local\.json/g)).toHaveLength(1);
+    const u = uninstallClaude({ settingsPath: file, rulesPath: localFile() });
+    expect(u.rulesRemoved).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
+    expect(u.local).toMatchObject({ changed: true, file_removed: true, gitExcludeRemoved: true });
+    expect(fs.existsSync(localFile())).toBe(false);
+    expect(fs.readFileSync(exclude, 'utf8')).toBe(excludeBefore);
+    expect(read()).toEqual({});
+    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() })).toMatchObject({ changed: false, local: { changed: false, gitExcludeRemoved: false } }); // idempotent
+  });
+
+  it('a repository that already ignores settings.local.json (Claude Code\'s own ignore, a .gitignore): nothing added', () => {
+    fs.mkdirSync(projectDir(), { recursive: true });
+    git(['init', '-q']);
+    fs.writeFileSync(path.join(projectDir(), '.gitignore'), '.claude/settings.local.json\n');
+    const exclude = fs.readFileSync(path.join(projectDir(), '.git', 'info', 'exclude'), 'utf8');
+    expect(install().local!.gitIgnored).toEqual({ status: 'already' });
+    expect(fs.readFileSync(path.join(projectDir(), '.git', 'info', 'exclude'), 'utf8')).toBe(exclude);
+  });
+});
+
+describe('portable hook commands, run by sh on a machine without pgx on PATH', () => {
+  const run = (cli: HookCli, payload: object, PATH = '/usr/bin:/bin') =>
+    spawnSync('/bin/sh', ['-c', portableHookCommand(cli)], { input: JSON.stringify(payload), encoding: 'utf8', env: { PATH, HOME: dir } });
+  const subagentBash = { session_id: 's', hook_event_name: 'PreToolUse', agent_id: 'a5550b0ae3d1c2c1c', tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"' } };
+  const parentBash = { session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'echo "agent_id" \'"agent_id"\' x' } };
+
+  it('are recognised as pgx entries (install, uninstall, doctor, the hooks\' own scope check)', () => {
+    for (const h of HOOK_EVENTS) {
+      expect(pgxCliOf({ type: 'command', command: portableHookCommand(h.cli) })).toBe(h.cli);
+      expect(launcherOf(portableHookCommand(h.cli))).toBe('pgx');
+    }
+    expect(pgxCliOf({ type: 'command', command: 'command -v pgx >/dev/null 2>&1 && exec pgx agent hook nope; exit 0' })).toBeUndefined();
+  });
+
+  it("a subagent's Bash is refused (exit 2, the reason on stderr); the parent's goes on (exit 0, no output)", () => {
+    const sub = run('pre-tool-use', subagentBash);
+    expect(sub.status).toBe(2);
+    expect(sub.stderr).toMatch(/^pgx is not on PATH on this machine: this subagent Bash command is refused/);
+    const parent = run('pre-tool-use', parentBash);
+    expect(parent.status).toBe(0);
+    expect(parent.stdout + parent.stderr).toBe('');
+    // no grep on PATH: fails closed for everyone (stricter), never open for a subagent
+    const emptyBin = path.join(dir, 'empty-bin');
+    fs.mkdirSync(emptyBin);
+    expect(run('pre-tool-use', parentBash, emptyBin).status).toBe(2);
+  });
+
+  it('SessionStart prints a visible warning and tells the model; SubagentStart tells the subagent; the others are silent', () => {
+    const start = run('session-start', { session_id: 's', hook_event_name: 'SessionStart', source: 'startup' });
+    expect(start.status).toBe(0);
+    const j = JSON.parse(start.stdout);
+    expect(j.systemMessage).toMatch(/^pgx is not on PATH on this machine: every subagent Bash command is refused/);
+    expect(j.hookSpecificOutput).toMatchObject({ hookEventName: 'SessionStart', additionalContext: expect.stringContaining('subagents cannot run Bash commands') });
+    const sub = run('subagent-start', { session_id: 's', hook_event_name: 'SubagentStart', agent_id: 'a1', agent_type: 'general-purpose' });
+    expect(JSON.parse(sub.stdout).hookSpecificOutput).toMatchObject({ hookEventName: 'SubagentStart', additionalContext: expect.stringContaining('your Bash commands will be refused') });
+    for (const cli of ['user-prompt-submit', 'subagent-stop', 'session-end'] as const) {
+      const r = run(cli, { session_id: 's' });
+      expect([r.status, r.stdout, r.stderr]).toEqual([0, '', '']);
+    }
+  });
+
+  it('with pgx on PATH, the hook is pgx itself (exec: its stdin, output and exit status)', () => {
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'pgx'), '#!/bin/sh\necho "args=$*"; cat; exit 7\n', { mode: 0o755 });
+    const r = run('pre-tool-use', subagentBash, `${bin}:/usr/bin:/bin`);
+    expect(r.status).toBe(7);
+    expect(r.stdout).toBe(`args=agent hook pre-tool-use\n${JSON.stringify(subagentBash)}`);
   });
 });
