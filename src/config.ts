@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from './errors.js';
 import { pgxHome } from './home.js';
+import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
 
 export const CONFIG_FILE = '.pgx.toml';
 
@@ -137,7 +138,13 @@ const GUARD_DEFAULTS = { client_connection_check_interval: '5s', idle_in_transac
 
 // Defaults are given as raw values (prefault) so they pass through the same transforms as user input.
 const fileSchema = z.strictObject({
-  server: z.prefault(z.strictObject({ url: z.optional(z.string().check(z.regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://'))) }), {}),
+  server: z.prefault(
+    z.strictObject({
+      // the message never quotes the value (it may hold a password): only the scheme, or what kind of string it is
+      url: z.optional(z.string().check(z.refine((v) => isSupportedUrl(v), { error: (i) => `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://` }))),
+    }),
+    {},
+  ),
   project: z.prefault(z.strictObject({ name: z.optional(identifierLike), source: z.optional(sourceName) }), {}),
   agent: z.prefault(
     z.strictObject({
