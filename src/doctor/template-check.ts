@@ -5,13 +5,13 @@ import { schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
 import { relativeTime } from '../output.js';
 import { sqlFix } from './sql-fix.js';
-import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 const REFRESH = 'pgx template refresh';
 
 export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('template', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('template', ctx);
   const config = ctx.config;
   const name = templateName(config.project, config.source);
   if (config.source && !(await databaseInfo(s.db, config.source)).exists) {
