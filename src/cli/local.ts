@@ -10,7 +10,7 @@ import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword
 import { paint } from '../output.js';
 import { EXIT, PgxError } from '../errors.js';
 import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';
-import { createInterface } from 'node:readline/promises';
+import { confirmDestructive } from './confirm.js';
 
 /**
  * What stays after a purge and what it does: the hooks remain installed, the next session starts a new, EMPTY local
@@ -48,14 +48,6 @@ async function removeSocketDir(): Promise<string | null> {
   return removeIfEmpty(dir) ? dir : null;
 }
 
-async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
-  } finally {
-    rl.close();
-  }
-}
 import { action, withCommon, type CommonOpts } from './common.js';
 
 export function registerLocalCommands(program: Command): void {
@@ -83,10 +75,16 @@ export function registerLocalCommands(program: Command): void {
         const total = targets.reduce((n, t) => n + t.bytes, 0);
         const list = targets.map((t) => `  ${t.path}  ${humanBytes(t.bytes)}  (${t.what})`).join('\n');
         const after = afterPurge(opts.cwd ?? process.cwd());
-        if (!opts.yes && targets.length) {
-          if (!process.stdin.isTTY || opts.json) throw new PgxError('USAGE', `--purge would delete ${humanBytes(total)}:\n${list}\nAfterwards: ${after.warning}`, 'Pass --yes to confirm (nothing was deleted).');
-          process.stderr.write(`pgx local down --purge deletes every database of the local server (${humanBytes(total)}):\n${list}\nAfterwards: ${after.warning}\n`);
-          if (!(await confirm('delete them? [y/N] '))) {
+        if (targets.length) {
+          const go = await confirmDestructive({
+            yes: opts.yes,
+            json: opts.json,
+            refusal: `--purge would delete ${humanBytes(total)}:`,
+            header: `pgx local down --purge deletes every database of the local server (${humanBytes(total)}):`,
+            what: `${list}\nAfterwards: ${after.warning}`,
+            question: 'delete them? [y/N] ',
+          });
+          if (!go) {
             out.progress('nothing deleted');
             return EXIT.usage;
           }
