@@ -7,13 +7,13 @@ import { PgxError, type ErrorCode } from './errors.js';
 
 const SUPPORTED = /^postgres(ql)?:\/\//i;
 /** `word://` at the start: a scheme, whatever follows it. */
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]{0,31}):\/\//;
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]{0,31})((?::[A-Za-z][A-Za-z0-9+.-]{0,31})*):\/\//;
 /** `word:/x`: a URL with a slash missing (`word:x` is not told apart from user:password@host, so it is not named). */
 const SCHEME_TYPO = /^([A-Za-z][A-Za-z0-9+.-]{0,31}):\/(?!\/)/;
 /** user:password@host with no scheme at all. */
 const USERINFO = /^[^\s/:@]*:[^\s]*@/;
 /** libpq's keyword/value form: `host=… password=…`. */
-const CONNINFO = /(^|\s)(host|hostaddr|port|dbname|user|password|passfile|sslmode|service)\s*=/i;
+const CONNINFO = /(^|[\s?&])(host|hostaddr|port|dbname|user|password|passfile|sslmode|service)\s*=/i;
 
 export function isSupportedUrl(arg: string): boolean {
   return SUPPORTED.test(arg);
@@ -26,9 +26,12 @@ export function isSupportedUrl(arg: string): boolean {
 export function unsupportedConnectionString(raw: string): string | undefined {
   const arg = raw.trim();
   if (isSupportedUrl(arg)) return undefined;
-  const scheme = SCHEME.exec(arg)?.[1] ?? SCHEME_TYPO.exec(arg)?.[1];
+  const m = SCHEME.exec(arg);
+  const scheme = m?.[1] ?? SCHEME_TYPO.exec(arg)?.[1];
   if (scheme !== undefined) {
     const lower = scheme.toLowerCase();
+    // JDBC's jdbc:postgresql://… (a Java app's config): the same URL without its prefix
+    if (lower === 'jdbc' && /^:postgresql$/i.test(m?.[2] ?? '')) return "unsupported scheme 'jdbc:postgresql' (drop the jdbc: prefix, and put user and password before the host): pgx reads postgres:// and postgresql:// URLs only";
     const typo = /^p(ost)?g?r?e?s/.test(lower) || lower === 'pg' || lower === 'psql' ? ' (a typo for postgresql://?)' : '';
     return `unsupported scheme '${lower}'${typo}: pgx reads postgres:// and postgresql:// URLs only`;
   }

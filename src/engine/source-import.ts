@@ -11,6 +11,7 @@ import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgxError } from '../errors.js';
+import { pgDumpFailure } from './dump-errors.js';
 import * as catalog from '../server/catalog.js';
 import { findClientTool } from '../server/client-tools.js';
 import type { Db } from '../server/db.js';
@@ -167,9 +168,7 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
         else if (!/^pg_dump: /.test(line) || /error|fatal/i.test(line)) tail.push(line);
       });
       progress.flush();
-      if (r.status !== 0) {
-        throw new PgxError('IMPORT_FAILED', `pg_dump of ${input.display} failed (exit ${r.status}): ${tail.slice(-3).join(' ') || '(no output)'}`, 'Check the URL, that its server is reachable, and that pg_dump is at least its version (`pg_dump --version`).');
-      }
+      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail);
     }
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.
