@@ -104,7 +104,8 @@ export function registerLocalCommands(program: Command): void {
           source_missing: after.source_missing,
           warning: after.warning,
         };
-        if (targets.length && !opts.json) out.progress(`warning: ${after.warning}`);
+        // a warning where this project's hooks are known to stay; a note (what happens where they do) otherwise
+        if (targets.length && !opts.json) out.progress(`${after.hooks_remain.length ? 'warning' : 'note'}: ${after.warning}`);
         out.result(value, () =>
           targets.length
             ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
