@@ -55,10 +55,12 @@ export class PgxError extends Error {
   readonly hint: string;
   readonly exitCode: number;
   constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // masked here too, so that a message printed without describeError (a doctor detail, a hook log reason, an
+    // error wrapped into another's text) is as safe as one printed with it
+    super(redactSecrets(message), options);
     this.name = 'PgxError';
     this.code = code;
-    this.hint = hint;
+    this.hint = redactSecrets(hint);
     this.exitCode = exitFor[code];
   }
   toJSON() {
