@@ -30,7 +30,9 @@ cleanup() {
   rm -rf "$demo"
 }
 trap cleanup EXIT
-say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only (not when piped or logged, nor with NO_COLOR): pgx's own output does the same.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-}" != dumb ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+say() { printf '\n%s# %s%s\n' "$bold" "$*" "$plain"; }
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v."+process.argv[1]))})' "$1"; }
 hook() { # hook <event> <agent> [command]: the JSON Claude Code would send, through pgx's real handler
   node -e 'const [ev,s,c,a,cmd]=process.argv.slice(1);const names={"subagent-start":"SubagentStart","pre-tool-use":"PreToolUse","subagent-stop":"SubagentStop"};const p={session_id:s,cwd:c,hook_event_name:names[ev],agent_id:a,agent_type:"general-purpose"};if(ev==="pre-tool-use")Object.assign(p,{tool_name:"Bash",tool_input:{command:cmd,description:"demo"},tool_use_id:"toolu_demo"});if(ev==="subagent-stop")p.stop_hook_active=false;console.log(JSON.stringify(p))' "$1" "$SESSION" "$demo" "$2" "${3:-}" \
@@ -53,9 +55,19 @@ grep -E '^(name|source) ' .pgx.toml
 A=a1billing00000000001
 B=a2rewards0000000002
 C=a3import00000000003
+made_by() { # how SubagentStart made <agent>'s branch, as pgx's hook log recorded it (ok:clone or ok:claim)
+  node -e '
+const fs = require("fs"), path = require("path");
+const [home, session, agent] = process.argv.slice(1);
+const line = fs.readFileSync(path.join(home, "agent", "hooks.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.session_id === session && l.agent_id === agent && l.event === "subagent-start").pop();
+const how = { "ok:clone": "cloned from the template now", "ok:claim": "claimed from the warm pool (a clone made ahead of time)" };
+console.log(how[line?.outcome] ?? `outcome ${line?.outcome ?? "unknown"}`);
+' "$PGX_STATE" "$SESSION" "$1"
+}
 for agent in $A $B $C; do
-  say "SubagentStart $agent → its own branch; what the agent is told:"
-  hook subagent-start "$agent" | json 'hookSpecificOutput.additionalContext' | cut -c1-150
+  told=$(hook subagent-start "$agent" | json 'hookSpecificOutput.additionalContext' | cut -c1-150)
+  say "SubagentStart $agent → its own branch, $(made_by "$agent"); what the agent is told:"
+  echo "$told"
 done
 
 say "two agents run CONFLICTING migrations (on one shared database the second would fail: column \"plan\" already exists)"
@@ -81,8 +93,8 @@ set +m
 branch_c=$(pgx agent ls --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).branches.find(b=>b.agent_id===process.argv[1]).name))' "$C")
 waiting="select count(*) from pg_stat_activity where datname = '$branch_c' and query like 'SELECT pg_sleep%'"
 for _ in $(seq 100); do [ "$(pgx local psql -X -Atc "$waiting")" = 1 ] && break; sleep 0.1; done
-kill -KILL -- "-$agent_pgid"
-wait "$agent_pgid" 2>/dev/null || true
+# bash reports a killed job ("line N: … Killed") on the shell's stderr: the kill and its reaping are silenced together
+{ kill -KILL -- "-$agent_pgid" && wait "$agent_pgid"; } 2>/dev/null || true
 echo "killed (SIGKILL) while its transaction was open"
 t0=$(date +%s%N)
 for _ in $(seq 150); do [ "$(pgx local psql -X -Atc "select count(*) from pg_stat_activity where datname = '$branch_c'")" = 0 ] && break; sleep 0.1; done
@@ -105,7 +117,9 @@ const made = lines.filter((l) => l.event === "subagent-start" && /^ok:(clone|cla
 const retired = lines.filter((l) => l.event === "subagent-stop" && /^retired/.test(l.outcome));
 const ms = made.map((l) => l.elapsed_ms);
 const how = made.map((l) => l.outcome.slice(3)).join(" / ");
-console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (${how}; the whole SubagentStart hook, node start-up included; the first one also built the template, a claim took a branch the warm pool cloned ahead)`);
+const claims = made.filter((l) => l.outcome === "ok:claim").length;
+const note = claims ? `; a claim took a branch the warm pool cloned ahead of time` : "";
+console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (${how}; the whole SubagentStart hook, node start-up included; the first one also built the template${note})`);
 console.log(`${retired.length} of ${made.length} retired at SubagentStop; conflicting migrations isolated; 0 rows from the killed agent; source untouched`);
 ' "$PGX_STATE" "$SESSION"
 pgx agent down --session "$SESSION" --now >/dev/null

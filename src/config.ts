@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from './errors.js';
 import { pgxHome } from './home.js';
+import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
 
 export const CONFIG_FILE = '.pgx.toml';
 
@@ -137,7 +138,13 @@ const GUARD_DEFAULTS = { client_connection_check_interval: '5s', idle_in_transac
 
 // Defaults are given as raw values (prefault) so they pass through the same transforms as user input.
 const fileSchema = z.strictObject({
-  server: z.prefault(z.strictObject({ url: z.optional(z.string().check(z.regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://'))) }), {}),
+  server: z.prefault(
+    z.strictObject({
+      // the message never quotes the value (it may hold a password): only the scheme, or what kind of string it is
+      url: z.optional(z.string().check(z.refine((v) => isSupportedUrl(v), { error: (i) => `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://` }))),
+    }),
+    {},
+  ),
   project: z.prefault(z.strictObject({ name: z.optional(identifierLike), source: z.optional(sourceName) }), {}),
   agent: z.prefault(
     z.strictObject({
@@ -214,6 +221,25 @@ export function hostLabel(raw: string): string {
   return label || 'host';
 }
 
+/**
+ * smol-toml reports a string left open at the end of its line as "control characters are not allowed in strings"
+ * (the newline is the control character): the position is then at the line's end, and the string opened at the
+ * last quote before it. Returns where it opened, or undefined for any other error.
+ */
+function unterminatedString(text: string, line: number | undefined, column: number | undefined, what: string): { line: number; column: number; quote: string } | undefined {
+  if (!line || !column) return undefined;
+  const lineText = text.split('\n')[line - 1]?.replace(/\r$/, '');
+  if (lineText === undefined) return undefined;
+  const atEnd = column > lineText.length;
+  if (!(/control characters/.test(what) && atEnd) && !/unfinished string|unterminated/i.test(what)) return undefined;
+  // a multi-line string ("""…) is reported where it opens; a one-line one where its line ends
+  const m = /(["'])[^"']*$/.exec(lineText.slice(0, column - 1)) ?? /^(["'])/.exec(lineText.slice(column - 1));
+  if (!m) return undefined;
+  const opened = m.index === 0 && !atEnd && lineText.slice(column - 1).startsWith(m[1]!) ? column - 1 : m.index;
+  const quote = lineText.slice(opened).startsWith(m[1]!.repeat(3)) ? m[1]!.repeat(3) : m[1]!;
+  return { line, column: opened + 1, quote };
+}
+
 /** Parses and validates a .pgx.toml's text; every problem is reported at once, with its key path. */
 function parseConfigText(text: string | undefined, file: string | undefined): z.infer<typeof fileSchema> {
   let raw: unknown = {};
@@ -226,6 +252,8 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
       const { line, column, message } = e as { line?: number; column?: number; message?: string };
       const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
       const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
+      const open = unterminatedString(text, line, column, what);
+      if (open) throw new PgxError('CONFIG_INVALID', `${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} (no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`, `Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
       throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax there (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
     }
   }

@@ -55,10 +55,12 @@ export class PgxError extends Error {
   readonly hint: string;
   readonly exitCode: number;
   constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // masked here too, so that a message printed without describeError (a doctor detail, a hook log reason, an
+    // error wrapped into another's text) is as safe as one printed with it
+    super(redactSecrets(message), options);
     this.name = 'PgxError';
     this.code = code;
-    this.hint = hint;
+    this.hint = redactSecrets(hint);
     this.exitCode = exitFor[code];
   }
   toJSON() {
@@ -71,11 +73,27 @@ export function isPgxError(e: unknown): e is PgxError {
 }
 
 /**
- * Masks credentials in text that may quote user input (a TOML parser quoting the line of a url, a driver error):
- * `scheme://user:secret@` → `scheme://user:***@`, `password=secret` → `password=***`.
+ * Masks credentials in text that may quote user input (a TOML parser quoting the line of a url, a driver error, a
+ * path built from a mistyped URL): in any word holding an "@", what lies between the first ":" of its user info
+ * (after a leading "scheme://", if any) and its LAST "@" (a password may hold an unencoded "@") becomes `***`, so
+ * `scheme://user:secret@host`, `scheme:/user:secret@host` and `/some/dir/user:secret@host` all lose the secret; and
+ * `password=secret`, `PGPASSWORD=secret`, `password='a b'`, `"password":"secret"`, `password:secret` become `…=***`
+ * (not `password: ` and a space: that is prose, e.g. a hint). It over-masks
+ * rather than under-masks. The parsers never quote a URL in the first place (src/url-intake.ts); this is the second
+ * line, applied to every error pgx prints.
  */
 export function redactSecrets(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s'"]*:)[^@\s'"]*@/gi, '$1***@').replace(/\b(password|passwd|pwd)(\s*[=:]\s*)[^\s&'"]+/gi, '$1$2***');
+  return text
+    .replace(/(password|passwd|pwd)(\s*=\s*|"\s*:\s*|:(?!\s))('(?:[^'\\]|\\.)*'?\S*|"(?:[^"\\]|\\.)*"?\S*|\S+)/gi, '$1$2***')
+    .replace(/\S*@\S*/g, (word) => {
+      const last = word.lastIndexOf('@');
+      // the user info starts after a leading "scheme://" (a quote or bracket may come first), else at the word's start
+      const scheme = /^[^A-Za-z]*[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(word);
+      let colon = word.indexOf(':', scheme ? scheme[0].length : 0);
+      // no ":" in the user info of a scheme pgx does not read: `me://secret@host` may be `me:` + a password
+      if ((colon === -1 || colon > last) && scheme && !/postgres(ql)?:\/\/$/i.test(scheme[0])) colon = scheme[0].length - 3;
+      return colon !== -1 && colon < last && word.slice(colon + 1, last) !== '***' ? `${word.slice(0, colon + 1)}***${word.slice(last)}` : word;
+    });
 }
 
 /** Any error as {code, message, hint}, credentials masked: for hook outputs, --json error objects and stderr. */

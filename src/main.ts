@@ -12,7 +12,7 @@ import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
 import { EXIT_CODES_HELP } from './cli/common.js';
-import { EXIT, PgxError } from './errors.js';
+import { EXIT, PgxError, redactSecrets } from './errors.js';
 import { printError } from './output.js';
 
 export function buildProgram(): Command {
@@ -22,7 +22,8 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .exitOverride() // inherited by every subcommand: parse errors become exit 2 below, not commander's 1
     // Inherited too (set before any subcommand exists): with --json a parse error becomes the JSON error object below.
-    .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = text) : write(text)) })
+    // commander quotes the argument it stumbled on (`unknown option '--urll=postgres://me:secret@…'`): masked too
+    .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = redactSecrets(text)) : write(redactSecrets(text))) })
     .addHelpText('after', EXIT_CODES_HELP);
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);

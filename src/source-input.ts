@@ -4,7 +4,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { PgxError } from './errors.js';
-import { parseUrl, urlWithoutPassword, type ConnParams } from './server/db.js';
+import { checkUrlShape, nameableQueryKey, parseUrl, urlWithoutPassword, type ConnParams } from './server/db.js';
+import { isSupportedUrl, unsupportedConnectionError, unsupportedConnectionString } from './url-intake.js';
 
 export type ImportFormat = 'server' | 'custom' | 'directory' | 'tar' | 'plain';
 
@@ -21,19 +22,31 @@ export interface ImportInput {
 }
 
 /** URL query parameters parseUrl understands; others (Prisma's `schema`, `pgbouncer`…) are dropped with a note. */
-const KEPT_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout'];
+const KEPT_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout', 'password'];
+
+/** `word://` or `word:/`: never a file name anyone means. */
+const SCHEME_LIKE = /^[A-Za-z][A-Za-z0-9+.-]*:\//;
 
 /** Classifies `--from`: a postgres:// URL, a pg_dump directory, or a dump file (custom, tar or plain SQL). */
-export function classifyInput(from: string, cwd: string): ImportInput {
-  if (/^postgres(ql)?:\/\//.test(from)) {
+export function classifyInput(raw: string, cwd: string): ImportInput {
+  const from = raw.trim();
+  // Before any file lookup: a mistyped scheme (postgress://, mysql://, user:pw@host) used to become a path, printed in
+  // the "no such file" error with its password. An existing file of such a name is still a file.
+  const refused = unsupportedConnectionString(from);
+  if (refused !== undefined && (SCHEME_LIKE.test(from) || !existsSync(resolve(cwd, from)))) throw unsupportedConnectionError('--from', refused);
+  if (isSupportedUrl(from)) {
     let u: URL;
     try {
+      checkUrlShape(from); // first: a password's unencoded "?" or "#" would make the rest of it a query key below
       u = new URL(from);
-    } catch {
+    } catch (e) {
+      if (e instanceof PgxError) throw new PgxError('USAGE', `The --from URL: ${e.message.replace(/^The server URL /, '')}`, e.hint.replace('Then fix [server] url in .pgx.toml or PGX_DATABASE_URL.', 'Then fix the URL given to --from (or the variable named by --from-env).'));
       throw new PgxError('USAGE', 'The --from URL is not a valid postgres:// URL.', 'e.g. postgresql://me@db.example.com:5432/shop_dev (the password is better in PGPASSWORD or a .env: --from-env DATABASE_URL).');
     }
-    const dropped = [...new Set(u.searchParams.keys())].filter((k) => !KEPT_PARAMS.includes(k));
-    for (const k of dropped) u.searchParams.delete(k);
+    const unknown = [...new Set(u.searchParams.keys())].filter((k) => !KEPT_PARAMS.includes(k));
+    // named in the import's warnings: only keys that read as parameter names
+    const dropped = unknown.map((k) => (nameableQueryKey(k, u.searchParams) ? k : '(a parameter not shown)'));
+    for (const k of unknown) u.searchParams.delete(k);
     let conn: ConnParams;
     try {
       conn = parseUrl(u.toString());

@@ -1,10 +1,11 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
-import { PgxError } from '../errors.js';
+import { EXIT, isPgxError, PgxError } from '../errors.js';
 import { parseDuration } from '../config.js';
 import { withEngine, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../local-access.js';
-import { paint, relativeTime, table } from '../output.js';
+import { paint, relativeTime, table, type Output } from '../output.js';
+import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
 import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
@@ -30,7 +31,9 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .option('--all', 'every project and host')
     .action(
       action<CommonOpts & { all?: boolean }>(async (opts, out) => {
-        const config = configFor(opts);
+        // Outside a project, ls of "this project" would list a project named after the directory (as exec refuses
+        // to make one): the same exit 3 and hint; --all lists every project from anywhere.
+        const config = opts.all ? configFor(opts) : projectConfigFor(opts);
         const { branches, pool } = await withEngine(config, async (e) => ({ branches: await e.list({ all: opts.all }), pool: await e.poolStatus() }));
         out.result({ branches, pool }, () => {
           if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim') + `\n${poolLine(pool)}`;
@@ -47,18 +50,35 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .option('--id <id>', 'an exec --id branch (any host)')
     .option('--branch <name>', 'a branch by database name (refused unless it carries the pgx stamp)')
     .option('--session <id>', "a session's own branch and its subagents' branches")
+    .option('--project', "every branch of this project made on this host (lists them, then asks, or --yes)")
     .option('--now', 'drop immediately instead of retiring with the grace period')
+    .option('--yes', 'with --project: do not ask')
     .action(
-      action<CommonOpts & TargetOpts & { branch?: string; now?: boolean }>(async (opts, out) => {
-        const given = ['agent', 'id', 'branch', 'session'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
-        if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch, --session.', 'e.g. `pgx agent down --id demo`.');
+      action<CommonOpts & TargetOpts & { branch?: string; project?: boolean; now?: boolean; yes?: boolean }>(async (opts, out) => {
+        const given = ['agent', 'id', 'branch', 'session', 'project'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
+        if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --branch, --session, --project.', 'e.g. `pgx agent down --id demo`, or `pgx agent down --project --now` for every branch of this project.');
+        if (opts.yes && !opts.project) throw new PgxError('USAGE', '--yes only applies to --project.', '`pgx agent down --project --yes` retires every branch of this project without asking.');
+        if (opts.project) return downProject(opts, out);
         const config = configFor(opts);
         const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {}); // validates the ids
         const sel: Selector =
           opts.branch !== undefined ? { branch: opts.branch } : t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
-        const results = await withEngine(config, (e) => e.down(sel, { now: opts.now }));
+        const { results, deadlines } = await withEngine(config, async (e) => {
+          const results = await e.down(sel, { now: opts.now });
+          // an already retiring branch (`exec --id` retires its branch as soon as the command ends): its deadline
+          const retiring = results.some((r) => r.action === 'already-retiring') ? await e.list() : [];
+          return { results, deadlines: new Map(retiring.map((b) => [b.name, b.deadline])) };
+        });
         for (const r of results.filter((x) => x.role_note)) out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
-        out.result({ branches: results }, () => table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results));
+        const flag = opts.branch !== undefined ? `--branch ${opts.branch}` : t.agentId !== undefined ? `--agent ${t.agentId}` : t.execId !== undefined ? `--id ${t.execId}` : `--session ${t.sessionId}`;
+        const branches = results.map((r) => (r.action === 'already-retiring' ? { ...r, deadline: deadlines.get(r.name) ?? null } : r));
+        const retiring = branches.filter((r) => r.action === 'already-retiring');
+        const next = retiring.length ? `pgx agent down ${flag} --now` : null;
+        out.result({ branches, next }, () =>
+          table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) +
+          foreignNotes(results) +
+          retiring.map((r) => `\n${r.name} is already retiring until ${untilText((r as { deadline?: string | null }).deadline)}; gc drops it then. To drop it now: ${next}`).join(''),
+        );
       }),
     );
 
@@ -85,8 +105,13 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
         const graceMs = templateGrace(opts.templateGrace);
-        const r = await withEngine(config, (e) => e.gcAll(opts.limit, graceMs));
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : 'nothing past its deadline') + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
+        const r = await withEngine(config, async (e) => {
+          const done = await e.gcAll(opts.limit, graceMs);
+          // what is left to wait for: this project's retiring branches and their deadlines (the "nothing" case says so)
+          const retiring = done.dropped.length ? [] : (await e.list()).filter((b) => b.state === 'retiring').map((b) => ({ name: b.name, deadline: b.deadline }));
+          return { ...done, retiring };
+        });
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : gcNothing(r.retiring)) + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
@@ -106,6 +131,66 @@ export function registerBranchCommands(agent: Command, program: Command): void {
           .join('\n'),
       );
     }),
+  );
+}
+
+/** "10:42:13 (in 9m 58s)": a deadline as a wall-clock time and how far off it is. */
+function untilText(deadline: string | null | undefined): string {
+  if (!deadline) return 'its deadline';
+  return `${new Date(deadline).toLocaleTimeString('en-GB', { hour12: false })} (${relativeTime(deadline)})`;
+}
+
+/** gc found nothing to drop: say when the retiring branches will be, and how to drop them now. */
+function gcNothing(retiring: { name: string; deadline: string }[]): string {
+  if (!retiring.length) return 'nothing past its deadline';
+  const soonest = [...retiring].sort((a, b) => a.deadline.localeCompare(b.deadline));
+  const shown = soonest.slice(0, 5).map((b) => `  ${b.name}  until ${untilText(b.deadline)}`).join('\n');
+  return `nothing past its deadline; ${retiring.length} retiring branch(es) wait for their grace period to end:\n${shown}${retiring.length > 5 ? '\n  …' : ''}\nTo drop them now: pgx agent down --project --now (or --id/--agent/--branch … --now for one)`;
+}
+
+/**
+ * `down --project`: every branch of this project made on THIS host (another host's branches on a shared server are
+ * another machine's live work, decision 135), listed, confirmed, then retired (or dropped with --now).
+ */
+async function downProject(opts: CommonOpts & { now?: boolean; yes?: boolean }, out: Output): Promise<number | void> {
+  const config = projectConfigFor(opts);
+  const all = await withEngine(config, (e) => e.list());
+  const mine = all.filter((b) => b.host === config.host);
+  const elsewhere = all.length - mine.length;
+  const verb = opts.now ? 'drop' : 'retire';
+  const note = elsewhere ? ` (${elsewhere} branch(es) of other hosts are left alone: \`pgx agent ls\` shows them)` : '';
+  if (!mine.length) {
+    out.result({ branches: [], planned: [], left_other_hosts: elsewhere, now: !!opts.now }, () => `no branches of project "${config.project}" on host ${config.host}${note}`);
+    return;
+  }
+  const listing = table(['NAME', 'KIND', 'STATE', 'DEADLINE'], mine.map((b) => [b.name, b.kind, b.state, relativeTime(b.deadline)]));
+  const go = await confirmDestructive({
+    yes: opts.yes,
+    json: opts.json,
+    refusal: `--project would ${verb} ${mine.length} branch(es) of project "${config.project}" on host ${config.host}${note}:`,
+    header: `pgx agent down --project ${opts.now ? 'drops' : 'retires'} ${mine.length} branch(es) of project "${config.project}" on host ${config.host}${note}:`,
+    what: listing,
+    question: `${verb} them? [y/N] `,
+  });
+  if (!go) {
+    out.progress(`nothing ${opts.now ? 'dropped' : 'retired'}`);
+    return EXIT.usage;
+  }
+  if (!opts.json) out.progress(`${opts.now ? 'dropping' : 'retiring'} ${mine.length} branch(es) …`);
+  const results = await withEngine(config, async (e) => {
+    const done = [];
+    for (const b of mine) {
+      try {
+        done.push(...(await e.down({ branch: b.name }, { now: opts.now })));
+      } catch (err) {
+        if (!(isPgxError(err) && err.code === 'NOT_FOUND')) throw err; // gone meanwhile (gc, SubagentStop): nothing to do
+      }
+    }
+    return done;
+  });
+  for (const r of results.filter((x) => x.role_note)) out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
+  out.result({ branches: results, planned: mine.map((b) => b.name), left_other_hosts: elsewhere, now: !!opts.now }, () =>
+    table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results) + (opts.now ? '' : '\nretired: gc drops them after the grace period (`--now` drops at once)'),
   );
 }
 

@@ -31,6 +31,13 @@ async function listBrokers(own: BrokerAddress | undefined): Promise<Listed[]> {
   return found;
 }
 
+/** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, asked to exit. */
+export async function stopBrokers(): Promise<Listed[]> {
+  const list = await listBrokers(brokerAddress(process.env, launcherPath()));
+  for (const b of list) await askBroker({ fp: b.fingerprint, fpm: '', dir: '', path: b.socket }, { op: 'stop' }, 2000);
+  return list;
+}
+
 function describe(b: Listed): string {
   return `broker ${b.pid}${b.this_environment ? ' (this environment)' : ''}: ${b.requests} request(s), ${b.pooled_connections} kept connection(s), started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
 }
@@ -72,8 +79,7 @@ export function registerBrokerCommands(agent: Command): void {
 
   withCommon(broker.command('stop').description("stop this user's brokers (hooks then work in their own processes until one starts again)")).action(
     action<CommonOpts>(async (_opts, out) => {
-      const list = await listBrokers(brokerAddress(process.env, launcherPath()));
-      for (const b of list) await askBroker({ fp: b.fingerprint, fpm: '', dir: '', path: b.socket }, { op: 'stop' }, 2000);
+      const list = await stopBrokers();
       out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => b.pid).join(', ')}` : 'no broker was running'));
     }),
   );

@@ -4,9 +4,10 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE } from '../config.js';
-import { isPgxError, PgxError } from '../errors.js';
+import { describeError, isPgxError, PgxError } from '../errors.js';
 import { initProject } from '../init.js';
-import { parseUrl, urlWithoutPassword } from '../server/db.js';
+import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
 import { findDatabaseUrl } from '../dotenv.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 
@@ -15,6 +16,25 @@ interface InitOpts extends CommonOpts {
   source?: string;
   name?: string;
   force?: boolean;
+  check?: boolean;
+}
+
+/** How long `init --url` waits for the server: long enough for a LAN server, short enough not to stall a typo. */
+const CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * `init --url` tries the URL once (a dead port, a wrong password) so that the mistake shows now and not at the first
+ * SessionStart; the file is written either way (a server that is down today may be up tomorrow).
+ */
+async function tryServer(url: string): Promise<{ ok: true } | { ok: false; error: string; hint: string }> {
+  try {
+    const db = await connect({ ...parseUrl(url), connectTimeoutMs: CHECK_TIMEOUT_MS });
+    await db.close();
+    return { ok: true };
+  } catch (e) {
+    const d = describeError(e);
+    return { ok: false, error: d.message, hint: d.hint };
+  }
 }
 
 export const NEXT_AFTER_INIT = 'pgx agent install claude';
@@ -24,6 +44,7 @@ function safeUrl(url: string): string {
   try {
     const u = new URL(url);
     u.password = '';
+    u.searchParams.delete('password'); // libpq reads a password from the query too
     return u.toString();
   } catch {
     return '(not a valid URL)';
@@ -36,9 +57,12 @@ export function registerInitCommand(program: Command): void {
     .option('--source <db>', 'the database branches are cloned from (default: branches start empty)')
     .option('--name <name>', 'project name (default: the directory name)')
     .option('--force', 'overwrite an existing .pgx.toml')
+    .option('--no-check', 'do not try to connect to --url (by default it is tried once, 2 s at most, and a failure is a warning)')
     .action(
       action<InitOpts>(async (opts, out) => {
         const dir = resolve(opts.cwd ?? process.cwd());
+        const refused = opts.url === undefined ? undefined : unsupportedConnectionString(opts.url);
+        if (refused !== undefined) throw unsupportedConnectionError('--url', refused);
         const existed = existsSync(join(dir, CONFIG_FILE));
         let r: ReturnType<typeof initProject>;
         try {
@@ -51,15 +75,17 @@ export function registerInitCommand(program: Command): void {
         const server = opts.url ? urlWithoutPassword(parseUrl(opts.url)) : null;
         const hasPassword = !!opts.url && !!parseUrl(opts.url).password;
         if (hasPassword) out.progress(`warning: ${r.path} now holds a password; keep it out of version control, or use PGX_DATABASE_URL instead`);
+        const check = opts.url && opts.check !== false ? await tryServer(opts.url) : null;
+        if (check && !check.ok) out.progress(`warning: ${check.error} ${r.path} was written anyway. ${check.hint} (--no-check skips this check.)`);
         // An existing development database named in the environment or a .env: offer to make it the source.
         const found = opts.source ? undefined : findDatabaseUrl(dir);
         const offer = found ? { variable: 'DATABASE_URL', from: found.from, url: safeUrl(found.value), command: IMPORT_COMMAND } : null;
-        const value = { path: r.path, project: r.name, server_url: server, source: opts.source ?? null, overwritten: existed, import: offer, next: offer ? IMPORT_COMMAND : NEXT_AFTER_INIT };
+        const value = { path: r.path, project: r.name, server_url: server, server_check: check, source: opts.source ?? null, overwritten: existed, import: offer, next: offer ? IMPORT_COMMAND : NEXT_AFTER_INIT };
         out.result(value, () =>
           [
             `wrote ${r.path}`,
             `  project ${r.name}`,
-            `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}`,
+            `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}${check ? (check.ok ? ' (reached)' : ' (NOT reached: see the warning above)') : ''}`,
             `  source  ${opts.source ?? '(none: branches start from an empty database)'}`,
             offer ? `found DATABASE_URL in ${offer.from} (${offer.url}): to clone branches from that database, import it as the source:` : null,
             offer ? `  ${IMPORT_COMMAND}` : null,

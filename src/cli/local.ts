@@ -1,21 +1,53 @@
 import type { Command } from 'commander';
-import { pgxHome } from '../config.js';
+import { existsSync, readdirSync } from 'node:fs';
+import { loadConfig, pgxHome } from '../config.js';
+import { socketDirPath } from '../broker/protocol.js';
+import { inspectScopes } from '../doctor/hooks-check.js';
+import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
 import { urlWithoutPassword } from '../server/db.js';
 import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../local-access.js';
 import { paint } from '../output.js';
 import { EXIT, PgxError } from '../errors.js';
-import { humanBytes, purgeLocalServer, purgeTargets } from '../server/local-purge.js';
-import { createInterface } from 'node:readline/promises';
+import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';
+import { confirmDestructive } from './confirm.js';
 
-async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+/**
+ * What stays after a purge and what it does: the hooks remain installed, the next session starts a new, EMPTY local
+ * server, and a project whose .pgx.toml names a [project] source has every subagent Bash command refused (its
+ * branches cannot be cloned) until that source exists again. Said for this project (cwd) when it uses the local
+ * server; in general otherwise.
+ */
+export function afterPurge(cwd: string): { hooks_remain: string[]; source_missing: string | null; config: string | null; warning: string } {
+  let config: ReturnType<typeof loadConfig> | undefined;
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
-  } finally {
-    rl.close();
+    config = loadConfig({ cwd });
+  } catch {
+    config = undefined; // an invalid .pgx.toml: the general warning
   }
+  const onLocal = !!config?.file && !config.serverUrl;
+  const hooks = onLocal ? inspectScopes(config!.projectDir).filter((f) => f.insp.count > 0 || f.plugin).map((f) => f.insp.path) : [];
+  const source = onLocal ? (config!.source ?? null) : null;
+  const fix = (file: string) => `\`pgx source import --from <postgres://… | dump file>\` (or change [project] source in ${file}); to stop routing instead: \`pgx agent uninstall claude\``;
+  let warning: string;
+  if (onLocal && hooks.length && source) {
+    warning = `pgx's hooks stay installed (${hooks.join(', ')}), and ${config!.file} still names [project] source "${source}", deleted with the server: the next session starts a new, empty local server, and every subagent Bash command is refused until "${source}" exists again. Fix: ${fix(config!.file!)}.`;
+  } else if (onLocal && hooks.length) {
+    warning = `pgx's hooks stay installed (${hooks.join(', ')}): the next session starts a new, empty local server, and branches start from an empty database. To stop routing: \`pgx agent uninstall claude\`.`;
+  } else {
+    warning = "pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall claude\` in a project removes them.";
+  }
+  return { hooks_remain: hooks, source_missing: source, config: config?.file ?? null, warning };
 }
+
+/** The broker's socket directory, once its sockets are gone: pgx made it, and nothing else is in it. */
+async function removeSocketDir(): Promise<string | null> {
+  const dir = socketDirPath(process.env);
+  if (!dir || !existsSync(dir)) return null;
+  for (let i = 0; i < 20 && readdirSync(dir).length; i++) await new Promise((r) => setTimeout(r, 100)); // a stopping broker removes its socket
+  return removeIfEmpty(dir) ? dir : null;
+}
+
 import { action, withCommon, type CommonOpts } from './common.js';
 
 export function registerLocalCommands(program: Command): void {
@@ -42,17 +74,43 @@ export function registerLocalCommands(program: Command): void {
         const targets = purgeTargets(home);
         const total = targets.reduce((n, t) => n + t.bytes, 0);
         const list = targets.map((t) => `  ${t.path}  ${humanBytes(t.bytes)}  (${t.what})`).join('\n');
-        if (!opts.yes && targets.length) {
-          if (!process.stdin.isTTY || opts.json) throw new PgxError('USAGE', `--purge would delete ${humanBytes(total)}:\n${list}`, 'Pass --yes to confirm (nothing was deleted).');
-          process.stderr.write(`pgx local down --purge deletes every database of the local server (${humanBytes(total)}):\n${list}\n`);
-          if (!(await confirm('delete them? [y/N] '))) {
+        const after = afterPurge(opts.cwd ?? process.cwd());
+        if (targets.length) {
+          const go = await confirmDestructive({
+            yes: opts.yes,
+            json: opts.json,
+            refusal: `--purge would delete ${humanBytes(total)}:`,
+            header: `pgx local down --purge deletes every database of the local server (${humanBytes(total)}):`,
+            what: `${list}\nAfterwards: ${after.warning}`,
+            question: 'delete them? [y/N] ',
+          });
+          if (!go) {
             out.progress('nothing deleted');
             return EXIT.usage;
           }
         }
+        // The brokers first: they hold connections to the server, and would outlive its data.
+        const brokers = await stopBrokers();
         const r = purgeLocalServer(home);
-        const value = { stopped: r.stopped, purged: true, removed: r.removed.map((t) => ({ path: t.path, bytes: t.bytes })), bytes: total };
-        out.result(value, () => (targets.length ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}deleted ${humanBytes(total)}:\n${list}` : 'nothing to delete: no local server data under ' + home));
+        const socketDir = await removeSocketDir();
+        const value = {
+          stopped: r.stopped,
+          purged: true,
+          removed: r.removed.map((t) => ({ path: t.path, bytes: t.bytes })),
+          removed_dirs: [...r.removed_dirs, ...(socketDir ? [socketDir] : [])],
+          bytes: total,
+          brokers_stopped: brokers.map((b) => b.pid),
+          hooks_remain: after.hooks_remain,
+          source_missing: after.source_missing,
+          warning: after.warning,
+        };
+        // a warning where this project's hooks are known to stay; a note (what happens where they do) otherwise
+        if (targets.length && !opts.json) out.progress(`${after.hooks_remain.length ? 'warning' : 'note'}: ${after.warning}`);
+        out.result(value, () =>
+          targets.length
+            ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
+            : 'nothing to delete: no local server data under ' + home,
+        );
       }),
     );
   withCommon(local.command('status').description('url, port, version, data directory, running')).action(

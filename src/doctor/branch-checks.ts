@@ -7,7 +7,7 @@ import * as registry from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { databaseInfo, databaseSettings, fixStatement, isOwnBranch, stampedDatabases } from '../server/catalog.js';
 import { sqlFix } from './sql-fix.js';
-import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 
 /** This project's records, or undefined when the server or registry is not there (the caller reports skip). */
@@ -21,7 +21,7 @@ async function projectRecords(ctx: DoctorContext): Promise<BranchRecord[] | 'no-
 
 export async function branchesCheck(ctx: DoctorContext): Promise<Check> {
   const recs = await projectRecords(ctx);
-  if (recs === 'no-server') return skip('branches', 'server not reachable');
+  if (recs === 'no-server') return skipNoServer('branches', ctx);
   if (recs === 'no-registry') return ok('branches', 'none yet (no branch was ever made on this server)');
   const now = Date.now();
   const count = (st: string) => recs.filter((r) => r.state === st).length;
@@ -39,7 +39,7 @@ export async function branchesCheck(ctx: DoctorContext): Promise<Check> {
 
 export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('orphans', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('orphans', ctx);
   const reg = await ctx.registry();
   // With no registry, every stamped database is an orphan (the registry was dropped, or another server's copy).
   const orphanDbs = reg ? await registry.orphanDatabases(reg) : await stampedDatabases(s.db, 'branch');
@@ -95,11 +95,11 @@ function storedMs(value: string | undefined): number | undefined {
 
 export async function guardsCheck(ctx: DoctorContext): Promise<Check> {
   const recs = await projectRecords(ctx);
-  if (recs === 'no-server') return skip('guards', 'server not reachable');
+  if (recs === 'no-server') return skipNoServer('guards', ctx);
   const config = ctx.config!;
   if (!config.guards.enabled) return ok('guards', 'disabled in .pgx.toml ([guards] enabled = false)');
   const s = await ctx.server();
-  if (!s.ok) return skip('guards', 'server not reachable');
+  if (!s.ok) return skipNoServer('guards', ctx);
   const active = recs === 'no-registry' ? [] : recs.filter((r) => r.state === 'active' && r.db_exists);
   const want = expectedGuards(config, s.db.serverVersionNum);
   const missing: { branch: string; names: GuardName[] }[] = [];

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { poolStatus } from '../engine/pool.js';
 import { templateName } from '../engine/template.js';
 import { fixStatement, stampedDatabases } from '../server/catalog.js';
+import { msSinceLastBranch } from '../registry/pool.js';
 import { sqlFix } from './sql-fix.js';
-import { ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 function lastFill(home: string): { outcome?: string; error?: string; time?: string } | undefined {
   try {
@@ -19,7 +20,7 @@ function lastFill(home: string): { outcome?: string; error?: string; time?: stri
 
 export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('pool', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('pool', ctx);
   const config = ctx.config;
   const reg = await ctx.registry();
   const [t] = reg ? await reg.query<{ exists: boolean }>("SELECT to_regclass('pgx_pool') IS NOT NULL AS exists") : [{ exists: false }];
@@ -41,6 +42,10 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   const last = lastFill(config.home);
   if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time}): ${last.error}`, 'pgx agent pool fill');
   if (st.stale) return warn('pool', `${detail}; ${st.stale} stale member(s) (an older template build, other guards, or a dead filler's)`, 'pgx agent gc');
+  // Right after install nothing has filled the pool yet: no template build, or no branch of it and no background
+  // fill ever logged. That is how it starts, not a fault: the first SessionStart starts the filler (decision 137).
+  const fresh = st.ready === 0 && st.filling === 0 && !st.stale && !st.filler_running && last === undefined && (st.generation === null || (await msSinceLastBranch(reg, st.template)) === null);
+  if (fresh) return ok('pool', `${detail}: not filled yet; the pool fills at the first session (SessionStart starts the filler)`);
   if (st.ready < st.target && !st.filler_running) return warn('pool', `${detail}: below target, and no filler is running`, 'pgx agent pool fill');
   return ok('pool', `${detail}${st.filler_running ? ', filler running' : ''}`);
 }

@@ -6,14 +6,14 @@ import { recordedRoles } from '../registry/records.js';
 import { currentRole, fixStatement, roleDependentDatabases, stampedRoles } from '../server/catalog.js';
 import { urlWithoutPassword } from '../server/db.js';
 import { shellQuote } from '../shell.js';
-import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 /** PostgreSQL ≤ 14 lets every role create objects in the public schema of every database that kept the default. */
 const PUBLIC_SCHEMA_NOTE = 'PostgreSQL ≤ 14: a branch role can still create tables in the public schema of databases that keep the default grant (postgres, maybe your source; see docs/pgx/local-dev/security.md)';
 
 export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('roles', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('roles', ctx);
   const configured = ctx.config.roles;
   const admin = await currentRole(s.db);
   const name = admin?.rolname ?? s.admin.user;

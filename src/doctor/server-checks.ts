@@ -1,7 +1,7 @@
 // Server checks: reachable and which version; the admin role can create databases.
 import { currentRole, fixStatement } from '../server/catalog.js';
 import { sqlFix } from './sql-fix.js';
-import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 import { GUARD_MIN_VERSION } from '../engine/guards.js';
 
@@ -21,7 +21,7 @@ export async function serverCheck(ctx: DoctorContext): Promise<Check> {
 
 export async function roleCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok) return skip('role', 'server not reachable');
+  if (!s.ok) return skipNoServer('role', ctx);
   const r = await currentRole(s.db);
   if (r?.rolsuper) return ok('role', `"${r.rolname}" is a superuser`);
   if (r?.rolcreatedb) return ok('role', `"${r.rolname}" has CREATEDB`);

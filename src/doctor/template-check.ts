@@ -11,7 +11,7 @@ import { relativeTime } from '../output.js';
 import { copiesOfReadOnly, findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
 import { classifyInput } from '../source-input.js';
 import { sqlFix } from './sql-fix.js';
-import { fail, ok, skip, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, skip, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 const REFRESH = 'pgx template refresh';
 const SYNC = 'pgx source sync';
@@ -26,7 +26,7 @@ async function importRecord(ctx: DoctorContext, source: string): Promise<SourceR
 
 export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('template', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('template', ctx);
   const config = ctx.config;
   const name = templateName(config.project, config.source);
   if (config.source && !(await databaseInfo(s.db, config.source)).exists) {
@@ -63,7 +63,7 @@ export async function originCheck(ctx: DoctorContext): Promise<Check> {
 
 async function originCompared(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
-  if (!s.ok || !ctx.config) return skip('origin', 'server not reachable');
+  if (!s.ok || !ctx.config) return skipNoServer('origin', ctx);
   const source = ctx.config.source;
   if (!source) return ok('origin', 'no [project] source: nothing imported');
   const rec = await importRecord(ctx, source);

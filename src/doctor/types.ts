@@ -38,3 +38,10 @@ export const ok = (name: string, detail: string): Check => ({ name, status: 'ok'
 export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
 export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
 export const skip = (name: string, detail: string): Check => ({ name, status: 'skip', detail });
+
+/**
+ * A check that needs the server, skipped: with an invalid .pgx.toml the server was never tried, so the reason is
+ * the config, not the server.
+ */
+export const skipNoServer = (name: string, ctx: Pick<DoctorContext, 'config'>): Check =>
+  skip(name, ctx.config ? 'not checked: no connection to the server (see the server check)' : 'not checked: .pgx.toml is invalid, so the server was not tried (see the config check)');

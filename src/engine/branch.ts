@@ -204,7 +204,8 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     throw new PgxError(
       'BRANCH_FAILED',
       `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,
-      catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.' : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
+      // a typed cause (the source is missing, a foreign template) already names its fix: a refresh would not be it
+      err instanceof PgxError ? err.hint : catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.' : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
       { cause: err },
     );
   }

@@ -22,6 +22,7 @@ import { inTransaction } from '../registry/connection.js';
 import { withSourceLock, withTemplateLock } from '../registry/locks.js';
 import * as sources from '../registry/sources.js';
 import type { OriginKind, SourceRecord } from '../registry/sources.js';
+import { pgDumpFailure } from './dump-errors.js';
 import * as catalog from '../server/catalog.js';
 import { findClientTool } from '../server/client-tools.js';
 import { libpqEnv } from '../server/libpq-env.js';
@@ -258,9 +259,7 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
         else if (!/^pg_dump: /.test(line) || /error|fatal/i.test(line)) tail.push(line);
       });
       progress.flush();
-      if (r.status !== 0) {
-        throw new PgxError('IMPORT_FAILED', `pg_dump of ${input.display} failed (exit ${r.status}): ${tail.slice(-3).join(' ') || '(no output)'}`, 'Check the URL, that its server is reachable, and that pg_dump is at least its version (`pg_dump --version`).');
-      }
+      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail);
     }
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.

@@ -174,7 +174,14 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
   const { registry: reg, config } = e;
   const source = config.source ?? null;
   if (source && !(await catalog.databaseInfo(reg, source)).exists) {
-    throw new PgxError('TEMPLATE_FAILED', `The source database "${source}" does not exist on the server.`, `Load your existing database as "${source}" with \`pgx source import --from <postgres://… | dump file>\`, or create it (\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\` on pgx's local server); or fix [project] source in .pgx.toml (remove it to start branches from an empty database).`);
+    // The usual way here is a purged local server (`pgx local down --purge`) under a .pgx.toml that still names the
+    // source: the fix is the source (import or create it) or the config, never a template refresh.
+    const where = config.serverUrl ? 'on the server' : "on pgx's local server (which starts empty again after `pgx local down --purge`)";
+    throw new PgxError(
+      'TEMPLATE_FAILED',
+      `The source database "${source}" ([project] source in ${config.file ?? '.pgx.toml'}) does not exist ${where}.`,
+      `Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" (or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall claude\` removes pgx's hooks.`,
+    );
   }
   await records.recordBuild(reg, into, name, config.project);
   try {

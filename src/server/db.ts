@@ -3,6 +3,7 @@
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../errors.js';
 import { sqlstateOf, SQLSTATE } from './catalog.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;
@@ -40,7 +41,7 @@ export interface ConnParams {
 }
 
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
-const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout'];
+const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout', 'password'];
 
 /** How to write a special character of a password or user name in a URL; never quotes any part of the URL. */
 export const PERCENT_ENCODING_HINT =
@@ -53,7 +54,7 @@ export const PERCENT_ENCODING_HINT =
  * unencoded #, / or ?: the rest of the password would become the host, the port or the database, and show up in
  * error messages. None of these messages quotes the URL.
  */
-function checkUrlShape(url: string): void {
+export function checkUrlShape(url: string): void {
   const bad = (what: string) => new PgxError('CONFIG_INVALID', `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`, PERCENT_ENCODING_HINT);
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
   if (url.includes('#')) throw bad('contains "#" (a postgres URL has no fragment)');
@@ -61,12 +62,32 @@ function checkUrlShape(url: string): void {
   const authority = end === -1 ? rest : rest.slice(0, end);
   const after = end === -1 ? '' : rest.slice(end);
   if ((authority.match(/@/g) ?? []).length > 1) throw bad('contains "@" more than once before the host');
-  if (!authority.includes('@')) {
-    // an "@" in the path, or in the query before any "=": the user info was cut short by a "/" or "?"
-    const at = after.indexOf('@');
-    const eq = after.indexOf('=');
-    if (at !== -1 && (eq === -1 || at < eq)) throw bad('has an "@" after the host');
-  }
+  // An "@" in the path (a database name never has one), or in the query before any "=": the user info was cut short
+  // by a "/" or "?" of the password, whose rest would otherwise become the host or the database (and be printed).
+  const q = after.indexOf('?');
+  const path = q === -1 ? after : after.slice(0, q);
+  const query = q === -1 ? '' : after.slice(q);
+  // in the query, an "@" only in a value that may hold one (a password, an application name)
+  const atInQuery = query
+    .slice(1)
+    .split('&')
+    .some((pair) => {
+      const eq = pair.indexOf('=');
+      const key = eq === -1 ? pair : pair.slice(0, eq);
+      return key.includes('@') || (pair.slice(eq + 1).includes('@') && !['password', 'application_name'].includes(key));
+    });
+  if (path.includes('@') || atInQuery) throw bad('has an "@" after the host');
+  // "me:" + "?rest-of-password@host": the user name read as the host, an empty or non-numeric port
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1).replace(/^\[[^\]]*\]/, '');
+  if (hostPort.includes(':') && !/:\d+$/.test(hostPort)) throw bad('has a port that is not a number');
+}
+
+/**
+ * Whether a query key may be named in a message: one that reads as a parameter name, in a query without a
+ * key like `password=` or `pwd=` (whose unencoded "&" would make the rest of the password a key of its own).
+ */
+export function nameableQueryKey(key: string, search: URLSearchParams): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(key) && ![...search.keys()].some((k) => /pass|pwd/i.test(k));
 }
 
 /** decodeURIComponent, as a CONFIG_INVALID naming the part (never its value) instead of "URI malformed". */
@@ -86,6 +107,9 @@ function decodePart(value: string, part: string): string {
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
 
 export function parseUrl(url: string): ConnParams {
+  // PGX_DATABASE_URL (and PGX_DATABASE_URL_FILE) reach here without the .pgx.toml schema's postgres:// check.
+  const refused = unsupportedConnectionString(url) ?? (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
+  if (refused !== undefined) throw unsupportedConnectionError('The server URL ([server] url or PGX_DATABASE_URL)', refused, 'CONFIG_INVALID');
   checkUrlShape(url);
   let u: URL;
   try {
@@ -96,7 +120,9 @@ export function parseUrl(url: string): ConnParams {
   // Errors name the parameter only, never the URL or a value: the URL may hold a password.
   for (const key of new Set(u.searchParams.keys())) {
     if (!URL_PARAMS.includes(key)) {
-      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: "${key}".`, `pgx understands ${URL_PARAMS.join(', ')}; remove "${key}" from [server] url or PGX_DATABASE_URL.`);
+      // a key is named only when it reads as one: a password cut short by an unencoded "?" would be the key
+      const named = nameableQueryKey(key, u.searchParams) ? `"${key}"` : '(not shown: it may be part of a password)';
+      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: ${named}.`, `pgx understands ${URL_PARAMS.join(', ')}; remove the others from [server] url or PGX_DATABASE_URL.`);
     }
   }
   const sslmode = u.searchParams.get('sslmode') ?? undefined;
@@ -127,10 +153,12 @@ export function parseUrl(url: string): ConnParams {
     );
   }
   return {
-    host: hostParam ?? (decodePart(u.hostname, 'host') || 'localhost'),
+    // an IPv6 host without its brackets (WHATWG keeps them; urlWithoutPassword adds them back)
+    host: hostParam ?? (decodePart(u.hostname.replace(/^\[(.*)\]$/, '$1'), 'host') || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
     user: decodePart(u.username, 'user name') || process.env.USER || 'postgres',
-    password: u.password ? decodePart(u.password, 'password') : undefined,
+    // libpq takes the password from the user info or from ?password=; the user info wins
+    password: u.password ? decodePart(u.password, 'password') : (u.searchParams.get('password') ?? undefined) || undefined,
     database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),

@@ -1,9 +1,11 @@
 // `pgx local down --purge`: stop the local server and delete everything pgx keeps for it. Only the paths pgx itself
 // derives from PGX_HOME are removed (never a path read from state.json, which could name anything): the state and
-// data under $PGX_HOME/local, the data under /var/lib/pgx/local-<hash of PGX_HOME> (a root install), and the
-// passfiles. The hook log ($PGX_HOME/agent) is kept: it is the audit trail.
+// data under $PGX_HOME/local, the data under /var/lib/pgx/local-<hash of PGX_HOME> (a root install), the passfiles,
+// the per-server cache, and under $PGX_HOME/agent the files pgx writes there, by name (the hook log included: the
+// listing shown before the purge names it). Anything else in those directories is not pgx's and stays; a directory
+// pgx made is removed only once empty (decision 133).
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { stopLocalServer } from './local.js';
 
@@ -29,6 +31,17 @@ function sizeOf(path: string): number {
   return total;
 }
 
+/** What pgx writes under $PGX_HOME/agent, by name: session env files and passfiles, routing tickets, logs, pid files. */
+const AGENT_ENTRIES: { re: RegExp; what: string }[] = [
+  { re: /^passfiles$/, what: 'session passfiles' },
+  { re: /^sessions$/, what: 'session markers' },
+  { re: /^tickets$/, what: 'routing tickets' },
+  { re: /^(bash-env\.sh|zdotdir|server-url)$/, what: "sessions' shell environment files" },
+  { re: /^hooks\.log(\.1)?$/, what: 'hook log' },
+  { re: /^pool-fill\.log$/, what: 'pool filler log' },
+  { re: /^pool-fill-[A-Za-z0-9_.-]+\.pid$/, what: 'pool filler pid file' },
+];
+
 /** What `--purge` would delete, with sizes (nothing is touched). */
 export function purgeTargets(home: string): PurgeTarget[] {
   const tag = createHash('sha256').update(home).digest('hex').slice(0, 10);
@@ -36,16 +49,38 @@ export function purgeTargets(home: string): PurgeTarget[] {
     { path: join(home, 'local'), what: 'local server state (and its data, when not run as root)' },
     { path: join('/var/lib/pgx', `local-${tag}`), what: 'local server data (run as the postgres user)' },
     { path: join(home, 'passfiles'), what: 'passfiles of `pgx local env` / `agent up`' },
-    { path: join(home, 'agent', 'passfiles'), what: 'session passfiles' },
+    { path: join(home, 'servers'), what: 'what pgx learnt about each server (clone method)' },
   ];
+  let agent: string[] = [];
+  try {
+    agent = readdirSync(join(home, 'agent')).sort();
+  } catch {
+    // no agent directory
+  }
+  for (const name of agent) {
+    const known = AGENT_ENTRIES.find((e) => e.re.test(name));
+    if (known) candidates.push({ path: join(home, 'agent', name), what: known.what });
+  }
   return candidates.filter((c) => existsSync(c.path)).map((c) => ({ ...c, bytes: sizeOf(c.path) }));
 }
 
-export function purgeLocalServer(home: string): { stopped: boolean; removed: PurgeTarget[] } {
+/** Removes a directory pgx made if nothing is left in it (never its contents). */
+export function removeIfEmpty(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch {
+    return false; // not empty (something that is not pgx's), or gone already
+  }
+}
+
+export function purgeLocalServer(home: string): { stopped: boolean; removed: PurgeTarget[]; removed_dirs: string[] } {
   const { stopped } = stopLocalServer(home);
   const removed = purgeTargets(home);
   for (const t of removed) rmSync(t.path, { recursive: true, force: true });
-  return { stopped, removed };
+  const varLib = removed.some((t) => t.path.startsWith('/var/lib/pgx/')) ? ['/var/lib/pgx'] : [];
+  const removedDirs = [join(home, 'agent'), home, ...varLib].filter((d) => existsSync(d) && removeIfEmpty(d));
+  return { stopped, removed, removed_dirs: removedDirs };
 }
 
 export function humanBytes(n: number): string {

@@ -39,6 +39,12 @@ describe('README', () => {
         expect(r.status, r.stderr + r.stdout).toBe(0);
         if (run === 1) expect(r.stderr).toMatch(/initialising the local PostgreSQL/); // progress on the first start
         expect(r.stderr).not.toMatch(/install-scripts|npm warn/);
+        // piped: no colour codes, no job-control noise ("line N: … Killed"); each branch labelled by how it was made,
+        // in the same order as the summary's "(clone / claim / …)"
+        expect(r.stdout + r.stderr).not.toMatch(/\u001b\[|Killed|line \d+:/);
+        const labels = [...r.stdout.matchAll(/^# SubagentStart \S+ → its own branch, (cloned from the template now|claimed from the warm pool)/gm)].map((m) => (m[1]!.startsWith('cloned') ? 'clone' : 'claim'));
+        expect(labels.length).toBe(3);
+        expect(r.stdout).toContain(`(${labels.join(' / ')};`);
         // two conflicting migrations (plan text vs plan integer): each agent sees only its own; the source neither
         expect(r.stdout).toMatch(/_a1billin: id integer, email text, plan text\n/);
         expect(r.stdout).toMatch(/_a2reward: id integer, email text, plan integer\n/);

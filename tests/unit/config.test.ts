@@ -124,8 +124,27 @@ describe('secrets in config errors', () => {
     } catch (e) {
       msg = `${(e as PgxError).message} ${(e as PgxError).hint}`;
     }
-    expect(msg).toMatch(/\.pgx\.toml:\d+(:\d+)?: not valid TOML: control characters are not allowed in strings/);
+    expect(msg).toMatch(/\.pgx\.toml:2:7: not valid TOML: unterminated string at line 2 col 7 \(no closing " on that line\)/);
     expect(msg).not.toContain('S3cretPW');
+  });
+
+  it('an unterminated string says so, where it opened (not "control characters are not allowed")', async () => {
+    const { validateConfigText } = await import('../../src/config.js');
+    const msg = (text: string) => {
+      try {
+        validateConfigText(text, '/p/.pgx.toml');
+        return '';
+      } catch (e) {
+        return `${(e as PgxError).message}\n${(e as PgxError).hint}`;
+      }
+    };
+    expect(msg('[project]\nname = "shop\nsource = "shop_dev"\n')).toMatch(/^\/p\/\.pgx\.toml:2:8: not valid TOML: unterminated string at line 2 col 8 \(no closing " on that line\)\.\nClose the string with "/);
+    expect(msg("[agent]\ngrace = '10m\n")).toMatch(/unterminated string at line 2 col 9 \(no closing ' on that line\)/);
+    expect(msg('[project]\r\nname = "shop\r\n')).toMatch(/unterminated string at line 2 col 8/);
+    expect(msg('[project]\nname = """shop\n')).toMatch(/unterminated string at line 2 col 8 \(no closing """\)/);
+    // a real control character inside a closed string is still reported as such
+    expect(msg('[project]\nname = "sh\u0001op"\n')).toMatch(/control characters are not allowed in strings/);
+    expect(msg('[project]\nname = "shop"\n')).toBe('');
   });
 
   it('describeError masks credentials in any message', async () => {

@@ -1,0 +1,25 @@
+// What a failed pg_dump of `source import --from <url>` said, as the error that names its cause: a refused login is
+// exit 4 with a hint about the password (it used to be exit 7, blaming pg_dump's version), an unreachable server
+// exit 4, a version mismatch the pg_dump upgrade; anything else the import failure it was. pg_dump's lines name the
+// host, port and user, never the password (it gets the password from PGPASSWORD).
+import { PgxError } from '../errors.js';
+
+/** SQLSTATE 28P01 (invalid_password) / 28000 (invalid_authorization_specification), as libpq prints them. */
+const AUTH = /password authentication failed|authentication failed for user|no password supplied|fe_sendauth|pg_hba\.conf|role "[^"]*" does not exist|28P01|28000/i;
+const UNREACHABLE = /could not connect|Connection refused|could not translate host name|Name or service not known|timeout expired|No route to host|Network is unreachable/i;
+const VERSION = /server version mismatch|aborting because of server version mismatch/i;
+
+export function pgDumpFailure(display: string, status: number | null, tail: string[]): PgxError {
+  const said = tail.slice(-3).join(' ') || '(no output)';
+  const text = tail.join('\n');
+  if (AUTH.test(text)) {
+    return new PgxError('SERVER_AUTH', `The server of ${display} refused pg_dump's login: ${said}`, 'Check the user name and password of the --from URL (or of the variable --from-env names); a special character in the password must be percent-encoded (@ → %40).');
+  }
+  if (VERSION.test(text)) {
+    return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, 'pg_dump must be at least the server\'s version: install a newer PostgreSQL client (`pg_dump --version`), or point PGX_PG_BINDIR at one.');
+  }
+  if (UNREACHABLE.test(text)) {
+    return new PgxError('SERVER_UNREACHABLE', `pg_dump could not reach the server of ${display}: ${said}`, 'Check the host and port of the --from URL, and that its server is running and accepts connections from here.');
+  }
+  return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, 'Check the URL, that its server is reachable, and that pg_dump is at least its version (`pg_dump --version`).');
+}

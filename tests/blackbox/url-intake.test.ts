@@ -1,0 +1,152 @@
+// Every command that takes a URL, run as a user would (the built CLI, text and --json), with connection strings pgx
+// does not read and passwords in every position: a clear error (unsupported scheme, keyword/value, no scheme), the
+// documented exit code, and never the password. Then the real server: a wrong password on import is exit 4 with a
+// hint about the password, and `init --url` tries the URL (a dead port is a warning; the file is still written).
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonOf, makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
+
+const dirs: string[] = [];
+function project(toml?: string) {
+  const p = makeProject({ toml });
+  dirs.push(p.dir);
+  return p;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const SECRET = 'Qz7s3cretPW9';
+/** [argument, what the error must say] */
+const FORMS: [string, RegExp][] = [
+  [`postgress://me:${SECRET}@127.0.0.1:5432/shop`, /unsupported scheme 'postgress' \(a typo for postgresql:\/\/\?\)/],
+  [`mysql://u:${SECRET}@db.example.com/shop`, /unsupported scheme 'mysql'/],
+  [`postgresql:/me:${SECRET}@127.0.0.1/shop`, /unsupported scheme 'postgresql'/],
+  [`jdbc:postgresql://db/shop?user=me&password=${SECRET}`, /unsupported scheme 'jdbc:postgresql' \(drop the jdbc: prefix/],
+  [`me:${SECRET}@127.0.0.1:5432/shop`, /user name and password before @host, without a scheme/],
+  [`host=127.0.0.1 user=me password=${SECRET} dbname=shop`, /keyword\/value connection string/],
+  [`host=/tmp user=me password='a b ${SECRET}'`, /keyword\/value connection string/],
+  [`postgresql://me:pa@${SECRET}@[::1]:5432/shop`, /"@" more than once/],
+  [`postgresql://me:${SECRET}#x@127.0.0.1/shop`, /contains "#"/],
+  [`postgresql://me@127.0.0.1/shop?password=&${SECRET}&sslmode=bogus`, /./],
+  [`postgresql://me:1?${SECRET}@127.0.0.1/shop`, /"@" after the host/],
+];
+
+function noSecret(r: { stdout: string; stderr: string }, what: string) {
+  expect(r.stdout + r.stderr, what).not.toContain(SECRET);
+}
+
+describe('URL intake: a clear error, never the password', () => {
+  it('source import --from', () => {
+    const p = project();
+    for (const [arg, says] of FORMS) {
+      const r = runPgx(['source', 'import', '--from', arg], p);
+      noSecret(r, arg);
+      expect(r.status, `${arg}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, arg).toMatch(says);
+      expect(r.stderr, arg).not.toMatch(/no such file or directory/);
+      const j = runPgx(['source', 'import', '--from', arg, '--json'], p);
+      noSecret(j, arg);
+      expect(jsonOf(j).error.code).toBe('USAGE');
+    }
+  });
+
+  it('source import --from-env (the variable in .env and in the environment)', () => {
+    const p = project();
+    for (const [arg] of FORMS) {
+      writeFileSync(join(p.dir, '.env'), `DATABASE_URL="${arg.replace(/"/g, '\\"')}"\n`);
+      const r = runPgx(['source', 'import', '--from-env', 'DATABASE_URL'], p);
+      noSecret(r, arg);
+      expect(r.status, arg).not.toBe(0);
+      const e = runPgx(['source', 'import', '--from-env', 'SOME_URL'], { ...p, env: { ...p.env, SOME_URL: arg } });
+      noSecret(e, arg);
+      expect(e.status, arg).not.toBe(0);
+    }
+  });
+
+  it('init --url', () => {
+    for (const [arg, says] of FORMS) {
+      const p = project();
+      rmSync(join(p.dir, '.pgx.toml'));
+      const r = runPgx(['init', '--url', arg], p);
+      noSecret(r, arg);
+      expect(r.status, `${arg}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, arg).toMatch(says);
+      expect(existsSync(join(p.dir, '.pgx.toml')), arg).toBe(false); // nothing written
+      noSecret(runPgx(['init', '--url', arg, '--json'], p), arg);
+      noSecret(runPgx(['init', `--urll=${arg}`], p), arg); // commander's own "unknown option" quotes it: masked
+    }
+  });
+
+  it('PGX_DATABASE_URL and [server] url: every command that connects, and the doctor', () => {
+    for (const [arg] of FORMS) {
+      const viaEnv = project();
+      viaEnv.env.PGX_DATABASE_URL = arg;
+      for (const args of [['agent', 'ls'], ['agent', 'exec', '--id', 'x', '--', 'true'], ['agent', 'gc', '--json'], ['agent', 'doctor', '--json'], ['template', 'refresh']]) {
+        const r = runPgx(args, viaEnv);
+        noSecret(r, `${args.join(' ')} with PGX_DATABASE_URL=${arg}`);
+        expect(r.status, `${args.join(' ')}: ${arg}`).not.toBe(0);
+      }
+      const inFile = project(`[server]\nurl = ${JSON.stringify(arg)}\n`);
+      delete inFile.env.PGX_DATABASE_URL;
+      for (const args of [['agent', 'ls'], ['agent', 'doctor'], ['agent', 'doctor', '--json']]) {
+        const r = runPgx(args, inFile);
+        noSecret(r, `${args.join(' ')} with [server] url = ${arg}`);
+        expect(r.status).toBe(args[1] === 'doctor' ? 8 : 3);
+      }
+    }
+    const p = project();
+    p.env.PGX_DATABASE_URL = `mysql://u:${SECRET}@127.0.0.1/x`;
+    const r = runPgx(['agent', 'ls'], p);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/The server URL \(\[server\] url or PGX_DATABASE_URL\): unsupported scheme 'mysql'/);
+  });
+});
+
+describe('on the real server', () => {
+  const url = (password: string, db = 'postgres') => `postgresql://${pgInfo().user}:${encodeURIComponent(password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+
+  it('a wrong password on import: exit 4 (login refused), a hint about the password, never the password', () => {
+    const p = project();
+    p.env.WRONG_URL = url(SECRET, 'some_source_db');
+    const into = ['--into', `never_${Math.random().toString(36).slice(2, 8)}`];
+    const r = runPgx(['source', 'import', '--from-env', 'WRONG_URL', ...into], p);
+    noSecret(r, 'wrong password');
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stderr).toMatch(/refused pg_dump's login: .*password authentication failed/);
+    expect(r.stderr).toMatch(/hint: Check the user name and password of the --from URL/);
+    expect(r.stderr).not.toMatch(/pg_dump --version/);
+    const j = runPgx(['source', 'import', '--from-env', 'WRONG_URL', ...into, '--json'], p);
+    expect(j.status).toBe(4);
+    expect(jsonOf(j).error).toMatchObject({ code: 'SERVER_AUTH' });
+  });
+
+  it('init --url tries the URL: a dead port or a wrong password is a warning (the file is written), --no-check skips it', () => {
+    const p = project();
+    rmSync(join(p.dir, '.pgx.toml'));
+    const dead = runPgx(['init', '--url', `postgresql://me:${SECRET}@127.0.0.1:1/postgres`, '--json'], p);
+    noSecret(dead, 'dead port');
+    expect(dead.status, dead.stderr).toBe(0);
+    expect(jsonOf(dead).server_check).toMatchObject({ ok: false });
+    expect(dead.stderr).toMatch(/warning: Cannot reach PostgreSQL at 127\.0\.0\.1:1.* was written anyway\./);
+    expect(readFileSync(join(p.dir, '.pgx.toml'), 'utf8')).toContain('127.0.0.1:1');
+
+    const text = runPgx(['init', '--force', '--url', 'postgresql://me@127.0.0.1:1/postgres'], p);
+    expect(text.stdout).toMatch(/server {2}postgresql:\/\/me@127\.0\.0\.1:1\/postgres \(NOT reached: see the warning above\)/);
+
+    const wrong = runPgx(['init', '--force', '--url', url(SECRET), '--json'], p);
+    noSecret(wrong, 'wrong password');
+    expect(wrong.status).toBe(0);
+    expect(jsonOf(wrong).server_check.error).toMatch(/refused the login/);
+
+    const good = runPgx(['init', '--force', '--url', url(pgInfo().password), '--json'], p);
+    expect(good.stdout + good.stderr).not.toContain(pgInfo().password);
+    expect(jsonOf(good).server_check).toEqual({ ok: true });
+    expect(good.stderr).not.toMatch(/Cannot reach|refused/);
+
+    const skipped = runPgx(['init', '--force', '--no-check', '--url', 'postgresql://me@127.0.0.1:1/postgres', '--json'], p);
+    expect(jsonOf(skipped).server_check).toBeNull();
+    expect(skipped.stderr).toBe('');
+  });
+});
