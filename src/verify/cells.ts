@@ -24,8 +24,8 @@ export interface RuleSet {
 export const VERIFY_RULE_SETS = {
   // Exact and prefix allows next to prefix and star denies: the rules users write.
   mixed: { allow: ['Bash(npm test)', 'Bash(echo:*)'], deny: ['Bash(rm:*)', 'Bash(touch out/forbidden*)'] },
-  // An ask rule must still ask, even where pgx's own rules allow the wrapper.
-  ask: { ask: ['Bash(npm test)'], allow: ['Bash(echo:*)'] },
+  // An ask rule must still ask where a broader allow matches too (and pgx's own rules allow the wrapper).
+  ask: { ask: ['Bash(npm test)'], allow: ['Bash(npm:*)', 'Bash(echo:*)'] },
 } satisfies Record<string, RuleSet>;
 export type RuleSetName = keyof typeof VERIFY_RULE_SETS;
 
@@ -66,26 +66,27 @@ const gone = (f: string) => (cwd: string) => !existsSync(join(cwd, 'victims', f)
 const made = (f: string) => (cwd: string) => existsSync(join(cwd, f));
 const typedLauncher = (victim: string) => (c: { cwd: string; launcher: string }) => `'${c.launcher}' agent exec --agent ${OTHER_AGENT} --cwd ${c.cwd} -- /bin/bash -c 'rm -f victims/${victim}'`;
 const always = (d: Decision) => () => d;
-// In bypass mode only deny rules apply: what would ask runs.
+// In bypass mode only deny rules apply: what would ask runs. acceptEdits approves plain file commands (touch) itself.
 const askUnlessBypass = (_r: RuleSetName, mode: ModeName): Decision => (mode === 'bypass' ? 'allow' : 'ask');
 const deniedByMixed = (r: RuleSetName, mode: ModeName): Decision => (r === 'mixed' ? 'deny' : askUnlessBypass(r, mode));
 
 export const VERIFY_COMMANDS: readonly VerifyCommand[] = [
   { id: 'npm test (exact allow)', who: 'plain', cmd: () => 'npm test', unrouted: (r, m) => (r === 'mixed' ? 'allow' : askUnlessBypass(r, m)) },
-  { id: 'npm test --silent (beyond the exact allow)', who: 'plain', cmd: () => 'npm test --silent', unrouted: askUnlessBypass },
+  { id: 'npm test --silent (beyond the exact allow)', who: 'plain', cmd: () => 'npm test --silent', unrouted: (r, m) => (r === 'ask' ? 'allow' : askUnlessBypass(r, m)) },
   { id: 'echo (prefix allow)', who: 'plain', cmd: () => 'echo hello-echo', unrouted: always('allow') },
-  { id: 'echo | grep (pipe)', who: 'plain', cmd: () => 'echo hi | grep -c hi', unrouted: askUnlessBypass },
+  { id: 'echo | grep (pipe, read-only)', who: 'plain', cmd: () => 'echo hi | grep -c hi', unrouted: always('allow') },
+  { id: 'echo | xargs rm (pipe into a deny)', who: 'plain', cmd: () => 'echo victims/v5 | xargs rm -f', effect: gone('v5'), unrouted: deniedByMixed },
   { id: 'rm (deny)', who: 'plain', cmd: () => 'rm -f victims/v1', effect: gone('v1'), unrouted: deniedByMixed },
   { id: "r''m (deny, quoted)", who: 'disguised', cmd: () => "r''m -f victims/v2", effect: gone('v2'), unrouted: deniedByMixed },
   { id: 'npm test; rm (compound deny)', who: 'disguised', cmd: () => 'npm test; rm -f victims/v3', effect: gone('v3'), unrouted: deniedByMixed },
-  { id: 'echo; touch (prefix allow, compound)', who: 'disguised', cmd: () => 'echo hi; touch out/made-1', effect: made('out/made-1'), unrouted: askUnlessBypass },
+  { id: 'echo; touch (prefix allow, compound)', who: 'disguised', cmd: () => 'echo hi; touch out/made-1', effect: made('out/made-1'), unrouted: (r, m) => (m === 'default' ? 'ask' : 'allow') },
   { id: 'touch out/forbidden (star deny)', who: 'disguised', cmd: () => 'touch out/forbidden-1', effect: made('out/forbidden-1'), unrouted: deniedByMixed },
   { id: 'launcher typed (subagent)', who: 'disguised', cmd: typedLauncher('v4'), effect: gone('v4'), pgxRefuses: true, unrouted: askUnlessBypass },
   { id: 'npm test; exit (bare exit)', who: 'disguised', cmd: () => 'npm test; exit', pgxRefuses: true, unrouted: askUnlessBypass },
   { id: 'launcher typed (main session)', who: 'parent', cmd: typedLauncher('vp1'), effect: gone('vp1'), pgxRefuses: true, unrouted: askUnlessBypass },
 ];
 
-export const VICTIMS = ['v1', 'v2', 'v3', 'v4', 'vp1'];
+export const VICTIMS = ['v1', 'v2', 'v3', 'v4', 'v5', 'vp1'];
 
 /** The unrouted decision a command is expected to get under a rule set and mode. */
 export function expectedUnrouted(c: VerifyCommand, rules: RuleSetName, mode: ModeName): Decision {
