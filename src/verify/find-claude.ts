@@ -51,7 +51,9 @@ export function claudeAmongAncestors(pid: number, version: string, env: NodeJS.P
     } catch {
       return undefined;
     }
-    if (exe !== realpathSync(process.execPath) && !/\/(ba|da|z)?sh$/.test(exe) && claudeVersionOf(exe, env) === version) return exe;
+    // Only a binary that names itself Claude Code's (…/claude, …/claude/versions/2.1.332) is asked: never a terminal,
+    // a multiplexer or a shell that happens to be an ancestor.
+    if (/claude/i.test(exe) && claudeVersionOf(exe, env) === version) return exe;
     p = parent;
   }
   return undefined;
