@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonOf, makeProject, runPgx, runPgxAsync } from '../helpers/pgx.js';
 import { hook } from '../helpers/hooks.js';
-import { newAgentId, preToolUseBash, session } from '../helpers/hook-payloads.js';
+import { newAgentId, preToolUseBash, session, sessionStart } from '../helpers/hook-payloads.js';
+import { symlinkSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { claudeBin, CLAUDE_CODE_VERSION, warnIfSkipped } from './pgx-harness.js';
 import { PINNED_CLAUDE_CODE } from './claude.js';
 import { VERIFY_COMMANDS, VERIFY_RUNS } from '../../src/verify/cells.js';
@@ -99,6 +101,44 @@ describe.skipIf(!claudeBin || CLAUDE_CODE_VERSION !== PINNED_CLAUDE_CODE)(`pgx a
     expect(await askDecision(p)).toBe('ask');
     // The progress lines name the failing cells as each pair finishes.
     expect(r.stderr).toMatch(/mixed\/default: \d+\/\d+ cells hold; FAILED: .*rm \(deny\)/);
+  }, 240_000);
+});
+
+describe.skipIf(!claudeBin || CLAUDE_CODE_VERSION !== PINNED_CLAUDE_CODE)('SessionStart on an unverified version: verification in the background, once', () => {
+  it('starts it detached, says so in the session and the doctor, starts no second one, and the verdict then holds', async () => {
+    const p = project();
+    const userBin = mkdtempSync(join(tmpdir(), 'pgx-userbin-'));
+    dirs.push(userBin);
+    symlinkSync(claudeBin!, join(userBin, 'claude'));
+    p.env = { ...p.env, PATH: [userBin, p.env.PATH].join(delimiter) };
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], { cwd: p.dir, env: p.env }).status).toBe(0);
+    writeFileSync(join(p.dir, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } })); // HOME = p.dir
+    const env = { AI_AGENT: 'claude-code_2-1-328_harness', PGX_VERIFIED_CLAUDE_CODE: 'none' };
+    const s = session(p.dir, p.dir);
+    const marker = join(p.home, 'agent', `claude-code-verify-${PINNED_CLAUDE_CODE}.running`);
+
+    const first = await hook('session-start', sessionStart(s), p, { env });
+    expect(first.json.systemMessage).toContain(`pgx is verifying Claude Code ${PINNED_CLAUDE_CODE} now`);
+    expect(first.json.hookSpecificOutput.additionalContext).toContain(`pgx is verifying Claude Code ${PINNED_CLAUDE_CODE} on this machine`);
+    const owner = readFileSync(marker, 'utf8').split(' ')[0];
+    // A second session meanwhile: told the same, and no second verification (the marker keeps its owner).
+    const second = await hook('session-start', sessionStart(session(p.dir, p.dir)), p, { env });
+    expect(second.json.systemMessage).toContain('pgx is verifying');
+    expect(readFileSync(marker, 'utf8').split(' ')[0]).toBe(owner);
+    expect(await askDecision(p)).toBe('ask'); // until a verdict exists, as before
+    const doctor = jsonOf<{ checks: { name: string; status: string; detail: string }[] }>(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: { ...p.env, ...env } }));
+    expect(doctor.checks.find((c) => c.name === 'permissions')).toMatchObject({ status: 'warn', detail: expect.stringContaining('pgx is verifying it on this machine now') });
+
+    const deadline = Date.now() + 180_000;
+    while (existsSync(marker) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+    expect(existsSync(marker), readFileSync(join(p.home, 'agent', 'claude-code-verify.log'), 'utf8')).toBe(false);
+    const log = readFileSync(join(p.home, 'agent', 'claude-code-verify.log'), 'utf8');
+    expect(log).toContain(`verifying Claude Code ${PINNED_CLAUDE_CODE}`);
+    expect(JSON.parse(readFileSync(join(p.home, 'agent', 'claude-code-verdicts.json'), 'utf8')).versions[PINNED_CLAUDE_CODE], log).toMatchObject({ verified: true });
+    expect(await askDecision(p)).toBeUndefined();
+    const after = await hook('session-start', sessionStart(session(p.dir, p.dir)), p, { env });
+    expect(after.json?.systemMessage).toBeUndefined();
+    expect(existsSync(marker)).toBe(false); // verified: nothing started
   }, 240_000);
 });
 

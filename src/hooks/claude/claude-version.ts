@@ -11,8 +11,12 @@ import * as z from 'zod/mini';
 import { pgxHome } from '../../home.js';
 import { rewriteCommand } from './rewrite.js';
 
-/** The versions CI proved: the permissions matrix (pinned) or the reduced matrix (newest) with 0 weakened cells. */
-export const VERIFIED_CLAUDE_CODE_VERSIONS: readonly string[] = ['2.1.328'];
+/**
+ * The versions CI proved: 2.1.328 by the permissions matrix (tests/e2e/pgx-permissions.test.ts, the pinned version),
+ * 2.1.332 by the reduced matrix through pgx's real hooks (tests/e2e/pgx-permissions-newest.test.ts, 2026-12-02) and
+ * by `pgx agent verify claude`. A version is added here only once CI has proved it.
+ */
+export const VERIFIED_CLAUDE_CODE_VERSIONS: readonly string[] = ['2.1.328', '2.1.332'];
 
 /** "2.1.328" from AI_AGENT, or undefined when the variable is absent or not Claude Code's. */
 export function claudeCodeVersion(env: NodeJS.ProcessEnv = process.env): string | undefined {
