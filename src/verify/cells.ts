@@ -108,13 +108,14 @@ export function writeFixture(cwd: string, home: string, rules: RuleSet): void {
  *   deny (a rule)     "Permission to use Bash with command <cmd> has been denied."
  *   deny (a hook)     "PreToolUse:Bash hook error: pgx: …"
  *   ask               "Permission to use Bash has been denied. …" (nobody can approve in -p); the main session:
- *                     "This command requires approval"
+ *                     "This command requires approval"; pgx's own ask on an unverified version: its reason,
+ *                     "pgx: routing is verified to keep your permission rules on …"
  *   allow             the command's output (or "Exit code N")
  */
 export function classify(text: string | undefined): Decision | 'missing' {
   if (text === undefined) return 'missing';
   if (/^Permission to use Bash with command [\s\S]* has been denied\./.test(text) || /^PreToolUse:Bash hook error: pgx:/.test(text)) return 'deny';
-  if (text.startsWith('Permission to use Bash has been denied.') || text.startsWith('This command requires approval')) return 'ask';
+  if (text.startsWith('Permission to use Bash has been denied.') || text.startsWith('This command requires approval') || text.startsWith('pgx: routing is verified to keep your permission rules')) return 'ask';
   return 'allow';
 }
 

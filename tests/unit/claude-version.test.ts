@@ -34,34 +34,34 @@ const noOverride = {} as NodeJS.ProcessEnv;
 describe('the verdict record', () => {
   it('is written 0600, atomically (no temp file left), and keeps the other versions', () => {
     const h = home();
-    recordVerdict(h, '2.1.332', verdict(true));
-    recordVerdict(h, '2.1.333', verdict(false));
+    recordVerdict(h, '9.1.2', verdict(true));
+    recordVerdict(h, '9.1.3', verdict(false));
     expect(statSync(verdictsPath(h)).mode & 0o777).toBe(0o600);
     expect(readdirSync(join(h, 'agent'))).toEqual(['claude-code-verdicts.json']);
-    expect(Object.keys(readVerdicts(h)).sort()).toEqual(['2.1.332', '2.1.333']);
-    recordVerdict(h, '2.1.332', verdict(false));
-    expect(readVerdicts(h)['2.1.332']!.verified).toBe(false);
-    expect(readVerdicts(h)['2.1.333']!.failed).toHaveLength(1);
+    expect(Object.keys(readVerdicts(h)).sort()).toEqual(['9.1.2', '9.1.3']);
+    recordVerdict(h, '9.1.2', verdict(false));
+    expect(readVerdicts(h)['9.1.2']!.verified).toBe(false);
+    expect(readVerdicts(h)['9.1.3']!.failed).toHaveLength(1);
   });
 
   it('a malformed file or entry is ignored, never trusted', () => {
     const h = home();
-    recordVerdict(h, '2.1.332', verdict(true));
+    recordVerdict(h, '9.1.2', verdict(true));
     writeFileSync(verdictsPath(h), '{not json');
     expect(readVerdicts(h)).toEqual({});
-    expect(isVerifiedClaudeCode('2.1.332', noOverride, h)).toBe(false);
-    writeFileSync(verdictsPath(h), JSON.stringify({ versions: { '2.1.332': { verified: 'yes', shape: PROBE_SHAPE, time: 'x' }, '../x': verdict(true), '2.1.334': verdict(true) } }));
-    expect(Object.keys(readVerdicts(h))).toEqual(['2.1.334']);
-    expect(isVerifiedClaudeCode('2.1.332', noOverride, h)).toBe(false);
-    expect(isVerifiedClaudeCode('2.1.334', noOverride, h)).toBe(true);
+    expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
+    writeFileSync(verdictsPath(h), JSON.stringify({ versions: { '9.1.2': { verified: 'yes', shape: PROBE_SHAPE, time: 'x' }, '../x': verdict(true), '9.1.4': verdict(true) } }));
+    expect(Object.keys(readVerdicts(h))).toEqual(['9.1.4']);
+    expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
+    expect(isVerifiedClaudeCode('9.1.4', noOverride, h)).toBe(true);
   });
 
   it('a verdict for another rewrite shape does not count: it proved a command pgx no longer writes', () => {
     const h = home();
     const old = rewriteCommand('CMD', { launcher: '/L', agentId: 'A', projectDir: '/P', shell: '/bin/bash', branch: 'B' }).replace('; exit', '');
-    recordVerdict(h, '2.1.332', verdict(true, { shape: old }));
-    expect(verdictFor(h, '2.1.332')).toBeUndefined();
-    expect(isVerifiedClaudeCode('2.1.332', noOverride, h)).toBe(false);
+    recordVerdict(h, '9.1.2', verdict(true, { shape: old }));
+    expect(verdictFor(h, '9.1.2')).toBeUndefined();
+    expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
   });
 });
 
