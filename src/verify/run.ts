@@ -13,7 +13,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathS
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { installClaude } from '../install/claude.js';
-import { recordVerdict, verdictsPath, PROBE_SHAPE } from '../hooks/claude/claude-version.js';
+import { recordVerdict, verdictsPath, probeShape } from '../hooks/claude/claude-version.js';
 import { shellQuote } from '../shell.js';
 import { PgxError } from '../errors.js';
 import { startScriptedModel } from './scripted-model.js';
@@ -102,7 +102,7 @@ export async function verifyClaudeCode(o: VerifyOptions): Promise<VerifyResult> 
   const elapsed = Date.now() - t0;
   let recorded: string | null = null;
   if (!o.fault || failed.length > 0) {
-    recordVerdict(o.home, version, { verified, shape: PROBE_SHAPE, time: new Date().toISOString(), binary, failed, cells: cells.length, elapsed_ms: elapsed });
+    recordVerdict(o.home, version, { verified, shape: probeShape(), time: new Date().toISOString(), binary, failed, cells: cells.length, elapsed_ms: elapsed });
     recorded = verdictsPath(o.home);
   }
   return { claude_code: version, binary, verified, cells, failed, elapsed_ms: elapsed, recorded };

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import {
   claimVerification,
   isVerifiedClaudeCode,
-  PROBE_SHAPE,
+  probeShape,
   readVerdicts,
   recordVerdict,
   releaseVerification,
@@ -28,7 +28,7 @@ function home(): string {
   homes.push(h);
   return h;
 }
-const verdict = (verified: boolean, over: Partial<Verdict> = {}): Verdict => ({ verified, shape: PROBE_SHAPE, time: new Date().toISOString(), binary: '/bin/claude', failed: verified ? [] : ['mixed/default/rm (deny): routed allow is weaker than unrouted deny'], cells: 52, elapsed_ms: 20_000, ...over });
+const verdict = (verified: boolean, over: Partial<Verdict> = {}): Verdict => ({ verified, shape: probeShape(), time: new Date().toISOString(), binary: '/bin/claude', failed: verified ? [] : ['mixed/default/rm (deny): routed allow is weaker than unrouted deny'], cells: 52, elapsed_ms: 20_000, ...over });
 const noOverride = {} as NodeJS.ProcessEnv;
 
 describe('the verdict record', () => {
@@ -50,7 +50,7 @@ describe('the verdict record', () => {
     writeFileSync(verdictsPath(h), '{not json');
     expect(readVerdicts(h)).toEqual({});
     expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
-    writeFileSync(verdictsPath(h), JSON.stringify({ versions: { '9.1.2': { verified: 'yes', shape: PROBE_SHAPE, time: 'x' }, '../x': verdict(true), '9.1.4': verdict(true) } }));
+    writeFileSync(verdictsPath(h), JSON.stringify({ versions: { '9.1.2': { verified: 'yes', shape: probeShape(), time: 'x' }, '../x': verdict(true), '9.1.4': verdict(true) } }));
     expect(Object.keys(readVerdicts(h))).toEqual(['9.1.4']);
     expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
     expect(isVerifiedClaudeCode('9.1.4', noOverride, h)).toBe(true);

@@ -45,7 +45,7 @@ export function isVerifiedClaudeCode(version: string | undefined, env: NodeJS.Pr
 
 export interface Verdict {
   verified: boolean;
-  /** The rewrite the probe ran (PROBE_SHAPE): a verdict holds only for the shape it proved. */
+  /** The rewrite the probe ran (probeShape()): a verdict holds only for the shape it proved. */
   shape: string;
   time: string;
   /** The Claude Code binary the probe ran. */
@@ -60,7 +60,9 @@ export interface Verdict {
  * The rewrite of one fixed command, as verified: if pgx ever writes another shape, every recorded verdict stops
  * counting (the built-in list is CI's to update).
  */
-export const PROBE_SHAPE = rewriteCommand('CMD', { launcher: '/L', agentId: 'A', projectDir: '/P', shell: '/bin/bash', branch: 'B' });
+export function probeShape(): string {
+  return rewriteCommand('CMD', { launcher: '/L', agentId: 'A', projectDir: '/P', shell: '/bin/bash', branch: 'B' });
+}
 
 export const VERDICTS_FILE = 'claude-code-verdicts.json';
 
@@ -70,15 +72,20 @@ export function verdictsPath(home: string): string {
 
 const VERSION_RE = /^\d+\.\d+\.\d+$/;
 
-const verdictSchema = z.object({
-  verified: z.boolean(),
-  shape: z.string(),
-  time: z.string(),
-  binary: z._default(z.string(), ''),
-  failed: z._default(z.array(z.string()), []),
-  cells: z._default(z.number(), 0),
-  elapsed_ms: z._default(z.number(), 0),
-});
+// Built on first use: the light hook entry (fast-path.ts) imports this module for claudeCodeVersion alone, and must
+// not carry zod for it.
+let verdictSchema: ReturnType<typeof makeVerdictSchema> | undefined;
+function makeVerdictSchema() {
+  return z.object({
+    verified: z.boolean(),
+    shape: z.string(),
+    time: z.string(),
+    binary: z._default(z.string(), ''),
+    failed: z._default(z.array(z.string()), []),
+    cells: z._default(z.number(), 0),
+    elapsed_ms: z._default(z.number(), 0),
+  });
+}
 
 /** The record (a file anyone with the account can edit: validated, and a malformed entry is dropped, not trusted). */
 export function readVerdicts(home: string): Record<string, Verdict> {
@@ -92,7 +99,7 @@ export function readVerdicts(home: string): Record<string, Verdict> {
   const out: Record<string, Verdict> = {};
   if (typeof versions !== 'object' || versions === null || Array.isArray(versions)) return out;
   for (const [version, v] of Object.entries(versions as Record<string, unknown>)) {
-    const r = verdictSchema.safeParse(v);
+    const r = (verdictSchema ??= makeVerdictSchema()).safeParse(v);
     if (VERSION_RE.test(version) && r.success) out[version] = r.data;
   }
   return out;
@@ -101,7 +108,7 @@ export function readVerdicts(home: string): Record<string, Verdict> {
 /** This version's verdict for the rewrite pgx writes now; undefined when there is none (or only one for another shape). */
 export function verdictFor(home: string, version: string): Verdict | undefined {
   const v = readVerdicts(home)[version];
-  return v && v.shape === PROBE_SHAPE ? v : undefined;
+  return v && v.shape === probeShape() ? v : undefined;
 }
 
 /** Records a version's verdict (replacing its earlier one, keeping the others): written whole, then renamed. */
@@ -175,8 +182,11 @@ export function releaseVerification(home: string, version: string): void {
 
 export function unverifiedWarning(version: string | undefined, policy: 'ask' | 'rules', running = false): string {
   const head = `pgx: routing is verified to keep your permission rules on Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}; this is ${version ?? 'an unknown version'}.`;
-  const verifying = running ? ` pgx is verifying Claude Code ${version} now (\`pgx agent verify claude\`, under 2 minutes); until it has a verdict,` : '';
+  if (running) {
+    const verifying = `${head} pgx is verifying Claude Code ${version} now, on this machine (\`pgx agent verify claude\`, under 2 minutes);`;
+    return policy === 'ask' ? `${verifying} until it has a verdict, each routed subagent command asks for approval. \`pgx agent doctor\` explains.` : `${verifying} meanwhile unverified_claude_code = "rules" trusts the rewrite. \`pgx agent doctor\` explains.`;
+  }
   return policy === 'ask'
-    ? `${head}${verifying || ''}${running ? ' each' : ' Each'} routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to trust the rewrite on this version). \`pgx agent doctor\` explains.`
-    : `${head}${verifying} unverified_claude_code = "rules": routed commands rely on a rewrite not verified on this version. \`pgx agent doctor\` explains.`;
+    ? `${head} Each routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to trust the rewrite on this version). \`pgx agent doctor\` explains.`
+    : `${head} unverified_claude_code = "rules": routed commands rely on a rewrite not verified on this version. \`pgx agent doctor\` explains.`;
 }
