@@ -13,7 +13,7 @@ import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
 import { dropTickets, issueTicket } from '../../routing-ticket.js';
-import { isVerifiedClaudeCode, unverifiedWarning, verificationRunning } from './claude-version.js';
+import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
 import { hashBranchName, shortBranchName } from '../../identity.js';
@@ -94,11 +94,6 @@ export function planSubagentBash(command: string, params: RewriteParams): BashPl
   return { kind: 'rewrite', command: rewriteCommand(command, params) };
 }
 
-/** Is `pgx agent verify` checking this Claude Code version right now (SessionStart started it)? */
-function verifying(h: HookEnv): boolean {
-  return h.claudeCode !== undefined && verificationRunning(h.config.home, h.claudeCode);
-}
-
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
   async run(p, h) {
@@ -112,8 +107,9 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
+    // A version not built in costs one small read (the verdict record); the hot path reads nothing else for it.
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
-    const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask', verifying(h)) } : {};
+    const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
     const ticket = () => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', original(command, params)]);
     const plan = planSubagentBash(command, params);
     if (plan.kind === 'routed') {
