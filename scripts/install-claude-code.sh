@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Install the pinned Claude Code CLI used by the end-to-end tests into tests/e2e/.cc/
-# (git-ignored). Idempotent: does nothing when the pinned version is already there.
+# Install a Claude Code CLI used by the end-to-end tests. Idempotent: does nothing when that version is already there.
+#
+#   scripts/install-claude-code.sh            the pinned version (CI's matrix and e2e suite) into tests/e2e/.cc/
+#   scripts/install-claude-code.sh newest     the newest release CI checks (NEWEST below) into tests/e2e/.cc-<version>/
+#   scripts/install-claude-code.sh 2.1.332    that version into tests/e2e/.cc-2.1.332/
+# (all git-ignored). The pinned one keeps its old prefix, so tests/e2e/claude.ts finds it as before.
 #
 # Why a private prefix and not a devDependency: the package pulls a ~360 MB native binary
 # that only the e2e tests need, and the version must be pinned exactly because the Agent
@@ -14,18 +18,27 @@
 # Safe to run as root, from the repo root, with no stdin (CI).
 set -euo pipefail
 
-VERSION="2.1.328"
+PINNED="2.1.328"
+# The newest release CI runs the reduced permissions matrix on (tests/e2e/pgx-permissions-newest.test.ts). The one
+# place it is pinned: a later session bumps it after checking the reduced matrix passes.
+NEWEST="2.1.332"
+case "${1:-pinned}" in
+  pinned) VERSION="$PINNED" ;;
+  newest) VERSION="$NEWEST" ;;
+  *) VERSION="$1" ;;
+esac
+[[ "$VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { printf 'install-claude-code: ERROR: not a version: %s\n' "$VERSION" >&2; exit 2; }
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PREFIX="$REPO_ROOT/tests/e2e/.cc"
+if [[ "$VERSION" == "$PINNED" ]]; then PREFIX="$REPO_ROOT/tests/e2e/.cc"; else PREFIX="$REPO_ROOT/tests/e2e/.cc-$VERSION"; fi
 
 log() { printf 'install-claude-code: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# Does this binary print the pinned version? (`claude --version` prints e.g. "2.1.328 (Claude Code)".)
+# Does this binary print the wanted version? (`claude --version` prints e.g. "2.1.328 (Claude Code)".)
 version_ok() {
   local out
   out="$("$1" --version </dev/null 2>/dev/null)" || return 1
-  [[ "$out" == *"$VERSION"* ]]
+  [[ "$out" == "$VERSION "* || "$out" == "$VERSION" ]]
 }
 
 # Find the native binary among the optional platform packages

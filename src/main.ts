@@ -6,6 +6,7 @@ import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
+import { registerVerifyCommands } from './cli/agent-verify.js';
 import { registerLocalCommands } from './cli/local.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerBrokerCommands(agent);
   registerHookCommand(agent);
   registerInstallCommands(agent);
+  registerVerifyCommands(agent);
   registerLocalCommands(program);
   registerDoctorCommand(agent);
   registerInitCommand(program);

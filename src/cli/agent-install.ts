@@ -8,6 +8,10 @@ import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, typ
 import { pgxOnPath } from '../install/path-launcher.js';
 import { initProject } from '../init.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
+import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
+import { pgxHome } from '../home.js';
+import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
+import { verifyClaudeCode } from '../verify/run.js';
 import { action, type CommonOpts } from './common.js';
 
 interface InstallOpts extends CommonOpts {
@@ -15,6 +19,7 @@ interface InstallOpts extends CommonOpts {
   dryRun?: boolean;
   allowRule?: boolean;
   rules?: boolean;
+  verify?: boolean;
 }
 
 function settingsErrors<T>(fn: () => T): T {
@@ -37,6 +42,7 @@ export function registerInstallCommands(agent: Command): void {
   scopeOpt(agent.command('install').description('install the six Claude Code hooks (idempotent)').argument('<client>', 'only "claude" for now'))
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
+    .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         checkClient(cmd.args[0]);
@@ -55,7 +61,8 @@ export function registerInstallCommands(agent: Command): void {
           installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
         const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
-        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten };
+        const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
+        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten, verification };
         out.result(value, () =>
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
@@ -69,6 +76,7 @@ export function registerInstallCommands(agent: Command): void {
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
             pathNote,
+            verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
           ]
             .filter(Boolean)
@@ -90,6 +98,47 @@ export function registerInstallCommands(agent: Command): void {
       out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`);
     }),
   );
+}
+
+type Verification =
+  | { status: 'skipped'; reason: string }
+  | { status: 'verified' | 'built-in' | 'failed'; claude_code: string; binary: string; failed?: string[]; elapsed_ms?: number; recorded?: string | null }
+  | { status: 'error'; claude_code?: string; message: string };
+
+/**
+ * The first session should already run without prompts: when the Claude Code on PATH is neither built in nor
+ * recorded as verified, verify it now (src/verify/; under 2 minutes, progress on stderr). No `claude` on PATH is a
+ * note, not a failure: the user may install it later, and SessionStart verifies the version it runs under.
+ */
+async function verifyIfNeeded(launcher: string): Promise<Verification> {
+  const binary = claudeOnPath();
+  if (!binary) return { status: 'skipped', reason: 'no `claude` on PATH' };
+  const version = claudeVersionOf(binary);
+  if (!version) return { status: 'error', message: `${binary} --version printed no Claude Code version` };
+  const home = pgxHome();
+  if (isVerifiedClaudeCode(version, process.env, home)) return { status: builtInVerified().includes(version) ? 'built-in' : 'verified', claude_code: version, binary, recorded: builtInVerified().includes(version) ? null : verdictsPath(home) };
+  process.stderr.write(`pgx: Claude Code ${version} is not verified yet: running \`pgx agent verify claude\` (under 2 minutes; --no-verify skips)\n`);
+  try {
+    const r = await verifyClaudeCode({ claude: binary, home, pgxLauncher: launcher, progress: (line) => process.stderr.write(`pgx: ${line}\n`) });
+    return { status: r.verified ? 'verified' : 'failed', claude_code: r.claude_code, binary, failed: r.failed, elapsed_ms: r.elapsed_ms, recorded: r.recorded };
+  } catch (e) {
+    return { status: 'error', claude_code: version, message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function verificationLine(v: Verification): string {
+  switch (v.status) {
+    case 'skipped':
+      return v.reason === 'no `claude` on PATH' ? '  Claude Code: no `claude` on PATH, nothing to verify yet (SessionStart verifies the version it runs under; or `pgx agent verify claude --claude PATH`)' : `  Claude Code: not verified now (${v.reason})`;
+    case 'built-in':
+      return `  Claude Code ${v.claude_code}: verified (built in)`;
+    case 'verified':
+      return `  Claude Code ${v.claude_code}: verified on this machine${v.elapsed_ms ? ` (${(v.elapsed_ms / 1000).toFixed(0)} s)` : ''}, recorded in ${v.recorded}: routed commands get your rules' decisions with no extra prompt`;
+    case 'failed':
+      return [`  Claude Code ${v.claude_code}: NOT verified (${v.failed!.length} cells failed, e.g. ${v.failed![0]}); routed subagent commands ask for approval on it. \`pgx agent verify claude\` shows every cell`].join('');
+    case 'error':
+      return `  Claude Code${v.claude_code ? ` ${v.claude_code}` : ''}: could not verify (${v.message}); routed subagent commands ask for approval until \`pgx agent verify claude\` succeeds`;
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { isVerifiedClaudeCode, VERIFIED_CLAUDE_CODE_VERSIONS } from '../hooks/claude/claude-version.js';
+import { builtInVerified, isVerifiedClaudeCode, readVerdicts, verificationRunning, VERIFIED_CLAUDE_CODE_VERSIONS } from '../hooks/claude/claude-version.js';
 import { hookLogPath, type HookLogLine } from '../hooks/claude/log.js';
 import { EXIT_RULE, wrapperRuleCovers, wrapperRuleFor } from '../install/permission-rules.js';
 import { settingsPathFor } from '../install/hook-events.js';
@@ -97,17 +97,25 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
       `run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or: ${installCmd('user')})`,
     );
   }
-  if (seen.version && !isVerifiedClaudeCode(seen.version)) {
+  if (seen.version && !isVerifiedClaudeCode(seen.version, process.env, ctx.home)) {
     const trust = ctx.config?.unverifiedClaudeCode === 'rules';
+    const consequence = trust ? 'unverified_claude_code = "rules": routed commands are judged by your rules through the rewrite, unverified on this version' : 'every routed subagent command asks for approval until then';
+    if (verificationRunning(ctx.home, seen.version)) {
+      return warn('permissions', `Claude Code ${seen.version}: pgx is verifying it on this machine now (\`pgx agent verify claude\`, started by SessionStart); ${consequence}${modeNote}`, 'wait for it (under 2 minutes), then run `pgx agent doctor` again');
+    }
+    const failed = readVerdicts(ctx.home)[seen.version];
+    const verdict = failed && !failed.verified ? ` \`pgx agent verify claude\` failed on it (${failed.time.slice(0, 10)}: ${failed.failed[0] ?? 'no cell passed'}).` : '';
     return warn(
       'permissions',
-      `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}. ${trust ? 'unverified_claude_code = "rules": routed commands are judged by your rules through the rewrite, unverified on this version' : 'Every routed subagent command asks for approval until then'}${modeNote}`,
-      trust ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})` : `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}, or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml`,
+      `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}.${verdict} ${trust ? consequence : 'Every routed subagent command asks for approval until then'}${modeNote}`,
+      verdict
+        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`
+        : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`,
     );
   }
   const bypass = mode === 'bypassPermissions' ? ' (bypass mode: only deny rules apply, routed or not)' : '';
   return ok(
     'permissions',
-    `routed commands get the decisions your own rules give the unrouted command: wrapper rule and Bash(exit) in ${covering.map((f) => f.insp.path).join(', ')}${projectScoped ? ', workspace trusted' : ''}; Claude Code ${seen.version ?? '(not seen yet)'}${seen.version ? ' (verified)' : ''}${modeNote}${bypass}`,
+    `routed commands get the decisions your own rules give the unrouted command: wrapper rule and Bash(exit) in ${covering.map((f) => f.insp.path).join(', ')}${projectScoped ? ', workspace trusted' : ''}; Claude Code ${seen.version ?? '(not seen yet)'}${seen.version ? (builtInVerified().includes(seen.version) ? ' (verified)' : ' (verified on this machine by `pgx agent verify claude`)') : ''}${modeNote}${bypass}`,
   );
 }

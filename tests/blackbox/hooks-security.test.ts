@@ -222,7 +222,7 @@ describe('the Claude Code version pin', () => {
     expect(r.json.hookSpecificOutput.permissionDecisionReason).toContain('this is 2.9.1');
     expect(rewriteOf(r).command).toMatch(/; exit # pgx-routed \S+\necho hi$/);
     const start = await hook('session-start', sessionStart(s), p, { env });
-    expect(start.json.systemMessage).toContain('verified to keep your permission rules on Claude Code 2.1.328; this is 2.9.1');
+    expect(start.json.systemMessage).toContain('verified to keep your permission rules on Claude Code 2.1.328, 2.1.332; this is 2.9.1');
     // No AI_AGENT at all: unknown, so unverified too.
     expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env: { AI_AGENT: undefined } })).json.hookSpecificOutput.permissionDecision).toBe('ask');
     // The verified version: no decision, rewrite only.

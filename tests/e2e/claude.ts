@@ -23,24 +23,40 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The version scripts/install-claude-code.sh pins. */
-export const CLAUDE_CODE_VERSION = '2.1.328';
-
 const HERE = dirname(fileURLToPath(import.meta.url));
-/** Where scripts/install-claude-code.sh installs the package (git-ignored). */
-export const CLAUDE_INSTALL_PREFIX = join(HERE, '.cc');
+const INSTALL_SCRIPT = readFileSync(join(HERE, '..', '..', 'scripts', 'install-claude-code.sh'), 'utf8');
+const pinnedIn = (name: string) => new RegExp(`^${name}="([0-9.]+)"$`, 'm').exec(INSTALL_SCRIPT)![1]!;
+
+/** The version scripts/install-claude-code.sh pins: CI's permissions matrix and e2e suite. */
+export const PINNED_CLAUDE_CODE = pinnedIn('PINNED');
+/** The newest release CI checks too (the reduced matrix, the install-verify test): NEWEST in the same script, its one place. */
+export const NEWEST_CLAUDE_CODE = pinnedIn('NEWEST');
+
+/**
+ * The version this e2e run drives: the pinned one, or PGX_E2E_CLAUDE_CODE (a version, or "newest") to run the existing
+ * suite against another release installed by `scripts/install-claude-code.sh <version>`.
+ */
+export const CLAUDE_CODE_VERSION = process.env.PGX_E2E_CLAUDE_CODE === 'newest' ? NEWEST_CLAUDE_CODE : process.env.PGX_E2E_CLAUDE_CODE || PINNED_CLAUDE_CODE;
+
+/** Where scripts/install-claude-code.sh installs a version (git-ignored): tests/e2e/.cc for the pinned one. */
+export function claudeInstallPrefix(version: string): string {
+  return join(HERE, version === PINNED_CLAUDE_CODE ? '.cc' : `.cc-${version}`);
+}
+
+/** Where this run's version is installed. */
+export const CLAUDE_INSTALL_PREFIX = claudeInstallPrefix(CLAUDE_CODE_VERSION);
 
 /**
  * Path of the native Claude Code binary, or undefined when it is not installed.
  * `PGX_CLAUDE_BIN` overrides (it must point at an existing file). Otherwise the platform
- * package installed under tests/e2e/.cc is used: `@anthropic-ai/claude-code-<platform>/claude`
+ * package installed under the version's prefix is used: `@anthropic-ai/claude-code-<platform>/claude`
  * (we call it directly because npm may skip the wrapper's postinstall that copies it to
  * bin/claude.exe).
  */
-export function findClaudeBinary(): string | undefined {
-  const override = process.env.PGX_CLAUDE_BIN;
+export function findClaudeBinary(version: string = CLAUDE_CODE_VERSION): string | undefined {
+  const override = version === CLAUDE_CODE_VERSION ? process.env.PGX_CLAUDE_BIN : undefined;
   if (override) return existsSync(override) ? resolve(override) : undefined;
-  const scope = join(CLAUDE_INSTALL_PREFIX, 'node_modules', '@anthropic-ai');
+  const scope = join(claudeInstallPrefix(version), 'node_modules', '@anthropic-ai');
   let entries: string[];
   try {
     entries = readdirSync(scope);
@@ -211,6 +227,8 @@ export function claudeEnv(opts: RunClaudeOptions, runId: string = randomUUID()):
     [RUN_ID_ENV]: runId,
     // Bypass mode is refused as root unless the CLI is told it runs in a sandbox.
     ...(opts.permissionMode === 'bypass' ? { IS_SANDBOX: '1' } : {}),
+    // How a candidate version is run through the suite before CI proves it (hooks/claude/claude-version.ts).
+    ...(process.env.PGX_VERIFIED_CLAUDE_CODE !== undefined ? { PGX_VERIFIED_CLAUDE_CODE: process.env.PGX_VERIFIED_CLAUDE_CODE } : {}),
     ...opts.env,
   };
 }

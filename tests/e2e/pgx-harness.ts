@@ -82,6 +82,9 @@ export interface E2eProject {
   settings: { hooks: Record<string, unknown>; permissions?: { allow?: string[] } };
   /** The settings.local.json it wrote: this machine's permission rules (absent with --no-rules). */
   localSettings?: { permissions?: { allow?: string[] } };
+  /** `pgx agent install claude --json`'s result, and what it said on stderr (progress). */
+  install: Record<string, unknown>;
+  installStderr: string;
 }
 
 /**
@@ -94,7 +97,11 @@ export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
   writeFileSync(join(p.home, '.claude.json'), JSON.stringify({ projects: { [p.cwd]: { hasTrustDialogAccepted: true } } }, null, 2));
 }
 
-export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean }): E2eProject {
+/**
+ * `env`: more environment for the project's own `pgx` calls AND claude's (e.g. a PATH with a user's `claude` on it,
+ * PGX_VERIFIED_CLAUDE_CODE); `installArgs`: more flags for `pgx agent install claude`, whose JSON result is kept.
+ */
+export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[] }): E2eProject {
   const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
   roots.push(root);
   const cwd = join(root, 'project');
@@ -106,21 +113,23 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   // The pool: tests/blackbox/pool.test.ts. The broker is on, as users have it; PGX_E2E_BROKER=0 runs without it (the
   // fan-out comparison in validation/2026-12-01-broker.md).
   // pgx on PATH as an npm install puts it (a bin/ symlink): the project-scope hooks find it there. node's own
-  // directory too, as claude.ts gives every run.
+  // directory too, as claude.ts gives every run. A test's own PATH (a user's claude) comes after pgx's bin.
   const bin = join(root, 'bin');
   mkdirSync(bin);
   symlinkSync(LAUNCHER, join(bin, 'pgx'));
-  const PATH = [bin, dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
-  const base = { PATH, PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}) };
+  const PATH = [bin, ...(opts.env?.PATH ? [opts.env.PATH] : [dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'])].join(':');
+  const base: Record<string, string> = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}), ...opts.env, PATH };
   const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
-  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), '--json'], { cwd, env });
+  // Long enough for the verification install runs on an unverified Claude Code on PATH (under 2 minutes).
+  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
+  const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
   const localFile = join(cwd, '.claude', 'settings.local.json');
   const localSettings = existsSync(localFile) ? JSON.parse(readFileSync(localFile, 'utf8')) : undefined;
   if (opts.trusted !== false) trustWorkspace({ home, cwd });
-  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings };
+  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings, install: installResult, installStderr: install.stderr };
 }
 
 export function pgx(p: E2eProject, args: string[]): RunResult {
@@ -205,11 +214,13 @@ export interface RunOpts {
   timeoutMs?: number;
   prompt?: string;
   permissionMode?: RunClaudeOptions['permissionMode'];
+  /** Another Claude Code binary than this run's (claudeBin). */
+  bin?: string;
 }
 
 function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
   return {
-    bin: claudeBin as string,
+    bin: o.bin ?? (claudeBin as string),
     cwd: p.cwd,
     home: p.home,
     modelUrl: fake.url,

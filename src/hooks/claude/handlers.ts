@@ -14,6 +14,7 @@ import { shellQuote } from '../../shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
 import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
+import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
 import { hashBranchName, shortBranchName } from '../../identity.js';
 
@@ -71,6 +72,28 @@ export function invokesLauncherIn(payload: Record<string, unknown> | undefined, 
   return typeof command === 'string' && invokesLauncher(command, launcher);
 }
 
+export type BashPlan = { kind: 'routed' } | { kind: 'deny'; result: HookResult } | { kind: 'rewrite'; command: string };
+
+/**
+ * What pgx does with a subagent's Bash command once its branch is known: leave pgx's own rewrite alone, refuse a
+ * typed launcher or a bare `exit`, or rewrite. The one place this is decided: the hook, and `pgx agent verify`'s
+ * probe (src/verify/probe.ts), which must test exactly what the hook writes.
+ */
+export function planSubagentBash(command: string, params: RewriteParams): BashPlan {
+  if (isRouted(command, params)) return { kind: 'routed' };
+  if (invokesLauncher(command, params.launcher)) return { kind: 'deny', result: launcherDeny() };
+  if (hasBareExit(command)) {
+    return {
+      kind: 'deny',
+      result: {
+        output: deny("pgx: this command contains a bare `exit`. pgx's routing relies on a permission rule for a bare `exit` of its own, which would also approve yours without your rules' say, so pgx refuses it. Leave it out, or write `exit 0` / `exit 1`."),
+        outcome: 'denied:bare-exit',
+      },
+    };
+  }
+  return { kind: 'rewrite', command: rewriteCommand(command, params) };
+}
+
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
   async run(p, h) {
@@ -84,24 +107,19 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
-    const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode);
+    // A version not built in costs one small read (the verdict record); the hot path reads nothing else for it.
+    const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
     const ticket = () => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', original(command, params)]);
-    if (isRouted(command, params)) {
+    const plan = planSubagentBash(command, params);
+    if (plan.kind === 'routed') {
       ticket();
       return askUnverified ? { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision } }, outcome: 'already-routed:ask-unverified', branch: ensured.branch } : { outcome: 'already-routed', branch: ensured.branch };
     }
-    if (invokesLauncher(command, h.launcher)) return { ...launcherDeny(), branch: ensured.branch };
-    if (hasBareExit(command)) {
-      return {
-        output: deny("pgx: this command contains a bare `exit`. pgx's routing relies on a permission rule for a bare `exit` of its own, which would also approve yours without your rules' say, so pgx refuses it. Leave it out, or write `exit 0` / `exit 1`."),
-        outcome: 'denied:bare-exit',
-        branch: ensured.branch,
-      };
-    }
+    if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
     ticket();
     return {
-      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision, updatedInput: { ...p.tool_input, command: rewriteCommand(command, params) } } },
+      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision, updatedInput: { ...p.tool_input, command: plan.command } } },
       outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}`,
       branch: ensured.branch,
     };
@@ -190,10 +208,18 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
   async run(p, h) {
     // Said once per session, where the user sees it: on an unverified Claude Code, routed commands ask (or, by the
     // user's choice, rely on an unverified rewrite).
-    const versionNote = isVerifiedClaudeCode(h.claudeCode) ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode) };
+    // An unverified version with no verdict yet: `pgx agent verify claude` starts in the background (once: a marker
+    // per version), and the session asks as before until it records a verdict.
+    const verified = isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
+    const running = !verified && h.claudeCode !== undefined && startVerificationIfNeeded(h.config.home, h.claudeCode, h.launcher) !== 'none';
+    const versionNote = verified ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode, running) };
     startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
     startBrokerIfNone(h.launcher); // the session's later hooks and routed commands hand their work to it
-    if (!h.config.sessionBranch) return { output: 'systemMessage' in versionNote ? versionNote : undefined, outcome: 'skipped:session_branch=false' };
+    const verifyLine = running ? ` ${verifyingContext(h.claudeCode!)}` : '';
+    if (!h.config.sessionBranch) {
+      const output = running ? { ...versionNote, hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: verifyingContext(h.claudeCode!) } } : 'systemMessage' in versionNote ? versionNote : undefined;
+      return { output, outcome: `skipped:session_branch=false${running ? ':verifying' : ''}` };
+    }
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
     if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role });
     return {
@@ -201,10 +227,10 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
         ...versionNote,
         hookSpecificOutput: {
           hookEventName: 'SessionStart',
-          additionalContext: `pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.`,
+          additionalContext: `pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.${verifyLine}`,
         },
       },
-      outcome: `ok:${r.method}`,
+      outcome: `ok:${r.method}${running ? ':verifying' : ''}`,
       branch: r.branch,
     };
   },
@@ -212,6 +238,11 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
   },
 };
+
+/** One line for the model: why subagents' commands may ask for approval for a minute or two. */
+function verifyingContext(version: string): string {
+  return `pgx is verifying Claude Code ${version} on this machine (\`pgx agent verify claude\`, in the background); until it records a verdict, each routed subagent Bash command asks for approval.`;
+}
 
 /** Spawns this environment's broker (detached) unless its socket is there; a stale socket is the next hook's to fix. */
 function startBrokerIfNone(launcher: string): void {
