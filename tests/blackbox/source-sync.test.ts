@@ -162,7 +162,7 @@ describe('pgx source sync', () => {
     }
     // Without PGPASSWORD the origin refuses pg_dump; with it the sync goes through.
     const noPw = runPgx(['source', 'sync', '--json'], p);
-    expect(noPw.status).toBe(7);
+    expect(noPw.status).toBe(4); // login refused (decisions/136-import-login-refused-exit-4.md)
     expect(noPw.stdout + noPw.stderr).not.toContain(info.password);
     const sync = runPgx(['source', 'sync', '--json'], { cwd: p.cwd, env });
     expect(sync.status, sync.stdout + sync.stderr).toBe(0);
