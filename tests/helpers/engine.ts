@@ -5,11 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { Engine } from '../../src/engine/api.js';
+import { LOCK } from '../../src/registry/locks.js';
 import { templateName } from '../../src/engine/template.js';
 import type { StatementGate } from '../../src/server/db.js';
 import { Faults, InjectedFault } from './faults.js';
 import { registryRows } from './hooks.js';
-import { makeProject, pgInfo, sql } from './pgx.js';
+import { makeProject, pgInfo, sql, withAdmin } from './pgx.js';
 
 export { registryRows };
 
@@ -122,3 +123,15 @@ export async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaite
 /** The error and what it wraps (the engine wraps a failed clone in a BRANCH_FAILED error). */
 export const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
 
+
+/**
+ * Waits until no session holds the identity's lock, then lets it go at once. gc is server-wide and try-locks: when a
+ * concurrent test's gc holds a record (mid-drop), this test's gc passes it by, and the record, or its database, is
+ * still there for a moment. Past this barrier, whichever gc took it has finished.
+ */
+export async function untilIdentityUnlocked(identityKey: string): Promise<void> {
+  await withAdmin(async (c) => {
+    await c.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(identityKey)]);
+    await c.query('SELECT pg_advisory_unlock($1::bigint)', [LOCK.identity(identityKey)]);
+  }, 'pgx_registry');
+}
