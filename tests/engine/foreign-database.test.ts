@@ -123,6 +123,7 @@ describe.concurrent('a branch whose database was replaced by someone else\'s', (
       // gc is server-wide: a concurrent test's gc may hold this record's lock for a moment (then it is skipped).
       let reported = false;
       for (let i = 0; i < 10 && !reported; i++) {
+        await untilIdentityUnlocked(key); // each try starts with the record free
         const g = await t.run((e) => e.gc());
         expect(g.errors.filter((x) => x.name === up.branch)).toEqual([]);
         expect(g.dropped.filter((d) => d.name === up.branch)).toEqual([]);

@@ -124,14 +124,19 @@ export async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaite
 export const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
 
 
-/**
- * Waits until no session holds the identity's lock, then lets it go at once. gc is server-wide and try-locks: when a
- * concurrent test's gc holds a record (mid-drop), this test's gc passes it by, and the record, or its database, is
- * still there for a moment. Past this barrier, whichever gc took it has finished.
- */
-export async function untilIdentityUnlocked(identityKey: string): Promise<void> {
+/** Waits until no session holds the advisory lock `key` (LOCK.*), then lets it go at once. */
+async function untilUnlocked(key: string): Promise<void> {
   await withAdmin(async (c) => {
-    await c.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.identity(identityKey)]);
-    await c.query('SELECT pg_advisory_unlock($1::bigint)', [LOCK.identity(identityKey)]);
+    await c.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+    await c.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
   }, 'pgx_registry');
 }
+
+/**
+ * gc is server-wide and only try-locks: when a concurrent test's gc holds a record (mid-drop), this test's gc passes
+ * it by, and the record, or its database, is still there for a moment. Past this, whichever gc took it is done.
+ */
+export const untilIdentityUnlocked = (identityKey: string) => untilUnlocked(LOCK.identity(identityKey));
+
+/** The same for a template's warm pool: a concurrent gc (or filler) sweeping it holds its pool lock. */
+export const untilPoolUnlocked = (template: string) => untilUnlocked(LOCK.pool(template));

@@ -94,7 +94,10 @@ export async function teardown() {
   for (const e of elsewhere) (strict ? failures : warnings).push(`new since the suite started (outside the run's temp dir): ${e}`);
   if (strict) for (const e of elsewhere) removeTree(e);
 
-  if (warnings.length) process.stderr.write(`\npgx tests: warning (another process on this machine may have made these; CI fails on them):\n  - ${warnings.join('\n  - ')}\n`);
+  if (warnings.length) {
+    const shown = warnings.slice(0, 10).concat(warnings.length > 10 ? [`… and ${warnings.length - 10} more`] : []);
+    process.stderr.write(`\npgx tests: warning (another process on this machine may have made these; CI fails on them):\n  - ${shown.join('\n  - ')}\n`);
+  }
   if (!failures.length) return;
   const message = `the suite left this behind (cleared now):\n  - ${failures.join('\n  - ')}`;
   process.stderr.write(`\npgx tests: FAILED: ${message}\n`);
