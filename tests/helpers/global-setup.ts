@@ -2,12 +2,12 @@
 //
 // The run root `<tmp>/pgx-tests-XXXXXX` becomes TMPDIR for the test workers (they fork after setup), so the
 // cluster and every file's directory (file-hygiene.ts) live in it. After the suite, with the cluster stopped:
-// - no process may still belong to the run (in the run root, naming it, or started meanwhile from this checkout's
-//   launcher or dist/);
-// - the run root must be empty (each file removed its own);
-// - outside it, no new `pgx-*` entry in the system temp directory, no new entry in /var/lib/pgx, no ~/.pgx. Another
-//   process on a shared machine can make those, so they fail the run in CI (CI=true) or with
-//   PGX_TEST_LEFTOVERS=strict, and are printed as a warning otherwise.
+// - no process may still belong to the run (running in the run root, or naming it in its argv or environment);
+// - the run root must be empty (each file removed its own; a file whose tests were all skipped leaves its empty one);
+// - outside it: no new `pgx-*` entry in the system temp directory, no new entry in /var/lib/pgx, no ~/.pgx, and no
+//   process started during the run from this checkout's launcher or dist/. Another process on a shared machine can
+//   make those, so they fail the run in CI (CI=true) or with PGX_TEST_LEFTOVERS=strict, and are printed as a warning
+//   otherwise (PGX_TEST_LEFTOVERS=warn: a warning in CI too).
 // A leftover makes `npm test` exit 1, is printed, and is added to the JSON report (.tmp/vitest-report.json) as a
 // failed entry "leftovers after the suite", which .ci/run counts as a failure. Then it is cleared.
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -71,19 +71,20 @@ export async function teardown() {
   // The test runner's own processes (the workers have TMPDIR = the run root in their environment) are not leftovers.
   const runner = (p: Proc) => p.cmd.includes('/node_modules/vitest/') || p.cmd.includes('/node_modules/.bin/vitest');
   const fromCheckout = (p: Proc) => p.started >= startedAt && [join(REPO, 'bin', 'pgx.js'), join(REPO, 'dist') + '/'].some((s) => p.cmd.includes(s));
-  const find = () => {
-    const procs = processesOf([runRoot], { ignore: runner });
-    const seen = new Set(procs.map((p) => p.pid));
-    return [...procs, ...processes().filter((p) => !runner(p) && !seen.has(p.pid) && fromCheckout(p))];
-  };
-  const stayed = await untilGone(find(), 10_000);
+  const stayed = await untilGone(processesOf([runRoot], { ignore: runner }), 10_000);
   for (const p of stayed) failures.push(`still running after the suite: ${describeProc(p)}`);
   await terminate(stayed);
 
-  for (const n of list(runRoot)) failures.push(`left in the run's temp dir: ${join(runRoot, n)}`);
+  for (const n of list(runRoot)) {
+    // A file whose tests were all skipped runs no hooks, so its (empty) directory is still here: not a leftover.
+    if (n.startsWith('f-') && !list(join(runRoot, n)).length) continue;
+    failures.push(`left in the run's temp dir: ${join(runRoot, n)} (${list(join(runRoot, n)).slice(0, 5).join(', ') || 'empty'})`);
+  }
   const failed = removeTree(runRoot);
   if (failed) failures.push(`could not remove ${failed}`);
 
+  // Outside the run root, what is new may be another process's on a shared machine: failed (and, if it is a
+  // directory, removed) only in strict mode; a process is never killed on that guess.
   const now = outside();
   const strict = process.env.PGX_TEST_LEFTOVERS === 'strict' || (process.env.CI === 'true' && process.env.PGX_TEST_LEFTOVERS !== 'warn');
   const elsewhere = [
@@ -93,6 +94,9 @@ export async function teardown() {
   ];
   for (const e of elsewhere) (strict ? failures : warnings).push(`new since the suite started (outside the run's temp dir): ${e}`);
   if (strict) for (const e of elsewhere) removeTree(e);
+  // Started during the run from this checkout's launcher or dist/, not the runner: a pgx the tests started with an
+  // environment that names nothing of the run (else it was found above).
+  for (const p of processes().filter((p) => !runner(p) && fromCheckout(p))) (strict ? failures : warnings).push(`running from this checkout, started during the suite: ${describeProc(p)}`);
 
   if (warnings.length) {
     const shown = warnings.slice(0, 10).concat(warnings.length > 10 ? [`… and ${warnings.length - 10} more`] : []);

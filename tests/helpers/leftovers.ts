@@ -193,4 +193,8 @@ export function removeTree(dir: string): string | undefined {
   }
 }
 
-export const describeProc = (p: Proc) => `pid ${p.pid} (cwd ${p.cwd || '?'}): ${p.cmd.length > 200 ? p.cmd.slice(0, 200) + '…' : p.cmd}`;
+/** A process as a leftover line: pid, cwd, argv, and the variables that say whose it is. */
+export function describeProc(p: Proc): string {
+  const env = (read(`/proc/${p.pid}/environ`) ?? '').split('\0').filter((v) => /^(HOME|PGX_HOME|TMPDIR|XDG_RUNTIME_DIR)=/.test(v));
+  return `pid ${p.pid} (cwd ${p.cwd || '?'}${env.length ? `; ${env.join(' ')}` : ''}): ${p.cmd.length > 200 ? p.cmd.slice(0, 200) + '…' : p.cmd}`;
+}
