@@ -15,7 +15,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function hook(event: string, payload: object, env: NodeJS.ProcessEnv) {
   // Exactly the command line hooks.json gives Claude Code, run by a shell with CLAUDE_PLUGIN_ROOT set.
-  const r = spawnSync('sh', ['-c', `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${event}`], { env: { ...env, CLAUDE_PLUGIN_ROOT: PLUGIN }, input: JSON.stringify(payload), encoding: 'utf8', timeout: 60_000 });
+  // TMPDIR: the file's temp dir (tests/helpers/file-hygiene.ts), where the hook's broker puts its socket directory.
+  const r = spawnSync('sh', ['-c', `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${event}`], { env: { TMPDIR: tmpdir(), ...env, CLAUDE_PLUGIN_ROOT: PLUGIN }, input: JSON.stringify(payload), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined };
 }
 

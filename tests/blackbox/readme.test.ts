@@ -30,7 +30,8 @@ describe('README', () => {
 
   it('`npm run demo` (twice) tells the story, cleans up after itself, and `local down --purge --yes` leaves nothing', () => {
     const home = mkdtempSync(join(tmpdir(), 'pgx-demo-home-'));
-    const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, '.pgx') };
+    // TMPDIR: the file's temp dir (tests/helpers/file-hygiene.ts), where the hooks' broker puts its socket directory.
+    const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, '.pgx'), TMPDIR: tmpdir() };
     const pgx = (...args: string[]) => execFileSync(process.execPath, [LAUNCHER, ...args], { env, encoding: 'utf8' });
     let dataDir: string | undefined;
     try {

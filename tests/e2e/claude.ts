@@ -20,6 +20,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -224,6 +225,9 @@ export function claudeEnv(opts: RunClaudeOptions, runId: string = randomUUID()):
     DISABLE_AUTOUPDATER: '1',
     // Else the CLI writes under /tmp/claude-<uid>/, shared between runs.
     CLAUDE_CODE_TMPDIR: tmp,
+    // The test file's temp dir (tests/helpers/file-hygiene.ts), for pgx's hooks: their broker's socket directory
+    // (<tmp>/pgx-<uid>) goes with the file, and the broker is stopped when it ends.
+    TMPDIR: tmpdir(),
     [RUN_ID_ENV]: runId,
     // Bypass mode is refused as root unless the CLI is told it runs in a sandbox.
     ...(opts.permissionMode === 'bypass' ? { IS_SANDBOX: '1' } : {}),

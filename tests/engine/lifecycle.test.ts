@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { LOCK } from '../../src/registry/locks.js';
-import { dbRow, makeSource, settingsOf, testProject } from '../helpers/engine.js';
+import { dbRow, makeSource, settingsOf, testProject, untilIdentityUnlocked } from '../helpers/engine.js';
 import { pgInfo, schemaMd5, sql, templateMd5 } from '../helpers/pgx.js';
 import { pollUntil, untilServerTimePast } from '../helpers/poll.js';
 
@@ -190,7 +190,9 @@ describe.concurrent('branch engine (in-process)', () => {
     } finally {
       await holder.end();
     }
+    await untilIdentityUnlocked(up.record.identity_key); // the holder's session ends a moment after end() returns
     await t.run((e) => e.gc()); // (a concurrent test's gc may have dropped it first: either way it is gone)
+    await untilIdentityUnlocked(up.record.identity_key); // (or be dropping it right now: this gc then passed it by)
     expect(await dbRow(up.branch)).toBeUndefined();
   });
 });

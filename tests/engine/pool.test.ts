@@ -3,7 +3,7 @@
 // the fall-back to a clone. Each test has its own project, so its own template and its own pool.
 import { describe, expect, it } from 'vitest';
 import { poolTarget, type FillResult } from '../../src/engine/pool.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, settingsOf, testProject, type TestProject } from '../helpers/engine.js';
+import { crashDuring, dbRow, expectNoOrphans, makeSource, settingsOf, testProject, untilPoolUnlocked, type TestProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
 const pooled = (n: number, extra = '', source?: string) => testProject({ source, toml: `[agent]\npool = ${n}\n${extra}` });
@@ -121,6 +121,7 @@ describe.concurrent('warm pool', () => {
     expect(await t.run((e) => e.poolStatus())).toMatchObject({ ready: 0, stale: 2 });
     expect((await t.run((e) => e.ensure(sub('after')))).method).toBe('clone');
     const gc = await t.run((e) => e.gc());
+    await untilPoolUnlocked(t.template); // (a concurrent test's gc sweeping ours: this gc passed it by)
     for (const n of ownDropped(t, gc.pool_dropped)) expect(created).toContain(n);
     for (const n of created) expect(await dbRow(n)).toBeUndefined();
     expect(await members(t)).toEqual([]);
@@ -288,6 +289,7 @@ describe.concurrent('warm pool: crash windows', () => {
     const [leftover] = await memberDbs(t);
     expect((await dbRow(leftover!))!.comment).toBeNull();
     const gc = await t.run((e) => e.gc());
+    await untilPoolUnlocked(t.template); // (one still at it: this gc passed it by)
     // This gc sweeps it, unless a concurrent test's gc got there first: either way it is gone, and nothing else of ours.
     expect(ownDropped(t, gc.pool_dropped).filter((n) => n !== leftover)).toEqual([]);
     expect(await memberDbs(t)).toEqual([]);

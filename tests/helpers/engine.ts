@@ -5,11 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { Engine } from '../../src/engine/api.js';
+import { LOCK } from '../../src/registry/locks.js';
 import { templateName } from '../../src/engine/template.js';
 import type { StatementGate } from '../../src/server/db.js';
 import { Faults, InjectedFault } from './faults.js';
 import { registryRows } from './hooks.js';
-import { makeProject, pgInfo, sql } from './pgx.js';
+import { makeProject, pgInfo, sql, withAdmin } from './pgx.js';
 
 export { registryRows };
 
@@ -122,3 +123,20 @@ export async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaite
 /** The error and what it wraps (the engine wraps a failed clone in a BRANCH_FAILED error). */
 export const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
 
+
+/** Waits until no session holds the advisory lock `key` (LOCK.*), then lets it go at once. */
+async function untilUnlocked(key: string): Promise<void> {
+  await withAdmin(async (c) => {
+    await c.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+    await c.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+  }, 'pgx_registry');
+}
+
+/**
+ * gc is server-wide and only try-locks: when a concurrent test's gc holds a record (mid-drop), this test's gc passes
+ * it by, and the record, or its database, is still there for a moment. Past this, whichever gc took it is done.
+ */
+export const untilIdentityUnlocked = (identityKey: string) => untilUnlocked(LOCK.identity(identityKey));
+
+/** The same for a template's warm pool: a concurrent gc (or filler) sweeping it holds its pool lock. */
+export const untilPoolUnlocked = (template: string) => untilUnlocked(LOCK.pool(template));

@@ -28,6 +28,9 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: dir,
+    // The test file's own temp dir (tests/helpers/file-hygiene.ts): a broker's socket directory and pgx's temp files
+    // go there, and go with it.
+    TMPDIR: tmpdir(),
     PGX_HOME: home,
     PGX_DATABASE_URL: pgInfo().url,
     PGX_HOST: host,
@@ -49,14 +52,17 @@ export interface RunResult {
   stderr: string;
 }
 
+/** A child's environment: the test file's temp dir unless the test chose one (see makeProject). */
+const withTmp = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ('TMPDIR' in env ? env : { ...env, TMPDIR: tmpdir() });
+
 export function runPgx(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeout?: number }): RunResult {
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: opts.env, input: opts.input ?? '', encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env), input: opts.input ?? '', encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: opts.env });
+    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
