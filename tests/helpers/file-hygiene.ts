@@ -37,8 +37,12 @@ afterAll(async () => {
     if (!under(b.cwd, fileDir)) problems.push(`a broker whose socket directory is outside the file's temp dir (its environment lacks TMPDIR): ${describeProc(b)}`);
     await stopBroker(b);
   }
-  const deaf = await untilGone(brokers, 5000);
-  for (const b of deaf) problems.push(`a broker that did not exit on its stop request: ${describeProc(b)}`);
+  // A broker that served a fan-out closes its kept registry connections before it exits: 2.8-11.8 s measured after
+  // the fan-out file. Slower than 5 s is said; only one still there after 30 s is a leftover.
+  const slow = await untilGone(brokers, 5000);
+  if (slow.length) process.stderr.write(`${file}: ${slow.length} broker(s) took more than 5 s to exit on their stop request\n`);
+  const deaf = await untilGone(slow, 30_000);
+  for (const b of deaf) problems.push(`a broker that did not exit within 30 s of its stop request: ${describeProc(b)}`);
 
   const rest = ours().filter((p) => !isBroker(p));
   const stayed = await untilGone(rest, 15_000);
@@ -56,4 +60,4 @@ afterAll(async () => {
   process.env.TMPDIR = runRoot;
 
   if (problems.length) throw new Error(`${file} left this behind (cleared now):\n  - ${problems.join('\n  - ')}`);
-}, 60_000);
+}, 90_000);
