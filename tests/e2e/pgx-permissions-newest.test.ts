@@ -12,7 +12,7 @@ import { LAUNCHER } from '../helpers/pgx.js';
 import { findClaudeBinary, NEWEST_CLAUDE_CODE } from './claude.js';
 import { cleanupRoots, describeRun, hookLog, makeE2eProject, makeSource, runScenario, type Source } from './pgx-harness.js';
 import { classify, judgeCell, VERIFY_COMMANDS, VERIFY_RULE_SETS, VERIFY_RUNS, writeFixture, type CellResult, type ModeName, type Observed, type RuleSetName, type Who } from '../../src/verify/cells.js';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const bin = findClaudeBinary(NEWEST_CLAUDE_CODE);
@@ -25,7 +25,10 @@ const MODE: Record<ModeName, 'default' | 'acceptEdits' | 'bypass'> = { default: 
 async function runOnce(source: Source, rules: RuleSetName, mode: ModeName, routed: boolean): Promise<{ cells: Map<string, Observed>; hooks: string }> {
   const env = { PGX_VERIFIED_CLAUDE_CODE: NEWEST_CLAUDE_CODE };
   const p = makeE2eProject({ source, env, installArgs: ['--no-verify'] });
-  if (!routed) writeFileSync(join(p.cwd, '.claude', 'settings.json'), '{}\n'); // no pgx at all
+  if (!routed) {
+    writeFileSync(join(p.cwd, '.claude', 'settings.json'), '{}\n'); // no pgx at all
+    rmSync(join(p.cwd, '.claude', 'settings.local.json'), { force: true }); // nor pgx's rules (the portable layout)
+  }
   writeFixture(p.cwd, p.home, VERIFY_RULE_SETS[rules]);
   const ctx = { cwd: p.cwd, launcher };
   const forWho = (who: Who) => VERIFY_COMMANDS.filter((c) => c.who === who);
