@@ -35,7 +35,11 @@ export const PGX_HOST = 'e2e';
 export const PSQL_ALLOWED = 'Agent,Bash(psql:*)';
 
 const roots: string[] = [];
+const made: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 export function cleanupRoots(): void {
+  // The file's branches go with it (retiring ones would wait out their grace on the shared test server, and the next
+  // files' server-wide gc would drop them: slow, and noise in what those files assert).
+  for (const p of made.splice(0)) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
   // PGX_E2E_KEEP=1 keeps the temp dirs (transcripts, hook logs, debug files) for inspection.
   if (process.env.PGX_E2E_KEEP) console.warn(`kept e2e dirs: ${roots.join(' ')}`);
   else for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
@@ -125,6 +129,7 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   opts.beforeInstall?.(cwd); // e.g. `git init`: the install keeps settings.local.json out of a repository
   const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
+  made.push({ cwd, env });
   const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
   const localFile = join(cwd, '.claude', 'settings.local.json');
