@@ -4,7 +4,7 @@ import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
 import { describeError } from '../../errors.js';
-import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
+import { attachOrEnsure, handoffText, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
@@ -35,6 +35,8 @@ export interface HookResult {
   output?: Record<string, unknown>;
   outcome: string;
   branch?: string | null;
+  /** SubagentStop: the branch's change summary (names and counts only), logged as `changes`. */
+  changes?: ChangeSummary;
 }
 
 export interface Handler<S extends z.ZodMiniType> {
@@ -169,9 +171,16 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
   schema: P.subagentStopSchema,
   async run(p, h) {
     dropTickets(h.config.home, p.agent_id); // the agent is done: no more routed commands of its to admit
-    const [r] = await withEngine(h.config, (e) => e.retire({ target: subagentTarget(p) }, { gcAfter: 2 }), h.engine);
+    const { retired: r, changes, kept } = await withEngine(h.config, (e) => e.stopSubagent(subagentTarget(p)), h.engine);
     if (!r) return { outcome: 'no-branch' };
-    return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: r.name };
+    // The summary failing never fails the stop: the branch is retired (and kept), the log says why (`changes.error`).
+    const summary = changes?.error ? `:changes=failed(${changes.error})` : changes ? `:changes=${changes.changed ? 'yes' : 'none'}` : '';
+    return {
+      output: changes ? { hookSpecificOutput: { hookEventName: 'SubagentStop', additionalContext: handoffText(r.name, p.agent_id, changes) } } : undefined,
+      outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}${summary}${kept ? ':kept' : ''}`,
+      branch: r.name,
+      changes: changes ?? undefined,
+    };
   },
   onError: () => ({ outcome: 'error' }), // never blocks the stop
 };
