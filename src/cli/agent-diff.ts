@@ -9,7 +9,7 @@ export function registerDiffCommand(agent: Command): void {
   withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)"))
     .option('--agent <id>', "a subagent's branch")
     .option('--id <id>', 'an exec --id branch')
-    .option('--session <id>', "a session's own branch")
+    .option('--session <id>', "a session's own branch (with --agent: that session's subagent)")
     .option('--branch <name>', 'a branch by database name')
     .option('--against <what>', 'parent (the branch it was forked from; none: the template), template, or a branch name', 'parent')
     .action(
@@ -25,7 +25,8 @@ export function registerDiffCommand(agent: Command): void {
 
 /** Exactly one selector; none inside a routed command (`agent exec` sets PGX_BRANCH): the caller's own branch. */
 function selectorOf(opts: TargetOpts & { branch?: string }, env: NodeJS.ProcessEnv): Selector {
-  const given = ['agent', 'id', 'session', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
+  // --session with --agent: that session's subagent (an agent id alone may have branches in several sessions)
+  const given = ['agent', 'id', 'session', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined && !(k === 'session' && opts.agent !== undefined));
   if (given.length > 1) throw new PgxError('USAGE', `Pass one of --agent, --id, --session, --branch (got ${given.map((g) => `--${g}`).join(', ')}).`, 'e.g. `pgx agent diff --agent <id>`.');
   if (opts.branch !== undefined) return { branch: opts.branch };
   if (!given.length) {
@@ -33,6 +34,7 @@ function selectorOf(opts: TargetOpts & { branch?: string }, env: NodeJS.ProcessE
     throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id>, --session <id> or --branch <name>.', 'Inside a command pgx routed (a subagent\'s Bash, `pgx agent exec`), no selector means that command\'s own branch.');
   }
   const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
+  if (t.agentId !== undefined && t.sessionId !== undefined) return { target: t };
   return t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
 }
 
