@@ -4,7 +4,8 @@
 // touched itself; another branch as the baseline.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { dbRow, testProject } from '../helpers/engine.js';
+import { crashDuring, dbRow, testProject } from '../helpers/engine.js';
+import { Faults } from '../helpers/faults.js';
 import { pgInfo, sql } from '../helpers/pgx.js';
 
 async function onDb(database: string, text: string): Promise<void> {
@@ -160,5 +161,43 @@ describe.concurrent('agent diff (in-process)', () => {
     await expect(t.run((e) => e.diff({ id: 'nope' }))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(t.run((e) => e.diff({ id: 'ret' }, { branch: 'no_such_branch' }))).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await t.run((e) => e.down({ id: 'ret' }, { now: true }));
+  });
+
+  it('crash windows: a copy of the template killed before its stamp is swept by the next diff; a retiring branch left open by a killed diff is shut by the next', async () => {
+    const t = testProject();
+    const b = await t.run((e) => e.ensure({ execId: 'crash' }));
+    await onDb(b.branch, 'CREATE TABLE c (x int)');
+    const builds = async () => (await sql<{ name: string }>('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).map((r) => r.name);
+    // 1. Killed between the copy's CREATE DATABASE and its stamp: a recorded, unstamped database.
+    await crashDuring(t, /^COMMENT ON DATABASE "pgx_base_/, (e) => e.diff({ id: 'crash' }));
+    const [left] = await builds();
+    expect(left).toMatch(/^pgx_base_/);
+    expect((await dbRow(left!))?.comment).toBeNull();
+    const r = await t.run((e) => e.diff({ id: 'crash' }));
+    expect(r.schema.added.map((c) => c.name).sort()).toEqual(['public.c', 'public.c.x']);
+    const now = await builds();
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(left);
+    expect(await dbRow(left!)).toBeUndefined(); // the leftover was dropped (it was recorded: provably pgx's)
+    expect(JSON.parse((await dbRow(now[0]!))!.comment!.replace(/^pgx:template-building:/, ''))).toMatchObject({ project: t.name, baseline_of: (await dbRow(t.template))!.oid });
+
+    // 2. Killed after letting the admin into a retiring branch, before shutting it again.
+    await t.run((e) => e.down({ id: 'crash' }));
+    // (The shutting is best effort in a finally, so the in-process "crash" is swallowed there: the gate still cut
+    // every connection before it, which is what a killed process leaves.)
+    const faults = new Faults().crash(new RegExp(`^ALTER DATABASE "${b.branch}" WITH ALLOW_CONNECTIONS false`));
+    const dying = await t.open(faults);
+    await dying.diff({ id: 'crash' }, 'template').catch(() => undefined);
+    expect(faults.crashed).toBe(true);
+    await faults.settled();
+    expect((await dbRow(b.branch))!.datallowconn).toBe(true); // the window: open, to the admin only (its role is NOLOGIN)
+    const [{ role }] = await sql('SELECT role FROM pgx_branch WHERE name = $1', [b.branch], 'pgx_registry');
+    if (role) expect((await sql('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', [role]))[0].rolcanlogin).toBe(false);
+    const again = await t.run((e) => e.diff({ id: 'crash' }, 'template'));
+    expect(again.changed).toBe(true);
+    expect((await dbRow(b.branch))!.datallowconn).toBe(false);
+    await t.run((e) => e.down({ id: 'crash' }, { now: true }));
+    await t.run((e) => e.refreshTemplate());
+    expect(await builds()).toEqual([]);
   });
 });
