@@ -47,6 +47,8 @@ describe('handoff at SubagentStop (hook processes)', () => {
     const ls = await lsBranches(p);
     const kept = ls.find((b) => b.agent_id === changer);
     expect(kept.changes).toEqual(byAgent.get(changer).changes);
+    const human = await runPgxAsync(['agent', 'ls'], { cwd: p.dir, env: p.env });
+    expect(human.stdout).toContain(`${kept.name} changed: added: column public.notes.body`);
     // keep_changed: 1h from the stop. The unchanged one's grace (0s) was over at once: SubagentStop's own bounded gc
     // dropped it; gc leaves the changed one.
     expect(Date.parse(kept.deadline) - Date.parse(kept.changes.at)).toBeGreaterThan(55 * 60_000);
