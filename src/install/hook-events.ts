@@ -20,8 +20,21 @@ export type HookCli =
   | 'subagent-stop'
   | 'session-end';
 
+/**
+ * Claude Code's default for a hook that fails (can't start, is killed, times out, exits other than 0 or 2, prints JSON
+ * that fails validation) is to go on as if it said nothing: for PreToolUse, the subagent's command runs unrouted.
+ * `"block"` turns each of those into a blocked call with the cause in the tool result. Releases before 2.1.295 strip
+ * the key without a word (measured on 2.1.0 and 2.1.294: hooks and rules still apply), so it is written for every
+ * version; the value must be exactly "block" (2.1.332 skips the whole file for "blok"). Written only on PreToolUse:
+ * on SessionStart and SubagentStart it blocks nothing, on SubagentStop it is ignored with a warning
+ * (docs/pgx/local-dev/decisions/191-pretooluse-fails-closed.md).
+ */
+export const ON_FAILURE_BLOCK = 'block';
+/** The first Claude Code release that honours `onFailure` (earlier ones ignore it: PreToolUse then fails open). */
+export const ON_FAILURE_SINCE = '2.1.295';
+
 /** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
-export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number }> =
+export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number; onFailure?: typeof ON_FAILURE_BLOCK }> =
   Object.freeze([
     // Creates/attaches the session's state; may have to start the local server on a cold machine.
     { event: 'SessionStart', cli: 'session-start', timeout: HOOK_TIMEOUT_S['session-start'] },
@@ -29,7 +42,8 @@ export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; ma
     { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: HOOK_TIMEOUT_S['user-prompt-submit'] },
     // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
     // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: HOOK_TIMEOUT_S['pre-tool-use'] },
+    // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
+    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: HOOK_TIMEOUT_S['pre-tool-use'], onFailure: ON_FAILURE_BLOCK },
     // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
     { event: 'SubagentStart', cli: 'subagent-start', timeout: HOOK_TIMEOUT_S['subagent-start'] },
     // Records/retires the subagent's branch.

@@ -36,6 +36,8 @@ export interface SubagentScript {
   commands: string[];
   /** Agent tool `description` (defaults to `e2e <marker>`). */
   description?: string;
+  /** Agent tool `subagent_type`: an agent defined in the project's .claude/agents/ (defaults to general-purpose). */
+  subagentType?: string;
 }
 
 export interface FakeScript {
@@ -381,7 +383,7 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
           input: {
             description: s.description ?? `e2e ${s.marker}`,
             prompt: `${markerTag(s.marker)} Run the scripted commands for ${s.marker}.`,
-            subagent_type: 'general-purpose',
+            subagent_type: s.subagentType ?? 'general-purpose',
             ...(background ? {} : { run_in_background: false }),
           },
         })),

@@ -101,7 +101,7 @@ export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
  * `env`: more environment for the project's own `pgx` calls AND claude's (e.g. a PATH with a user's `claude` on it,
  * PGX_VERIFIED_CLAUDE_CODE); `installArgs`: more flags for `pgx agent install claude`, whose JSON result is kept.
  */
-export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[] }): E2eProject {
+export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[]; beforeInstall?: (cwd: string) => void }): E2eProject {
   const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
   roots.push(root);
   const cwd = join(root, 'project');
@@ -122,6 +122,7 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   // Long enough for the verification install runs on an unverified Claude Code on PATH (under 2 minutes).
+  opts.beforeInstall?.(cwd); // e.g. `git init`: the install keeps settings.local.json out of a repository
   const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
   const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
@@ -216,6 +217,8 @@ export interface RunOpts {
   permissionMode?: RunClaudeOptions['permissionMode'];
   /** Another Claude Code binary than this run's (claudeBin). */
   bin?: string;
+  /** More CLI arguments (e.g. `--worktree NAME`). */
+  extraArgs?: string[];
 }
 
 function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
@@ -231,6 +234,7 @@ function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile:
     timeoutMs: o.timeoutMs ?? 90_000,
     debugFile: o.debugFile,
     permissionMode: o.permissionMode,
+    extraArgs: o.extraArgs,
     env: { ...p.claudeEnv, ...o.env },
   };
 }
