@@ -200,4 +200,24 @@ describe.concurrent('agent diff (in-process)', () => {
     await t.run((e) => e.refreshTemplate());
     expect(await builds()).toEqual([]);
   });
+
+  it("--against parent: the record's parent branch as it is now (the fork's column); a parent that is gone is NOT_FOUND, with --against template as the way out", async () => {
+    const t = testProject();
+    const parent = await t.run((e) => e.ensure({ execId: 'par' }));
+    await onDb(parent.branch, 'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)');
+    const child = await t.run((e) => e.ensure({ execId: 'kid' }));
+    await onDb(child.branch, 'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1), (2); CREATE TABLE kid_own (y int)');
+    await sql('UPDATE pgx_branch SET parent = $2 WHERE name = $1', [child.branch, parent.branch], 'pgx_registry');
+    const r = await t.run((e) => e.diff({ id: 'kid' }));
+    expect(r.against).toEqual({ kind: 'parent', database: parent.branch, parent_was_template: false });
+    expect(names(r.schema.added)).toEqual(['column public.kid_own.y', 'table public.kid_own']);
+    expect(r.data).toEqual([{ table: 'public.parent_mig', compared: 'exact', base_rows: 1, branch_rows: 2, rows_added: 1, rows_removed: 0, rows_changed: null }]);
+    // Two-way: what the parent did after the fork shows reversed.
+    await onDb(parent.branch, 'CREATE TABLE parent_later (z int)');
+    expect(names((await t.run((e) => e.diff({ id: 'kid' }))).schema.dropped)).toEqual(['column public.parent_later.z', 'table public.parent_later']);
+    await t.run((e) => e.down({ id: 'par' }, { now: true }));
+    await expect(t.run((e) => e.diff({ id: 'kid' }))).rejects.toMatchObject({ code: 'NOT_FOUND', hint: expect.stringContaining('--against template') });
+    expect((await t.run((e) => e.diff({ id: 'kid' }, 'template'))).against.database).toBe(t.template);
+    await t.run((e) => e.down({ id: 'kid' }, { now: true }));
+  });
 });
