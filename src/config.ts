@@ -150,6 +150,8 @@ const fileSchema = z.strictObject({
     z.strictObject({
       idle_ttl: z.prefault(duration({ minMs: 1000, ...AGENT_TIMING }), '2h'),
       grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
+      // A subagent's branch that changed something stays this long after its SubagentStop (decision 164); 0s: grace only.
+      keep_changed: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '24h'),
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
@@ -190,6 +192,8 @@ export interface Config {
   host: string;
   idleTtlMs: number;
   graceMs: number;
+  /** How long a subagent's branch that changed something is kept after its SubagentStop (at least its grace). */
+  keepChangedMs: number;
   sessionBranch: boolean;
   /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
   unverifiedClaudeCode: 'ask' | 'rules';
@@ -339,6 +343,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,
+    keepChangedMs: c.agent.keep_changed,
     sessionBranch: c.agent.session_branch,
     unverifiedClaudeCode: c.agent.unverified_claude_code,
     roles: c.agent.roles,

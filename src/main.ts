@@ -1,6 +1,7 @@
 // The CLI: commander wiring only. Each command file registers its commands and calls the library.
 import { Command, CommanderError } from 'commander';
 import { registerBranchCommands } from './cli/agent-branches.js';
+import { registerDiffCommand } from './cli/agent-diff.js';
 import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
+  registerDiffCommand(agent);
   registerPoolCommands(agent);
   registerBrokerCommands(agent);
   registerHookCommand(agent);

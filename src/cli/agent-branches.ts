@@ -40,7 +40,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
           return table(
             ['NAME', 'AGENT', 'SESSION', 'HOST', 'STATE', 'DEADLINE', 'DEADLINE_KIND', ...(opts.all ? ['PROJECT'] : [])],
             branches.map((b) => [b.name, b.agent_id ?? (b.id ? `id:${b.id}` : null), b.session_id?.slice(0, 8), b.host, stateColor(b.state, b.exists), relativeTime(b.deadline), b.deadline_kind, ...(opts.all ? [b.project] : [])]),
-          ) + `\n${poolLine(pool)}`;
+          ) + changeNotes(branches) + `\n${poolLine(pool)}`;
         });
       }),
     );
@@ -192,6 +192,14 @@ async function downProject(opts: CommonOpts & { now?: boolean; yes?: boolean }, 
   out.result({ branches: results, planned: mine.map((b) => b.name), left_other_hosts: elsewhere, now: !!opts.now }, () =>
     table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results) + (opts.now ? '' : '\nretired: gc drops them after the grace period (`--now` drops at once)'),
   );
+}
+
+/** Under the table: what each stopped subagent changed (its SubagentStop summary), for the parent's review. */
+function changeNotes(branches: { name: string; changes: { changed: boolean | null; lines: string[]; error?: string } | null }[]): string {
+  return branches
+    .filter((b) => b.changes && b.changes.changed !== false)
+    .map((b) => `\n${b.name} ${b.changes!.changed === null ? `(change summary failed: ${b.changes!.error}; \`pgx agent diff --branch ${b.name}\`)` : `changed: ${b.changes!.lines.join('; ')}`}`)
+    .join('');
 }
 
 /** Records left alone because their database is not pgx's: said, with the command that clears each. */

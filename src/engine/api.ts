@@ -17,8 +17,12 @@ import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
 import * as roles from './roles.js';
+import type { Against, DiffBounds, DiffResult } from './diff.js';
+import type { ChangeSummary } from './handoff-text.js';
+export { handoffText } from './handoff-text.js';
 
 export type { ConnectionReuse } from './context.js';
+export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
 
 export interface SyncResult extends SourceSyncResult {
@@ -59,6 +63,17 @@ export interface BranchSummary {
   deadline_kind: BranchRecord['deadline_kind'];
   /** The branch's own login role (null: its commands use the admin role). Never its password. */
   role: string | null;
+  /** A subagent's change summary, recorded at its SubagentStop (null: none recorded). Names and counts only. */
+  changes: ChangeSummary | null;
+}
+
+export interface SubagentStopResult {
+  /** What happened to the branch (null: the agent had none). */
+  retired: DownResult | null;
+  /** What it changed (null: no active branch to summarise). */
+  changes: ChangeSummary | null;
+  /** The branch was kept past its grace period for review (it changed something, or its summary failed). */
+  kept: boolean;
 }
 
 export interface TouchResult {
@@ -189,6 +204,48 @@ export class Engine {
       }
     }
     return out;
+  }
+
+  /**
+   * SubagentStop: the branch's change summary (bounded, never failing the stop: handoff.ts), then the retire, then
+   * the summary on the record, keeping a branch that changed anything for [agent] keep_changed; then a bounded gc.
+   */
+  async stopSubagent(t: Target): Promise<SubagentStopResult> {
+    const { config, registry } = this.ctx;
+    const rec = await records.findByIdentity(registry, identityKey(this.identity(t)));
+    if (!rec) return { retired: null, changes: null, kept: false };
+    const changes = rec.state === 'active' && rec.db_exists ? await (await import('./handoff.js')).summarizeChanges(this.ctx, rec) : null;
+    const retired = await retireBranch(this.ctx, rec);
+    let kept = false;
+    if (changes && (retired.action === 'retired' || retired.action === 'already-retiring')) {
+      const keep = changes.changed !== false && config.keepChangedMs > 0; // unknown (the summary failed) is kept too
+      await records.recordChanges(registry, rec.name, changes, keep ? config.keepChangedMs : null);
+      kept = keep;
+    }
+    await gc(this.ctx, 2).catch(() => {}); // bounded, opportunistic
+    return { retired, changes, kept };
+  }
+
+  /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */
+  async diff(sel: Selector, against: Against = 'parent', bounds?: DiffBounds): Promise<DiffResult> {
+    const rec = await this.one(sel);
+    const diff = await import('./diff.js');
+    return diff.diffBranch(this.ctx, rec, against, bounds ?? diff.DIFF_BOUNDS);
+  }
+
+  /** The one branch a selector means (a session: its own branch, not its subagents'). */
+  private async one(sel: Selector): Promise<BranchRecord> {
+    const { config, registry } = this.ctx;
+    const recs = 'session' in sel ? await records.findRecords(registry, { project: config.project, sessionId: sel.session }) : await this.resolve(sel);
+    if (!recs.length) {
+      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
+      const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
+      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    }
+    if (recs.length > 1) {
+      throw new PgxError('USAGE', `${recs.length} branches match (${recs.map((r) => r.name).join(', ')}).`, 'Name one: --branch <name> (see `pgx agent ls`).');
+    }
+    return recs[0]!;
   }
 
   gc(limit = 1000): Promise<GcResult> {
@@ -332,5 +389,6 @@ function summarize(r: BranchRecord): BranchSummary {
     deadline: new Date(r.deadline).toISOString(),
     deadline_kind: r.deadline_kind,
     role: r.role ?? null,
+    changes: (r.changes as ChangeSummary | null | undefined) ?? null,
   };
 }

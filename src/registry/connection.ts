@@ -40,6 +40,9 @@ ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
 -- Registries made before branch roles: the columns are added on first use (records.ts retries on 42703).
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
+-- The database a branch was forked from (NULL: the template), and the summary of what a subagent's branch changed,
+-- recorded at its SubagentStop (engine/handoff.ts). Added in place to older registries (records.ts retries on 42703).
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS changes jsonb;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

@@ -37,6 +37,10 @@ export interface BranchRecord {
   role: string | null;
   /** Its password, handed to the branch's commands (the registry accepts only the admin's connections). */
   role_password: string | null;
+  /** The database this branch was forked from (null: the template). */
+  parent?: string | null;
+  /** What the branch changed, as summarised at its SubagentStop (engine/handoff.ts); null: not summarised. */
+  changes?: unknown;
   /** Joined from pg_database: does the database exist right now? */
   db_exists?: boolean;
 }
@@ -192,6 +196,21 @@ export async function recordedRoles(db: RegistryDb): Promise<string[]> {
     `SELECT role FROM pgx_branch WHERE role IS NOT NULL UNION SELECT role FROM pgx_pool WHERE role IS NOT NULL ORDER BY 1`,
   );
   return rows.map((r) => r.role);
+}
+
+/**
+ * Records a retiring branch's change summary and, when `keepMs` is given (it changed something), keeps it at least
+ * that long: its deadline moves out, never in. Only a retiring record: an active one is someone's again.
+ */
+export async function recordChanges(db: RegistryDb, name: string, changes: unknown, keepMs: number | null): Promise<boolean> {
+  const rows = await q(
+    db,
+    `UPDATE pgx_branch SET changes = $2::jsonb,
+            deadline = CASE WHEN $3::bigint IS NULL THEN deadline ELSE greatest(deadline, now() + $3::bigint * interval '1 millisecond') END
+      WHERE name = $1 AND state = 'retiring' RETURNING name`,
+    [name, JSON.stringify(changes), keepMs],
+  );
+  return rows.length === 1;
 }
 
 export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {

@@ -13,6 +13,7 @@ import { launcherPath } from './launcher.js';
 import { invokesLauncher } from './rewrite.js';
 import { hookDeadlineMs, HOOK_TIMEOUT_S, type HookCliName } from './timeouts.js';
 import { pgxHome } from '../../home.js';
+import { hasHandoff } from '../../handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
 import { parseRoutedExec } from '../../exec-argv.js';
@@ -46,6 +47,7 @@ function answerParentBash(text: string, t0: number): boolean {
   const command = (p?.tool_input as Record<string, unknown> | undefined)?.command;
   if (typeof p !== 'object' || p === null || p.agent_id !== undefined || p.tool_name !== 'Bash' || typeof command !== 'string') return false;
   if (invokesLauncher(command, launcherPath())) return false; // the full hook denies it, with the log line and reason
+  if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
   const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
   appendHookLog(pgxHome(), {
     time: new Date().toISOString(),

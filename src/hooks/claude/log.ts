@@ -17,6 +17,8 @@ export interface HookLogLine {
   permission_mode?: string | null;
   /** The project directory the hook ran for (CLAUDE_PROJECT_DIR, else the payload's cwd): the doctor filters by it. */
   project_dir?: string | null;
+  /** SubagentStop: what the subagent's branch changed (engine/handoff.ts): counts and object names, never row contents. */
+  changes?: unknown;
   /** "broker": the resident broker ran it for the hook process (broker/server.ts). */
   via?: 'broker';
 }

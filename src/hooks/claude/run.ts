@@ -192,6 +192,7 @@ export async function runHook(event: HookName, ctx: HookContext = ownProcess()):
     claude_code: claudeCodeVersion(ctx.env) ?? null,
     permission_mode: str(payload.permission_mode),
     project_dir: projectDir, // doctor: this project's lines only
+    ...(result.changes ? { changes: result.changes } : {}),
     ...(ctx.via ? { via: ctx.via } : {}),
   });
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
