@@ -13,6 +13,9 @@ import { pgxHome } from '../home.js';
 import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { verifyClaudeCode } from '../verify/run.js';
 import { action, type CommonOpts } from './common.js';
+import type { Output } from '../output.js';
+import { codexHome, installCodex, uninstallCodex, type CodexScope } from '../install/codex.js';
+import { codexSandboxNote } from '../install/codex-sandbox.js';
 
 interface InstallOpts extends CommonOpts {
   scope: Scope;
@@ -39,13 +42,13 @@ export function registerInstallCommands(agent: Command): void {
       .option('--dry-run', 'show what would change, write nothing')
       .option('--json', 'machine-readable output');
 
-  scopeOpt(agent.command('install').description('install the six Claude Code hooks (idempotent)').argument('<client>', 'only "claude" for now'))
+  scopeOpt(agent.command('install').description('install the Claude Code hooks (six) or the Codex CLI hooks (five, trusted), idempotent').argument('<client>', '"claude" or "codex"'))
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
-        checkClient(cmd.args[0]);
+        if (checkClient(cmd.args[0]) === 'codex') return installCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
         const scope = checkScope(opts.scope);
         const dir = resolve(opts.cwd ?? process.cwd());
         const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
@@ -85,9 +88,9 @@ export function registerInstallCommands(agent: Command): void {
       }),
     );
 
-  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules").argument('<client>', 'only "claude" for now')).action(
+  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules (codex: and their trust entries)").argument('<client>', '"claude" or "codex"')).action(
     action<InstallOpts>(async (opts, out, cmd) => {
-      checkClient(cmd.args[0]);
+      if (checkClient(cmd.args[0]) === 'codex') return uninstallCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
       const scope = checkScope(opts.scope);
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
@@ -156,8 +159,53 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
   }
 }
 
-function checkClient(client: string | undefined): void {
-  if (client !== 'claude') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Only `claude` (Claude Code) is supported: `pgx agent install claude`.');
+function checkClient(client: string | undefined): 'claude' | 'codex' {
+  if (client !== 'claude' && client !== 'codex') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Use `claude` (Claude Code) or `codex` (the Codex CLI): `pgx agent install claude`.');
+  return client;
+}
+
+function codexScope(opts: InstallOpts, defaulted: boolean): CodexScope {
+  // Codex's default: the user's $CODEX_HOME/hooks.json, which runs without trusting the whole project (decisions/201).
+  const scope = defaulted ? 'user' : opts.scope;
+  if (scope !== 'user' && scope !== 'project') throw new PgxError('USAGE', `Unknown scope "${scope}" for codex.`, 'Use --scope user (the default: $CODEX_HOME/hooks.json) or --scope project (.codex/hooks.json).');
+  return scope;
+}
+
+function projectDirOf(opts: InstallOpts): string {
+  const dir = resolve(opts.cwd ?? process.cwd());
+  return findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
+}
+
+async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
+  const scope = codexScope(opts, defaulted);
+  const projectDir = projectDirOf(opts);
+  let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
+  if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+  const launcher = launcherPath();
+  const r = settingsErrors(() => installCodex({ scope, projectDir, codexHome: codexHome(), launcher, dryRun: opts.dryRun }));
+  const sandbox = codexSandboxNote();
+  out.result({ ...r, scope, launcher, config_written: configWritten, sandbox }, () =>
+    [
+      configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+      `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}`,
+      r.added.length ? `  added:     ${r.added.join(', ')}` : null,
+      r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
+      r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
+      r.trusted.length ? `  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] trusted_hash, as \`/hooks\` would record it)` : `  trust: already recorded in ${r.config_path}`,
+      r.trust_moved.length ? `  kept the trust of hooks whose position moved: ${r.trust_moved.join(', ')}` : null,
+      r.project_trusted === false ? `  this project is not trusted in Codex yet: project hooks run only once it is (Codex asks when it first starts here)` : null,
+      `  sandbox: ${sandbox.text}`,
+      'next: start Codex in this project; `pgx agent doctor` checks the setup',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+}
+
+async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
+  const scope = codexScope(opts, defaulted);
+  const r = settingsErrors(() => uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }));
+  out.result({ ...r, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`);
 }
 function checkScope(scope: string): Scope {
   if (scope !== 'project' && scope !== 'user' && scope !== 'local') throw new PgxError('USAGE', `Unknown scope "${scope}".`, 'Use --scope project, local or user.');

@@ -21,6 +21,8 @@ export interface HookLogLine {
   changes?: unknown;
   /** "broker": the resident broker ran it for the hook process (broker/server.ts). */
   via?: 'broker';
+  /** "codex": a Codex CLI hook (src/hooks/codex/); absent for Claude Code. */
+  runtime?: 'codex';
 }
 
 export function hookLogPath(home: string): string {

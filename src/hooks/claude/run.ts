@@ -36,6 +36,15 @@ export interface HookContext {
   via?: 'broker';
   /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
   afterAnswer?: (fn: () => void) => void;
+  /** Another runtime's hook layer (src/hooks/codex/): its handlers, and how a project installs them. */
+  runtime?: HookRuntime;
+}
+
+/** What differs for another agent runtime: the handlers by event, and whether a project's own config runs them. */
+export interface HookRuntime {
+  name: 'codex';
+  handlers: Record<string, AnyHandler>;
+  projectInstalls(projectDir: string): boolean;
 }
 
 const ownProcess = (): HookContext => ({ env: process.env, cwd: process.cwd() });
@@ -106,7 +115,7 @@ async function readPayload(given: string | undefined): Promise<{ payload: Record
   }
 }
 
-type AnyHandler = Handler<z.ZodMiniType>;
+export type AnyHandler = Handler<z.ZodMiniType>;
 
 type Scope = { in: true } | { in: false; result: HookResult };
 
@@ -115,14 +124,14 @@ type Scope = { in: true } | { in: false; result: HookResult };
  * project's own settings run pgx's hooks or the session started in scope; then the missing file is an error. An
  * unreadable payload is judged only after that, for the same reason.
  */
-function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }): Scope {
+function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }, runtime?: HookRuntime): Scope {
   if (!findConfigFile(projectDir)) {
-    if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
+    if (!(runtime ? runtime.projectInstalls(projectDir) : projectInstallsPgx(projectDir)) && !(marker && existsSync(marker))) {
       // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
       // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
       return { in: false, result: event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' } };
     }
-    const message = `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall claude\` and start a new session.`;
+    const message = `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall ${runtime?.name ?? 'claude'}\` and start a new session.`;
     return { in: false, result: handler.onError(message, read.readError === undefined ? read.payload : undefined) };
   }
   if (read.readError !== undefined) return { in: false, result: handler.onError(`The hook payload could not be read: ${read.readError}.`) };
@@ -162,7 +171,7 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
 
 export async function runHook(event: HookName, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
-  const handler = HANDLERS[event] as unknown as AnyHandler; // each handler's schema matches its run()
+  const handler = (ctx.runtime?.handlers[event] ?? HANDLERS[event]) as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
   const { payload } = read;
   const projectDir = ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || ctx.cwd;
@@ -170,7 +179,7 @@ export async function runHook(event: HookName, ctx: HookContext = ownProcess()):
   const marker = sessionMarker(home, payload.session_id);
   if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
 
-  const scope = scopeOf(event, handler, projectDir, marker, home, read);
+  const scope = scopeOf(event, handler, projectDir, marker, home, read, ctx.runtime);
   let result: HookResult;
   if (scope.in) {
     const ran = await runHandler(event, handler, payload, projectDir, marker, ctx);
@@ -189,7 +198,8 @@ export async function runHook(event: HookName, ctx: HookContext = ownProcess()):
     branch: result.branch ?? null,
     outcome: result.outcome,
     elapsed_ms: Math.round(performance.now() - t0),
-    claude_code: claudeCodeVersion(ctx.env) ?? null,
+    claude_code: ctx.runtime ? null : (claudeCodeVersion(ctx.env) ?? null),
+    ...(ctx.runtime ? { runtime: ctx.runtime.name } : {}),
     permission_mode: str(payload.permission_mode),
     project_dir: projectDir, // doctor: this project's lines only
     ...(result.changes ? { changes: result.changes } : {}),

@@ -1,0 +1,130 @@
+// The Codex CLI's hook events, handled with the same engine calls and the same routing plan as Claude Code's
+// (../claude/handlers.ts); only what Codex does differently lives here (docs/pgx/local-dev/decisions/202-codex-allow.md):
+//  - Codex applies a rewrite (updatedInput) only together with permissionDecision "allow", and an allow skips the
+//    approval the user's mode asks for. So pgx allows only where the payload's mode already bypasses approvals
+//    (`codex exec` always sends "bypassPermissions"). Anywhere else it denies, and the reason gives the routed command
+//    for the model to run itself: that command then goes through the user's approval like any other, and is left
+//    alone here when it comes back (exactly pgx's form for this agent and branch: planSubagentBash's 'routed').
+//  - Codex has no SessionEnd: a session's branches end on their idle TTL (decisions/204-codex-session-end.md).
+import { attachOrEnsure } from '../../engine/api.js';
+import { issueTicket } from '../../routing-ticket.js';
+import { startPoolFill } from '../../pool-fill.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseSettingsText } from '../../install/settings-file.js';
+import { launcherPath } from '../claude/launcher.js';
+import { innerCommand, invokesLauncher, isRouted, type RewriteParams } from '../claude/rewrite.js';
+import { invokesLauncherIn, launcherDeny, planSubagentBash, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
+import type { AnyHandler, HookRuntime } from '../claude/run.js';
+import type * as z from 'zod/mini';
+import * as P from './payloads.js';
+
+/** The one permission_mode in which an allow grants nothing the user did not already give. */
+export const BYPASS_MODE = 'bypassPermissions';
+
+/** Does this payload's mode already skip every approval? Only then may pgx answer allow. Unknown or absent: no. */
+export function bypassesApprovals(mode: unknown): boolean {
+  return mode === BYPASS_MODE;
+}
+
+function deny(reason: string): Record<string, unknown> {
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
+}
+
+/** The deny that hands the model its routed command: run under the user's own approval, never pre-approved by pgx. */
+export function runRoutedInstead(routed: string, branch: string): string {
+  return `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, unchanged, with the branch's connection settings; your approval settings decide as usual):\n${routed}`;
+}
+
+const subagentTarget = (p: { session_id: string; agent_id: string }) => ({ sessionId: p.session_id, agentId: p.agent_id });
+
+export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
+  schema: P.codexPreToolUseSchema,
+  async run(p, h) {
+    if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
+    const command = p.tool_input.command;
+    if (p.agent_id === undefined) {
+      if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
+      return { outcome: 'skipped:not-subagent-bash' };
+    }
+    if (typeof command !== 'string') return { output: deny('pgx: this shell call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
+    const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id }), h.engine);
+    const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
+    const ticket = (cmd: string) => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', isRouted(cmd, params) ? innerCommand(cmd, params)! : cmd]);
+    const plan = planSubagentBash(command, params);
+    if (plan.kind === 'routed') {
+      // pgx's own form for this agent and branch, typed by the model after a deny below: Codex's approval judges it.
+      ticket(command);
+      return { outcome: 'already-routed', branch: ensured.branch };
+    }
+    if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
+    if (!bypassesApprovals(p.permission_mode)) {
+      return { output: deny(runRoutedInstead(plan.command, ensured.branch)), outcome: `denied:run-routed:${ensured.method}`, branch: ensured.branch };
+    }
+    ticket(command);
+    return {
+      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'pgx: routed to your database branch', updatedInput: { ...p.tool_input, command: plan.command } } },
+      outcome: `rewritten:${ensured.method}`,
+      branch: ensured.branch,
+    };
+  },
+  onError(message, payload) {
+    if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
+    // Fail closed for a subagent's shell command only (or a payload too broken to tell).
+    if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) return { outcome: 'error:not-subagent-bash' };
+    return {
+      output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
+      outcome: 'denied:error',
+    };
+  },
+};
+
+/** Claude's SubagentStart (the same branch, the same context line), with Codex's note on approvals added. */
+export const subagentStart: Handler<typeof P.codexSubagentStartSchema> = {
+  schema: P.codexSubagentStartSchema,
+  async run(p, h) {
+    const r: HookResult = await claudeSubagentStart.run({ ...p, transcript_path: p.transcript_path ?? undefined }, h);
+    const out = r.output?.hookSpecificOutput as { additionalContext?: string } | undefined;
+    if (out?.additionalContext) out.additionalContext += ' Under Codex approval settings that ask before commands, pgx refuses a command once and gives you the routed form to run instead: run that exact command.';
+    return r;
+  },
+  onError: claudeSubagentStart.onError,
+};
+
+/** SessionStart: warm the pool before the first subagent asks. No env file, no output (decisions/202). */
+export const sessionStart: Handler<typeof P.codexSessionStartSchema> = {
+  schema: P.codexSessionStartSchema,
+  async run(_p, h) {
+    startPoolFill(h.config);
+    return { outcome: 'ok' };
+  },
+  onError: () => ({ outcome: 'error' }),
+};
+
+/** A Claude handler that takes the Codex payload (its nullable transcript_path, the extra fields) as is. */
+function onCodexPayload<S extends z.ZodMiniType>(handler: Handler<z.ZodMiniType>, schema: S): Handler<S> {
+  return { schema, run: (p, h) => handler.run({ ...(p as Record<string, unknown>), transcript_path: (p as { transcript_path?: string | null }).transcript_path ?? undefined }, h), onError: handler.onError };
+}
+
+export const CODEX_HANDLERS = {
+  'session-start': sessionStart,
+  'user-prompt-submit': onCodexPayload(userPromptSubmit as unknown as Handler<z.ZodMiniType>, P.codexBaseSchema),
+  'pre-tool-use': preToolUse,
+  'subagent-start': subagentStart,
+  'subagent-stop': onCodexPayload(subagentStop as unknown as Handler<z.ZodMiniType>, P.codexSubagentStartSchema),
+} as const;
+
+export type CodexHookName = keyof typeof CODEX_HANDLERS;
+
+/** Does this project's own .codex/hooks.json run pgx's hooks? (a project-scope install) */
+function projectInstallsPgx(projectDir: string): boolean {
+  const file = resolve(projectDir, '.codex', 'hooks.json');
+  if (!existsSync(file)) return false;
+  try {
+    return / agent codex-hook /.test(JSON.stringify(parseSettingsText(readFileSync(file, 'utf8'), file).hooks ?? {}));
+  } catch {
+    return false;
+  }
+}
+
+export const CODEX_RUNTIME: HookRuntime = { name: 'codex', handlers: CODEX_HANDLERS as unknown as Record<string, AnyHandler>, projectInstalls: projectInstallsPgx };

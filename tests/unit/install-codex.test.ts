@@ -1,0 +1,161 @@
+// pgx agent install codex: the hooks.json merge (idempotent, keeps everything else), the trust entries Codex reads
+// (the hash measured against `codex app-server` hooks/list on 0.171.0), and uninstall. The real binary accepting them
+// as trusted is tests/e2e/codex-trust.test.ts.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CODEX_HOOK_EVENTS, codexHookCommand, codexTrustHash, installCodex, planCodexHooks, planCodexTrust, trustStateOf, uninstallCodex } from '../../src/install/codex.js';
+
+const LAUNCHER = '/opt/pgx/bin/pgx';
+
+let dir: string;
+let home: string;
+let proj: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgx-codex-install-'));
+  home = path.join(dir, 'codex-home');
+  proj = path.join(dir, 'proj');
+  fs.mkdirSync(home);
+  fs.mkdirSync(proj);
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const hooksFile = () => path.join(home, 'hooks.json');
+const configFile = () => path.join(home, 'config.toml');
+const readHooks = () => JSON.parse(fs.readFileSync(hooksFile(), 'utf8')) as { hooks: Record<string, { matcher?: string; hooks: { command: string; timeout?: number }[] }[]>; [k: string]: unknown };
+const install = (o: { dryRun?: boolean; launcher?: string } = {}) => installCodex({ scope: 'user', projectDir: proj, codexHome: home, launcher: o.launcher ?? LAUNCHER, dryRun: o.dryRun });
+
+describe('the trust hash', () => {
+  it("is Codex's currentHash for the hooks measured with codex app-server (0.171.0)", () => {
+    // hooks/list answered these for {"matcher":"Bash","hooks":[{"type":"command","command":"echo hi","timeout":30}]}
+    // under PreToolUse, and {"hooks":[{"type":"command","command":"echo start"}]} under SubagentStart (no timeout: 600).
+    expect(codexTrustHash('PreToolUse', 'Bash', 'echo hi', 30)).toBe('sha256:65f88c378f287741bd683c759c7306a773bbb410594d61f7a39b723f8ab8eb45');
+    expect(codexTrustHash('SubagentStart', undefined, 'echo start', undefined)).toBe('sha256:9589b65e91116c32e387793724de0700192e58257e12d506b407f5b404597dd5');
+  });
+});
+
+describe('install', () => {
+  it('writes the five hooks and one trust entry each, keyed by their position', () => {
+    const r = install();
+    expect(r.added).toEqual(CODEX_HOOK_EVENTS.map((e) => e.event));
+    const hooks = readHooks().hooks;
+    expect(Object.keys(hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop']);
+    expect(hooks.PreToolUse![0]!.matcher).toBe('Bash');
+    expect(hooks.PreToolUse![0]!.hooks[0]!.command).toBe(codexHookCommand(LAUNCHER, 'pre-tool-use'));
+    expect(hooks.PreToolUse![0]!.hooks[0]!.command).toMatch(/\|\| \{ echo .* >&2; exit 2; \}$/); // fails closed
+    const state = trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile());
+    expect(Object.keys(state).sort()).toEqual(CODEX_HOOK_EVENTS.map((e) => `${hooksFile()}:${e.snake}:0:0`).sort());
+    const pre = hooks.PreToolUse![0]!;
+    expect(state[`${hooksFile()}:pre_tool_use:0:0`]!.trusted_hash).toBe(codexTrustHash('PreToolUse', 'Bash', pre.hooks[0]!.command, pre.hooks[0]!.timeout));
+  });
+
+  it('is idempotent: a second run changes nothing, byte for byte', () => {
+    install();
+    const hooks = fs.readFileSync(hooksFile(), 'utf8');
+    const config = fs.readFileSync(configFile(), 'utf8');
+    const r = install();
+    expect(r.changed).toBe(false);
+    expect(r.unchanged).toHaveLength(5);
+    expect(r.trusted).toEqual([]);
+    expect(fs.readFileSync(hooksFile(), 'utf8')).toBe(hooks);
+    expect(fs.readFileSync(configFile(), 'utf8')).toBe(config);
+  });
+
+  it("keeps the user's hooks, keys and config (comments too), and appends after their groups", () => {
+    fs.writeFileSync(hooksFile(), JSON.stringify({ description: 'mine', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] }], Stop: [{ hooks: [{ type: 'command', command: 'notify' }] }] } }));
+    const mineHash = codexTrustHash('PreToolUse', 'Bash', 'my-guard', 5);
+    const config = `# my settings\nmodel = "o3"\n\n[hooks.state."${hooksFile()}:pre_tool_use:0:0"]\ntrusted_hash = "${mineHash}"\n\n[sandbox_workspace_write]\nnetwork_access = false\n`;
+    fs.writeFileSync(configFile(), config);
+    install();
+    const h = readHooks();
+    expect(h.description).toBe('mine');
+    expect(h.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: 'notify' }] }]);
+    expect(h.hooks.PreToolUse![0]).toEqual({ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] });
+    expect(h.hooks.PreToolUse![1]!.hooks[0]!.command).toContain('agent codex-hook pre-tool-use');
+    const text = fs.readFileSync(configFile(), 'utf8');
+    expect(text.startsWith(config.trimEnd())).toBe(true); // the user's text first, unchanged
+    const state = trustStateOf(text, configFile());
+    expect(state[`${hooksFile()}:pre_tool_use:0:0`]!.trusted_hash).toBe(mineHash);
+    expect(state[`${hooksFile()}:pre_tool_use:1:0`]).toBeDefined();
+    expect((parseToml(text) as { model: string }).model).toBe('o3');
+  });
+
+  it('updates a moved launcher in place and re-trusts only what changed', () => {
+    install();
+    const r = install({ launcher: '/new/place/pgx' });
+    expect(r.updated).toHaveLength(5);
+    expect(r.trusted).toHaveLength(5);
+    const text = fs.readFileSync(configFile(), 'utf8');
+    expect(text.match(/\[hooks\.state\./g)).toHaveLength(5); // replaced, not added
+    expect(readHooks().hooks.PreToolUse![0]!.hooks[0]!.command).toContain("'/new/place/pgx'");
+  });
+
+  it('--dry-run writes nothing', () => {
+    const r = install({ dryRun: true });
+    expect(r.added).toHaveLength(5);
+    expect(fs.existsSync(hooksFile())).toBe(false);
+    expect(fs.existsSync(configFile())).toBe(false);
+  });
+
+  it('refuses a hooks file or config it cannot read, and leaves it alone', () => {
+    fs.writeFileSync(hooksFile(), '{ nope');
+    expect(() => install()).toThrow(/not valid JSON/);
+    fs.writeFileSync(hooksFile(), '{}');
+    fs.writeFileSync(configFile(), 'model = [');
+    expect(() => install()).toThrow(/not valid TOML/);
+    expect(fs.readFileSync(configFile(), 'utf8')).toBe('model = [');
+  });
+
+  it('project scope writes .codex/hooks.json and says whether the project is trusted', () => {
+    const r = installCodex({ scope: 'project', projectDir: proj, codexHome: home, launcher: LAUNCHER });
+    expect(r.path).toBe(path.join(proj, '.codex', 'hooks.json'));
+    expect(r.project_trusted).toBe(false);
+    expect(Object.keys(trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile()))[0]).toContain(`${proj}/.codex/hooks.json:`);
+  });
+});
+
+describe('uninstall', () => {
+  it("removes exactly pgx's hooks and trust entries, and moves the trust of a hook the removal shifted", () => {
+    install();
+    // a hook the user added after pgx's, trusted at its position
+    const h = readHooks();
+    h.hooks.PreToolUse!.push({ matcher: 'Bash', hooks: [{ command: 'later-guard', timeout: 7 }] });
+    fs.writeFileSync(hooksFile(), JSON.stringify(h));
+    fs.appendFileSync(configFile(), `\n[hooks.state."${hooksFile()}:pre_tool_use:1:0"]\ntrusted_hash = "${codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7)}"\n`);
+    const r = uninstallCodex({ scope: 'user', projectDir: proj, codexHome: home });
+    expect(r.removed.sort()).toEqual(CODEX_HOOK_EVENTS.map((e) => e.event).sort());
+    expect(readHooks().hooks).toEqual({ PreToolUse: [{ matcher: 'Bash', hooks: [{ command: 'later-guard', timeout: 7 }] }] });
+    const state = trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile());
+    expect(state).toEqual({ [`${hooksFile()}:pre_tool_use:0:0`]: { trusted_hash: codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7) } });
+    expect(r.trust_moved).toEqual([`${hooksFile()}:pre_tool_use:1:0 -> ${hooksFile()}:pre_tool_use:0:0`]);
+  });
+
+  it('leaves a file without pgx hooks alone', () => {
+    const text = JSON.stringify({ hooks: { Stop: [{ hooks: [{ command: 'x' }] }] } });
+    fs.writeFileSync(hooksFile(), text);
+    const r = uninstallCodex({ scope: 'user', projectDir: proj, codexHome: home });
+    expect(r.changed).toBe(false);
+    expect(fs.readFileSync(hooksFile(), 'utf8')).toBe(text);
+  });
+
+  it('install then uninstall leaves a user config as it was', () => {
+    const config = '# mine\nmodel = "o3"\n';
+    fs.writeFileSync(configFile(), config);
+    install();
+    uninstallCodex({ scope: 'user', projectDir: proj, codexHome: home });
+    expect(fs.readFileSync(configFile(), 'utf8').trimEnd()).toBe(config.trimEnd());
+  });
+});
+
+describe('the planners are pure', () => {
+  it('plan the same text twice', () => {
+    const a = planCodexHooks(undefined, { file: '/h.json', launcher: LAUNCHER });
+    const b = planCodexHooks(a.text, { file: '/h.json', launcher: LAUNCHER });
+    expect(b.changed).toBe(false);
+    expect(b.text).toBe(a.text);
+    const t = planCodexTrust(undefined, a, '/c.toml');
+    expect(planCodexTrust(t.text, b, '/c.toml').changed).toBe(false);
+  });
+});
