@@ -1,0 +1,113 @@
+// pgx with the real Codex CLI (scripts/install-codex.sh), offline against a scripted Responses API: `pgx agent install
+// codex` makes its hooks trusted the way Codex records trust (no --dangerously-bypass-hook-trust), and a `codex exec`
+// parent that spawns two subagents gets each one's psql on its own branch, retired at SubagentStop, the source
+// untouched. And the sandbox fact decision 203 rests on: under the default workspace-write sandbox no socket opens.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { jsonOf, makeProject, runPgx, schemaMd5, sql } from '../helpers/pgx.js';
+import { lsBranches, publicTables } from '../helpers/hooks.js';
+import { commandsOf, fakeModelConfig, toolOutputsOf, findCodexBinary, PINNED_CODEX, runCodexExec, startFakeResponses, type Step } from './codex.js';
+
+const codexBin = findCodexBinary();
+if (!codexBin) console.warn(`e2e: the Codex CLI ${PINNED_CODEX} is not installed (run scripts/install-codex.sh): its tests are skipped`);
+
+const made: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
+const sources: string[] = [];
+afterAll(async () => {
+  for (const p of made) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
+  for (const s of sources) await sql(`DROP DATABASE IF EXISTS ${s} WITH (FORCE)`).catch(() => undefined);
+});
+
+const hookLog = (home: string) =>
+  readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { event: string; outcome: string; branch: string | null; agent_id: string | null; runtime?: string; permission_mode?: string | null });
+
+async function codexProject() {
+  const src = `src_cx_${Math.random().toString(36).slice(2, 10)}`;
+  await sql(`CREATE DATABASE ${src}`);
+  sources.push(src);
+  await sql('CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items VALUES (1), (2)', [], src);
+  const p = makeProject({ source: src });
+  made.push(p);
+  const codexHome = join(p.dir, '.codex-home');
+  mkdirSync(codexHome);
+  return { p, src, codexHome, env: { ...p.env, CODEX_HOME: codexHome } };
+}
+
+describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => {
+  it('install codex: hooks trusted as Codex records it; two subagents each on their own branch, retired at stop; the source untouched', async () => {
+    const { p, src, codexHome, env } = await codexProject();
+    const baseline = schemaMd5(src);
+    const marker = (k: number) => `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${k} (x int)' && psql -X -Atc 'select current_database()'`;
+    const model = await startFakeResponses((user): Step[] => {
+      const k = /^SUBAGENT (\d)/.exec(user)?.[1];
+      if (k) return [{ exec: marker(Number(k)) }, { say: `subagent ${k} done` }];
+      return [{ spawn: 'SUBAGENT 1: make your marker table' }, { spawn: 'SUBAGENT 2: make your marker table' }, { wait: 0 }, { wait: 1 }, { say: 'all done' }];
+    });
+    try {
+      writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
+      const install = jsonOf(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }));
+      expect(install.scope).toBe('user');
+      expect(install.trusted).toHaveLength(5);
+      // network for the agents' commands: the sandbox decision (203) leaves this to the user; the test is that user
+      const run = await runCodexExec(codexBin!, 'PARENT: run two agents', { cwd: p.dir, env, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const cmds = commandsOf(run);
+      const log = hookLog(p.home).filter((l) => l.runtime === 'codex');
+      const starts = log.filter((l) => l.event === 'subagent-start');
+      expect(starts.map((l) => l.outcome), JSON.stringify(log)).toEqual([expect.stringMatching(/^ok:/), expect.stringMatching(/^ok:/)]);
+      const branches = starts.map((l) => l.branch!);
+      expect(new Set(branches).size).toBe(2);
+      // codex exec sends bypassPermissions: pgx allows the rewrite there (and only there)
+      const pre = log.filter((l) => l.event === 'pre-tool-use' && l.agent_id);
+      expect(pre.map((l) => [l.outcome.split(':')[0], l.permission_mode])).toEqual([['rewritten', 'bypassPermissions'], ['rewritten', 'bypassPermissions']]);
+      // what each subagent's psql printed (current_database()), as the model got it back
+      const outputs = toolOutputsOf(model);
+      for (const b of branches) expect(outputs.some((o) => o.includes(b)), `${b} in ${JSON.stringify(outputs)}`).toBe(true);
+      expect(cmds.filter((c) => c.command?.includes('marker_'))).toEqual([]); // the parent ran none itself
+      // SubagentStop retired both (no connections any more); what each branch changed is its own marker table only
+      expect(log.filter((l) => l.event === 'subagent-stop').map((l) => l.outcome)).toEqual([expect.stringMatching(/^retire/), expect.stringMatching(/^retire/)]);
+      const ls = await lsBranches(p);
+      const markers = branches.map((b) => {
+        const row = ls.find((r) => r.name === b);
+        expect(row?.state, b).not.toBe('active');
+        return (row?.changes?.lines ?? []).join('\n').match(/marker_\d/g) ?? [];
+      });
+      expect(markers.map((m) => [...new Set(m)].length)).toEqual([1, 1]);
+      expect(new Set(markers.flat()).size).toBe(2);
+      for (const b of branches) expect((await sql('SELECT datallowconn FROM pg_database WHERE datname = $1', [b]))[0]).toEqual({ datallowconn: false });
+      expect(schemaMd5(src)).toBe(baseline);
+      expect(await publicTables(src)).toEqual(['items']);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+
+  it("Codex's default sandbox (workspace-write) lets no socket open, TCP or Unix: a routed psql fails there (decision 203)", async () => {
+    const { p, codexHome, env } = await codexProject();
+    const tcp = `python3 -c "import socket; socket.socket()" 2>&1 | tail -1`;
+    const unix = `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('/nonexistent-but-allowed.sock')" 2>&1 | tail -1`;
+    const model = await startFakeResponses((user): Step[] => {
+      if (user.startsWith('SUBAGENT')) return [{ exec: `psql -X -Atc 'select 1' 2>&1` }, { say: 'done' }];
+      // the parent's commands are not routed: a bare Unix-socket connect, and a TCP one
+      return [{ spawn: 'SUBAGENT 1: try the database' }, { wait: 0 }, { exec: unix }, { exec: tcp }, { say: 'done' }];
+    });
+    try {
+      writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
+      expect(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }).status).toBe(0);
+      const run = await runCodexExec(codexBin!, 'PARENT: one agent', { cwd: p.dir, env });
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const outs = toolOutputsOf(model).join('\n---\n');
+      // the routed command: pgx's own exec cannot reach the server either (it connects before psql runs)
+      expect(outs).toMatch(/Cannot reach PostgreSQL at [^\n]*connect EPERM/);
+      const parent = commandsOf(run).map((c) => c.aggregated_output ?? '');
+      expect(parent[0]).toMatch(/PermissionError: \[Errno 1\] Operation not permitted/); // a Unix socket: not ENOENT, the connect itself is refused
+      expect(parent[1]).toMatch(/PermissionError: \[Errno 1\] Operation not permitted/); // a TCP socket: not even created
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
