@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
 import { bash, launcherReal, lsBranches } from '../helpers/hooks.js';
 import { shellQuote } from '../../src/shell.js';
+import { routedCommandIn } from '../../src/hooks/codex/handlers.js';
 
 type Project = ReturnType<typeof makeProject>;
 
-async function codexHook(event: string, payload: Record<string, unknown> | string, p: Project) {
+async function codexHook(event: string, payload: Record<string, unknown> | string, p: Project, extraEnv: NodeJS.ProcessEnv = {}) {
   const input = typeof payload === 'string' ? payload : JSON.stringify(payload);
   // Codex gives a hook no project variable: the project is the payload's cwd.
-  const r = await runPgxAsync(['agent', 'codex-hook', event], { cwd: p.dir, env: { ...p.env, SHELL: '/bin/bash' }, input });
+  const r = await runPgxAsync(['agent', 'codex-hook', event], { cwd: p.dir, env: { ...p.env, SHELL: '/bin/bash', ...extraEnv }, input });
   expect(r.status, r.stderr).toBe(0);
   const pw = pgInfo().password;
   expect(r.stdout.includes(pw) || r.stderr.includes(pw), 'a password in hook output').toBe(false);
@@ -31,8 +32,7 @@ const preBash = (p: Project, sessionId: string, command: string, o: { agentId?: 
   tool_use_id: `call_${randomUUID()}`,
 });
 
-/** The routed command a deny hands over: everything after the reason's first line break. */
-const routedFrom = (reason: string) => reason.slice(reason.indexOf('\n') + 1);
+const routedFrom = (reason: string) => routedCommandIn(reason)!;
 
 describe('Codex PreToolUse: the allow question', () => {
   it('only bypassPermissions gets allow + updatedInput; every other mode a deny with the routed command, which then passes unchanged and runs on the branch', async () => {
@@ -48,6 +48,11 @@ describe('Codex PreToolUse: the allow question', () => {
     expect(out.permissionDecision).toBe('allow');
     expect(out.updatedInput.command).toBe(`${shellQuote(launcherReal())} agent exec --agent ${agentId} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(original)}; exit # pgx-routed ${branch}\n${original}`);
     expect((await bash(out.updatedInput.command, { cwd: p.dir, env: { ...p.env, SHELL: '/bin/bash' } })).stdout.trim()).toBe(branch);
+
+    // PGX_CODEX_ALLOW=never: stricter only, the deny even in bypassPermissions
+    const never = await codexHook('pre-tool-use', preBash(p, sessionId, original, { agentId, mode: 'bypassPermissions' }), p, { PGX_CODEX_ALLOW: 'never' });
+    expect(never.json.hookSpecificOutput.permissionDecision).toBe('deny');
+    expect(routedFrom(never.json.hookSpecificOutput.permissionDecisionReason)).toBe(out.updatedInput.command);
 
     // every value Codex sends outside `codex exec` (Claude-style names), an unknown one, and none at all
     for (const mode of ['default', 'acceptEdits', 'plan', 'dontAsk', 'auto', 'on-request', 'BYPASSPERMISSIONS', '', undefined]) {

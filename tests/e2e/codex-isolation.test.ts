@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx, schemaMd5, sql } from '../helpers/pgx.js';
 import { lsBranches, publicTables } from '../helpers/hooks.js';
+import { routedCommandIn } from '../../src/hooks/codex/handlers.js';
 import { commandsOf, fakeModelConfig, toolOutputsOf, findCodexBinary, PINNED_CODEX, runCodexExec, startFakeResponses, type Step } from './codex.js';
 
 const codexBin = findCodexBinary();
@@ -110,4 +111,39 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
       await model.close();
     }
   }, 240_000);
+
+  it('the deny shape with the real binary: the reason hands the model its routed command, which passes the hook and runs on the branch', async () => {
+    // codex exec always sends bypassPermissions (also with -c approval_policy="on-request" or "never", measured), so
+    // PGX_CODEX_ALLOW=never (stricter only) makes pgx answer there as it does in every approval mode.
+    const { p, src, codexHome, env } = await codexProject();
+    const marker = `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_9 (x int)' && psql -X -Atc 'select current_database()'`;
+    const seen: string[] = [];
+    const model = await startFakeResponses((user): Step[] => {
+      if (!user.startsWith('SUBAGENT')) return [{ spawn: 'SUBAGENT 9: make your marker table' }, { wait: 0 }, { say: 'done' }];
+      return [
+        { exec: marker },
+        {
+          execFrom: (denied) => {
+            seen.push(denied);
+            return routedCommandIn(denied) ?? 'echo no routed command in the deny';
+          },
+        },
+        { say: 'done' },
+      ];
+    });
+    try {
+      writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
+      expect(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }).status).toBe(0);
+      const run = await runCodexExec(codexBin!, 'PARENT: one agent', { cwd: p.dir, env: { ...env, PGX_CODEX_ALLOW: 'never' }, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const log = hookLog(p.home).filter((l) => l.runtime === 'codex' && l.event === 'pre-tool-use' && l.agent_id);
+      expect(log.map((l) => l.outcome), JSON.stringify(seen)).toEqual([expect.stringMatching(/^denied:run-routed:/), 'already-routed']);
+      const branch = log[0]!.branch!;
+      expect(toolOutputsOf(model).some((o) => o.includes(`Output:\n${branch}`)), JSON.stringify(toolOutputsOf(model))).toBe(true);
+      expect(await publicTables(src)).toEqual(['items']);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
 });
+

@@ -25,7 +25,7 @@ export function findCodexBinary(): string | undefined {
   return existsSync(bin) ? bin : undefined;
 }
 
-export type Step = { exec: string } | { spawn: string } | { wait: number } | { say: string };
+export type Step = { exec: string } | { execFrom: (lastOutput: string) => string } | { spawn: string } | { wait: number } | { say: string };
 
 interface Item {
   type: string;
@@ -69,7 +69,9 @@ export async function startFakeResponses(script: (userText: string) => Step[]): 
           }
         })
         .filter((x): x is string => !!x);
-      const step = script(userText)[done] ?? { say: 'done' };
+      const outputs = input.filter((i) => i.type === 'function_call_output').map((i) => (typeof i.output === 'string' ? i.output : JSON.stringify(i.output)));
+      const scripted = script(userText)[done] ?? { say: 'done' };
+      const step: Exclude<Step, { execFrom: unknown }> = 'execFrom' in scripted ? { exec: scripted.execFrom(outputs[outputs.length - 1] ?? '') } : scripted;
       const id = `resp_${n++}`;
       const call = `call_${n}`;
       const item =

@@ -22,18 +22,34 @@ import * as P from './payloads.js';
 /** The one permission_mode in which an allow grants nothing the user did not already give. */
 export const BYPASS_MODE = 'bypassPermissions';
 
-/** Does this payload's mode already skip every approval? Only then may pgx answer allow. Unknown or absent: no. */
-export function bypassesApprovals(mode: unknown): boolean {
-  return mode === BYPASS_MODE;
+/**
+ * Does this payload's mode already skip every approval? Only then may pgx answer allow. Unknown or absent: no.
+ * `PGX_CODEX_ALLOW=never` makes pgx never allow, even then (stricter only: every routed command goes the deny way).
+ */
+export function bypassesApprovals(mode: unknown, env: NodeJS.ProcessEnv = process.env): boolean {
+  return mode === BYPASS_MODE && env.PGX_CODEX_ALLOW !== 'never';
 }
 
 function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
+/** The line that ends the deny's explanation; the routed command follows it. */
+export const ROUTED_INTRO = 'your approval settings decide as usual):\n';
+
+/** The line after the routed command: Codex appends ". Command: <the original>" to a deny's reason (measured). */
+export const ROUTED_END = '\n(end of the command to run)';
+
+/** The routed command a deny's reason hands over, as the model reads it back (undefined: none). */
+export function routedCommandIn(text: string): string | undefined {
+  const at = text.indexOf(ROUTED_INTRO);
+  const end = text.indexOf(ROUTED_END, at);
+  return at < 0 || end < 0 ? undefined : text.slice(at + ROUTED_INTRO.length, end);
+}
+
 /** The deny that hands the model its routed command: run under the user's own approval, never pre-approved by pgx. */
 export function runRoutedInstead(routed: string, branch: string): string {
-  return `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, unchanged, with the branch's connection settings; your approval settings decide as usual):\n${routed}`;
+  return `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`;
 }
 
 const subagentTarget = (p: { session_id: string; agent_id: string }) => ({ sessionId: p.session_id, agentId: p.agent_id });
