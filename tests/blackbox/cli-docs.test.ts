@@ -151,6 +151,16 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
    }, 300_000); // many processes in a row: slow on a loaded machine
 
+  it('agent install / uninstall codex', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgx-docs-codex-'));
+    cleanup.push(dir);
+    const codexEnv = { ...env, HOME: dir, CODEX_HOME: join(dir, 'codex-home') };
+    for (const scope of ['user', 'project']) {
+      expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'install', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));
+      expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));
+    }
+  });
+
   it('local url, env, down --purge (on a local server)', () => {
     const p = makeProject();
     delete p.env.PGX_DATABASE_URL;
