@@ -15,7 +15,8 @@ import { hookLogCheck } from './doctor/hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
 import { rolesCheck } from './doctor/roles-check.js';
 import { dotenvCheck } from './doctor/dotenv-check.js';
-import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
+import { codexCheck } from './doctor/codex-check.js';
+import { fail, ok, skip, type Check, type DoctorContext } from './doctor/types.js';
 
 export type { Check, CheckStatus } from './doctor/types.js';
 
@@ -53,6 +54,8 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['pool', () => poolCheck(ctx)],
     ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
+    // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)
+    ...(codexCheck(projectDir) ? ([['codex', () => codexCheck(projectDir)!]] as [string, () => Check][]) : []),
     ['permissions', () => permissionsCheck(ctx, found)],
     ['hook-log', () => hookLogCheck(ctx)],
     ['branches', () => branchesCheck(ctx)],
@@ -72,6 +75,13 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     }
   } finally {
     await conn.close();
+  }
+  // A Codex-only setup: the Claude Code checks have no install to check (not a failure); the codex line checks it.
+  if (checks.some((c) => c.name === 'codex')) {
+    for (const [i, c] of checks.entries()) {
+      const none = (c.name === 'hooks' && c.status === 'fail' && c.detail.startsWith('no pgx hooks in')) || (c.name === 'permissions' && c.status === 'warn' && c.detail.startsWith('no wrapper rule'));
+      if (none && !found.some((f) => f.insp.count > 0 || f.plugin)) checks[i] = skip(c.name, 'no Claude Code install (the Codex CLI install is the codex check)');
+    }
   }
   return { ok: !checks.some((c) => c.status === 'fail'), checks };
 }
