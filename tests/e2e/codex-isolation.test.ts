@@ -145,5 +145,27 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
       await model.close();
     }
   }, 240_000);
+
+  it("a subagent whose branch can't be made is denied, with the reason, and its command never runs", async () => {
+    const { p, codexHome, env } = await codexProject();
+    const model = await startFakeResponses((user): Step[] => {
+      if (user.startsWith('SUBAGENT')) return [{ exec: `psql -X -Atc 'select 1'` }, { say: 'done' }];
+      return [{ spawn: 'SUBAGENT 1: try the database' }, { wait: 0 }, { say: 'done' }];
+    });
+    try {
+      writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
+      expect(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }).status).toBe(0);
+      // nobody listens on port 1: pgx cannot ensure any branch
+      const run = await runCodexExec(codexBin!, 'PARENT: one agent', { cwd: p.dir, env: { ...env, PGX_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/postgres' }, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const pre = hookLog(p.home).filter((l) => l.runtime === 'codex' && l.event === 'pre-tool-use' && l.agent_id);
+      expect(pre.map((l) => l.outcome)).toEqual(['denied:error']);
+      const outs = toolOutputsOf(model).join('\n');
+      expect(outs).toMatch(/Command blocked by PreToolUse hook: pgx could not ensure this subagent's own database branch/);
+      expect(outs).not.toMatch(/Process exited with code/); // the command itself never ran
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
 });
 
