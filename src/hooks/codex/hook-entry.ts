@@ -27,3 +27,11 @@ export async function runCodexHookCommand(event: CodexHookName): Promise<void> {
   const print = await answerCodexHook(event);
   process.stdout.write(print ? print + '\n' : '', () => process.exit(0));
 }
+
+/** bin/pgx.js: runs the hook when argv is exactly `agent codex-hook <event>` (no CLI bundle), else returns false. */
+export async function fastCodexHook(argv: string[]): Promise<boolean> {
+  const [a, b, event, extra] = argv;
+  if (a !== 'agent' || b !== 'codex-hook' || extra !== undefined || !isCodexHookEvent(event)) return false;
+  await runCodexHookCommand(event);
+  return true;
+}
