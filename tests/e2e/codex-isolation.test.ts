@@ -1,6 +1,6 @@
 // pgx with the real Codex CLI (scripts/install-codex.sh), offline against a scripted Responses API: `pgx agent install
 // codex` makes its hooks trusted the way Codex records trust (no --dangerously-bypass-hook-trust), and a `codex exec`
-// parent that spawns two subagents gets each one's psql on its own branch, retired at SubagentStop, the source
+// parent that spawns three subagents gets each one's psql on its own branch, retired at SubagentStop, the source
 // untouched. And the sandbox fact decision 203 rests on: under the default workspace-write sandbox no socket opens.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,14 +39,14 @@ async function codexProject() {
 }
 
 describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => {
-  it('install codex: hooks trusted as Codex records it; two subagents each on their own branch, retired at stop; the source untouched', async () => {
+  it('install codex: hooks trusted as Codex records it; three subagents each on their own branch, retired at stop; the source untouched', async () => {
     const { p, src, codexHome, env } = await codexProject();
     const baseline = schemaMd5(src);
     const marker = (k: number) => `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${k} (x int)' && psql -X -Atc 'select current_database()'`;
     const model = await startFakeResponses((user): Step[] => {
       const k = /^SUBAGENT (\d)/.exec(user)?.[1];
       if (k) return [{ exec: marker(Number(k)) }, { say: `subagent ${k} done` }];
-      return [{ spawn: 'SUBAGENT 1: make your marker table' }, { spawn: 'SUBAGENT 2: make your marker table' }, { wait: 0 }, { wait: 1 }, { say: 'all done' }];
+      return [1, 2, 3].map((k): Step => ({ spawn: `SUBAGENT ${k}: make your marker table` })).concat([{ wait: 0 }, { wait: 1 }, { wait: 2 }, { say: 'all done' }]);
     });
     try {
       writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
@@ -54,31 +54,31 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
       expect(install.scope).toBe('user');
       expect(install.trusted).toHaveLength(5);
       // network for the agents' commands: the sandbox decision (203) leaves this to the user; the test is that user
-      const run = await runCodexExec(codexBin!, 'PARENT: run two agents', { cwd: p.dir, env, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
+      const run = await runCodexExec(codexBin!, 'PARENT: run three agents', { cwd: p.dir, env, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
       expect(run.status, run.stderr.slice(-2000)).toBe(0);
       const cmds = commandsOf(run);
       const log = hookLog(p.home).filter((l) => l.runtime === 'codex');
       const starts = log.filter((l) => l.event === 'subagent-start');
-      expect(starts.map((l) => l.outcome), JSON.stringify(log)).toEqual([expect.stringMatching(/^ok:/), expect.stringMatching(/^ok:/)]);
+      expect(starts.map((l) => l.outcome), JSON.stringify(log)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^ok:/)));
       const branches = starts.map((l) => l.branch!);
-      expect(new Set(branches).size).toBe(2);
+      expect(new Set(branches).size).toBe(3);
       // codex exec sends bypassPermissions: pgx allows the rewrite there (and only there)
       const pre = log.filter((l) => l.event === 'pre-tool-use' && l.agent_id);
-      expect(pre.map((l) => [l.outcome.split(':')[0], l.permission_mode])).toEqual([['rewritten', 'bypassPermissions'], ['rewritten', 'bypassPermissions']]);
+      expect(pre.map((l) => [l.outcome.split(':')[0], l.permission_mode])).toEqual([1, 2, 3].map(() => ['rewritten', 'bypassPermissions']));
       // what each subagent's psql printed (current_database()), as the model got it back
       const outputs = toolOutputsOf(model);
       for (const b of branches) expect(outputs.some((o) => o.includes(b)), `${b} in ${JSON.stringify(outputs)}`).toBe(true);
       expect(cmds.filter((c) => c.command?.includes('marker_'))).toEqual([]); // the parent ran none itself
       // SubagentStop retired both (no connections any more); what each branch changed is its own marker table only
-      expect(log.filter((l) => l.event === 'subagent-stop').map((l) => l.outcome)).toEqual([expect.stringMatching(/^retire/), expect.stringMatching(/^retire/)]);
+      expect(log.filter((l) => l.event === 'subagent-stop').map((l) => l.outcome)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^retire/)));
       const ls = await lsBranches(p);
       const markers = branches.map((b) => {
         const row = ls.find((r) => r.name === b);
         expect(row?.state, b).not.toBe('active');
         return (row?.changes?.lines ?? []).join('\n').match(/marker_\d/g) ?? [];
       });
-      expect(markers.map((m) => [...new Set(m)].length)).toEqual([1, 1]);
-      expect(new Set(markers.flat()).size).toBe(2);
+      expect(markers.map((m) => [...new Set(m)].length)).toEqual([1, 1, 1]);
+      expect(new Set(markers.flat()).size).toBe(3);
       for (const b of branches) expect((await sql('SELECT datallowconn FROM pg_database WHERE datname = $1', [b]))[0]).toEqual({ datallowconn: false });
       expect(schemaMd5(src)).toBe(baseline);
       expect(await publicTables(src)).toEqual(['items']);
