@@ -7,7 +7,8 @@ import type { Config } from '../config.js';
 import { identityKey, type Identity } from '../identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
-import { formatStamp, sqlstateOf, SQLSTATE } from '../server/catalog.js';
+import { formatStamp } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { connect, type ConnParams, type Db } from '../server/db.js';
 import { resolveServer, type OpenOptions } from './context.js';
 

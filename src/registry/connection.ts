@@ -2,7 +2,8 @@
 // server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
 // only excludes holders connected to the same database, so the type says which connection it is.
 import { connect, type ConnectOptions, type ConnParams, type Db } from '../server/db.js';
-import { createDatabaseIfMissing, revokePublicConnect, sqlstateOf, SQLSTATE, writeStamp } from '../server/catalog.js';
+import { createDatabaseIfMissing, revokePublicConnect, writeStamp } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { LOCK, withLock } from './locks.js';
 
 export const REGISTRY_DB = 'pgx_registry';

@@ -4,7 +4,8 @@
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
 import type { BranchKind } from '../identity.js';
 import { PgxError } from '../errors.js';
-import { sqlstateOf, SQLSTATE, STAMP_PREFIX } from '../server/catalog.js';
+import { STAMP_PREFIX } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { ensureSchema, type RegistryDb } from './connection.js';
 
 export type BranchState = 'creating' | 'active' | 'retiring';

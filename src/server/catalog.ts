@@ -1,31 +1,13 @@
 // The catalog: every statement pgx makes about databases and roles (create, rename, allow/deny connections,
-// settings, drop, backends), the stamps that say which databases pgx made, the SQLSTATEs pgx reacts to, and the one
+// settings, drop, backends), the stamps that say which databases pgx made, and the one
 // way a name or a value reaches SQL text. No other module writes such SQL; the engine decides WHEN, this module HOW.
 import { PgxError } from '../errors.js';
 import type { Db } from './db.js';
+import { SQLSTATE, sqlstateOf } from './sqlstate.js';
 
-/** The SQLSTATEs pgx reacts to (PostgreSQL, Appendix A). */
-export const SQLSTATE = {
-  UNIQUE_VIOLATION: '23505',
-  INVALID_AUTHORIZATION: '28000',
-  INVALID_PASSWORD: '28P01',
-  INVALID_CATALOG_NAME: '3D000',
-  INSUFFICIENT_PRIVILEGE: '42501',
-  DUPLICATE_DATABASE: '42P04',
-  DUPLICATE_OBJECT: '42710',
-  UNDEFINED_TABLE: '42P01',
-  UNDEFINED_COLUMN: '42703',
-  DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
-  OBJECT_IN_USE: '55006',
-} as const;
-
-/** The SQLSTATE of a driver error (or of the error it wraps), if any. */
-export function sqlstateOf(e: unknown): string | undefined {
-  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
-  if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) return err.code;
-  if (typeof err?.cause?.code === 'string') return err.cause.code;
-  return undefined;
-}
+// The SQLSTATE names live in sqlstate.ts (db.ts needs them too, and imports nothing of this module); re-exported
+// here so that the engine keeps one import for the catalog.
+export { SQLSTATE, sqlstateOf } from './sqlstate.js';
 
 /** The ONE identifier quoting: always quoted, so case and any character survive. */
 export function quoteIdent(name: string): string {
@@ -512,17 +494,6 @@ export async function transferOwnershipInBranch(branch: Db, role: string): Promi
     ) +
     loop(`SELECT l.oid::text AS obj FROM pg_largeobject_metadata l WHERE ${mine('l.lomowner')}`, `'ALTER LARGE OBJECT %s OWNER TO %I'`);
   await branch.query(`DO $pgx$\nDECLARE r record; role text := ${quoteLiteral(role)};\nBEGIN\n${body}END\n$pgx$`);
-}
-
-/** Objects of the branch NOT owned by `role` that the transfer would have given it (a test's and doctor's check). */
-export async function objectsNotOwnedBy(branch: Db, role: string): Promise<number> {
-  const [r] = await branch.query<{ n: number }>(
-    `SELECT ((SELECT count(*) FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND n.nspowner <> to_regrole($1))
-           + (SELECT count(*) FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S','i') AND c.relowner <> to_regrole($1))
-           + (SELECT count(*) FROM pg_proc p WHERE p.oid >= 16384 AND p.proowner <> to_regrole($1)))::int AS n`,
-    [role],
-  );
-  return r!.n;
 }
 
 export interface RoleBackends {

@@ -2,7 +2,7 @@
 // touch the database (and the start-up of those that do) do not pay for loading it.
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../errors.js';
-import { sqlstateOf, SQLSTATE } from './catalog.js';
+import { sqlstateOf, SQLSTATE } from './sqlstate.js';
 import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
 
 type PgModule = typeof import('pg');
