@@ -1,18 +1,28 @@
 // Typed errors: a stable code, a hint that names the next step, and a documented exit code.
 // The one catch per command (src/cli/common.ts action()) maps them to the process exit status.
 
-export const EXIT = {
-  ok: 0,
-  failure: 1, // unexpected: a bug or an unclassified error
-  usage: 2, // bad flags, or a destructive command without its confirmation flag
-  config: 3, // .pgx.toml invalid or missing where required
-  server: 4, // PostgreSQL unreachable, or the local server could not start
-  notFound: 5, // no such branch / record
-  refused: 6, // pgx refused: not a pgx database, foreign stamp, unsafe request
-  branch: 7, // creating or changing a branch failed
-  doctor: 8, // doctor found at least one failing check
-  execFailed: 125, // `agent exec` could not start the command (the child's own status passes through otherwise)
+/** The documented exit codes, each with the line `pgx --help` prints for it (docs/pgx/local-dev/cli.md has the long form). */
+const EXIT_TABLE = {
+  ok: [0, 'success'],
+  failure: [1, 'unexpected failure (a bug: rerun with DEBUG=pgx)'],
+  usage: [2, 'usage error, or a destructive command without its confirmation flag'],
+  config: [3, '.pgx.toml invalid'],
+  server: [4, 'PostgreSQL unreachable / login refused / local server failed'],
+  notFound: [5, 'branch not found'],
+  refused: [6, 'refused: the database is not a pgx branch'],
+  branch: [7, 'creating or changing a branch failed'],
+  doctor: [8, 'doctor found a failing check'],
+  // the child's own status passes through otherwise
+  execFailed: [125, "agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise exec\n       exits with the command's status, 128+n on signal n)"],
 } as const;
+
+type ExitName = keyof typeof EXIT_TABLE;
+export const EXIT = Object.fromEntries(Object.entries(EXIT_TABLE).map(([k, [code]]) => [k, code])) as { readonly [K in ExitName]: (typeof EXIT_TABLE)[K][0] };
+
+/** The "Exit codes:" section of `pgx --help` and `pgx agent --help`, from the same table. */
+export const EXIT_CODES_HELP = `\nExit codes:\n${Object.values(EXIT_TABLE)
+  .map(([code, means]) => `  ${String(code).padEnd(5)}${means}`)
+  .join('\n')}`;
 
 export type ErrorCode =
   | 'USAGE'
@@ -70,6 +80,11 @@ export class PgxError extends Error {
 
 export function isPgxError(e: unknown): e is PgxError {
   return e instanceof PgxError;
+}
+
+/** The exit status an error ends a command with: its documented code, or 1 for anything unclassified. */
+export function exitCodeOf(e: unknown): number {
+  return isPgxError(e) ? e.exitCode : EXIT.failure;
 }
 
 /**

@@ -1,7 +1,6 @@
 // `agent exec --agent <id> [--cwd <dir>] -- <command…>`, the exact form the PreToolUse rewrite writes, run without
 // the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
 import { loadConfig } from './config.js';
-import { isPgxError, EXIT } from './errors.js';
 import { runExec } from './exec.js';
 import { parseRoutedExec } from './exec-argv.js';
 import { printError } from './output.js';
@@ -14,8 +13,7 @@ export async function fastExec(argv: string[]): Promise<boolean> {
   try {
     process.exitCode = await runExec(loadConfig({ cwd: routed.cwd }), targetFrom({ agent: routed.agent }), routed.command, {});
   } catch (e) {
-    printError(e, false, process.stderr);
-    process.exitCode = isPgxError(e) ? e.exitCode : EXIT.failure;
+    process.exitCode = printError(e, false, process.stderr);
   }
   return true;
 }

@@ -12,8 +12,7 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT_CODES_HELP } from './cli/common.js';
-import { EXIT, PgxError, redactSecrets } from './errors.js';
+import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './errors.js';
 import { printError } from './output.js';
 
 export function buildProgram(): Command {

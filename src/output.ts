@@ -1,6 +1,6 @@
 // The one output writer: a result goes to stdout as JSON (--json) or as human text; progress and logs go to stderr.
 // Colour only on a TTY and never with NO_COLOR.
-import { describeError, isPgxError, redactSecrets } from './errors.js';
+import { describeError, exitCodeOf, isPgxError, redactSecrets } from './errors.js';
 
 export interface Output {
   json: boolean;
@@ -56,14 +56,30 @@ export function relativeTime(to: Date | string, now = Date.now()): string {
   return ms > 0 ? `in ${parts}` : `${parts} ago`;
 }
 
-/** Prints an error once: JSON on stdout with --json (so scripts get a parseable object), text on stderr otherwise. */
-export function printError(e: unknown, json: boolean, jsonStream: NodeJS.WritableStream = process.stdout): void {
+/**
+ * An error as the text a person reads (`error: …` and `hint: …` lines, credentials masked) and the exit status it
+ * ends the command with: what every printer of an error prints, the CLI's, the in-process exec's and the broker's
+ * answer to a routed exec. `color`: paint the labels (a TTY of ours); `stack`: add an unexpected error's stack.
+ */
+export function errorReply(e: unknown, opts: { color?: boolean; stack?: boolean } = {}): { text: string; exitCode: number } {
   const d = describeError(e);
+  const label = (text: string, color: keyof typeof codes) => (opts.color ? paint(text, color, process.stderr) : text);
+  let text = `${label('error', 'red')}: ${d.message}\n`;
+  if (d.hint) text += `${label('hint', 'yellow')}: ${d.hint}\n`;
+  if (opts.stack && !isPgxError(e) && e instanceof Error && e.stack) text += redactSecrets(e.stack) + '\n';
+  return { text, exitCode: exitCodeOf(e) };
+}
+
+/**
+ * Prints an error once: JSON on stdout with --json (so scripts get a parseable object), text on stderr otherwise.
+ * Returns the exit status the error ends the command with.
+ */
+export function printError(e: unknown, json: boolean, jsonStream: NodeJS.WritableStream = process.stdout): number {
   if (json) {
-    jsonStream.write(JSON.stringify({ error: d }) + '\n');
-    return;
+    jsonStream.write(JSON.stringify({ error: describeError(e) }) + '\n');
+    return exitCodeOf(e);
   }
-  process.stderr.write(`${paint('error', 'red', process.stderr)}: ${d.message}\n`);
-  if (d.hint) process.stderr.write(`${paint('hint', 'yellow', process.stderr)}: ${d.hint}\n`);
-  if (process.env.DEBUG?.includes('pgx') && !isPgxError(e) && e instanceof Error && e.stack) process.stderr.write(redactSecrets(e.stack) + '\n');
+  const reply = errorReply(e, { color: true, stack: !!process.env.DEBUG?.includes('pgx') });
+  process.stderr.write(reply.text);
+  return reply.exitCode;
 }

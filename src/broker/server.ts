@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 import * as z from 'zod/mini';
 import { loadConfig } from '../config.js';
 import { attachOrEnsure } from '../engine/api.js';
-import { describeError, isPgxError, EXIT } from '../errors.js';
+import { describeError } from '../errors.js';
+import { errorReply } from '../output.js';
 import { commandEnv, refuseUnrouted } from '../exec.js';
 import { targetFrom } from '../cli/common.js';
 import { answerHook, isHookEvent } from '../hooks/claude/hook-entry.js';
@@ -124,8 +125,8 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
           const childEnv = commandEnv(req.env, ensured, config.home, req.command[0]!);
           return { ok: true, env: Object.fromEntries(Object.entries(childEnv).filter((e): e is [string, string] => e[1] !== undefined)), branch: ensured.branch };
         } catch (e) {
-          const d = describeError(e);
-          return { ok: false, stderr: `error: ${d.message}\n${d.hint ? `hint: ${d.hint}\n` : ''}`, exitCode: isPgxError(e) ? e.exitCode : EXIT.failure };
+          const reply = errorReply(e);
+          return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
         }
     }
   }

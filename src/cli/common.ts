@@ -1,7 +1,7 @@
 // Flag plumbing shared by command files: --cwd/--json, config loading, and the single error → exit-code mapping.
 import type { Command } from 'commander';
 import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
-import { EXIT, isPgxError, PgxError } from '../errors.js';
+import { EXIT, PgxError } from '../errors.js';
 import { createOutput, printError, type Output } from '../output.js';
 import { validateId } from '../identity.js';
 import type { Target } from '../engine/api.js';
@@ -44,8 +44,7 @@ export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Com
       const code = await fn(opts, out, cmd);
       process.exitCode = code ?? EXIT.ok;
     } catch (e) {
-      printError(e, !!opts.json, errorsOn === 'stderr' ? process.stderr : process.stdout);
-      process.exitCode = isPgxError(e) ? e.exitCode : EXIT.failure;
+      process.exitCode = printError(e, !!opts.json, errorsOn === 'stderr' ? process.stderr : process.stdout);
     }
   };
 }
@@ -66,17 +65,3 @@ export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.en
     sessionId: session !== undefined ? validateId('--session', session) : undefined,
   };
 }
-
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0    success
-  1    unexpected failure (a bug: rerun with DEBUG=pgx)
-  2    usage error, or a destructive command without its confirmation flag
-  3    .pgx.toml invalid
-  4    PostgreSQL unreachable / login refused / local server failed
-  5    branch not found
-  6    refused: the database is not a pgx branch
-  7    creating or changing a branch failed
-  8    doctor found a failing check
-  125  agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise exec
-       exits with the command's status, 128+n on signal n)`;
