@@ -2,7 +2,7 @@
 // passed through (128 + n when it dies of signal n; 127/126/125 when it can't start, as a shell says). Its own
 // module, node built-ins only: `agent exec` uses it, and so does the broker's light client (broker/client.ts).
 import { spawn } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
+import { closeStatus } from './lib/processes.js';
 
 export interface CommandRun {
   status: number;
@@ -17,10 +17,6 @@ function spawnFailure(command: string, err: NodeJS.ErrnoException): { status: nu
   if (err.code === 'ENOENT') return { status: 127, message: `pgx: ${command}: command not found` };
   if (err.code === 'EACCES' || err.code === 'ENOEXEC' || err.code === 'EISDIR') return { status: 126, message: `pgx: ${command}: cannot execute (${err.code})` };
   return { status: 125, message: `pgx: ${command}: could not start: ${err.message}` };
-}
-
-export function signalStatus(sig: NodeJS.Signals): number {
-  return 128 + (osConstants.signals[sig] ?? 0);
 }
 
 /** Runs `command` with exactly `env`; resolves with its status, never rejects. */
@@ -46,6 +42,6 @@ export function spawnCommand(command: string[], env: NodeJS.ProcessEnv): Promise
       process.stderr.write(`${f.message}\n`);
       done({ status: f.status, spawnError: err.code ?? err.message });
     });
-    child.on('close', (code, signal) => done({ status: code ?? (signal ? signalStatus(signal) : 128) }));
+    child.on('close', (code, signal) => done({ status: closeStatus(code, signal) }));
   });
 }

@@ -1,13 +1,13 @@
 // `pgx agent exec`: ensure the branch, then run the command with libpq's environment pointing at it. The command
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
 // exit status passed through (128 + n when the child dies of signal n).
-import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
 import { PgxError } from './errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureResult, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
+import { signalStatus } from './lib/processes.js';
 
 export interface ExecReport {
   agent_id: string | null;
@@ -69,7 +69,7 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
   const setupMs = Math.round(performance.now() - t0);
   let run: CommandRun;
   try {
-    run = signalled ? { status: 128 + (osConstants.signals[signalled] ?? 0), ms: 0 } : await runCommand(command, ensured, config);
+    run = signalled ? { status: signalStatus(signalled), ms: 0 } : await runCommand(command, ensured, config);
   } finally {
     for (const [sig, h] of early) process.off(sig, h);
   }

@@ -1,14 +1,58 @@
+// File-system primitives every layer uses: the one atomic write, a pid's liveness, and the cross-process lock by
+// mkdir (the local server's start-up). Node built-ins only.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
-/** Write-then-rename, so a reader never sees half a file; mode applied before the rename. */
-export function writeFileAtomic(path: string, text: string, mode = 0o644): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  writeFileSync(tmp, text, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
+/**
+ * Write-then-rename (the text fsync'ed first), so a reader never sees half a file, and a failed write leaves the
+ * old file and no temporary one. pgx's own files (`mode` given, default 0o644): the mode is applied before the
+ * rename and a missing parent is made 0o700. A user's file (`throughLinks`: a settings file a dotfile manager may
+ * symlink): written through to the link's target, so the link survives, keeping the target's mode; a missing parent
+ * is made with the umask's mode.
+ */
+export function writeFileAtomic(path: string, text: string, opts: number | { throughLinks: true } = 0o644): void {
+  let target = path;
+  let mode: number | undefined = typeof opts === 'number' ? opts : undefined;
+  if (typeof opts !== 'number') {
+    try {
+      target = realpathSync(path);
+      mode = statSync(target).mode & 0o7777;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      // A dangling symlink: write to where it points, so the link becomes valid.
+      try {
+        target = resolve(dirname(path), readlinkSync(path));
+      } catch {
+        target = path;
+      }
+    }
+    mkdirSync(dirname(target), { recursive: true });
+  } else {
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  }
+  const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
+  let renamed = false;
+  try {
+    const fd = openSync(tmp, 'w', mode ?? 0o666);
+    try {
+      writeFileSync(fd, text, 'utf8');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (mode !== undefined) chmodSync(tmp, mode); // openSync's mode is filtered by the umask
+    renameSync(tmp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // nothing to clean up
+      }
+    }
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,7 +2,7 @@
 // The password never reaches stdout unless asked for (`url --show-password`): psql gets it in its environment, a
 // shell gets a 0600 passfile (PGPASSFILE), which libpq and node-postgres both read.
 import { spawn } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
+import { closeStatus } from './lib/processes.js';
 import { PgxError } from './errors.js';
 import { findClientTool } from './server/client-tools.js';
 import type { ConnParams } from './server/db.js';
@@ -61,7 +61,7 @@ export async function runLocalPsql(home: string, args: string[]): Promise<number
     });
     child.on('close', (code, signal) => {
       off();
-      resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
+      resolve(closeStatus(code, signal));
     });
   });
 }

@@ -2,12 +2,12 @@
 // --background` at low priority, which outlives the hook and never counts against its deadline. Single flight twice
 // over: a pid file here keeps a burst of 20 SubagentStarts from spawning 20 fillers (cheap, best effort), and the
 // filler's advisory try-lock on the template (registry/locks.ts) is what actually guarantees one at a time.
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { pidAlive } from './fsutil.js';
+import { spawnDetachedOnce } from './lib/processes.js';
 
 /** Below the user's work, above idle: a clone now saves a clone on the next SubagentStart. */
 const NICE = 10;
@@ -24,33 +24,27 @@ export function startPoolFill(config: Config): 'started' | 'running' | 'off' | '
   const file = pidFile(config);
   try {
     mkdirSync(join(config.home, 'agent'), { recursive: true, mode: 0o700 });
-    let fd: number;
-    try {
-      fd = openSync(file, 'wx', 0o600);
-    } catch {
-      const pid = Number(readFileSync(file, 'utf8').trim());
-      if (pid > 0 && pidAlive(pid)) return 'running';
-      rmSync(file, { force: true }); // a filler that died without removing it
-      fd = openSync(file, 'wx', 0o600);
-    }
-    const child = spawn(process.execPath, [process.argv[1]!, 'agent', 'pool', 'fill', '--background', '--cwd', config.projectDir], {
-      detached: true,
-      stdio: 'ignore',
-      env: process.env,
-    });
-    child.on('error', () => rmSync(file, { force: true }));
-    writeSync(fd, String(child.pid ?? ''));
-    closeSync(fd);
-    try {
-      if (child.pid) setPriority(child.pid, NICE);
-    } catch {
-      // not permitted here: it still runs, at normal priority
-    }
-    child.unref();
-    return 'started';
   } catch {
     return 'failed';
   }
+  const started = spawnDetachedOnce(file, {
+    command: process.execPath,
+    args: [process.argv[1]!, 'agent', 'pool', 'fill', '--background', '--cwd', config.projectDir],
+    env: process.env,
+    held: (text) => {
+      const pid = Number(text.trim());
+      return pid > 0 && pidAlive(pid);
+    },
+    stamp: (pid) => String(pid ?? ''),
+    spawned: (pid) => {
+      try {
+        setPriority(pid, NICE);
+      } catch {
+        // not permitted here: it still runs, at normal priority
+      }
+    },
+  });
+  return started === 'held' ? 'running' : started;
 }
 
 /** The filler's end: its pid file goes (if still its own), and its outcome is appended to agent/pool-fill.log. */
