@@ -1,24 +1,54 @@
-// Each hook's timeout (seconds, Claude Code's unit) and the deadline pgx answers by. Its own module: the hooks'
-// light entry (fast-path.ts) needs the deadline without the installer's modules.
+// The six Claude Code hook events pgx answers: each one's settings name, the name `pgx agent hook <event>` takes,
+// its matcher and its timeout, in one table, and the deadline pgx answers by. The installer writes its entries from
+// it, the hook runner and the light entry (fast-path.ts) read their deadlines from it. Its own module, importing
+// nothing: the light entry loads it on every hook.
 
-/** The timeouts `pgx agent install claude` writes. */
-export const HOOK_TIMEOUT_S = Object.freeze({
-  'session-start': 30,
-  'user-prompt-submit': 10,
-  'pre-tool-use': 60,
-  'subagent-start': 60,
-  'subagent-stop': 30,
-  'session-end': 10,
-} as const);
+const TABLE = [
+  // Creates/attaches the session's state; may have to start the local server on a cold machine.
+  { event: 'SessionStart', cli: 'session-start', timeout: 30 },
+  // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
+  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
+  // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
+  // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
+  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+  // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
+  { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
+  // Records/retires the subagent's branch.
+  { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
+  // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
+  // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
+  // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
+  { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
+] as const;
 
-export type HookCliName = keyof typeof HOOK_TIMEOUT_S;
+type Row = (typeof TABLE)[number];
+/** A hook event as `pgx agent hook <event>` names it (`pre-tool-use`): the one name the code uses for an event. */
+export type HookEvent = Row['cli'];
+/** A hook event as Claude Code's settings name it (`PreToolUse`). */
+export type HookEventName = Row['event'];
+
+export interface HookEntry {
+  event: HookEventName;
+  cli: HookEvent;
+  matcher?: string;
+  /** Seconds. */
+  timeout: number;
+}
+
+/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
+export const HOOK_EVENTS: readonly HookEntry[] = Object.freeze(TABLE);
+
+export const EVENT_BY_CLI = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.cli, h]));
+export const EVENT_BY_NAME = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.event, h]));
+
+export const isHookEvent = (event: string | undefined): event is HookEvent => event !== undefined && EVENT_BY_CLI.has(event);
 
 /**
  * How long a hook may work before it answers anyway: 80% of its timeout (PGX_HOOK_DEADLINE_MS overrides).
  * Claude Code runs a PreToolUse command whose hook timed out UNCHANGED (unrouted), so pgx must answer (deny) first.
  */
-export function hookDeadlineMs(event: HookCliName, env: NodeJS.ProcessEnv = process.env): number {
+export function hookDeadlineMs(event: HookEvent, env: NodeJS.ProcessEnv = process.env): number {
   const override = Number(env.PGX_HOOK_DEADLINE_MS);
   if (Number.isFinite(override) && override > 0) return override;
-  return Math.round((HOOK_TIMEOUT_S[event] ?? 30) * 1000 * 0.8);
+  return Math.round((EVENT_BY_CLI.get(event)?.timeout ?? 30) * 1000 * 0.8);
 }

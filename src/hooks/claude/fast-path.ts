@@ -11,7 +11,7 @@ import { appendHookLog } from './log.js';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 import { invokesLauncher } from './rewrite.js';
-import { hookDeadlineMs, HOOK_TIMEOUT_S, type HookCliName } from './timeouts.js';
+import { hookDeadlineMs, isHookEvent } from './events.js';
 import { pgxHome } from '../../home.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
@@ -90,8 +90,8 @@ export async function fastHook(event: string): Promise<string | undefined> {
   const text = await readStdin();
   try {
     if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
-    if (event === 'session-start' || !Object.hasOwn(HOOK_TIMEOUT_S, event)) return text; // SessionStart starts the broker
-    const deadline = hookDeadlineMs(event as HookCliName);
+    if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
+    const deadline = hookDeadlineMs(event);
     const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
     const answer = asked?.answer;
     let print: string | undefined;

@@ -16,6 +16,7 @@ import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
+import type { HookEvent } from './events.js';
 import { hashBranchName, shortBranchName } from '../../identity.js';
 
 export interface HookEnv {
@@ -280,9 +281,7 @@ export const HANDLERS = {
   'subagent-start': subagentStart,
   'subagent-stop': subagentStop,
   'session-end': sessionEnd,
-} as const;
-
-export type HookName = keyof typeof HANDLERS;
+} as const satisfies Record<HookEvent, unknown>;
 
 export function errorText(e: unknown): string {
   const d = describeError(e);

@@ -2,13 +2,13 @@
 // hook starts without commander or any other command's module (bin/pgx.js routes here on the exact argv form;
 // anything else goes to the CLI, which calls the same function).
 import { describeError } from '../../errors.js';
-import { HANDLERS, type HookName } from './handlers.js';
+import { isHookEvent, type HookEvent } from './events.js';
 import { runHook, type HookContext } from './run.js';
 
-export const isHookEvent = (event: string | undefined): event is HookName => event !== undefined && Object.hasOwn(HANDLERS, event);
+export { isHookEvent };
 
 /** The hook's answer, the text to print (undefined: nothing). Never throws. */
-export async function answerHook(event: HookName, ctx?: HookContext): Promise<string | undefined> {
+export async function answerHook(event: HookEvent, ctx?: HookContext): Promise<string | undefined> {
   try {
     return (await runHook(event, ctx)).print;
   } catch (e) {
@@ -18,7 +18,7 @@ export async function answerHook(event: HookName, ctx?: HookContext): Promise<st
 }
 
 /** Runs the hook, writes its answer and exits 0 once written. */
-export async function runHookCommand(event: HookName): Promise<void> {
+export async function runHookCommand(event: HookEvent): Promise<void> {
   const print = await answerHook(event);
   // Exit as soon as the answer is written: work cut off by the hook's deadline (a clone, a lock wait) must not
   // hold the process past Claude Code's timeout, and a pg client's orderly close is not worth the wait.

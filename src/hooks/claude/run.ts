@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
 import { PgxError } from '../../errors.js';
 import { findPgxHandlers } from '../../install/hook-events.js';
-import { hookDeadlineMs } from './timeouts.js';
+import { hookDeadlineMs, type HookEvent } from './events.js';
 import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { setHookDeadline } from '../../server/db.js';
@@ -16,7 +16,7 @@ import { appendHookLog } from './log.js';
 import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
-import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookName, type HookResult } from './handlers.js';
+import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookResult } from './handlers.js';
 
 export { launcherPath };
 
@@ -115,7 +115,7 @@ type Scope = { in: true } | { in: false; result: HookResult };
  * project's own settings run pgx's hooks or the session started in scope; then the missing file is an error. An
  * unreadable payload is judged only after that, for the same reason.
  */
-function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }): Scope {
+function scopeOf(event: HookEvent, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }): Scope {
   if (!findConfigFile(projectDir)) {
     if (!projectInstallsPgx(projectDir) && !(marker && existsSync(marker))) {
       // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
@@ -130,14 +130,14 @@ function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marke
 }
 
 /** Marks a session that started in scope (not at its end, and not for a mere prompt). */
-function markSession(event: HookName, marker: string | undefined, home: string): void {
+function markSession(event: HookEvent, marker: string | undefined, home: string): void {
   if (!marker || event === 'session-end' || event === 'user-prompt-submit' || existsSync(marker)) return;
   mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
   writeFileSync(marker, '', { mode: 0o600 });
 }
 
 /** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
-async function runHandler(event: HookName, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
+async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
   const parsed = handler.schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -160,7 +160,7 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
   }
 }
 
-export async function runHook(event: HookName, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
+export async function runHook(event: HookEvent, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
   const handler = HANDLERS[event] as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
