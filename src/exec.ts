@@ -1,9 +1,11 @@
 // `pgx agent exec`: ensure the branch, then run the command with libpq's environment pointing at it. The command
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
 // exit status passed through (128 + n when the child dies of signal n).
-import type { Config } from './config.js';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from './config.js';
 import { PgxError } from './errors.js';
-import { attachOrEnsure, Engine, withEngine, type EnsureResult, type Target } from './engine/api.js';
+import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from './engine/api.js';
+import { targetFrom } from './identity.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
@@ -27,7 +29,7 @@ export interface ExecReport {
 }
 
 /** From Claude Code's Bash tool (CLAUDECODE=1), a subagent's exec runs only what pgx's hook routed (routing-ticket.ts). */
-export function refuseUnrouted(config: Config, t: Target, command: string[], claudecode: string | undefined): void {
+function refuseUnrouted(config: Config, t: Target, command: string[], claudecode: string | undefined): void {
   if (t.agentId !== undefined && claudecode === '1' && !hasTicket(config.home, t.agentId, config.projectDir, command)) {
     throw new PgxError(
       'REFUSED',
@@ -45,9 +47,25 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
   if (t.execId !== undefined) return runLeased(config, t, command, opts);
   const t0 = performance.now();
-  const ensured = await attachOrEnsure(config, t); // progress only if the local server starts
+  const routed = await route(config, t, command, process.env); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
-  return report(opts, t, ensured, setupMs, await runCommand(command, ensured, config));
+  return report(opts, t, routed.ensured, setupMs, await spawnCommand(command, routed.env));
+}
+
+/**
+ * The routed-command pipeline, the one copy `agent exec` and the broker both run: refuse a subagent's command its
+ * hook did not route, ensure (or attach to) the branch, and give the environment the command runs with. `env` is the
+ * requester's: whether it runs under Claude Code's Bash (CLAUDECODE), and the base of the command's environment.
+ */
+export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}): Promise<{ env: NodeJS.ProcessEnv; branch: string; ensured: EnsureResult }> {
+  refuseUnrouted(config, t, command, env.CLAUDECODE);
+  const ensured = await attachOrEnsure(config, t, opts);
+  return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
+}
+
+/** The rewrite's `agent exec --agent <id> [--cwd <dir>]` (exec-argv.ts) as its config and target, in `cwd`. */
+export function routedTarget(r: { agent: string; cwd?: string }, cwd: string, env: NodeJS.ProcessEnv): { config: Config; target: Target } {
+  return { config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }), target: targetFrom({ agent: r.agent }, env) };
 }
 
 async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {

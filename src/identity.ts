@@ -31,6 +31,25 @@ export function validateId(what: string, value: string): string {
   return value;
 }
 
+/** The ids a command names a branch by (--agent, --id, --session): engine/api.ts's Target. */
+export interface TargetOpts {
+  agent?: string;
+  id?: string;
+  session?: string;
+}
+
+/** The flags as a target, validated; a subagent's session comes from CLAUDE_CODE_SESSION_ID when not given. */
+export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): { agentId?: string; execId?: string; sessionId?: string } {
+  if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
+  if (opts.id !== undefined && opts.session !== undefined) throw new PgxError('USAGE', '--id names a branch on its own; --session does not apply to it.', 'Use --id alone, or --session (with --agent for a subagent).');
+  const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
+  return {
+    agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,
+    execId: opts.id !== undefined ? validateId('--id', opts.id) : undefined,
+    sessionId: session !== undefined ? validateId('--session', session) : undefined,
+  };
+}
+
 export function kindOf(id: Identity): BranchKind {
   if (id.execId !== undefined) return 'exec';
   if (id.agentId !== undefined) return 'subagent';

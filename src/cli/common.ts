@@ -1,10 +1,9 @@
-// Flag plumbing shared by command files: --cwd/--json, config loading, and the single error → exit-code mapping.
+// Flag plumbing shared by command files: --cwd/--json, config loading, and the one catch that prints an error and
+// sets the exit code (errorReply, output.ts).
 import type { Command } from 'commander';
 import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
 import { EXIT, PgxError } from '../errors.js';
 import { createOutput, printError, type Output } from '../output.js';
-import { validateId } from '../identity.js';
-import type { Target } from '../engine/api.js';
 
 export interface CommonOpts {
   cwd?: string;
@@ -49,19 +48,5 @@ export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Com
   };
 }
 
-export interface TargetOpts {
-  agent?: string;
-  id?: string;
-  session?: string;
-}
-
-export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): Target {
-  if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
-  if (opts.id !== undefined && opts.session !== undefined) throw new PgxError('USAGE', '--id names a branch on its own; --session does not apply to it.', 'Use --id alone, or --session (with --agent for a subagent).');
-  const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
-  return {
-    agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,
-    execId: opts.id !== undefined ? validateId('--id', opts.id) : undefined,
-    sessionId: session !== undefined ? validateId('--session', session) : undefined,
-  };
-}
+// Target resolution is the identity module's (the broker and the routed exec need it without the CLI).
+export { targetFrom, type TargetOpts } from '../identity.js';

@@ -174,7 +174,7 @@ export async function dropBranchRole(e: EngineContext, role: string): Promise<Ro
 
 /** What a branch's commands connect with: its role when it has one, else the admin's (roles = "admin"). */
 export function branchConn(admin: ConnParams, rec: Pick<BranchRecord, 'name' | 'role' | 'role_password'>): ConnParams {
-  const { statementTimeoutMs: _, ...p } = admin;
+  const { statementTimeoutMs: _s, connectDeadlineAt: _d, connectWaitMs: _w, ...p } = admin;
   if (!rec.role) return { ...p, database: rec.name };
   return { ...p, user: rec.role, password: rec.role_password ?? undefined, database: rec.name };
 }

@@ -10,7 +10,6 @@ import { findPgxHandlers } from '../../install/hook-events.js';
 import { hookDeadlineMs, type HookEvent } from './events.js';
 import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
-import { setHookDeadline } from '../../server/db.js';
 import { claudeCodeShell } from '../../shell.js';
 import { appendHookLog } from './log.js';
 import type * as z from 'zod/mini';
@@ -32,6 +31,8 @@ export interface HookContext {
   cwd: string;
   /** The broker's kept registry connections. */
   reuse?: ConnectionReuse;
+  /** The broker: how long its connection attempts may wait, in place of the hook's deadline. */
+  connectWaitMs?: number;
   /** Logged: the broker answered for the hook process. */
   via?: 'broker';
   /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
@@ -149,11 +150,11 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     const config = loadConfig({ cwd: projectDir, env: ctx.env });
     home = config.home;
     markSession(event, marker, home);
-    // Connection attempts wait for the time the hook has left, not a fixed 3 s. Not in the broker: the deadline is a
-    // process-wide setting there, and would outlive this request (broker/server.ts sets its own connect timeout).
-    if (ctx.via !== 'broker') setHookDeadline(deadline);
+    // Connection attempts wait for the time the hook has left, not a fixed 3 s; in the broker, the wait it gives
+    // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
+    const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
