@@ -11,7 +11,7 @@ import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../shell.js';
-import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, rewriteCommand, type RewriteParams } from './rewrite.js';
 import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
@@ -103,7 +103,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (p.agent_id === undefined) {
       // The parent's commands are not rewritten, so the user's rules see them as they are; only the launcher,
       // which pgx's wrapper rule would approve unseen, is refused.
-      return typeof command === 'string' && invokesLauncher(command, h.launcher) ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
+      return parentBashCall(p, h.launcher) === 'deny-launcher' ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);

@@ -11,15 +11,12 @@ import { hookDeadlineMs, type HookEvent } from './events.js';
 import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
 import { claudeCodeShell } from '../../shell.js';
-import { appendHookLog } from './log.js';
+import { appendHookLog, hookLogLine } from './log.js';
+import { readHookStdin, withinLimit } from './stdin.js';
 import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookResult } from './handlers.js';
-
-export { launcherPath };
-
-const MAX_STDIN = 1024 * 1024;
 
 /** Where a hook runs: its own process (the defaults), or the broker on behalf of one (broker/server.ts). */
 export interface HookContext {
@@ -39,25 +36,14 @@ export interface HookContext {
   afterAnswer?: (fn: () => void) => void;
 }
 
-const ownProcess = (): HookContext => ({ env: process.env, cwd: process.cwd() });
+/** The hook's own process (process.cwd() throws in a deleted directory: inside the runner, whose caller catches it). */
+const ownProcess = (stdin?: string): HookContext => ({ stdin, env: process.env, cwd: process.cwd() });
 
 async function readStdin(given: string | undefined): Promise<string> {
-  // bin/pgx.js's fast path read it already (fast-path.ts) and passed it on, or the broker got it in the request.
-  const handedOver = given ?? (globalThis as { __pgxHookStdin?: unknown }).__pgxHookStdin;
-  if (typeof handedOver === 'string') return handedOver.length > MAX_STDIN ? Promise.reject(new Error('hook payload larger than 1 MiB')) : handedOver;
-  if (process.stdin.isTTY) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of process.stdin) {
-    size += (c as Buffer).length;
-    if (size > MAX_STDIN) throw new Error('hook payload larger than 1 MiB');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  // The light entry read it already (fast-path.ts) and bin/pgx.js passed it on, or the broker got it in the request.
+  return withinLimit(given ?? (await readHookStdin({ emptyOnTty: true })));
 }
 
-
-export { hookDeadlineMs };
 
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -161,8 +147,10 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
   }
 }
 
-export async function runHook(event: HookEvent, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
+/** Runs the hook for `given`: a caller's context (the broker's), or this process with the payload already read, if so. */
+export async function runHook(event: HookEvent, given: HookContext | { stdin?: string } = {}): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
+  const ctx = 'env' in given ? given : ownProcess(given.stdin);
   const handler = HANDLERS[event] as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
   const { payload } = read;
@@ -181,19 +169,6 @@ export async function runHook(event: HookEvent, ctx: HookContext = ownProcess())
     result = scope.result;
   }
 
-  const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
-  appendHookLog(home, {
-    time: new Date().toISOString(),
-    event,
-    session_id: str(payload.session_id),
-    agent_id: str(payload.agent_id),
-    branch: result.branch ?? null,
-    outcome: result.outcome,
-    elapsed_ms: Math.round(performance.now() - t0),
-    claude_code: claudeCodeVersion(ctx.env) ?? null,
-    permission_mode: str(payload.permission_mode),
-    project_dir: projectDir, // doctor: this project's lines only
-    ...(ctx.via ? { via: ctx.via } : {}),
-  });
+  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode: claudeCodeVersion(ctx.env), projectDir, via: ctx.via }));
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }
