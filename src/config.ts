@@ -153,7 +153,7 @@ const fileSchema = z.strictObject({
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
-      // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/architecture.md).
+      // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/decisions/185-warm-pool.md).
       pool: z._default(count, 4),
       pool_max: z._default(count, 16),
       pool_max_bytes: z.prefault(size, '2GB'),

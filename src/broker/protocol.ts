@@ -1,6 +1,6 @@
 // The broker: one resident pgx process per user and environment, which the per-event hook processes and the routed
 // `agent exec` hand their work to over a unix socket, so that each of those processes loads one small file instead
-// of pg, zod, the config parser and the engine, and logs in to no server (architecture.md, "The broker").
+// of pg, zod, the config parser and the engine, and logs in to no server (docs/pgx/local-dev/decisions/187-broker.md).
 //
 // This module is what both sides share, and the client side loads it on every hook: node built-ins only.
 import { lstatSync, mkdirSync } from 'node:fs';

@@ -1,16 +1,14 @@
 // The registry connection: to the pgx-owned database `pgx_registry` on the server itself, so several hosts using one
 // server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
 // only excludes holders connected to the same database, so the type says which connection it is.
-import { connect, type ConnectOptions, type ConnParams, type Db } from '../server/db.js';
+import { connect, type ConnectOptions, type ConnParams } from '../server/db.js';
 import { createDatabaseIfMissing, revokePublicConnect, writeStamp } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
-import { LOCK, withLock } from './locks.js';
+import { LOCK, withLock, type RegistryDb } from './locks.js';
 
 export const REGISTRY_DB = 'pgx_registry';
 
-declare const registryBrand: unique symbol;
-/** A connection to `pgx_registry`, obtainable only from openRegistry. */
-export type RegistryDb = Db & { readonly [registryBrand]: true };
+export type { RegistryDb };
 
 const SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS pgx_branch (
