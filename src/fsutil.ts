@@ -1,8 +1,8 @@
-// File-system primitives every layer uses: the one atomic write, a pid's liveness, and the cross-process lock by
-// mkdir (the local server's start-up). Node built-ins only.
+// File-system primitives every layer uses: the one atomic write, a command's lookup on PATH, a pid's liveness, and
+// the cross-process lock by mkdir (the local server's start-up). Node built-ins only.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { accessSync, chmodSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 
 /**
  * Write-then-rename (the text fsync'ed first), so a reader never sees half a file, and a failed write leaves the
@@ -53,6 +53,25 @@ export function writeFileAtomic(path: string, text: string, opts: number | { thr
       }
     }
   }
+}
+
+/**
+ * The first executable file `name` on PATH, resolved through links to the file it is, as a shell's lookup finds it;
+ * `absoluteOnly`: skip relative PATH entries (they depend on the caller's working directory).
+ */
+export function executableOnPath(name: string, env: NodeJS.ProcessEnv = process.env, opts: { absoluteOnly?: boolean } = {}): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir || (opts.absoluteOnly && !isAbsolute(dir))) continue;
+    const file = join(dir, name);
+    try {
+      if (!statSync(file).isFile()) continue;
+      accessSync(file, constants.X_OK);
+      return realpathSync(file);
+    } catch {
+      // not there, or not executable: a shell goes on to the next entry too
+    }
+  }
+  return undefined;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

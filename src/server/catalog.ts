@@ -338,6 +338,17 @@ export async function countBackends(db: Db, name: string): Promise<number> {
   return r!.n;
 }
 
+/** Polls `count` every 25 ms until it is 0 or `waitMs` have passed (terminated backends take a moment to go); its last value. */
+async function untilNone(count: () => Promise<number>, waitMs: number): Promise<number> {
+  const deadline = Date.now() + waitMs;
+  let remaining = await count();
+  while (remaining > 0 && Date.now() <= deadline) {
+    await new Promise((res) => setTimeout(res, 25));
+    remaining = await count();
+  }
+  return remaining;
+}
+
 export interface TerminateResult {
   backends_terminated: number;
   backends_remaining: number;
@@ -349,13 +360,7 @@ export async function terminateBackends(db: Db, name: string, waitMs = 2000): Pr
     `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
     [name],
   );
-  const deadline = Date.now() + waitMs;
-  let remaining = await countBackends(db, name);
-  while (remaining > 0 && Date.now() <= deadline) {
-    await new Promise((res) => setTimeout(res, 25));
-    remaining = await countBackends(db, name);
-  }
-  return { backends_terminated: t!.n, backends_remaining: remaining };
+  return { backends_terminated: t!.n, backends_remaining: await untilNone(() => countBackends(db, name), waitMs) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -508,13 +513,7 @@ export async function terminateRoleBackends(db: Db, role: string, waitMs = 2000)
     [role],
   );
   const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role]))[0]!.n;
-  const deadline = Date.now() + waitMs;
-  let remaining = await count();
-  while (remaining > 0 && Date.now() <= deadline) {
-    await new Promise((res) => setTimeout(res, 25));
-    remaining = await count();
-  }
-  return { terminated: t!.n, remaining };
+  return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
 }
 
 /**
