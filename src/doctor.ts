@@ -2,8 +2,8 @@
 // once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
 import { resolve } from 'node:path';
 import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from './config.js';
-import { isPgxError } from './errors.js';
-import { quoteIfNeeded } from './shell.js';
+import { isPgxError } from './lib/errors.js';
+import { quoteIfNeeded } from './lib/shell.js';
 import { lazyServer } from './doctor/connection.js';
 import { serverCheck, roleCheck } from './doctor/server-checks.js';
 import { originCheck, templateCheck } from './doctor/template-check.js';

@@ -3,7 +3,7 @@
 // exit status passed through (128 + n when the child dies of signal n).
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from './config.js';
-import { PgxError } from './errors.js';
+import { PgxError } from './lib/errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from './engine/api.js';
 import { targetFrom } from './identity.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';

@@ -12,8 +12,8 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './errors.js';
-import { printError } from './output.js';
+import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './lib/errors.js';
+import { printError } from './lib/output.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgx')

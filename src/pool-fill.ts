@@ -6,7 +6,7 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from './config.js';
-import { pidAlive } from './fsutil.js';
+import { pidAlive } from './lib/fsutil.js';
 import { spawnDetachedOnce } from './lib/processes.js';
 
 /** Below the user's work, above idle: a clone now saves a clone on the next SubagentStart. */

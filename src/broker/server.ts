@@ -8,7 +8,7 @@ import { chmodSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import * as z from 'zod/mini';
 import type { ConnectionReuse } from '../engine/api.js';
-import { describeError } from '../errors.js';
+import { describeError } from '../lib/errors.js';
 import { idSchema } from '../identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';

@@ -1,10 +1,10 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
-import { EXIT, isPgxError, PgxError } from '../errors.js';
+import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
 import { parseDuration } from '../config.js';
 import { withEngine, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../local-access.js';
-import { paint, relativeTime, table, type Output } from '../output.js';
+import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
 import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';

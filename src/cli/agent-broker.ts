@@ -10,8 +10,8 @@ import { route, routedTarget } from '../exec.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
-import { PgxError } from '../errors.js';
-import { errorReply, relativeTime } from '../output.js';
+import { PgxError } from '../lib/errors.js';
+import { errorReply, relativeTime } from '../lib/output.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 
 /**

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE, findConfigFile } from '../config.js';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { initProject } from '../init.js';

@@ -2,8 +2,8 @@
 // sets the exit code (errorReply, output.ts).
 import type { Command } from 'commander';
 import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
-import { EXIT, PgxError } from '../errors.js';
-import { createOutput, printError, type Output } from '../output.js';
+import { EXIT, PgxError } from '../lib/errors.js';
+import { createOutput, printError, type Output } from '../lib/output.js';
 
 export interface CommonOpts {
   cwd?: string;

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE } from '../config.js';
-import { describeError, isPgxError, PgxError } from '../errors.js';
+import { describeError, isPgxError, PgxError } from '../lib/errors.js';
 import { initProject } from '../init.js';
 import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
 import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';

@@ -7,8 +7,8 @@ import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
 import { urlWithoutPassword } from '../server/db.js';
 import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../local-access.js';
-import { paint } from '../output.js';
-import { EXIT, PgxError } from '../errors.js';
+import { paint } from '../lib/output.js';
+import { EXIT, PgxError } from '../lib/errors.js';
 import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';
 import { confirmDestructive } from './confirm.js';
 

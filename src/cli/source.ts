@@ -4,9 +4,9 @@ import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { findDatabaseUrl } from '../dotenv.js';
 import { withEngine, type SourceOrigin } from '../engine/api.js';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { setConfigSource } from '../init.js';
-import { relativeTime, type Output } from '../output.js';
+import { relativeTime, type Output } from '../lib/output.js';
 import { classifyInput, defaultDatabaseName, type ImportInput } from '../source-input.js';
 import { action, projectConfigFor, withCommon, type CommonOpts } from './common.js';
 

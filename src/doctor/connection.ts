@@ -5,7 +5,7 @@ import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '.
 import { localStatus, readState } from '../server/local.js';
 import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
 import { serverVersion } from '../server/catalog.js';
-import { isPgxError } from '../errors.js';
+import { isPgxError } from '../lib/errors.js';
 import type { Config } from '../config.js';
 import type { ServerConn } from './types.js';
 

@@ -3,7 +3,7 @@
 // password lives only in pgx's state), else psql with [server] url (no password: libpq asks, or reads PGPASSWORD).
 import type { Config } from '../config.js';
 import { urlWithoutPassword, type ConnParams } from '../server/db.js';
-import { shellQuote } from '../shell.js';
+import { shellQuote } from '../lib/shell.js';
 
 export function sqlFix(config: Config | undefined, admin: ConnParams | undefined, statement: string): string {
   if (!config?.serverUrl) return `pgx local psql -c ${shellQuote(statement)}`;

@@ -7,7 +7,7 @@ import { findDatabaseUrl } from '../dotenv.js';
 import { databaseInfo, fixStatement } from '../server/catalog.js';
 import { fingerprintAt, schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
-import { relativeTime } from '../output.js';
+import { relativeTime } from '../lib/output.js';
 import { copiesOfReadOnly, findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
 import { classifyInput } from '../source-input.js';
 import { sqlFix } from './sql-fix.js';

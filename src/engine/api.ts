@@ -3,7 +3,7 @@
 // returns a typed result that `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its
 // payload, calls one method and shapes the hook output.
 import type { Config } from '../config.js';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { identityKey, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';

@@ -2,7 +2,7 @@
 // active (deadline = last activity + idle TTL) → retiring (connections refused, backends terminated,
 // deadline = now + grace) → dropped. Every ALTER/DROP is preceded by a stamp check.
 import { randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import { readState } from '../server/local.js';
 import type { EngineContext } from './context.js';

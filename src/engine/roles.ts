@@ -12,7 +12,7 @@
 // Retire: NOLOGIN, then every session of the role ends, wherever it is (the source included). Revive: LOGIN again.
 // Drop: after the database; a role that still owns something elsewhere is reported, left NOLOGIN and stamped.
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { REGISTRY_DB } from '../registry/connection.js';
 import { LOCK, withLock } from '../registry/locks.js';
 import type { BranchRecord } from '../registry/records.js';

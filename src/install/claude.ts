@@ -27,7 +27,7 @@ import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookComman
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
 import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
 import { rmSync } from 'node:fs';
-import { writeFileAtomic } from '../fsutil.js';
+import { writeFileAtomic } from '../lib/fsutil.js';
 
 export * from './permission-rules.js';
 

@@ -1,7 +1,7 @@
 // The six hook entries pgx installs, and how a pgx entry is recognised in a settings file (install, inspect, hooks).
 import * as path from 'node:path';
 import { isPlainObject, type JsonObject } from './settings-file.js';
-import { shellQuote } from '../shell.js';
+import { shellQuote } from '../lib/shell.js';
 import { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
 
 export type Scope = 'project' | 'user' | 'local';

@@ -3,7 +3,7 @@
 // advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
 import type { BranchKind } from '../identity.js';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { STAMP_PREFIX } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { ensureSchema, type RegistryDb } from './connection.js';

@@ -1,7 +1,7 @@
 // The catalog: every statement pgx makes about databases and roles (create, rename, allow/deny connections,
 // settings, drop, backends), the stamps that say which databases pgx made, and the one
 // way a name or a value reaches SQL text. No other module writes such SQL; the engine decides WHEN, this module HOW.
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import type { Db } from './db.js';
 import { SQLSTATE, sqlstateOf } from './sqlstate.js';
 

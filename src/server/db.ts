@@ -1,7 +1,7 @@
 // The one module that opens PostgreSQL connections. `pg` is imported lazily so that commands and hooks that never
 // touch the database (and the start-up of those that do) do not pay for loading it.
 import type { Client, ClientConfig } from 'pg';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { sqlstateOf, SQLSTATE } from './sqlstate.js';
 import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
 

@@ -5,7 +5,7 @@
 // initdb still writing into it made that removal fail with ENOTEMPTY, and would have raced the new initdb).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { signalStatus } from '../lib/processes.js';
 
 /** The tag, as NAME=value in a process's environment. */

@@ -1,7 +1,7 @@
 // Finding the user's Claude Code binary and asking it its version, without running any of its hooks or settings.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { executableOnPath } from '../fsutil.js';
+import { executableOnPath } from '../lib/fsutil.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 

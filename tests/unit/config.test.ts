@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseDuration, parseSize } from '../../src/config.js';
-import { PgxError } from '../../src/errors.js';
+import { PgxError } from '../../src/lib/errors.js';
 
 function project(toml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-cfg-'));
@@ -148,7 +148,7 @@ describe('secrets in config errors', () => {
   });
 
   it('describeError masks credentials in any message', async () => {
-    const { describeError, redactSecrets } = await import('../../src/errors.js');
+    const { describeError, redactSecrets } = await import('../../src/lib/errors.js');
     expect(redactSecrets('connect postgresql://bob:hunter2@h:5/db failed; password=hunter2 x')).toBe('connect postgresql://bob:***@h:5/db failed; password=*** x');
     expect(JSON.stringify(describeError(new Error('url "postgres://u:p4ss@x/y" bad')))).not.toContain('p4ss');
   });

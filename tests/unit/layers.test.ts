@@ -114,12 +114,12 @@ describe('layers', () => {
       ['src/broker/server.ts', [{ spec: '../hooks/claude/run.js', file: 'src/hooks/claude/run.ts' }, { spec: '../exec.js', file: 'src/exec.ts' }]],
       ['src/server/db.ts', [{ spec: './catalog.js', file: 'src/server/catalog.ts' }]],
       ['src/server/catalog.ts', [{ spec: './db.js', file: 'src/server/db.ts' }]],
-      ['src/lib/processes.ts', [{ spec: '../errors.js', file: 'src/errors.ts' }]],
+      ['src/lib/processes.ts', [{ spec: '../config.js', file: 'src/config.ts' }]],
     ]);
     expect(rules.engineThroughApi(broken)).toEqual(['src/cli/x.ts imports ../registry/records.js']);
     expect(rules.brokerCarriesRequests(broken)).toEqual(['src/broker/server.ts imports ../hooks/claude/run.js', 'src/broker/server.ts imports ../exec.js']);
     expect(rules.dbWithoutCatalog(broken)).toEqual(['src/server/db.ts imports ./catalog.js']);
-    expect(rules.libStandsAlone(broken)).toEqual(['src/lib/processes.ts imports ../errors.js']);
+    expect(rules.libStandsAlone(broken)).toEqual(['src/lib/processes.ts imports ../config.js']);
     expect(rules.noCycles(broken)).toEqual(['src/server/db.ts → src/server/catalog.ts']);
   });
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeError, redactSecrets } from '../../src/errors.js';
+import { describeError, redactSecrets } from '../../src/lib/errors.js';
 import { validateConfigText } from '../../src/config.js';
 import { initProject } from '../../src/init.js';
 import { parseUrl, urlWithoutPassword } from '../../src/server/db.js';

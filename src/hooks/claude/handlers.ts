@@ -3,14 +3,14 @@
 import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../config.js';
-import { describeError } from '../../errors.js';
+import { describeError } from '../../lib/errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
-import { shellQuote } from '../../shell.js';
+import { shellQuote } from '../../lib/shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, rewriteCommand, type RewriteParams } from './rewrite.js';
 import { dropTickets, issueTicket } from '../../routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';

@@ -1,7 +1,7 @@
 // `pgx agent hook <event>` without the CLI bundle: Claude Code runs a hook per tool call and per subagent, so the
 // hook starts without commander or any other command's module (bin/pgx.js routes here on the exact argv form;
 // anything else goes to the CLI, which calls the same function).
-import { describeError } from '../../errors.js';
+import { describeError } from '../../lib/errors.js';
 import { isHookEvent, type HookEvent } from './events.js';
 import { runHook, type HookContext } from './run.js';
 

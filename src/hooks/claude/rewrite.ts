@@ -14,7 +14,7 @@
 // The original becomes ONE single-quoted argument of `<shell> -c`, so the inner shell parses it exactly as the
 // unrouted shell would have (pipes, heredocs, quotes, background jobs, exit status).
 
-import { quoteIfNeeded, shellQuote } from '../../shell.js';
+import { quoteIfNeeded, shellQuote } from '../../lib/shell.js';
 
 export const ROUTED_MARKER = '# pgx-routed ';
 

@@ -5,12 +5,12 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
-import { PgxError } from '../../errors.js';
+import { PgxError } from '../../lib/errors.js';
 import { findPgxHandlers } from '../../install/hook-events.js';
 import { hookDeadlineMs, type HookEvent } from './events.js';
 import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
-import { claudeCodeShell } from '../../shell.js';
+import { claudeCodeShell } from '../../lib/shell.js';
 import { appendHookLog, hookLogLine } from './log.js';
 import { readHookStdin, withinLimit } from './stdin.js';
 import type * as z from 'zod/mini';
