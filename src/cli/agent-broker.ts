@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
 import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
-import { route, routedTarget } from '../exec.js';
+import { route, routedTarget } from '../exec/exec.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';

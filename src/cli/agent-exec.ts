@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { runExec } from '../exec.js';
+import { runExec } from '../exec/exec.js';
 import { action, ANYWHERE_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerExecCommand(agent: Command): void {

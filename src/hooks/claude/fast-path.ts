@@ -15,7 +15,7 @@ import { hookDeadlineMs, isHookEvent } from './events.js';
 import { pgxHome } from '../../home.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
-import { parseRoutedExec } from '../../exec-argv.js';
+import { parseRoutedExec } from '../../exec/exec-argv.js';
 
 /** Answers a parent's Bash (true), or says the payload needs more than that (false). */
 function answerParentBash(text: string, t0: number): boolean {
@@ -92,8 +92,8 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return false; // a deleted working directory: the in-process exec says what it says
   }
   // node:child_process (~10 ms to load) loads while the broker works, not after its answer.
-  let spawner: Promise<typeof import('../../exec-spawn.js')> | undefined;
-  const loadSpawner = () => (spawner ??= import('../../exec-spawn.js'));
+  let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
+  const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
   const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;

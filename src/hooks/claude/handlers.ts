@@ -12,7 +12,7 @@ import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServe
 import * as P from './payloads.js';
 import { shellQuote } from '../../lib/shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, rewriteCommand, type RewriteParams } from './rewrite.js';
-import { dropTickets, issueTicket } from '../../routing-ticket.js';
+import { dropTickets, issueTicket } from '../../exec/routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';

@@ -2,7 +2,7 @@
 // the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
 import { routedTarget, runExec } from './exec.js';
 import { parseRoutedExec } from './exec-argv.js';
-import { printError } from './lib/output.js';
+import { printError } from '../lib/output.js';
 
 /** Runs the exec and returns true (exit code in process.exitCode), or false when argv is not the rewrite's form. */
 export async function fastExec(argv: string[]): Promise<boolean> {

@@ -2,14 +2,14 @@
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
 // exit status passed through (128 + n when the child dies of signal n).
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from './config.js';
-import { PgxError } from './lib/errors.js';
-import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from './engine/api.js';
-import { targetFrom } from './identity.js';
-import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
+import { loadConfig, type Config } from '../config.js';
+import { PgxError } from '../lib/errors.js';
+import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from '../engine/api.js';
+import { targetFrom } from '../identity.js';
+import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
-import { signalStatus } from './lib/processes.js';
+import { signalStatus } from '../lib/processes.js';
 
 export interface ExecReport {
   agent_id: string | null;

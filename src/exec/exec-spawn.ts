@@ -2,7 +2,7 @@
 // passed through (128 + n when it dies of signal n; 127/126/125 when it can't start, as a shell says). Its own
 // module, node built-ins only: `agent exec` uses it, and so does the broker's light client (broker/client.ts).
 import { spawn } from 'node:child_process';
-import { closeStatus } from './lib/processes.js';
+import { closeStatus } from '../lib/processes.js';
 
 export interface CommandRun {
   status: number;
