@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
-import type { Config } from './config.js';
+import type { Config } from './project/config.js';
 import { pidAlive } from './lib/fsutil.js';
 import { spawnDetachedOnce } from './lib/processes.js';
 

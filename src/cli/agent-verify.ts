@@ -2,7 +2,7 @@
 // (src/verify/). Also the probe launcher's hidden entry, `pgx agent verify-probe`.
 import { Option, type Command } from 'commander';
 import { EXIT, PgxError } from '../lib/errors.js';
-import { pgxHome } from '../home.js';
+import { pgxHome } from '../project/home.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, handOverVerification, releaseVerification } from '../hooks/claude/claude-version.js';
 import { verifyClaudeCode, type VerifyResult } from '../verify/run.js';

@@ -1,7 +1,7 @@
 // Flag plumbing shared by command files: --cwd/--json, config loading, and the one catch that prints an error and
 // sets the exit code (errorReply, output.ts).
 import type { Command } from 'commander';
-import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
+import { CONFIG_FILE, loadConfig, type Config } from '../project/config.js';
 import { EXIT, PgxError } from '../lib/errors.js';
 import { createOutput, printError, type Output } from '../lib/output.js';
 

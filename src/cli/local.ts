@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
-import { loadConfig, pgxHome } from '../config.js';
+import { loadConfig, pgxHome } from '../project/config.js';
 import { socketDirPath } from '../broker/protocol.js';
 import { inspectScopes } from '../doctor/hooks-check.js';
 import { stopBrokers } from './agent-broker.js';

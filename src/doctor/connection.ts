@@ -6,7 +6,7 @@ import { localStatus, readState } from '../server/local.js';
 import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
 import { serverVersion } from '../server/catalog.js';
 import { isPgxError } from '../lib/errors.js';
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import type { ServerConn } from './types.js';
 
 export interface LazyServer {

@@ -2,7 +2,7 @@
 // Each method is one piece of policy (which records a selector means, what SessionEnd retires and how patiently) and
 // returns a typed result that `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its
 // payload, calls one method and shapes the hook output.
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
 import { identityKey, type Identity } from '../identity.js';
 import * as records from '../registry/records.js';

@@ -3,7 +3,7 @@
 // heartbeat + state + stamp + datallowconn, RETURNING the record) and take the full ensure only when it returns
 // nothing. The guarantees are the full ensure's: the command gets the identity's own active, stamped, connectable
 // branch, and its idle deadline moves (the TTL counts from the last activity).
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import { identityKey, type Identity } from '../identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';

@@ -17,7 +17,7 @@
 // after, given its guards, then marked ready; under the lock any 'filling' record is a dead filler's, so every
 // fill first sweeps what earlier ones left.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import { ensureSchema, inTransaction } from '../registry/connection.js';
 import { poolLockHeld, tryPoolLock, withLock, LOCK } from '../registry/locks.js';
 import * as members from '../registry/pool.js';

@@ -30,7 +30,7 @@ import { shellQuote } from '../lib/shell.js';
 import type { EngineContext } from './context.js';
 import { fingerprintAt } from './fingerprint.js';
 import { templateName } from './template.js';
-import type { ImportFormat, ImportInput } from '../source-input.js';
+import type { ImportFormat, ImportInput } from '../project/source-input.js';
 
 /** Where a source's copy came from, as pgx remembers it (no password in any field). */
 export interface SourceOrigin {

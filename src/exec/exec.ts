@@ -2,7 +2,7 @@
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
 // exit status passed through (128 + n when the child dies of signal n).
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from '../engine/api.js';
 import { targetFrom } from '../identity.js';

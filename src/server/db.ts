@@ -3,7 +3,7 @@
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../lib/errors.js';
 import { sqlstateOf, SQLSTATE } from './sqlstate.js';
-import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration, parseSize } from '../../src/config.js';
+import { loadConfig, parseDuration, parseSize } from '../../src/project/config.js';
 import { PgxError } from '../../src/lib/errors.js';
 
 function project(toml?: string): string {
@@ -129,7 +129,7 @@ describe('secrets in config errors', () => {
   });
 
   it('an unterminated string says so, where it opened (not "control characters are not allowed")', async () => {
-    const { validateConfigText } = await import('../../src/config.js');
+    const { validateConfigText } = await import('../../src/project/config.js');
     const msg = (text: string) => {
       try {
         validateConfigText(text, '/p/.pgx.toml');

@@ -12,7 +12,7 @@ import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
 import { parentBashCall } from './rewrite.js';
 import { hookDeadlineMs, isHookEvent } from './events.js';
-import { pgxHome } from '../../home.js';
+import { pgxHome } from '../../project/home.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
 import { parseRoutedExec } from '../../exec/exec-argv.js';

@@ -2,7 +2,7 @@
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
 import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
-import type { Config } from '../../config.js';
+import type { Config } from '../../project/config.js';
 import { describeError } from '../../lib/errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from '../../pool-fill.js';

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
+import { loadConfig, findConfigFile, pgxHome } from '../../project/config.js';
 import { PgxError } from '../../lib/errors.js';
 import { findPgxHandlers } from '../../install/hook-events.js';
 import { hookDeadlineMs, type HookEvent } from './events.js';

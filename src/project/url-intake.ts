@@ -3,7 +3,7 @@
 // not a postgres(ql):// URL used to fall through to a file lookup whose error printed the whole argument, password
 // included ("--from /home/me/postgress:/me:s3cret@…: no such file"). These errors never quote the argument: only
 // its scheme, which is checked to be a short word first.
-import { PgxError, type ErrorCode } from './lib/errors.js';
+import { PgxError, type ErrorCode } from '../lib/errors.js';
 
 const SUPPORTED = /^postgres(ql)?:\/\//i;
 /** `word://` at the start: a scheme, whatever follows it. */

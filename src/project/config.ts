@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
-import { PgxError } from './lib/errors.js';
+import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
 import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
 
