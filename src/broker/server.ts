@@ -9,7 +9,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import * as z from 'zod/mini';
 import type { ConnectionReuse } from '../engine/api.js';
 import { describeError } from '../lib/errors.js';
-import { idSchema } from '../identity.js';
+import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';

@@ -49,4 +49,4 @@ export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Com
 }
 
 // Target resolution is the identity module's (the broker and the routed exec need it without the CLI).
-export { targetFrom, type TargetOpts } from '../identity.js';
+export { targetFrom, type TargetOpts } from '../engine/identity.js';

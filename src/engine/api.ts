@@ -4,7 +4,7 @@
 // payload, calls one method and shapes the hook output.
 import type { Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { identityKey, type Identity } from '../identity.js';
+import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';

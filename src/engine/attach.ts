@@ -4,7 +4,7 @@
 // nothing. The guarantees are the full ensure's: the command gets the identity's own active, stamped, connectable
 // branch, and its idle deadline moves (the TTL counts from the last activity).
 import type { Config } from '../project/config.js';
-import { identityKey, type Identity } from '../identity.js';
+import { identityKey, type Identity } from './identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
 import { formatStamp } from '../server/catalog.js';

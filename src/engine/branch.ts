@@ -3,7 +3,7 @@
 // deadline = now + grace) → dropped. Every ALTER/DROP is preceded by a stamp check.
 import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
-import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from '../identity.js';
+import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { takeLease, tryIdentityLock, withIdentityLock } from '../registry/locks.js';

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from '../engine/api.js';
-import { targetFrom } from '../identity.js';
+import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';

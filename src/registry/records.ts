@@ -2,7 +2,7 @@
 // share it (`down --id` finds a branch made under any host label). Races between creators are settled by
 // advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
-import type { BranchKind } from '../identity.js';
+import type { BranchKind } from '../engine/identity.js';
 import { PgxError } from '../lib/errors.js';
 import { STAMP_PREFIX } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BRANCH_NAME_RE, hashBranchName, identityKey, shortBranchName, validateId } from '../../src/identity.js';
+import { BRANCH_NAME_RE, hashBranchName, identityKey, shortBranchName, validateId } from '../../src/engine/identity.js';
 import { PgxError } from '../../src/lib/errors.js';
 
 const base = { project: 'app', host: 'laptop' };

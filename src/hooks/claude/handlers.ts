@@ -17,7 +17,7 @@ import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
 import type { HookEvent } from './events.js';
-import { hashBranchName, shortBranchName } from '../../identity.js';
+import { hashBranchName, shortBranchName } from '../../engine/identity.js';
 
 export interface HookEnv {
   config: Config;

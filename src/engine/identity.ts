@@ -3,8 +3,8 @@
 // identity always maps to the same branch and a name taken by another identity falls back to a hash name.
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
-import './lib/zod-locale.js';
-import { PgxError } from './lib/errors.js';
+import '../lib/zod-locale.js';
+import { PgxError } from '../lib/errors.js';
 
 /** Agent, session and exec ids come from hook stdin or flags: untrusted. Printable, 1..256 characters. */
 export const idSchema = z.string().check(
