@@ -3,7 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config.js';
 import { withEngine, type Selector } from '../engine/api.js';
-import { renderExports, shellExports } from '../local-access.js';
+import { renderExports, shellExports } from '../server/local-access.js';
 import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';

@@ -6,7 +6,7 @@ import { inspectScopes } from '../doctor/hooks-check.js';
 import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
 import { urlWithoutPassword } from '../server/db.js';
-import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../local-access.js';
+import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../server/local-access.js';
 import { paint } from '../lib/output.js';
 import { EXIT, PgxError } from '../lib/errors.js';
 import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';

@@ -2,14 +2,14 @@
 // The password never reaches stdout unless asked for (`url --show-password`): psql gets it in its environment, a
 // shell gets a 0600 passfile (PGPASSFILE), which libpq and node-postgres both read.
 import { spawn } from 'node:child_process';
-import { closeStatus } from './lib/processes.js';
-import { PgxError } from './lib/errors.js';
-import { findClientTool } from './server/client-tools.js';
-import type { ConnParams } from './server/db.js';
-import { libpqEnv, LIBPQ_TARGETING_VARS } from './server/libpq-env.js';
-import { ensureLocalServer } from './server/local.js';
-import { writeServerPassfile } from './server/passfile.js';
-import { quoteIfNeeded } from './lib/shell.js';
+import { closeStatus } from '../lib/processes.js';
+import { PgxError } from '../lib/errors.js';
+import { findClientTool } from './client-tools.js';
+import type { ConnParams } from './db.js';
+import { libpqEnv, LIBPQ_TARGETING_VARS } from './libpq-env.js';
+import { ensureLocalServer } from './local.js';
+import { writeServerPassfile } from './passfile.js';
+import { quoteIfNeeded } from '../lib/shell.js';
 
 export async function localParams(home: string, database = 'postgres'): Promise<ConnParams> {
   return { ...(await ensureLocalServer(home)), database };
