@@ -1,6 +1,6 @@
 // `pgx agent doctor`: one line per check (ok / warn / fail / skip) with the command that fixes it; exit 8 on a fail.
 import type { Command } from 'commander';
-import { runDoctor, type Check } from '../doctor.js';
+import { runDoctor, type Check } from '../doctor/doctor.js';
 import { EXIT } from '../lib/errors.js';
 import { paint } from '../lib/output.js';
 import { action, withCommon, type CommonOpts } from './common.js';

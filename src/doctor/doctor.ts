@@ -1,23 +1,23 @@
 // `pgx agent doctor`: every check in order, each {name, status, detail, fix?}. The server is connected lazily and
 // once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
 import { resolve } from 'node:path';
-import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from './project/config.js';
-import { isPgxError } from './lib/errors.js';
-import { quoteIfNeeded } from './lib/shell.js';
-import { lazyServer } from './doctor/connection.js';
-import { serverCheck, roleCheck } from './doctor/server-checks.js';
-import { originCheck, templateCheck } from './doctor/template-check.js';
-import { poolCheck } from './doctor/pool-check.js';
-import { brokerCheck } from './doctor/broker-check.js';
-import { hooksCheck, inspectScopes } from './doctor/hooks-check.js';
-import { permissionsCheck } from './doctor/permissions-check.js';
-import { hookLogCheck } from './doctor/hook-log-check.js';
-import { branchesCheck, guardsCheck, orphansCheck } from './doctor/branch-checks.js';
-import { rolesCheck } from './doctor/roles-check.js';
-import { dotenvCheck } from './doctor/dotenv-check.js';
-import { fail, ok, type Check, type DoctorContext } from './doctor/types.js';
+import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from '../project/config.js';
+import { isPgxError } from '../lib/errors.js';
+import { quoteIfNeeded } from '../lib/shell.js';
+import { lazyServer } from './connection.js';
+import { serverCheck, roleCheck } from './server-checks.js';
+import { originCheck, templateCheck } from './template-check.js';
+import { poolCheck } from './pool-check.js';
+import { brokerCheck } from './broker-check.js';
+import { hooksCheck, inspectScopes } from './hooks-check.js';
+import { permissionsCheck } from './permissions-check.js';
+import { hookLogCheck } from './hook-log-check.js';
+import { branchesCheck, guardsCheck, orphansCheck } from './branch-checks.js';
+import { rolesCheck } from './roles-check.js';
+import { dotenvCheck } from './dotenv-check.js';
+import { fail, ok, type Check, type DoctorContext } from './types.js';
 
-export type { Check, CheckStatus } from './doctor/types.js';
+export type { Check, CheckStatus } from './types.js';
 
 export interface DoctorReport {
   ok: boolean;
