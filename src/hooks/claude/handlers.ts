@@ -5,7 +5,7 @@ import type * as z from 'zod/mini';
 import type { Config } from '../../project/config.js';
 import { describeError } from '../../lib/errors.js';
 import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
-import { startPoolFill } from '../../pool-fill.js';
+import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';

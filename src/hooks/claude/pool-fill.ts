@@ -5,9 +5,9 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
-import type { Config } from './project/config.js';
-import { pidAlive } from './lib/fsutil.js';
-import { spawnDetachedOnce } from './lib/processes.js';
+import type { Config } from '../../project/config.js';
+import { pidAlive } from '../../lib/fsutil.js';
+import { spawnDetachedOnce } from '../../lib/processes.js';
 
 /** Below the user's work, above idle: a clone now saves a clone on the next SubagentStart. */
 const NICE = 10;
