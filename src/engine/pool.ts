@@ -13,7 +13,7 @@
 // neither, and the server work is O(1): a rename and a few catalog rows, whatever the template's size.
 //
 // Fill: single-flight per template (an advisory try-lock held for the whole run), normally in a detached background
-// process at low priority (src/pool-fill.ts). Each member is recorded ('filling') before it is created, stamped right
+// process at low priority (src/hooks/claude/pool-fill.ts). Each member is recorded ('filling') before it is created, stamped right
 // after, given its guards, then marked ready; under the lock any 'filling' record is a dead filler's, so every
 // fill first sweeps what earlier ones left.
 import { randomBytes } from 'node:crypto';

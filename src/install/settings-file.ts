@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
  */
 export class SettingsFileError extends Error {
   readonly code = 'SETTINGS_INVALID' as const;
-  /** Same exit status as other invalid configuration (EXIT.config in src/errors.ts). */
+  /** Same exit status as other invalid configuration (EXIT.config in src/lib/errors.ts). */
   readonly exitCode = 3;
   readonly hint: string;
   readonly path: string;

@@ -103,6 +103,10 @@ describe('layers', () => {
     expect(rules.noCycles(graph)).toEqual([]);
   });
 
+  it('every file under src/ but the CLI bundle entry sits in a concept folder', () => {
+    expect(readdirSync(src).filter((f) => f.endsWith('.ts'))).toEqual(['main.ts']);
+  });
+
   it('only the catalog module writes CREATE, ALTER or DROP DATABASE', () => {
     const hits = sources(src).filter((f) => /(ALTER|DROP|CREATE) DATABASE/.test(readFileSync(f, 'utf8'))).map(rel);
     expect(hits).toEqual(['src/server/catalog.ts']);

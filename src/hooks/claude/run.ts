@@ -139,7 +139,7 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // Connection attempts wait for the time the hook has left, not a fixed 3 s; in the broker, the wait it gives
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
     const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
-    // the shell Claude Code itself would have run the command in (src/shell.ts)
+    // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
     const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
