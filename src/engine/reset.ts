@@ -102,7 +102,7 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
     await catalog.writeStamp(reg, tmp, { kind: 'branch', identityKey: cur.identity_key, nonce: n2 });
   } catch (err) {
     await dropSwapLeftovers(e, cur).catch(() => {});
-    await records.setSwapNonce(reg, cur.name, null).catch(() => {});
+    await records.clearSwap(reg, cur.name).catch(() => {});
     throw new PgxError('BRANCH_FAILED', `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`, err instanceof PgxError ? err.hint : 'Check the server (`pgx agent doctor`); the branch is unchanged.', { cause: err });
   }
   try {
@@ -159,7 +159,7 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
 export async function finishSwap(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
   if (!rec.swap_nonce) return rec;
   await dropSwapLeftovers(e, rec);
-  return records.setSwapNonce(e.registry, rec.name, null);
+  return records.clearSwap(e.registry, rec.name);
 }
 
 /** The swap's leftover database, if it is there and provably this record's. */

@@ -166,6 +166,13 @@ export async function setSwapNonce(db: RegistryDb, name: string, swap: string | 
   return row;
 }
 
+/** The reset's leftovers are gone: nothing in flight (a statement of its own, so a test can stop right before it). */
+export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = NULL WHERE name = $1 RETURNING *`, [name]);
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  return row;
+}
+
 /**
  * The swap's record half (inside the swap's transaction): the branch's nonce becomes the replacement's, and
  * swap_nonce the old one's (its database is now pgx_old_<old nonce>, dropped next). The baseline is taken as in
