@@ -10,8 +10,8 @@
 //   exits, and it leaves pg_stat_activity only after that flush; so with nobody connected, an equal count means no
 //   session since. Anything unknown (no stats, a counter reset, a template rebuilt, a reset or adopt) counts as
 //   changed: the cost of a wrong "changed" is a copy, of a wrong "unchanged" the parent's work missing.
-// - Changed parent, nobody connected: CREATE DATABASE … TEMPLATE <parent> (a file-level copy; the parent's new
-//   connections wait for it, ~0.3 s for 22 MB).
+// - Changed parent, nobody connected: a TEMPLATE copy of the parent (catalog.createDatabase, a file-level copy; the
+//   parent's new connections wait for it, ~0.3 s for 22 MB).
 // - Changed parent with connections (an open psql, a dev server): a TEMPLATE copy would wait 5 s and fail (55006),
 //   so pg_dump | psql (dump-restore.ts), which reads one snapshot and leaves the parent's sessions alone (its DDL on
 //   a table waits for the dump's ACCESS SHARE lock, about as long as the dump).
