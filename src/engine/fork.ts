@@ -4,12 +4,14 @@
 // Which way (decision 151):
 // - Unchanged parent: a session branch nobody has connected to since it was made holds exactly the template build it
 //   came from, so the fork takes the warm pool's O(1) claim (or a template clone), as a template branch would.
-//   "Unchanged" is proven in ONE registry round trip (records.forkParent): no backend on it now, its cumulative
-//   session count (pg_stat_database.sessions) equal to the one recorded when it went active, and that build still the
-//   template's. A change needs a session on the database; a session's counters are flushed at the latest when it
-//   exits, and it leaves pg_stat_activity only after that flush; so with nobody connected, an equal count means no
-//   session since. Anything unknown (no stats, a counter reset, a template rebuilt, a reset or adopt) counts as
-//   changed: the cost of a wrong "changed" is a copy, of a wrong "unchanged" the parent's work missing.
+//   "Unchanged" is proven in ONE registry round trip (records.forkParent): no backend on it now, its statistics mark
+//   (cumulative session count, its counters' and the cluster's last reset) equal to the one recorded when it went
+//   active, and that build still the template's. A change needs a session on the database; a session's counters are
+//   flushed at the latest when it exits, and it leaves pg_stat_activity only after that flush; so with nobody
+//   connected, an equal count means no session since. A crash restart discards every counter (the count restarts
+//   at 0 and could climb back to the baseline) but moves pg_stat_archiver's reset time, which the mark holds.
+//   Anything unknown (no stats, a counter reset, a template rebuilt, a reset or adopt) counts as changed: the cost
+//   of a wrong "changed" is a copy, of a wrong "unchanged" the parent's work missing.
 // - Changed parent, nobody connected: a TEMPLATE copy of the parent (catalog.createDatabase, a file-level copy; the
 //   parent's new connections wait for it, ~0.3 s for 22 MB).
 // - Changed parent with connections (an open psql, a dev server): a TEMPLATE copy would wait 5 s and fail (55006),
@@ -77,7 +79,7 @@ export async function planFork(e: EngineContext, id: Identity, req: ForkRequest)
 
 /** No session on it now, none since it went active, and still the current template build's contents. */
 export function isUnchanged(p: ForkParent): boolean {
-  return p.track_counts && p.backends === 0 && p.sessions !== null && p.base_sessions !== null && p.sessions === p.base_sessions && p.base_template !== null && p.base_template === p.template_oid;
+  return p.track_counts && p.backends === 0 && p.mark !== null && p.base_mark !== null && p.mark === p.base_mark && p.base_template !== null && p.base_template === p.template_oid;
 }
 
 /**

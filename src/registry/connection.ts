@@ -41,10 +41,10 @@ ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NU
 -- Registries made before branch roles: the columns are added on first use (records.ts retries on 42703).
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
 -- Lineage (engine/fork.ts): the database a branch was forked from (NULL: the template) and when. The baseline the
--- fork's "unchanged" check compares against: the branch's session count and the template build at activation.
+-- fork's "unchanged" check compares against: the branch's statistics mark and the template build at activation.
 -- swap_nonce: a reset's or adopt's replacement in flight (engine/reset.ts), recorded before it is created.
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS forked_at timestamptz,
-  ADD COLUMN IF NOT EXISTS base_sessions bigint, ADD COLUMN IF NOT EXISTS base_template oid, ADD COLUMN IF NOT EXISTS swap_nonce text;
+  ADD COLUMN IF NOT EXISTS base_mark text, ADD COLUMN IF NOT EXISTS base_template oid, ADD COLUMN IF NOT EXISTS swap_nonce text;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

@@ -41,11 +41,11 @@ export interface BranchRecord {
   parent: string | null;
   forked_at: Date | null;
   /**
-   * The fork check's baseline (engine/fork.ts): the database's session count (pg_stat_database.sessions) and the
-   * template build (its oid) it was made from, read when it went active; null: unknown, or its contents are not the
-   * template's (a reset to a parent, an adopt), so it counts as changed.
+   * The fork check's baseline (engine/fork.ts): the database's statistics mark (statsMark) and the template build
+   * (its oid) it was made from, read when it went active; null: unknown, or its contents are not the template's (a
+   * reset to a parent, an adopt), so it counts as changed.
    */
-  base_sessions: string | null;
+  base_mark: string | null;
   base_template: string | null;
   /** A reset's or adopt's replacement in flight (engine/reset.ts): pgx_new_<swap_nonce> before the swap, pgx_old_ after. */
   swap_nonce: string | null;
@@ -179,10 +179,9 @@ export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRec
  * markActive; `forkedAt`: the lineage's time moves (a reset to the parent forks it again).
  */
 export async function commitSwap(db: RegistryDb, name: string, newNonce: string, oldNonce: string, baseline: { template: string | null }, forkedAt: boolean): Promise<BranchRecord> {
-  const sessions = db.serverVersionNum >= 140000 ? `(SELECT s.sessions FROM pg_stat_database s JOIN pg_database d ON d.oid = s.datid WHERE d.datname = $1)` : 'NULL';
   const [row] = await q<BranchRecord>(
     db,
-    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_sessions = ${sessions}, base_template = $4::oid,
+    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
             forked_at = CASE WHEN $5 THEN now() ELSE forked_at END, last_seen_at = now(),
             deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond' ELSE deadline END
       WHERE name = $1 RETURNING *`,
@@ -200,29 +199,28 @@ export interface ForkParent {
   state: BranchState;
   kind: BranchKind;
   parent: string | null;
-  base_sessions: string | null;
+  base_mark: string | null;
   base_template: string | null;
   /** pg_database: does it exist, and its comment (its stamp). */
   db_exists: boolean;
   comment: string | null;
   /** Sessions on it right now (pg_stat_activity). */
   backends: number;
-  /** Its session count now (pg_stat_database.sessions; null before PostgreSQL 14 or without stats). */
-  sessions: string | null;
+  /** Its statistics mark now (statsMark). */
+  mark: string | null;
   /** The oid of the template build the project's template name holds now. */
   template_oid: string | null;
   track_counts: boolean;
 }
 
-/** The parent's record, its database's stamp, its backends and session count, and the current template build. */
+/** The parent's record, its database's stamp, its backends and statistics mark, and the current template build. */
 export async function forkParent(db: RegistryDb, where: { identityKey: string } | { name: string }): Promise<ForkParent | undefined> {
-  const sessions = db.serverVersionNum >= 140000 ? `(SELECT s.sessions FROM pg_stat_database s WHERE s.datid = d.oid)::text` : 'NULL::text';
   const [row] = await q<ForkParent>(
     db,
-    `SELECT b.name, b.identity_key, b.nonce, b.state, b.kind, b.parent, b.base_sessions::text, b.base_template::text,
+    `SELECT b.name, b.identity_key, b.nonce, b.state, b.kind, b.parent, b.base_mark, b.base_template::text,
             (d.oid IS NOT NULL) AS db_exists, shobj_description(d.oid, 'pg_database') AS comment,
             (SELECT count(*) FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid())::int AS backends,
-            ${sessions} AS sessions,
+            ${statsMark(db, 'd')} AS mark,
             (SELECT t.oid::text FROM pg_database t WHERE t.datname = b.template) AS template_oid,
             current_setting('track_counts')::bool AS track_counts
        FROM pgx_branch b LEFT JOIN pg_database d ON d.datname = b.name
@@ -238,14 +236,23 @@ export async function setRetireAfterExec(db: RegistryDb, name: string, retire: b
 }
 
 /**
+ * The database's statistics mark, as SQL over `d` (its pg_database row): its cumulative session count, when its
+ * counters were last reset, and when the cluster's were (pg_stat_archiver's reset time moves when a crash restart
+ * discards every counter; a clean restart keeps them). Epochs, not timestamps as text: no session's TimeZone in it.
+ * NULL before PostgreSQL 14 (no session count): then nothing counts as unchanged.
+ */
+function statsMark(db: RegistryDb, d: string): string {
+  if (db.serverVersionNum < 140000) return 'NULL::text';
+  return `(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`;
+}
+
+/**
  * Marks a branch active and pushes its idle deadline: last activity + idle TTL. `baseline`: the database was just
  * made (or replaced), so the fork check's baseline is taken now: its session count, and `template`, the template
  * build (oid) its contents are, or null when they are not a template's.
  */
 export async function markActive(db: RegistryDb, name: string, method: string, idleTtlMs?: number, baseline?: { template: string | null }): Promise<BranchRecord> {
-  // pg_stat_database.sessions appeared in PostgreSQL 14: before it, no baseline (every fork copies).
-  const sessions = db.serverVersionNum >= 140000 ? `(SELECT s.sessions FROM pg_stat_database s JOIN pg_database d ON d.oid = s.datid WHERE d.datname = $1)` : 'NULL';
-  const base = baseline ? `, base_sessions = ${sessions}, base_template = $4::oid` : '';
+  const base = baseline ? `, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid` : '';
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET state = 'active', method = $2, last_seen_at = now(),

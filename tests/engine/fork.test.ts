@@ -157,7 +157,7 @@ describe('a registry made before lineage', () => {
     const t = testProject({ source: await makeSource() });
     await t.run((e) => e.ensure({ execId: 'old' }));
     // Other files' projects share the registry: the columns come back at once whichever engine touches them first.
-    await sql(`ALTER TABLE pgx_branch DROP COLUMN IF EXISTS parent, DROP COLUMN IF EXISTS forked_at, DROP COLUMN IF EXISTS base_sessions, DROP COLUMN IF EXISTS base_template, DROP COLUMN IF EXISTS swap_nonce`, [], 'pgx_registry').catch(() => {});
+    await sql(`ALTER TABLE pgx_branch DROP COLUMN IF EXISTS parent, DROP COLUMN IF EXISTS forked_at, DROP COLUMN IF EXISTS base_mark, DROP COLUMN IF EXISTS base_template, DROP COLUMN IF EXISTS swap_nonce`, [], 'pgx_registry').catch(() => {});
     const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
     const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
     expect(a.record.parent).toBe(s.branch);
