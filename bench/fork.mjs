@@ -8,9 +8,9 @@
 // writes .tmp/bench-fork.json. Never asserts: the figures are read, not judged.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -73,7 +73,7 @@ try {
   const agentId = () => `a${id}${String(n++).padStart(10, '0')}`.slice(0, 17);
   /** A session with its own branch (made by `agent up`, as SessionStart makes it); `change`: the parent migrates it. */
   const newSession = async (change) => {
-    const session = `cccccccc-${id}-4000-8000-${String(sessions.length).padStart(12, '0')}`.slice(0, 36);
+    const session = `${String(sessions.length).padStart(8, "0")}-${id}-4000-8000-000000000000`;
     sessions.push(session);
     const up = JSON.parse(execFileSync(pgx, ['agent', 'up', '--session', session, '--cwd', project, '--json'], { env, encoding: 'utf8' }));
     if (change) await sql(`CREATE TABLE parent_mig (x int); INSERT INTO parent_mig SELECT g FROM generate_series(1, 1000) g; UPDATE pgbench_accounts SET abalance = 1 WHERE aid <= 100`, up.branch);
@@ -110,7 +110,7 @@ try {
   const pid = (await parent.query('SELECT pg_backend_pid() AS p')).rows[0].p;
   const heldAlone = [];
   for (let r = 0; r < 3; r++) heldAlone.push((await concurrent(1, hookArgv, () => payload(held.session, agentId())))[0]);
-  row('SubagentStart, changed, parent connected (pg_dump | psql)', p50(heldAlone), nodeAlone);
+  row('SubagentStart, changed, parent connected (pg_dump into psql)', p50(heldAlone), nodeAlone);
   const heldFan = await concurrent(20, hookArgv, () => payload(held.session, agentId()));
   row('20 concurrent SubagentStart, changed, parent connected (p50)', p50(heldFan), nodeFan, `max ${Math.round(Math.max(...heldFan))} ms`);
   const after = (await parent.query('SELECT pg_backend_pid() AS p, count(*)::int AS n FROM parent_mig')).rows[0];
@@ -133,6 +133,14 @@ try {
     const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
     spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
     rmSync(st.data_dir, { recursive: true, force: true });
+    // and the directories the data directory was made in, when nothing else is in them
+    for (const d of [dirname(st.data_dir), dirname(dirname(st.data_dir))]) {
+      try {
+        rmdirSync(d);
+      } catch {
+        break; // not empty (another server's), or gone
+      }
+    }
   }
   rmSync(home, { recursive: true, force: true });
   rmSync(project, { recursive: true, force: true });
