@@ -133,6 +133,7 @@ try {
     const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
     spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
     rmSync(st.data_dir, { recursive: true, force: true });
+    rmSync(join(dirname(st.data_dir), 'postgres.log'), { force: true });
     // and the directories the data directory was made in, when nothing else is in them
     for (const d of [dirname(st.data_dir), dirname(dirname(st.data_dir))]) {
       try {
