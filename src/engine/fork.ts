@@ -59,7 +59,7 @@ export async function planFork(e: EngineContext, id: Identity, req: ForkRequest)
   let what: string;
   if (req.kind === 'session') {
     if (req.sessionId === undefined) return { parent: null, copyFrom: null, note: 'there is no session to fork from' };
-    what = "its session's branch";
+    what = "the session's branch";
     p = await records.forkParent(reg, { identityKey: identityKey({ project: id.project, host: id.host, sessionId: req.sessionId }) });
   } else {
     what = `branch "${req.ref}"`;

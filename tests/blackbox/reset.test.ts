@@ -3,6 +3,8 @@
 // the documented exit codes; `--from` on exec and up.
 import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
+import { newAgentId, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
+import { branchFromContext, hook } from '../helpers/hooks.js';
 
 /** A project whose server is in .pgx.toml: a routed command does not inherit PGX_DATABASE_URL (libpq-env.ts). */
 function project() {
@@ -12,7 +14,9 @@ function project() {
 
 const tablesOf = async (db: string) => (await sql<{ t: string }>(`SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`, [], db))[0]!.t;
 
-describe.concurrent('pgx agent reset', () => {
+// Not concurrent: runPgx blocks this process's event loop (spawnSync), and a DROP DATABASE in the child then waits
+// (ProcSignalBarrier) for a connection of this process still authenticating: 60 s, until authentication_timeout.
+describe('pgx agent reset', () => {
   it('inside a routed command, no selector resets the caller\'s own branch; the DSN keeps working', async () => {
     const p = project();
     expect(runPgx(['agent', 'exec', '--id', 'r', '--keep', '--', 'psql', '-X', '-q', '-c', 'create table junk (x int)'], p).status).toBe(0);
@@ -56,5 +60,26 @@ describe.concurrent('pgx agent reset', () => {
     const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches as { name: string; parent: string | null }[];
     expect(ls.find((b) => b.name === up.branch)?.parent).toBe(`exec_${p.host}_base`);
     for (const id of ['base', 'copy', 'copy2']) runPgx(['agent', 'down', '--id', id, '--now'], p);
+  });
+});
+
+describe('SubagentStart says what the branch is a copy of', () => {
+  it("a copy of the session's branch (after the parent migrated it); without one, the template, said in one sentence", async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const sessionBranch = branchFromContext(await hook('session-start', sessionStart(s), p));
+    await sql('CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)', [], sessionBranch);
+    const r = await hook('subagent-start', subagentStart(s, newAgentId()), p);
+    const ctx: string = r.json.hookSpecificOutput.additionalContext;
+    expect(ctx).toContain(`a copy of your session's branch "${sessionBranch}" as it is now`);
+    expect(ctx).toContain('`pgx agent reset`');
+    expect(await tablesOf(branchFromContext(r))).toBe('parent_mig');
+
+    const lone = session(p.dir, p.dir); // a session whose SessionStart never ran: no branch to copy
+    const r2 = await hook('subagent-start', subagentStart(lone, newAgentId()), p);
+    expect(r2.json.hookSpecificOutput.additionalContext).toContain("pgx could not copy your session's branch (the session's branch does not exist), so yours is an empty database instead.");
+    expect(r2.json.hookSpecificOutput.permissionDecision).toBeUndefined();
+    runPgx(['agent', 'down', '--session', s.sessionId, '--now'], p);
+    runPgx(['agent', 'down', '--session', lone.sessionId, '--now'], p);
   });
 });

@@ -111,7 +111,7 @@ describe.concurrent('fork from the session', () => {
   it('no session branch, or a foreign one: the template, and a note; never an error', async () => {
     const t = testProject({ source: await makeSource() });
     const a = await t.run((e) => e.ensure({ sessionId: 'nobranch', agentId: 'a1' }));
-    expect(a.fork).toEqual({ parent: null, method: 'template', note: "its session's branch does not exist" });
+    expect(a.fork).toEqual({ parent: null, method: 'template', note: "the session's branch does not exist" });
     expect(a.record.parent).toBeNull();
     const s = await t.run((e) => e.ensure({ sessionId: 's2' }));
     const stamp = (await sql(`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = $1`, [s.branch]))[0].c;

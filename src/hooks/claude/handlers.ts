@@ -148,7 +148,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     // What it is a copy of (engine/fork.ts): the session's branch as it is now, or (said in one sentence) why not.
     const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now (its migrations and data included)` : snapshot;
-    const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours starts from ${snapshot} instead.` : '';
+    const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
         hookSpecificOutput: {
