@@ -155,6 +155,8 @@ const fileSchema = z.strictObject({
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
+      // What a subagent's branch starts as: its session's branch as it is at SubagentStart, or the template.
+      fork: z._default(z.enum(['session', 'template']), 'session'),
       // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/architecture.md).
       pool: z._default(count, 4),
       pool_max: z._default(count, 16),
@@ -202,6 +204,11 @@ export interface Config {
    * `admin` (the role of [server] url), or `auto`: per-branch when the admin role can create roles.
    */
   roles: RolesMode;
+  /**
+   * What a subagent's new branch is a copy of: its session's branch as it is at SubagentStart (`session`; the
+   * template when there is none, or it can't be copied), or the template (engine/fork.ts).
+   */
+  fork: 'session' | 'template';
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
   pool: { size: number; max: number; maxBytes: number };
@@ -347,6 +354,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     sessionBranch: c.agent.session_branch,
     unverifiedClaudeCode: c.agent.unverified_claude_code,
     roles: c.agent.roles,
+    fork: c.agent.fork,
     guards: {
       enabled: c.guards.enabled,
       settings: {

@@ -4,7 +4,7 @@
 import { constants as osConstants } from 'node:os';
 import type { Config } from './config.js';
 import { PgxError } from './errors.js';
-import { attachOrEnsure, Engine, withEngine, type EnsureResult, type Target } from './engine/api.js';
+import { attachOrEnsure, Engine, withEngine, type EnsureResult, type ForkRequest, type Target } from './engine/api.js';
 import { libpqEnv, pinAgainstShellStartup } from './server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
@@ -37,7 +37,7 @@ export function refuseUnrouted(config: Config, t: Target, command: string[], cla
   }
 }
 
-export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
   refuseUnrouted(config, t, command, process.env.CLAUDECODE);
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
@@ -45,12 +45,12 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
   if (t.execId !== undefined) return runLeased(config, t, command, opts);
   const t0 = performance.now();
-  const ensured = await attachOrEnsure(config, t); // progress only if the local server starts
+  const ensured = await attachOrEnsure(config, t, {}, { from: opts.from }); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
   return report(opts, t, ensured, setupMs, await runCommand(command, ensured, config));
 }
 
-async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
   // A signal while the branch is being ensured: the command is not started, and the lease still ends properly.
   let signalled: NodeJS.Signals | undefined;
   const early = FORWARDED.map((sig) => [sig, () => (signalled ??= sig)] as const);
@@ -60,7 +60,7 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
   let ensured: EnsureResult;
   try {
     engine = await Engine.open(config); // progress only if the local server starts
-    ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway' });
+    ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway', from: opts.from });
   } catch (err) {
     for (const [sig, h] of early) process.off(sig, h);
     await engine?.close();

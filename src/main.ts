@@ -5,6 +5,7 @@ import { registerDiffCommand } from './cli/agent-diff.js';
 import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
+import { registerResetCommands } from './cli/agent-reset.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
 import { registerVerifyCommands } from './cli/agent-verify.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
   registerDiffCommand(agent);
+  registerResetCommands(agent);
   registerPoolCommands(agent);
   registerBrokerCommands(agent);
   registerHookCommand(agent);

@@ -152,12 +152,15 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
     if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
-    const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    // What it is a copy of (engine/fork.ts): the session's branch as it is now, or (said in one sentence) why not.
+    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now (its migrations and data included)` : snapshot;
+    const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
         hookSpecificOutput: {
           hookEventName: 'SubagentStart',
-          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
+          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
         },
       },
       outcome: `ok:${r.method}`,
