@@ -105,7 +105,7 @@ say "pgx agent ls"
 pgx agent ls
 
 for agent in $A $B $C; do hook subagent-stop "$agent" >/dev/null; done
-say "after SubagentStop: retired (connections refused), kept for the grace period, then dropped by gc"
+say "after SubagentStop: retired (connections refused), kept for the grace period (one that changed something: [agent] keep_changed, 24h), then dropped by gc"
 pgx agent ls
 
 say "summary"

@@ -1,9 +1,11 @@
 // The CLI: commander wiring only. Each command file registers its commands and calls the library.
 import { Command, CommanderError } from 'commander';
 import { registerBranchCommands } from './cli/agent-branches.js';
+import { registerDiffCommand } from './cli/agent-diff.js';
 import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
+import { registerResetCommands } from './cli/agent-reset.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
 import { registerVerifyCommands } from './cli/agent-verify.js';
@@ -28,6 +30,8 @@ export function buildProgram(): Command {
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
+  registerDiffCommand(agent);
+  registerResetCommands(agent);
   registerPoolCommands(agent);
   registerBrokerCommands(agent);
   registerHookCommand(agent);

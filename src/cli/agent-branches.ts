@@ -7,7 +7,7 @@ import { renderExports, shellExports } from '../server/local-access.js';
 import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
-import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, configFor, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
@@ -15,14 +15,16 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .option('--id <id>', 'your own branch id')
     .option('--session <id>', 'session id (a session branch, or the session of --agent)')
     .option('--anywhere', ANYWHERE_HELP)
+    .option('--from <what>', FROM_HELP)
     .action(
-      action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
+      action<CommonOpts & TargetOpts & { anywhere?: boolean; from?: string }>(async (opts, out) => {
         const config = projectConfigFor(opts);
-        const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
+        const t = targetFrom(opts);
+        const r = await withEngine(config, (e) => e.ensure(t, { from: forkFrom(opts.from, t) }));
         // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
         const x = shellExports(config.home, r.conn);
         // With branch roles these are the branch role's credentials (PGUSER = the role), never the admin's.
-        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, parent: r.record.parent ?? null, fork: r.fork ?? null, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
         out.result(value, () => renderExports(x));
       }),
     );
@@ -40,7 +42,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
           return table(
             ['NAME', 'AGENT', 'SESSION', 'HOST', 'STATE', 'DEADLINE', 'DEADLINE_KIND', ...(opts.all ? ['PROJECT'] : [])],
             branches.map((b) => [b.name, b.agent_id ?? (b.id ? `id:${b.id}` : null), b.session_id?.slice(0, 8), b.host, stateColor(b.state, b.exists), relativeTime(b.deadline), b.deadline_kind, ...(opts.all ? [b.project] : [])]),
-          ) + `\n${poolLine(pool)}`;
+          ) + changeNotes(branches) + `\n${poolLine(pool)}`;
         });
       }),
     );
@@ -192,6 +194,14 @@ async function downProject(opts: CommonOpts & { now?: boolean; yes?: boolean }, 
   out.result({ branches: results, planned: mine.map((b) => b.name), left_other_hosts: elsewhere, now: !!opts.now }, () =>
     table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) + foreignNotes(results) + (opts.now ? '' : '\nretired: gc drops them after the grace period (`--now` drops at once)'),
   );
+}
+
+/** Under the table: what each stopped subagent changed (its SubagentStop summary), for the parent's review. */
+function changeNotes(branches: { name: string; changes: { changed: boolean | null; lines: string[]; error?: string } | null }[]): string {
+  return branches
+    .filter((b) => b.changes && b.changes.changed !== false)
+    .map((b) => `\n${b.name} ${b.changes!.changed === null ? `(change summary failed: ${b.changes!.error}; \`pgx agent diff --branch ${b.name}\`)` : `changed: ${b.changes!.lines.join('; ')}`}`)
+    .join('');
 }
 
 /** Records left alone because their database is not pgx's: said, with the command that clears each. */

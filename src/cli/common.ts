@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { CONFIG_FILE, loadConfig, type Config } from '../project/config.js';
 import { EXIT, PgxError } from '../lib/errors.js';
 import { createOutput, printError, type Output } from '../lib/output.js';
+import { validateId } from '../engine/identity.js';
+import type { ForkRequest, Target } from '../engine/api.js';
 
 export interface CommonOpts {
   cwd?: string;
@@ -50,3 +52,21 @@ export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Com
 
 // Target resolution is the identity module's (the broker and the routed exec need it without the CLI).
 export { targetFrom, type TargetOpts } from '../engine/identity.js';
+
+/**
+ * `--from session|template|<id>`: what a NEW branch is a copy of (an existing one is attached as it is). `session`:
+ * the session's branch (the --agent's session, else $CLAUDE_CODE_SESSION_ID); `<id>`: an exec --id branch of this
+ * project, or a branch's database name. Absent: `[agent] fork` for a subagent, the template otherwise.
+ */
+export function forkFrom(from: string | undefined, t: Target, env: NodeJS.ProcessEnv = process.env): ForkRequest | undefined {
+  if (from === undefined) return undefined;
+  if (from === 'template') return { kind: 'template' };
+  if (from === 'session') {
+    const session = t.sessionId ?? (env.CLAUDE_CODE_SESSION_ID || undefined);
+    if (session === undefined) throw new PgxError('USAGE', '--from session: no session to fork from.', 'Run inside Claude Code (it sets CLAUDE_CODE_SESSION_ID), or pass --agent with --session <id>, or --from <id> / --from template.');
+    return { kind: 'session', sessionId: validateId('session', session) };
+  }
+  return { kind: 'branch', ref: validateId('--from', from) };
+}
+
+export const FROM_HELP = "what a new branch is a copy of: session (its session's branch), template, or another branch's --id or name";

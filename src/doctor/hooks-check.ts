@@ -4,7 +4,8 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HOOK_EVENTS, inspectClaudeInstall, PORTABLE_LAUNCHER, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { HOOK_EVENTS, inspectClaudeInstall, ON_FAILURE_SINCE, PORTABLE_LAUNCHER, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -66,6 +67,8 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
       gone.splice(gone.indexOf(PORTABLE_LAUNCHER), 1);
     }
     if (gone.length) problems.push(fail('hooks', `the launcher ${gone.join(', ')} named in ${insp.path} no longer exists (pgx moved or was uninstalled): every hook fails`, installCmd(scope)));
+    const open = HOOK_EVENTS.filter((h) => insp.entries[h.event]!.failsOpen).map((h) => h.event);
+    if (open.length) problems.push(warn('hooks', `the ${open.join(', ')} entry in ${insp.path} has no "onFailure": "block" (written by an older pgx): a hook process that can't start, is killed or times out lets a subagent's command run unrouted`, installCmd(scope)));
     if (insp.launcherPaths.length > 1) problems.push(warn('hooks', `${insp.path} names ${insp.launcherPaths.length} different launchers (${insp.launcherPaths.join(', ')})`, installCmd(scope)));
   }
   const launchers = new Set(installs.flatMap((f) => f.insp.launcherPaths));
@@ -77,9 +80,21 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
     const worst = problems.find((p) => p.status === 'fail') ?? problems[0]!;
     return { ...worst, detail: problems.map((p) => p.detail).join('; ') };
   }
+  const old = claudeIgnoringOnFailure(process.env);
+  if (old) return warn('hooks', `6/6 installed, but Claude Code ${old} ignores "onFailure" (honoured since ${ON_FAILURE_SINCE}): a PreToolUse hook that can't start, is killed or times out lets a subagent's command run unrouted`, 'update Claude Code (claude update, or npm install -g @anthropic-ai/claude-code)');
   const where = installs.map((f) => `${f.insp.path}`).join(' and ');
   const named = [...launchers].map((l) => (l === PORTABLE_LAUNCHER ? `pgx on PATH: ${pgxOnPath() ?? '?'}` : l));
   return ok('hooks', `6/6 in ${where} (launcher ${named.join(', ')})`);
+}
+
+/** The version of the `claude` on PATH when it is older than ON_FAILURE_SINCE; undefined when newer or not found. */
+function claudeIgnoringOnFailure(env: NodeJS.ProcessEnv): string | undefined {
+  const bin = claudeOnPath(env);
+  const version = bin ? claudeVersionOf(bin, env) : undefined;
+  if (!version) return undefined;
+  const [a, b] = [version, ON_FAILURE_SINCE].map((v) => v.split('.').map(Number));
+  for (let i = 0; i < 3; i++) if (a![i] !== b![i]) return a![i]! < b![i]! ? version : undefined;
+  return undefined;
 }
 
 /** The launcher(s) rewritten commands start with: the installed hooks', else the plugin's, else this pgx's. */

@@ -86,7 +86,7 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
       await records.setRole(reg, rec.name, m.role, m.role_password);
     }
     await members.deleteMember(reg, m.name);
-    return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
+    return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs, { template: String(m.generation) });
   });
   const claimed = await claim().catch(async (err: unknown) => {
     const code = catalog.sqlstateOf(err);

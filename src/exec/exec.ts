@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { attachOrEnsure, Engine, withEngine, type EnsureResult, type OpenOptions, type Target } from '../engine/api.js';
+import { attachOrEnsure, Engine, withEngine, type EnsureOptions, type EnsureResult, type ForkRequest, type OpenOptions, type Target } from '../engine/api.js';
 import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
@@ -39,7 +39,7 @@ function refuseUnrouted(config: Config, t: Target, command: string[], claudecode
   }
 }
 
-export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
   refuseUnrouted(config, t, command, process.env.CLAUDECODE);
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
@@ -47,7 +47,7 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
   if (t.execId !== undefined) return runLeased(config, t, command, opts);
   const t0 = performance.now();
-  const routed = await route(config, t, command, process.env); // progress only if the local server starts
+  const routed = await route(config, t, command, process.env, {}, { from: opts.from }); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
   return report(opts, t, routed.ensured, setupMs, await spawnCommand(command, routed.env));
 }
@@ -57,9 +57,9 @@ export async function runExec(config: Config, t: Target, command: string[], opts
  * hook did not route, ensure (or attach to) the branch, and give the environment the command runs with. `env` is the
  * requester's: whether it runs under Claude Code's Bash (CLAUDECODE), and the base of the command's environment.
  */
-export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}): Promise<{ env: NodeJS.ProcessEnv; branch: string; ensured: EnsureResult }> {
+export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<{ env: NodeJS.ProcessEnv; branch: string; ensured: EnsureResult }> {
   refuseUnrouted(config, t, command, env.CLAUDECODE);
-  const ensured = await attachOrEnsure(config, t, opts);
+  const ensured = await attachOrEnsure(config, t, opts, ensureOpts);
   return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
 }
 
@@ -68,7 +68,7 @@ export function routedTarget(r: { agent: string; cwd?: string }, cwd: string, en
   return { config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }), target: targetFrom({ agent: r.agent }, env) };
 }
 
-async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean }): Promise<number> {
+async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
   // A signal while the branch is being ensured: the command is not started, and the lease still ends properly.
   let signalled: NodeJS.Signals | undefined;
   const early = FORWARDED.map((sig) => [sig, () => (signalled ??= sig)] as const);
@@ -78,7 +78,7 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
   let ensured: EnsureResult;
   try {
     engine = await Engine.open(config); // progress only if the local server starts
-    ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway' });
+    ensured = await engine.ensure(t, { lease: opts.keep ? 'keep' : 'throwaway', from: opts.from });
   } catch (err) {
     for (const [sig, h] of early) process.off(sig, h);
     await engine?.close();

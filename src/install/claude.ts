@@ -77,10 +77,13 @@ interface Handler {
   type: 'command';
   command: string;
   timeout: number;
+  onFailure?: string;
 }
 
 function canonicalHandler(opts: Pick<PlanInstallOptions, 'launcher' | 'portable'>, h: (typeof HOOK_EVENTS)[number]): Handler {
-  return { type: 'command', command: opts.portable ? portableHookCommand(h.cli) : hookCommand(opts.launcher, h.cli), timeout: h.timeout };
+  const handler: Handler = { type: 'command', command: opts.portable ? portableHookCommand(h.cli) : hookCommand(opts.launcher, h.cli), timeout: h.timeout };
+  if (h.onFailure) handler.onFailure = h.onFailure;
+  return handler;
 }
 
 function matcherOk(group: JsonObject, want: string | undefined): boolean {

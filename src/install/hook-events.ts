@@ -2,12 +2,12 @@
 import * as path from 'node:path';
 import { isPlainObject, type JsonObject } from './settings-file.js';
 import { shellQuote } from '../lib/shell.js';
-import { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
+import { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
 
 export type Scope = 'project' | 'user' | 'local';
 
 // The event table is the hooks' own (hooks/claude/events.ts): re-exported for the installer's callers.
-export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, type HookEvent, type HookEventName };
+export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName };
 
 /** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
 const CLI_NAMES = HOOK_EVENTS.map((h) => h.cli).join('|');

@@ -8,7 +8,7 @@ import { findRules, type RulesFound } from './permission-rules.js';
 export interface InstallInspection {
   path: string;
   exists: boolean;
-  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean }>;
+  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean; failsOpen?: boolean }>;
   /** How many of the six events have a pgx entry (0..6). */
   count: number;
   /** Exactly the four events of older pgx versions are present (SubagentStart/SubagentStop missing). */
@@ -53,7 +53,9 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
     if (!launchers.includes(launcher)) launchers.push(launcher);
     const spec = EVENT_BY_CLI.get(loc.cli)!;
     if (loc.event !== spec.event || entries[spec.event]!.present) continue;
-    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher) };
+    // An entry pgx writes with onFailure "block" that lacks it (an older pgx wrote it) lets a failed hook pass.
+    const failsOpen = spec.onFailure !== undefined && (loc.handler as { onFailure?: unknown }).onFailure !== spec.onFailure;
+    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher), ...(failsOpen ? { failsOpen } : {}) };
   }
   result.launcherPaths = launchers;
   result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;

@@ -1,7 +1,7 @@
 // .pgx.toml discovery and validation. Every key is checked with zod (.strict(): unknown keys are errors),
 // all problems are reported at once with the file and the key's path, then a typed Config goes onwards.
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from 'smol-toml';
@@ -150,9 +150,13 @@ const fileSchema = z.strictObject({
     z.strictObject({
       idle_ttl: z.prefault(duration({ minMs: 1000, ...AGENT_TIMING }), '2h'),
       grace: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '10m'),
+      // A subagent's branch that changed something stays this long after its SubagentStop (decision 164); 0s: grace only.
+      keep_changed: z.prefault(duration({ minMs: 0, ...AGENT_TIMING }), '24h'),
       session_branch: z._default(z.boolean(), true),
       unverified_claude_code: z._default(z.enum(['ask', 'rules']), 'ask'),
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
+      // What a subagent's branch starts as: its session's branch as it is at SubagentStart, or the template.
+      fork: z._default(z.enum(['session', 'template']), 'session'),
       // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/decisions/185-warm-pool.md).
       pool: z._default(count, 4),
       pool_max: z._default(count, 16),
@@ -176,7 +180,10 @@ export type RolesMode = 'auto' | 'per-branch' | 'admin';
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
 
 export interface Config {
-  /** The directory holding .pgx.toml, or the starting directory when there is none. */
+  /**
+   * The directory holding .pgx.toml (in a Claude Code worktree: the main checkout's, see mainCheckoutConfig), or the
+   * starting directory when there is none.
+   */
   projectDir: string;
   /** Path of the .pgx.toml that was read; undefined when none was found (the project is out of scope for hooks). */
   file?: string;
@@ -187,6 +194,8 @@ export interface Config {
   host: string;
   idleTtlMs: number;
   graceMs: number;
+  /** How long a subagent's branch that changed something is kept after its SubagentStop (at least its grace). */
+  keepChangedMs: number;
   sessionBranch: boolean;
   /** On a Claude Code version the rewrite is not verified on: make every routed command ask, or trust the rules. */
   unverifiedClaudeCode: 'ask' | 'rules';
@@ -195,6 +204,11 @@ export interface Config {
    * `admin` (the role of [server] url), or `auto`: per-branch when the admin role can create roles.
    */
   roles: RolesMode;
+  /**
+   * What a subagent's new branch is a copy of: its session's branch as it is at SubagentStart (`session`; the
+   * template when there is none, or it can't be copied), or the template (engine/fork.ts).
+   */
+  fork: 'session' | 'template';
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
   pool: { size: number; max: number; maxBytes: number };
@@ -213,6 +227,33 @@ export function findConfigFile(startDir: string): string | undefined {
     if (parent === dir) return undefined;
     dir = parent;
   }
+}
+
+const CLAUDE_WORKTREES = `${sep}.claude${sep}worktrees${sep}`;
+
+/**
+ * The main checkout's .pgx.toml for one found inside a Claude Code worktree, or undefined.
+ *
+ * Claude Code (2.1.328) makes its worktrees (`claude --worktree`, subagents with `isolation: worktree`) as git linked
+ * worktrees at <root>/.claude/worktrees/<name>, and resolves their settings.local.json to <root>'s, where pgx's
+ * permission rule names `--cwd <root>`. A worktree's own copy of a committed .pgx.toml would make the rewrite write
+ * `--cwd <worktree>`, which that rule does not cover, and name an unnamed project after the worktree: pgx reads the
+ * main checkout's file instead, as Claude Code does its settings (decisions/171-claude-worktrees-use-the-main-checkout.md).
+ */
+function mainCheckoutConfig(file: string): string | undefined {
+  const dir = dirname(file);
+  const at = `${dir}${sep}`.lastIndexOf(CLAUDE_WORKTREES);
+  if (at <= 0) return undefined;
+  const root = dir.slice(0, at);
+  const rest = dir.slice(at + CLAUDE_WORKTREES.length);
+  const worktree = join(root, '.claude', 'worktrees', rest.split(sep)[0]!);
+  try {
+    if (!lstatSync(join(worktree, '.git')).isFile()) return undefined; // a linked worktree has a .git FILE
+  } catch {
+    return undefined;
+  }
+  const main = join(root, relative(worktree, dir), CONFIG_FILE);
+  return existsSync(main) ? main : undefined;
 }
 
 /** A host label safe inside a database name: lowercase [a-z0-9], at most 16 characters. */
@@ -295,7 +336,8 @@ function serverUrlFile(file: string | undefined): string | undefined {
 export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostname?: string } = {}): Config {
   const env = opts.env ?? process.env;
   const cwd = resolve(opts.cwd ?? process.cwd());
-  const file = findConfigFile(cwd);
+  const found = findConfigFile(cwd);
+  const file = found && (mainCheckoutConfig(found) ?? found);
   const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
   const serverUrl = env.PGX_DATABASE_URL || serverUrlFile(env.PGX_DATABASE_URL_FILE) || c.server.url || undefined;
@@ -308,9 +350,11 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,
+    keepChangedMs: c.agent.keep_changed,
     sessionBranch: c.agent.session_branch,
     unverifiedClaudeCode: c.agent.unverified_claude_code,
     roles: c.agent.roles,
+    fork: c.agent.fork,
     guards: {
       enabled: c.guards.enabled,
       settings: {

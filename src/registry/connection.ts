@@ -39,6 +39,14 @@ ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
 -- Registries made before branch roles: the columns are added on first use (records.ts retries on 42703).
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
+-- Lineage (engine/fork.ts): the database a branch was forked from (NULL: the template) and when. The baseline the
+-- fork's "unchanged" check compares against: the branch's statistics mark and the template build at activation.
+-- swap_nonce: a reset's or adopt's replacement in flight (engine/reset.ts), recorded before it is created.
+-- changes: the summary of what a subagent's branch changed, recorded at its SubagentStop (engine/handoff.ts).
+-- Added in place to older registries (records.ts retries on 42703).
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS forked_at timestamptz,
+  ADD COLUMN IF NOT EXISTS base_mark text, ADD COLUMN IF NOT EXISTS base_template oid, ADD COLUMN IF NOT EXISTS swap_nonce text,
+  ADD COLUMN IF NOT EXISTS changes jsonb;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

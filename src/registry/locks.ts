@@ -89,6 +89,22 @@ export function withTemplateLock<T>(db: RegistryDb, templateName: string, fn: ()
   return withLock(db, LOCK.template(templateName), fn);
 }
 
+/** The template's lock within `waitMs` (polled try-locks), or undefined when it stayed busy that long. */
+export async function withTemplateLockWithin<T>(db: RegistryDb, templateName: string, waitMs: number, fn: () => Promise<T>): Promise<T | undefined> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [LOCK.template(templateName)]);
+    if (row!.ok) break;
+    if (Date.now() >= until) return undefined;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlock(db, LOCK.template(templateName));
+  }
+}
+
 export function withSourceLock<T>(db: RegistryDb, database: string, fn: () => Promise<T>): Promise<T> {
   return withLock(db, LOCK.source(database), fn);
 }

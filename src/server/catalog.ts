@@ -65,7 +65,7 @@ export type Stamp =
   /** A finished template. */
   | ({ kind: 'template' } & TemplateStamp)
   /** A template build in progress (or a killed one's leftover). */
-  | { kind: 'building'; project: string; started_at: string }
+  | { kind: 'building'; project: string; started_at: string; baseline_of?: string }
   /**
    * A pre-cloned branch waiting in the warm pool (src/engine/pool.ts), claimed by rename. `generation` is the oid of
    * the template database it was cloned from: a refresh makes a new template database, so a member belongs to
@@ -567,3 +567,108 @@ export const fixStatement = {
   grantCreaterole: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEROLE`,
   setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
 };
+
+// ---------------------------------------------------------------------------------------------------------------
+// What a database holds, for `pgx agent diff` (engine/diff.ts compares two of these). Run on a connection TO the
+// database. Objects of PostgreSQL itself, of information_schema and of extensions (pg_depend 'e': the extension owns
+// them, and its version stands for them) are left out. Definitions travel as md5s: a diff says WHAT changed, by name.
+
+/** One schema object: its kind, its qualified name (quoted where it needs quotes) and an md5 of its definition. */
+export interface SchemaObject {
+  kind: 'schema' | 'table' | 'column' | 'index' | 'constraint' | 'view' | 'function' | 'trigger' | 'sequence' | 'enum' | 'extension';
+  name: string;
+  def: string;
+}
+
+const USER_NS = `n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname !~ '^pg_(toast_)?temp_'`;
+const notExtMember = (cat: string, x: string) => `NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '${cat}'::regclass AND e.objid = ${x} AND e.deptype = 'e')`;
+
+export async function schemaObjects(db: Db): Promise<SchemaObject[]> {
+  const rel = (relkinds: string) => `c.relkind IN (${relkinds}) AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')}`;
+  return db.query<SchemaObject>(
+    `SELECT kind, name, md5(def) AS def FROM (
+       SELECT 'schema' AS kind, quote_ident(n.nspname) AS name, '' AS def FROM pg_namespace n WHERE ${USER_NS} AND ${notExtMember('pg_namespace', 'n.oid')}
+       UNION ALL
+       SELECT CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'view' WHEN 'S' THEN 'sequence' ELSE 'table' END,
+              format('%I.%I', n.nspname, c.relname),
+              CASE WHEN c.relkind IN ('v', 'm') THEN concat(c.relkind, pg_get_viewdef(c.oid))
+                   WHEN c.relkind = 'S' THEN (SELECT concat_ws(' ', s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax, s.seqmin, s.seqcache, s.seqcycle) FROM pg_sequence s WHERE s.seqrelid = c.oid)
+                   ELSE concat(c.relkind, c.relpersistence, pg_get_partkeydef(c.oid)) END
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${rel(`'r', 'p', 'f', 'v', 'm', 'S'`)}
+       UNION ALL
+       SELECT 'column', format('%I.%I.%I', n.nspname, c.relname, a.attname),
+              concat_ws(' ', format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid), a.attidentity, a.attgenerated, a.attcollation)
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attnum > 0 AND NOT a.attisdropped AND ${rel(`'r', 'p', 'f'`)}
+       UNION ALL
+       SELECT 'index', format('%I.%I', n.nspname, ci.relname), pg_get_indexdef(i.indexrelid)
+         FROM pg_index i JOIN pg_class ci ON ci.oid = i.indexrelid JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = ci.relnamespace
+        WHERE ${rel(`'r', 'p', 'm', 'f'`)} AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x'))
+       UNION ALL
+       SELECT 'constraint', format('%I.%I.%I', n.nspname, c.relname, k.conname), concat(k.contype, pg_get_constraintdef(k.oid))
+         FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${rel(`'r', 'p', 'f'`)}
+       UNION ALL
+       SELECT 'function', format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)),
+              CASE WHEN p.prokind = 'a' THEN 'aggregate ' || p.prosrc ELSE pg_get_functiondef(p.oid) END
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE ${USER_NS} AND ${notExtMember('pg_proc', 'p.oid')}
+       UNION ALL
+       SELECT 'trigger', format('%I.%I.%I', n.nspname, c.relname, t.tgname), pg_get_triggerdef(t.oid)
+         FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND ${USER_NS}
+       UNION ALL
+       SELECT 'enum', format('%I.%I', n.nspname, t.typname), string_agg(quote_literal(en.enumlabel), ',' ORDER BY en.enumsortorder)
+         FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace JOIN pg_enum en ON en.enumtypid = t.oid
+        WHERE ${USER_NS} AND ${notExtMember('pg_type', 't.oid')} GROUP BY n.nspname, t.typname
+       UNION ALL
+       SELECT 'extension', quote_ident(x.extname), x.extversion FROM pg_extension x
+     ) o ORDER BY kind, name`,
+  );
+}
+
+/** An ordinary table (a partition is one; its partitioned parent holds no rows) with what a data compare needs. */
+export interface TableShape {
+  schema: string;
+  table: string;
+  /** schema.table, quoted where needed (as the schema objects' names are). */
+  qname: string;
+  /** On-disk size (heap and TOAST, no indexes), and the planner's row estimate (-1: never vacuumed or analyzed). */
+  bytes: number;
+  est_rows: number;
+  columns: { name: string; type: string }[];
+  /** The primary key's columns, in key order (empty: no primary key). */
+  key: string[];
+}
+
+export async function tableShapes(db: Db): Promise<TableShape[]> {
+  const rows = await db.query<Omit<TableShape, 'bytes' | 'est_rows'> & { bytes: string; est_rows: string }>(
+    `SELECT n.nspname AS schema, c.relname AS table, format('%I.%I', n.nspname, c.relname) AS qname, pg_table_size(c.oid)::text AS bytes, c.reltuples::bigint::text AS est_rows,
+            (SELECT coalesce(json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)) ORDER BY a.attnum), '[]')
+               FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns,
+            (SELECT coalesce(json_agg(a.attname ORDER BY k.ord), '[]') FROM pg_constraint pk CROSS JOIN LATERAL unnest(pk.conkey) WITH ORDINALITY AS k(attnum, ord)
+               JOIN pg_attribute a ON a.attrelid = pk.conrelid AND a.attnum = k.attnum WHERE pk.conrelid = c.oid AND pk.contype = 'p') AS key
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind = 'r' AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')} ORDER BY 1, 2`,
+  );
+  return rows.map((r) => ({ ...r, bytes: Number(r.bytes), est_rows: Number(r.est_rows) }));
+}
+
+const qualified = (t: { schema: string; table: string }) => `${quoteIdent(t.schema)}.${quoteIdent(t.table)}`;
+const rowOf = (cols: string[]) => `row(${cols.map(quoteIdent).join(', ')})::text`;
+
+/** A table's row count and an order-independent sum of its rows' hashes, over `columns` (one scan, nothing sent). */
+export async function tableFingerprint(db: Db, t: { schema: string; table: string }, columns: string[]): Promise<{ rows: number; hash: string }> {
+  const [r] = await db.query<{ rows: string; hash: string }>(
+    `SELECT count(*)::text AS rows, coalesce(sum(('x' || left(md5(${rowOf(columns)}), 15))::bit(60)::bigint), 0)::text AS hash FROM ${qualified(t)}`,
+  );
+  return { rows: Number(r!.rows), hash: r!.hash };
+}
+
+/** Each row's key (empty `key`: none) and hash over `columns`; at most `limit` rows (a caller asks one more than its bound). */
+export async function rowHashes(db: Db, t: { schema: string; table: string }, columns: string[], key: string[], limit: number): Promise<{ k: string | null; h: string }[]> {
+  return db.query<{ k: string | null; h: string }>(`SELECT ${key.length ? rowOf(key) : 'NULL'} AS k, md5(${rowOf(columns)}) AS h FROM ${qualified(t)} LIMIT ${Math.max(0, Math.floor(limit))}`);
+}
+
+export async function rowCount(db: Db, t: { schema: string; table: string }): Promise<number> {
+  const [r] = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${qualified(t)}`);
+  return Number(r!.n);
+}

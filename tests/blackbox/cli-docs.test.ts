@@ -114,7 +114,14 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent up', up);
     const exec = runPgx(['agent', 'exec', '--id', 'docs', '--json', '--', 'true'], p);
     expectDocumented('pgx agent exec', JSON.parse(exec.stderr.trim().split('\n').pop()!));
+    expectDocumented('pgx agent diff', jsonOf(runPgx(['agent', 'diff', '--id', 'docs', '--json'], p)));
+    // a subagent's branch, stopped: its change summary is in ls
+    const hookEnv = { ...p, env: { ...p.env, CLAUDE_PROJECT_DIR: p.dir } };
+    const sub = { session_id: 'docs-diff-session', agent_id: 'adocsdiffagent0001', agent_type: 'general-purpose', cwd: p.dir, transcript_path: join(p.dir, 't.jsonl') };
+    expect(runPgx(['agent', 'hook', 'subagent-start'], { ...hookEnv, input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStart' }) }).status).toBe(0);
+    expect(runPgx(['agent', 'hook', 'subagent-stop'], { ...hookEnv, input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStop', stop_hook_active: false }) }).status).toBe(0);
     const { pool, ...ls } = jsonOf(runPgx(['agent', 'ls', '--json'], p));
+    expect(ls.branches.find((b: { agent_id: string | null }) => b.agent_id === sub.agent_id)?.changes?.changed).toBe(false);
     expectDocumented('pgx agent ls', ls);
     expectDocumented('pgx agent pool', pool); // "JSON adds "pool", the object `agent pool status --json` prints"
     expect(pool).toEqual({ ...jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p)), oldest_ready_at: pool.oldest_ready_at });
@@ -124,9 +131,14 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'start', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'status', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'stop', '--json'], brokerEnv)));
+    expectDocumented('pgx agent reset', jsonOf(runPgx(['agent', 'reset', '--id', 'docs', '--to', 'template', '--json'], p)));
+    expect(runPgx(['agent', 'up', '--session', 'docs-s'], p).status).toBe(0);
+    expectDocumented('pgx agent up', jsonOf(runPgx(['agent', 'up', '--agent', 'docs-a', '--session', 'docs-s', '--json'], p))); // a fork
+    expectDocumented('pgx agent adopt', jsonOf(runPgx(['agent', 'adopt', '--agent', 'docs-a', '--json'], p)));
     expect(runPgx(['agent', 'up', '--id', 'docs2'], p).status).toBe(0);
     expectDocumented('pgx agent down', jsonOf(runPgx(['agent', 'down', '--id', 'docs2', '--json'], p)));
-    expectDocumented('pgx agent gc', jsonOf(runPgx(['agent', 'gc', '--json'], p)));
+    // Server-wide: it also drops what earlier files left past its deadline on the shared test server (slow under load).
+    expectDocumented('pgx agent gc', jsonOf(runPgx(['agent', 'gc', '--json'], { ...p, timeout: 180_000 })));
     expectDocumented('pgx template refresh', jsonOf(runPgx(['template', 'refresh', '--json'], p)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'ls', '--json'], p)));
     expectDocumented('pgx agent doctor', jsonOf(runPgx(['agent', 'doctor', '--json'], p)));

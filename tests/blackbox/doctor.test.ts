@@ -172,6 +172,37 @@ describe('pgx agent doctor', () => {
     expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
   });
 
+  it('a PreToolUse entry without "onFailure": "block" (an older pgx) warns that it fails open; install adds it', () => {
+    const p = makeProject();
+    pgxOnPath(p);
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
+    const file = join(p.dir, '.claude', 'settings.json');
+    const s = JSON.parse(readFileSync(file, 'utf8'));
+    expect(s.hooks.PreToolUse[0].hooks[0].onFailure).toBe('block');
+    expect(doctor(p).byName.hooks!.status).toBe('ok');
+    delete s.hooks.PreToolUse[0].hooks[0].onFailure;
+    writeFileSync(file, JSON.stringify(s));
+    const d = doctor(p);
+    expect(d.byName.hooks).toMatchObject({ status: 'warn', fix: 'pgx agent install claude' });
+    expect(d.byName.hooks!.detail).toContain(`the PreToolUse entry in ${file} has no "onFailure": "block"`);
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
+    expect(doctor(p).byName.hooks!.status).toBe('ok');
+  });
+
+  it('a claude on PATH older than 2.1.295 (it ignores onFailure) warns; 2.1.295 and later do not', () => {
+    const p = makeProject();
+    pgxOnPath(p);
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
+    // A stand-in that answers only --version, as every release does ("2.1.294 (Claude Code)").
+    const claude = join(p.dir, 'bin', 'claude');
+    for (const [version, status] of [['2.1.294', 'warn'], ['2.0.77', 'warn'], ['2.1.295', 'ok'], ['2.1.332', 'ok']] as const) {
+      writeFileSync(claude, `#!/bin/sh\necho '${version} (Claude Code)'\n`, { mode: 0o755 });
+      const hooks = doctor(p).byName.hooks!;
+      expect(hooks.status, `${version}: ${hooks.detail}`).toBe(status);
+      if (status === 'warn') expect(hooks.detail).toContain(`Claude Code ${version} ignores "onFailure" (honoured since 2.1.295)`);
+    }
+  });
+
   it('recognises the pgx plugin enabled in a settings file (no hook entries needed)', () => {
     const p = makeProject();
     mkdirSync(join(p.dir, '.claude'));

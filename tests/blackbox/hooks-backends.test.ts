@@ -38,7 +38,7 @@ describe('backends on a branch', () => {
     expect(stop.stdout).toBe(''); // never blocks the stop
     const log = lastLog(p.home);
     expect(log).toMatchObject({ event: 'subagent-stop', agent_id: a, branch });
-    const m = /^retired:terminated=(\d+):remaining=(\d+)$/.exec(log.outcome);
+    const m = /^retired:terminated=(\d+):remaining=(\d+):changes=none$/.exec(log.outcome); // it changed nothing
     expect(m, log.outcome).not.toBeNull();
     // ≥ 1, not 2: in one CI run under load the count said 1 with both sessions gone and both ended by termination
     // (asserted below through each one's own error), so the count is not what proves it.

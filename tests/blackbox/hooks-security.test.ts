@@ -160,7 +160,13 @@ describe('hook security', () => {
     expect(entries.length).toBe(1 + 1 + 3 + 3 + 3 + 1); // start, prompt, 3 starts, 3 pre-tool-use, 3 stops, end
     for (const e of entries) {
       // "via": "broker" when the broker answered for the hook process (PGX_TEST_BROKER=1 runs the suite through it)
-      expect(Object.keys(e).filter((k) => k !== 'via').sort()).toEqual(['agent_id', 'branch', 'claude_code', 'elapsed_ms', 'event', 'outcome', 'permission_mode', 'project_dir', 'session_id', 'time']);
+      // SubagentStop adds "changes": the branch's change summary, counts and object names only (checked below)
+      const extra = e.event === 'subagent-stop' ? ['changes'] : [];
+      expect(Object.keys(e).filter((k) => k !== 'via').sort()).toEqual(['agent_id', 'branch', 'claude_code', 'elapsed_ms', 'event', 'outcome', 'permission_mode', 'project_dir', 'session_id', 'time', ...extra].sort());
+      if (e.event === 'subagent-stop') {
+        expect(Object.keys(e.changes).sort()).toEqual(['against', 'at', 'changed', 'lines', 'partial', 'rows', 'schema', 'tables_changed']);
+        expect(JSON.stringify(e.changes)).not.toMatch(/srcpw|tok|select|psql/);
+      }
       expect([undefined, 'broker']).toContain(e.via);
       expect(e.session_id).toBe(s.sessionId);
     }

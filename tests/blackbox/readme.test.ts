@@ -51,7 +51,7 @@ describe('README', () => {
         expect(r.stdout).toMatch(/_a2reward: id integer, email text, plan integer\n/);
         expect(r.stdout).toMatch(/# the source is untouched\S*\ndemo_src_\d+: id integer, email text\n/);
         expect(r.stdout).toMatch(/^0 rows committed by the killed agent$/m);
-        expect(r.stdout.match(/^agent_\S+ .*retiring\s+in \d+m/gm)?.length).toBe(3);
+        expect(r.stdout.match(/^agent_\S+ .*retiring\s+in (\d+h )?\d+m/gm)?.length).toBe(3); // changed: kept 24h (keep_changed)
         expect(r.stdout).toMatch(/^3 branches made, \d+ \/ \d+ \/ \d+ ms each/m);
         expect(r.stdout).toMatch(/^3 of 3 retired at SubagentStop/m);
         const folder = /and (\S+) removed/.exec(r.stdout)?.[1];

@@ -36,6 +36,8 @@ export interface SubagentScript {
   commands: string[];
   /** Agent tool `description` (defaults to `e2e <marker>`). */
   description?: string;
+  /** Agent tool `subagent_type`: an agent defined in the project's .claude/agents/ (defaults to general-purpose). */
+  subagentType?: string;
 }
 
 export interface FakeScript {
@@ -49,6 +51,8 @@ export interface FakeScript {
    * (counted from the latest real prompt, so a `--resume`d session runs them again for its new prompt).
    */
   parentCommands?: string[];
+  /** Bash commands the PARENT runs after its subagents were launched (foreground: after they finished), one per turn. */
+  parentCommandsAfter?: string[];
 }
 
 export interface FakeModel {
@@ -379,12 +383,23 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
           input: {
             description: s.description ?? `e2e ${s.marker}`,
             prompt: `${markerTag(s.marker)} Run the scripted commands for ${s.marker}.`,
-            subagent_type: 'general-purpose',
+            subagent_type: s.subagentType ?? 'general-purpose',
             ...(background ? {} : { run_in_background: false }),
           },
         })),
         stop: 'tool_use',
       };
+    }
+    const after = script.parentCommandsAfter ?? [];
+    if (launched && after.length) {
+      const lastAgent = messages.map((m, i) => (m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent') ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
+      const bashAfter = messages.slice(lastAgent + 1).filter((m) => m.role === 'assistant').reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
+      if (bashAfter < after.length) {
+        const id = toolId();
+        parentBashIds.add(id);
+        log.push({ kind: 'parent', step: 2, answer: 'Bash' });
+        return { content: [{ type: 'tool_use', id, name: 'Bash', input: { command: after[bashAfter], description: `parent after ${bashAfter}` } }], stop: 'tool_use' };
+      }
     }
     log.push({ kind: 'parent', step: 1, answer: 'text' });
     return { content: [{ type: 'text', text: 'All subagents finished.' }], stop: 'end_turn' };

@@ -35,7 +35,11 @@ export const PGX_HOST = 'e2e';
 export const PSQL_ALLOWED = 'Agent,Bash(psql:*)';
 
 const roots: string[] = [];
+const made: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 export function cleanupRoots(): void {
+  // The file's branches go with it (retiring ones would wait out their grace on the shared test server, and the next
+  // files' server-wide gc would drop them: slow, and noise in what those files assert).
+  for (const p of made.splice(0)) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
   // PGX_E2E_KEEP=1 keeps the temp dirs (transcripts, hook logs, debug files) for inspection.
   if (process.env.PGX_E2E_KEEP) console.warn(`kept e2e dirs: ${roots.join(' ')}`);
   else for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
@@ -101,7 +105,7 @@ export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
  * `env`: more environment for the project's own `pgx` calls AND claude's (e.g. a PATH with a user's `claude` on it,
  * PGX_VERIFIED_CLAUDE_CODE); `installArgs`: more flags for `pgx agent install claude`, whose JSON result is kept.
  */
-export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[] }): E2eProject {
+export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[]; beforeInstall?: (cwd: string) => void }): E2eProject {
   const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
   roots.push(root);
   const cwd = join(root, 'project');
@@ -122,8 +126,10 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   // Long enough for the verification install runs on an unverified Claude Code on PATH (under 2 minutes).
+  opts.beforeInstall?.(cwd); // e.g. `git init`: the install keeps settings.local.json out of a repository
   const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
+  made.push({ cwd, env });
   const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
   const localFile = join(cwd, '.claude', 'settings.local.json');
@@ -216,6 +222,8 @@ export interface RunOpts {
   permissionMode?: RunClaudeOptions['permissionMode'];
   /** Another Claude Code binary than this run's (claudeBin). */
   bin?: string;
+  /** More CLI arguments (e.g. `--worktree NAME`). */
+  extraArgs?: string[];
 }
 
 function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
@@ -231,6 +239,7 @@ function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile:
     timeoutMs: o.timeoutMs ?? 90_000,
     debugFile: o.debugFile,
     permissionMode: o.permissionMode,
+    extraArgs: o.extraArgs,
     env: { ...p.claudeEnv, ...o.env },
   };
 }

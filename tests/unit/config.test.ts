@@ -34,6 +34,40 @@ describe('config', () => {
     expect(c.host).toBe('cirunner');
   });
 
+  it("in a Claude Code worktree (<root>/.claude/worktrees/<name>, a linked worktree): the main checkout's .pgx.toml, else its own", () => {
+    // Claude Code resolves a worktree's settings.local.json (pgx's `--cwd <root>` rule) to the main checkout's: pgx
+    // reads the main checkout's config, so the rewrite's --cwd and an unnamed project's name are the main checkout's.
+    const root = project('[project]\nsource = "shop_dev"\n');
+    const worktree = (name: string, gitFile = true) => {
+      const w = join(root, '.claude', 'worktrees', name);
+      mkdirSync(join(w, 'app'), { recursive: true });
+      if (gitFile) writeFileSync(join(w, '.git'), `gitdir: ${join(root, '.git', 'worktrees', name)}\n`);
+      else mkdirSync(join(w, '.git'));
+      writeFileSync(join(w, '.pgx.toml'), '[project]\nsource = "other_db"\n');
+      return w;
+    };
+    const w = worktree('sess1');
+    for (const cwd of [w, join(w, 'app')]) {
+      const c = loadConfig({ cwd, env: {} });
+      expect(c).toMatchObject({ projectDir: root, file: join(root, '.pgx.toml'), project: basename(root), source: 'shop_dev' });
+    }
+    // A subproject's config maps to the same subproject of the main checkout.
+    writeFileSync(join(w, 'app', '.pgx.toml'), '[project]\nname = "wt_app"\n');
+    mkdirSync(join(root, 'app'));
+    writeFileSync(join(root, 'app', '.pgx.toml'), '[project]\nname = "app"\n');
+    expect(loadConfig({ cwd: join(w, 'app'), env: {} })).toMatchObject({ projectDir: join(root, 'app'), project: 'app' });
+    // Not a linked worktree (a .git directory: a clone of its own): its own file.
+    const clone = worktree('clone', false);
+    expect(loadConfig({ cwd: clone, env: {} })).toMatchObject({ projectDir: clone, project: 'clone', source: 'other_db' });
+    // The main checkout has no .pgx.toml (e.g. it is on a branch without one): the worktree's own.
+    const bare = project();
+    const w2 = join(bare, '.claude', 'worktrees', 'x');
+    mkdirSync(w2, { recursive: true });
+    writeFileSync(join(w2, '.git'), 'gitdir: elsewhere\n');
+    writeFileSync(join(w2, '.pgx.toml'), '[project]\nname = "wt"\n');
+    expect(loadConfig({ cwd: w2, env: {} })).toMatchObject({ projectDir: w2, project: 'wt' });
+  });
+
   it('roles: auto by default, per-branch and admin accepted, anything else an error naming the key', () => {
     expect(loadConfig({ cwd: project(''), env: {} }).roles).toBe('auto');
     expect(loadConfig({ cwd: project('[agent]\nroles = "per-branch"\n'), env: {} }).roles).toBe('per-branch');

@@ -27,10 +27,11 @@ type Group = { matcher?: string; hooks: Handler[] };
 type Settings = { hooks?: Record<string, Group[]>; permissions?: { allow?: string[] }; [k: string]: unknown };
 
 const LAUNCHER = '/opt/pgx/bin/pgx';
-const EXPECTED: Record<string, { cli: string; matcher?: string; timeout: number }> = {
+const EXPECTED: Record<string, { cli: string; matcher?: string; timeout: number; onFailure?: string }> = {
   SessionStart: { cli: 'session-start', timeout: 30 },
   UserPromptSubmit: { cli: 'user-prompt-submit', timeout: 10 },
-  PreToolUse: { cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+  // A failed PreToolUse hook blocks the call instead of letting a subagent's command run unrouted.
+  PreToolUse: { cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: 'block' },
   SubagentStart: { cli: 'subagent-start', timeout: 60 },
   SubagentStop: { cli: 'subagent-stop', timeout: 30 },
   SessionEnd: { cli: 'session-end', timeout: 10 },
@@ -93,6 +94,7 @@ describe('settingsPathFor / hookCommand / wrapperRuleFor', () => {
     for (const h of HOOK_EVENTS) {
       expect(h.cli).toBe(EXPECTED[h.event]!.cli);
       expect(h.timeout).toBe(EXPECTED[h.event]!.timeout);
+      expect(h.onFailure).toBe(EXPECTED[h.event]!.onFailure);
       expect(h.matcher).toBe(EXPECTED[h.event]!.matcher);
     }
   });
@@ -116,7 +118,7 @@ describe('installClaude', () => {
       expect(groups).toHaveLength(1);
       const want: Group = {
         ...(exp.matcher ? { matcher: exp.matcher } : {}),
-        hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook ${exp.cli}`, timeout: exp.timeout }],
+        hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook ${exp.cli}`, timeout: exp.timeout, ...(exp.onFailure ? { onFailure: exp.onFailure } : {}) }],
       };
       expect(groups[0]).toEqual(want);
       if (!exp.matcher) expect('matcher' in groups[0]!).toBe(false);
@@ -181,7 +183,7 @@ describe('installClaude', () => {
     expect(s.hooks!.Stop).toEqual(original.hooks.Stop);
     // PreToolUse: pgx's entry updated in place inside the user's group; no second group added
     expect(s.hooks!.PreToolUse).toEqual([
-      { matcher: 'Bash', hooks: [userBash, { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60 }] },
+      { matcher: 'Bash', hooks: [userBash, { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }] },
       { matcher: 'Edit|Write', hooks: [userEdit] },
     ]);
     // SessionStart: the user's group is kept as is, pgx gets its own group (no matcher) after it
@@ -218,11 +220,12 @@ describe('installClaude', () => {
     const insp = inspectClaudeInstall(file);
     expect(insp.count).toBe(4);
     expect(insp.olderPartial).toBe(true);
+    expect(insp.entries.PreToolUse!.failsOpen).toBe(true); // written before onFailure: the doctor warns
 
     const r = installClaude({ settingsPath: file, launcher: old });
     expect(r.added).toEqual(['SubagentStart', 'SubagentStop']);
-    expect(r.updated).toEqual([]);
-    expect(r.unchanged).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd']);
+    expect(r.updated).toEqual(['PreToolUse']); // gains "onFailure": "block", in place
+    expect(r.unchanged).toEqual(['SessionStart', 'UserPromptSubmit', 'SessionEnd']);
     const s = read();
     expect(Object.keys(s.hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd', 'SubagentStart', 'SubagentStop']);
     for (const event of SIX) {
@@ -231,6 +234,7 @@ describe('installClaude', () => {
     }
     const after = inspectClaudeInstall(file);
     expect(after.count).toBe(6);
+    expect(after.entries.PreToolUse!.failsOpen).toBeUndefined();
     expect(after.olderPartial).toBe(false);
     expect(installClaude({ settingsPath: file, launcher: old }).changed).toBe(false);
   });
@@ -252,7 +256,7 @@ describe('installClaude', () => {
     const r = installClaude({ settingsPath: file, launcher: '/new/place/pgx' });
     expect(r.updated).toEqual(['PreToolUse', 'SessionEnd']);
     const s = read();
-    expect(s.hooks!.PreToolUse![0]!.hooks).toEqual([{ type: 'command', command: `'/new/place/pgx' agent hook pre-tool-use`, timeout: 60 }]);
+    expect(s.hooks!.PreToolUse![0]!.hooks).toEqual([{ type: 'command', command: `'/new/place/pgx' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }]);
     expect(s.hooks!.PreToolUse![1]!.hooks).toEqual([userHook]);
     expect(s.hooks!.PreToolUse).toHaveLength(2);
     expect(s.hooks!.SessionEnd).toEqual([
@@ -282,7 +286,7 @@ describe('installClaude', () => {
       { hooks: [{ type: 'command', command: cmd('session-start'), timeout: 30 }] },
       { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }] },
     ]);
-    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60 }] }]);
+    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60, onFailure: 'block' }] }]);
     expect(s.hooks!.Stop).toBeUndefined(); // the stray entry was its only content
     expect(r.updated).toEqual(expect.arrayContaining(['SessionStart', 'PreToolUse', 'Stop']));
     expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).changed).toBe(false);
@@ -606,7 +610,7 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
       const groups = s.hooks![event]!;
       expect(groups).toHaveLength(1);
       expect(groups[0]!.matcher).toBe(e.matcher);
-      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookEvent), timeout: e.timeout }]);
+      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookEvent), timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
     }
     expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: [wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE] } });
     expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);

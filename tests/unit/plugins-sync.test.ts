@@ -31,7 +31,7 @@ describe('plugin manifest, hooks and skill', () => {
       const groups = h.hooks[e.event];
       expect(groups).toHaveLength(1);
       expect(groups[0].matcher).toBe(e.matcher);
-      expect(groups[0].hooks).toEqual([{ type: 'command', command: `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${e.cli}`, timeout: e.timeout }]);
+      expect(groups[0].hooks).toEqual([{ type: 'command', command: `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${e.cli}`, timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
       expect(PGX_HOOK_COMMAND_RE.exec(groups[0].hooks[0].command)?.[1]).toBe(e.cli); // doctor/uninstall recognise it
     }
   });

@@ -3,6 +3,19 @@
 // it, the hook runner and the light entry (fast-path.ts) read their deadlines from it. Its own module, importing
 // nothing: the light entry loads it on every hook.
 
+/**
+ * Claude Code's default for a hook that fails (can't start, is killed, times out, exits other than 0 or 2, prints JSON
+ * that fails validation) is to go on as if it said nothing: for PreToolUse, the subagent's command runs unrouted.
+ * `"block"` turns each of those into a blocked call with the cause in the tool result. Releases before 2.1.295 strip
+ * the key without a word (measured on 2.1.0 and 2.1.294: hooks and rules still apply), so it is written for every
+ * version; the value must be exactly "block" (2.1.332 skips the whole file for "blok"). Written only on PreToolUse:
+ * on SessionStart and SubagentStart it blocks nothing, on SubagentStop it is ignored with a warning
+ * (docs/pgx/local-dev/decisions/191-pretooluse-fails-closed.md).
+ */
+export const ON_FAILURE_BLOCK = 'block' as const;
+/** The first Claude Code release that honours `onFailure` (earlier ones ignore it: PreToolUse then fails open). */
+export const ON_FAILURE_SINCE = '2.1.295';
+
 const TABLE = [
   // Creates/attaches the session's state; may have to start the local server on a cold machine.
   { event: 'SessionStart', cli: 'session-start', timeout: 30 },
@@ -10,7 +23,8 @@ const TABLE = [
   { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
   // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
   // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60 },
+  // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
+  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: ON_FAILURE_BLOCK },
   // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
   { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
   // Records/retires the subagent's branch.
@@ -33,6 +47,7 @@ export interface HookEntry {
   matcher?: string;
   /** Seconds. */
   timeout: number;
+  onFailure?: typeof ON_FAILURE_BLOCK;
 }
 
 /** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */

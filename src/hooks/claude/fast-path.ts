@@ -13,6 +13,7 @@ import { launcherPath } from './launcher.js';
 import { parentBashCall } from './rewrite.js';
 import { hookDeadlineMs, isHookEvent } from './events.js';
 import { pgxHome } from '../../project/home.js';
+import { hasHandoff } from './handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
 import { parseRoutedExec } from '../../exec/exec-argv.js';
@@ -26,6 +27,7 @@ function answerParentBash(text: string, t0: number): boolean {
     return false;
   }
   if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false; // a launcher: the full hook denies it, with the log line and reason
+  if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
   const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null);
   appendHookLog(pgxHome(), hookLogLine('pre-tool-use', p, { t0, outcome: 'skipped:not-subagent-bash', claudeCode: claudeCodeVersion(), projectDir }));
   return true;

@@ -4,7 +4,7 @@ import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../project/config.js';
 import { describeError } from '../../lib/errors.js';
-import { attachOrEnsure, withEngine, type OpenOptions } from '../../engine/api.js';
+import { attachOrEnsure, handoffText, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
@@ -18,6 +18,7 @@ import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
 import type { HookEvent } from './events.js';
 import { hashBranchName, shortBranchName } from '../../engine/identity.js';
+import { dropHandoffs, postHandoff, takeHandoffs } from './handoff-inbox.js';
 
 export interface HookEnv {
   config: Config;
@@ -36,6 +37,8 @@ export interface HookResult {
   output?: Record<string, unknown>;
   outcome: string;
   branch?: string | null;
+  /** SubagentStop: the branch's change summary (names and counts only), logged as `changes`. */
+  changes?: ChangeSummary;
 }
 
 export interface Handler<S extends z.ZodMiniType> {
@@ -103,7 +106,11 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (p.agent_id === undefined) {
       // The parent's commands are not rewritten, so the user's rules see them as they are; only the launcher,
       // which pgx's wrapper rule would approve unseen, is refused.
-      return parentBashCall(p, h.launcher) === 'deny-launcher' ? launcherDeny() : { outcome: 'skipped:not-subagent-bash' };
+      if (parentBashCall(p, h.launcher) === 'deny-launcher') return launcherDeny();
+      // What its subagents changed, if any is waiting (a foreground agent's parent has no other hook before this).
+      const handoffs = takeHandoffs(h.config.home, p.session_id);
+      if (handoffs.length) return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: handoffs.join('\n') } }, outcome: `skipped:not-subagent-bash:handoffs=${handoffs.length}` };
+      return { outcome: 'skipped:not-subagent-bash' };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
@@ -146,12 +153,15 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
     if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
-    const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    // What it is a copy of (engine/fork.ts): the session's branch as it is now, or (said in one sentence) why not.
+    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now (its migrations and data included)` : snapshot;
+    const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
         hookSpecificOutput: {
           hookEventName: 'SubagentStart',
-          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
+          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
         },
       },
       outcome: `ok:${r.method}`,
@@ -170,9 +180,18 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
   schema: P.subagentStopSchema,
   async run(p, h) {
     dropTickets(h.config.home, p.agent_id); // the agent is done: no more routed commands of its to admit
-    const [r] = await withEngine(h.config, (e) => e.retire({ target: subagentTarget(p) }, { gcAfter: 2 }), h.engine);
+    const { retired: r, changes, kept } = await withEngine(h.config, (e) => e.stopSubagent(subagentTarget(p)), h.engine);
     if (!r) return { outcome: 'no-branch' };
-    return { outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}`, branch: r.name };
+    // The summary failing never fails the stop: the branch is retired (and kept), the log says why (`changes.error`).
+    const summary = changes?.error ? `:changes=failed(${changes.error})` : changes ? `:changes=${changes.changed ? 'yes' : 'none'}` : '';
+    // No output: Claude Code gives a SubagentStop's additionalContext to the subagent, as one more turn. The parent
+    // gets it from its inbox at its next prompt or Bash command (handoff-inbox.ts).
+    const posted = changes && changes.changed !== false && postHandoff(h.config.home, p.session_id, handoffText(r.name, p.agent_id, changes));
+    return {
+      outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}${summary}${kept ? ':kept' : ''}${posted ? ':handoff' : ''}`,
+      branch: r.name,
+      changes: changes ?? undefined,
+    };
   },
   onError: () => ({ outcome: 'error' }), // never blocks the stop
 };
@@ -188,6 +207,7 @@ export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
       // `down --session` or gc, so no longer active) and even when the server cannot be reached. Its name follows
       // from the session's identity alone (the readable name, or the hash name a collision falls back to).
       removeSessionPassfiles(h.config, p.session_id);
+      dropHandoffs(h.config.home, p.session_id);
     }
   },
   onError: () => ({ outcome: 'error' }),
@@ -196,10 +216,15 @@ export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
 export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
   schema: P.userPromptSubmitSchema,
   async run(p, h) {
-    if (!h.config.sessionBranch || p.agent_id !== undefined) return { outcome: 'skipped' };
+    if (p.agent_id !== undefined) return { outcome: 'skipped' };
+    // What its subagents changed, if any is waiting: background agents' task notifications come in as prompts.
+    const handoffs = takeHandoffs(h.config.home, p.session_id);
+    const said = handoffs.length ? { output: { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: handoffs.join('\n') } } } : {};
+    const tail = handoffs.length ? `:handoffs=${handoffs.length}` : '';
+    if (!h.config.sessionBranch) return { ...said, outcome: `skipped${tail}` };
     const r = await withEngine(h.config, (e) => e.touch(sessionTarget(p)), h.engine);
-    if (!r.branch) return { outcome: 'no-branch' };
-    return { outcome: r.heartbeat ? 'heartbeat' : `not-active:${r.state}`, branch: r.branch };
+    if (!r.branch) return { ...said, outcome: `no-branch${tail}` };
+    return { ...said, outcome: `${r.heartbeat ? 'heartbeat' : `not-active:${r.state}`}${tail}`, branch: r.branch };
   },
   onError: () => ({ outcome: 'error' }), // never blocks a prompt
 };

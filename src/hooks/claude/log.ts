@@ -17,6 +17,8 @@ export interface HookLogLine {
   permission_mode?: string | null;
   /** The project directory the hook ran for (CLAUDE_PROJECT_DIR, else the payload's cwd): the doctor filters by it. */
   project_dir?: string | null;
+  /** SubagentStop: what the subagent's branch changed (engine/handoff.ts): counts and object names, never row contents. */
+  changes?: unknown;
   /** "broker": the resident broker ran it for the hook process (broker/server.ts). */
   via?: 'broker';
 }
@@ -25,7 +27,7 @@ export interface HookLogLine {
 const logged = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 256) : null);
 
 /** The one log line of a hook, whichever entry answered it: the payload's ids, what was done, how long it took. */
-export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; projectDir: string | null; via?: 'broker' }): HookLogLine {
+export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; projectDir: string | null; changes?: unknown; via?: 'broker' }): HookLogLine {
   return {
     time: new Date().toISOString(),
     event,
@@ -37,6 +39,7 @@ export function hookLogLine(event: string, payload: Record<string, unknown>, r: 
     claude_code: r.claudeCode ?? null,
     permission_mode: logged(payload.permission_mode),
     project_dir: r.projectDir, // doctor: this project's lines only
+    ...(r.changes ? { changes: r.changes } : {}),
     ...(r.via ? { via: r.via } : {}),
   };
 }

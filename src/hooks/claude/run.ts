@@ -169,6 +169,6 @@ export async function runHook(event: HookEvent, given: HookContext | { stdin?: s
     result = scope.result;
   }
 
-  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode: claudeCodeVersion(ctx.env), projectDir, via: ctx.via }));
+  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode: claudeCodeVersion(ctx.env), projectDir, changes: result.changes, via: ctx.via }));
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }
