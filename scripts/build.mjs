@@ -1,5 +1,6 @@
-// One ESM bundle with code splitting: the hook/exec start-up path loads only the entry chunk;
-// `pg` lands in its own chunk and is imported lazily when a database call is needed.
+// Two builds: the CLI as one ESM bundle with code splitting (`pg` in its own chunk, imported when a command needs the
+// server), and the hot path (the light hook entry, the in-process hook, the routed exec) as one CommonJS file each,
+// `pg` inlined, which bin/pgx.js requires (docs/pgx/local-dev/architecture.md, "Layers").
 // Built into a temporary directory and swapped in, so a process starting during a rebuild never sees half a dist/.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
@@ -78,7 +79,7 @@ await build({
 // 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
-  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts' },
+  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts' },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { ...common.define, 'import.meta.url': '__pgxModuleUrl' },

@@ -5,6 +5,7 @@ import { registerDiffCommand } from './cli/agent-diff.js';
 import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
+import { registerResetCommands } from './cli/agent-reset.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
 import { registerVerifyCommands } from './cli/agent-verify.js';
@@ -13,9 +14,8 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT_CODES_HELP } from './cli/common.js';
-import { EXIT, PgxError, redactSecrets } from './errors.js';
-import { printError } from './output.js';
+import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './lib/errors.js';
+import { printError } from './lib/output.js';
 
 export function buildProgram(): Command {
   const program = new Command('pgx')
@@ -31,6 +31,7 @@ export function buildProgram(): Command {
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
   registerDiffCommand(agent);
+  registerResetCommands(agent);
   registerPoolCommands(agent);
   registerBrokerCommands(agent);
   registerHookCommand(agent);

@@ -2,10 +2,10 @@
 // light hook entry on every hook, so node built-ins only. Whatever goes wrong here (no broker, a dead one, garbage),
 // the answer is undefined and the caller does the work itself, as it would without a broker; a broker that is
 // missing is started, detached, for the next call.
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { spawnDetachedOnce } from '../lib/processes.js';
 
-import { brokerDisabled, fingerprint, fingerprintMaterial, socketDir, socketPath, type BrokerRequest, type BrokerResponse } from './protocol.js';
+import { brokerDisabled, socketKey, environmentMaterial, socketDir, socketPath, type BrokerRequest, type BrokerResponse } from './protocol.js';
 
 // node:net and node:child_process load only when used, and by require: a dynamic import() would start node's ES
 // module loader in this CommonJS entry (~3 ms of a hook's start-up).
@@ -13,7 +13,7 @@ const lazy = createRequire(import.meta.url);
 
 export interface BrokerAddress {
   fp: string;
-  /** The fingerprint's material, sent with each request (protocol.ts). */
+  /** The environment material the socket key is made from, sent with each request (protocol.ts). */
   fpm: string;
   dir: string;
   path: string;
@@ -23,15 +23,15 @@ export function brokerAddress(env: NodeJS.ProcessEnv, launcher: string, create =
   if (brokerDisabled(env)) return undefined;
   const dir = socketDir(env, create);
   if (!dir) return undefined;
-  const fpm = fingerprintMaterial(env, launcher);
-  const fp = fingerprint(fpm);
+  const fpm = environmentMaterial(env, launcher);
+  const fp = socketKey(fpm);
   const path = socketPath(dir, fp);
   return path ? { fp, fpm, dir, path } : undefined;
 }
 
 export type Asked = { answer: BrokerResponse; failure?: undefined } | { answer?: undefined; failure: 'absent' | 'no-answer' | 'timeout' };
 
-/** A request as the client writes it (the fingerprint is added on the way). */
+/** A request as the client writes it (the socket key and its material are added on the way). */
 export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest ? Omit<R, 'fp' | 'fpm'> : never) : never;
 
 /** Sends one request and waits up to timeoutMs for the answer. Never throws. */
@@ -74,27 +74,18 @@ export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: 
  * for the broker's first second, so a burst of 20 hooks that find none starts one, not 20.
  */
 export async function startBroker(addr: BrokerAddress, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<'started' | 'starting' | 'failed'> {
-  const { spawn } = lazy('node:child_process') as typeof import('node:child_process');
-  const marker = `${addr.path}.starting`;
-  try {
-    let fd: number;
-    try {
-      fd = openSync(marker, 'wx', 0o600);
-    } catch {
-      const [pid, at] = readFileSync(marker, 'utf8').split(' ').map(Number);
-      if (Date.now() - (at ?? 0) < 5000 && pid) return 'starting';
-      rmSync(marker, { force: true }); // a start that never finished
-      fd = openSync(marker, 'wx', 0o600);
-    }
-    const child = spawn(process.execPath, [launcher, 'agent', 'broker', 'serve'], { detached: true, stdio: 'ignore', env, cwd: addr.dir });
-    child.on('error', () => rmSync(marker, { force: true }));
-    writeSync(fd, `${child.pid ?? 0} ${Date.now()}`);
-    closeSync(fd);
-    child.unref();
-    return 'started';
-  } catch {
-    return 'failed';
-  }
+  const started = spawnDetachedOnce(startingMarker(addr), {
+    command: process.execPath,
+    args: [launcher, 'agent', 'broker', 'serve'],
+    env,
+    cwd: addr.dir,
+    held: (text) => {
+      const [pid, at] = text.split(' ').map(Number);
+      return Date.now() - (at ?? 0) < 5000 && !!pid;
+    },
+    stamp: (pid) => `${pid ?? 0} ${Date.now()}`,
+  });
+  return started === 'held' ? 'starting' : started;
 }
 
 export function startingMarker(addr: BrokerAddress): string {

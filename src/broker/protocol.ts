@@ -1,6 +1,6 @@
 // The broker: one resident pgx process per user and environment, which the per-event hook processes and the routed
 // `agent exec` hand their work to over a unix socket, so that each of those processes loads one small file instead
-// of pg, zod, the config parser and the engine, and logs in to no server (architecture.md, "The broker").
+// of pg, zod, the config parser and the engine, and logs in to no server (docs/pgx/local-dev/decisions/187-broker.md).
 //
 // This module is what both sides share, and the client side loads it on every hook: node built-ins only.
 import { lstatSync, mkdirSync } from 'node:fs';
@@ -22,17 +22,17 @@ export const REQUEST_VARS = ['CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_SESSION_ID', 'CL
  * Every other variable pgx's code reads, directly or through libraries: a broker serves only clients whose values
  * of all of them equal its own (they are in the socket's name), so the broker's process.env is theirs.
  */
-const FINGERPRINT_NAMES = new Set(['HOME', 'USER', 'LOGNAME', 'SHELL', 'CLAUDE_CODE_SHELL', 'PATH', 'TMPDIR', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'DEBUG', 'NO_COLOR', 'TERM', 'LANG']);
-const FINGERPRINT_PREFIXES = /^(PGX_|PG[A-Z]|XDG_|LC_)/;
+const ENVIRONMENT_NAMES = new Set(['HOME', 'USER', 'LOGNAME', 'SHELL', 'CLAUDE_CODE_SHELL', 'PATH', 'TMPDIR', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'DEBUG', 'NO_COLOR', 'TERM', 'LANG']);
+const ENVIRONMENT_PREFIXES = /^(PGX_|PG[A-Z]|XDG_|LC_)/;
 
 export function brokerDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return /^(0|off|false|no)$/i.test(env.PGX_BROKER ?? '');
 }
 
 /** What a broker must share with its client: the build, node, the launcher, the user and those variables. */
-export function fingerprintMaterial(env: NodeJS.ProcessEnv, launcher: string): string {
+export function environmentMaterial(env: NodeJS.ProcessEnv, launcher: string): string {
   const vars = Object.keys(env)
-    .filter((k) => FINGERPRINT_NAMES.has(k) || FINGERPRINT_PREFIXES.test(k))
+    .filter((k) => ENVIRONMENT_NAMES.has(k) || ENVIRONMENT_PREFIXES.test(k))
     .sort()
     .map((k) => [k, env[k]]);
   return JSON.stringify([BUILD_ID, process.version, launcher, process.getuid?.() ?? -1, vars]);
@@ -43,7 +43,7 @@ export function fingerprintMaterial(env: NodeJS.ProcessEnv, launcher: string): s
  * load). It only picks the socket: every request carries the material itself, and the broker serves only an exact
  * match, so a collision costs a fallback, never another environment's answer.
  */
-export function fingerprint(material: string): string {
+export function socketKey(material: string): string {
   let out = '';
   for (const seed of [0x811c9dc5, 0x01000193, 0x9e3779b9]) {
     let h = seed >>> 0;
@@ -102,7 +102,7 @@ export function requestVars(env: NodeJS.ProcessEnv): RequestVars {
   return vars;
 }
 
-/** Every request carries the client's fingerprint material (`fpm`), which the broker compares with its own. */
+/** Every request carries the client's environment material (`fpm`), which the broker compares with its own. */
 export type BrokerRequest =
   | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; vars: RequestVars }
   | { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[] }
@@ -122,6 +122,7 @@ export type BrokerResponse =
 
 export interface BrokerStatus {
   pid: number;
+  /** The socket key (socketKey): named `fingerprint` in `agent broker status --json`, as cli.md documents. */
   fingerprint: string;
   build: string;
   started_at: string;

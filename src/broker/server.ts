@@ -1,21 +1,15 @@
 // The broker's server side: `pgx agent broker serve`, started detached by SessionStart or by the first hook that
-// finds none (client.ts). It runs the very code a hook process or a routed `agent exec` would run in-process
-// (answerHook; refuseUnrouted + attachOrEnsure + commandEnv), with the requester's per-call variables, and keeps the
-// registry connections open between requests. It holds no state a request depends on: killed at any moment, the
-// next hook finds no broker and does the work itself.
+// finds none (client.ts). It carries requests: it reads them, checks they come from its own environment, and hands
+// a hook or a routed exec to the work its command wires in (cli/agent-broker.ts: the very code a hook process or a
+// routed `agent exec` runs in-process), with the requester's per-call variables and the registry connections it
+// keeps open between requests. It imports no hook, CLI or exec code. It holds no state a request depends on:
+// killed at any moment, the next hook finds no broker and does the work itself.
 import { chmodSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { resolve } from 'node:path';
 import * as z from 'zod/mini';
-import { loadConfig } from '../config.js';
-import { attachOrEnsure } from '../engine/api.js';
-import { describeError, isPgxError, EXIT } from '../errors.js';
-import { commandEnv, refuseUnrouted } from '../exec.js';
-import { targetFrom } from '../cli/common.js';
-import { answerHook, isHookEvent } from '../hooks/claude/hook-entry.js';
-import { launcherPath } from '../hooks/claude/launcher.js';
-import { idSchema } from '../identity.js';
-import { setConnectTimeout } from '../server/db.js';
+import type { ConnectionReuse } from '../engine/api.js';
+import { describeError } from '../lib/errors.js';
+import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
@@ -38,6 +32,24 @@ const requestSchema = z.union([
   z.object({ op: z.literal('stop'), fp: z.string(), fpm: z.optional(z.string()) }),
 ]);
 type Request = z.infer<typeof requestSchema>;
+export type HookRequest = Extract<Request, { op: 'hook' }>;
+export type ExecRequest = Extract<Request, { op: 'exec' }>;
+
+/** What a request runs with: the requester's environment, the kept connections, and the broker's connect wait. */
+export interface RequestContext {
+  env: NodeJS.ProcessEnv;
+  reuse: ConnectionReuse;
+  /** How long a connection attempt may wait (ConnParams.connectWaitMs). */
+  connectWaitMs: number;
+  /** Work a hook need not wait for: run once its answer is sent. */
+  afterAnswer(fn: () => void): void;
+}
+
+/** The work the broker hands requests to, wired in by its command. */
+export interface BrokerWork {
+  hook(req: HookRequest, ctx: RequestContext): Promise<BrokerResponse>;
+  exec(req: ExecRequest, ctx: RequestContext): Promise<BrokerResponse>;
+}
 
 export interface BrokerHandle {
   address: BrokerAddress;
@@ -50,9 +62,8 @@ export interface BrokerHandle {
  * name). Resolves 'running' at once when a broker for this environment already answers, 'unavailable' when there is
  * no private socket directory.
  */
-export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<BrokerHandle | 'running' | 'unavailable'> {
-  const launcher = launcherPath();
-  const found = brokerAddress(process.env, launcher, true);
+export async function serveBroker(opts: { launcher: string; work: BrokerWork; onClose?: () => void }): Promise<BrokerHandle | 'running' | 'unavailable'> {
+  const found = brokerAddress(process.env, opts.launcher, true);
   if (!found) return 'unavailable';
   const address: BrokerAddress = found;
   if ((await askBroker(address, { op: 'status' }, 1000)).answer) {
@@ -60,7 +71,6 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
     return 'running';
   }
   const kept = new KeptConnections();
-  setConnectTimeout(BROKER_CONNECT_TIMEOUT_MS);
   const startedAt = new Date();
   const idleMs = idleExitMs();
   let requests = 0;
@@ -72,7 +82,7 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
   // name says so), with the per-call variables taken from the request alone.
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const k of REQUEST_VARS) delete base[k];
-  const envOf = (v: RequestVars): NodeJS.ProcessEnv => ({ ...base, ...v });
+  const contextOf = (v: RequestVars): RequestContext => ({ env: { ...base, ...v }, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: later });
 
   const status = (): BrokerStatus => ({
     pid: process.pid,
@@ -109,24 +119,10 @@ export async function serveBroker(opts: { onClose?: () => void } = {}): Promise<
       case 'stop':
         setImmediate(() => void close());
         return { ok: true, status: status() };
-      case 'hook': {
-        if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
-        const print = await answerHook(req.event, { stdin: req.stdin, env: envOf(req.vars), cwd: req.cwd, reuse: kept, via: 'broker', afterAnswer: later });
-        return print === undefined ? { ok: true } : { ok: true, print };
-      }
+      case 'hook':
+        return opts.work.hook(req, contextOf(req.vars));
       case 'exec':
-        try {
-          const env = envOf(req.vars);
-          const config = loadConfig({ cwd: resolve(req.cwd, req.cwdFlag ?? '.'), env });
-          const t = targetFrom({ agent: req.agent }, env);
-          refuseUnrouted(config, t, req.command, env.CLAUDECODE);
-          const ensured = await attachOrEnsure(config, t, { quiet: true, reuse: kept });
-          const childEnv = commandEnv(req.env, ensured, config.home, req.command[0]!);
-          return { ok: true, env: Object.fromEntries(Object.entries(childEnv).filter((e): e is [string, string] => e[1] !== undefined)), branch: ensured.branch };
-        } catch (e) {
-          const d = describeError(e);
-          return { ok: false, stderr: `error: ${d.message}\n${d.hint ? `hint: ${d.hint}\n` : ''}`, exitCode: isPgxError(e) ? e.exitCode : EXIT.failure };
-        }
+        return opts.work.exec(req, contextOf(req.vars));
     }
   }
 

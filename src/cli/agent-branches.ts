@@ -1,13 +1,13 @@
 // pgx agent up | ls | down | gc, and pgx template refresh.
 import { InvalidArgumentError, type Command } from 'commander';
-import { EXIT, isPgxError, PgxError } from '../errors.js';
-import { parseDuration } from '../config.js';
+import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
+import { parseDuration } from '../project/config.js';
 import { withEngine, type Selector } from '../engine/api.js';
-import { renderExports, shellExports } from '../local-access.js';
-import { paint, relativeTime, table, type Output } from '../output.js';
+import { renderExports, shellExports } from '../server/local-access.js';
+import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
-import { action, ANYWHERE_HELP, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, ANYWHERE_HELP, configFor, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
@@ -15,14 +15,16 @@ export function registerBranchCommands(agent: Command, program: Command): void {
     .option('--id <id>', 'your own branch id')
     .option('--session <id>', 'session id (a session branch, or the session of --agent)')
     .option('--anywhere', ANYWHERE_HELP)
+    .option('--from <what>', FROM_HELP)
     .action(
-      action<CommonOpts & TargetOpts & { anywhere?: boolean }>(async (opts, out) => {
+      action<CommonOpts & TargetOpts & { anywhere?: boolean; from?: string }>(async (opts, out) => {
         const config = projectConfigFor(opts);
-        const r = await withEngine(config, (e) => e.ensure(targetFrom(opts)));
+        const t = targetFrom(opts);
+        const r = await withEngine(config, (e) => e.ensure(t, { from: forkFrom(opts.from, t) }));
         // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
         const x = shellExports(config.home, r.conn);
         // With branch roles these are the branch role's credentials (PGUSER = the role), never the admin's.
-        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
+        const value = { branch: r.branch, role: r.record.role, fresh: r.fresh, method: r.method, parent: r.record.parent ?? null, fork: r.fork ?? null, elapsed_ms: r.elapsed_ms, env: x.env, passfile: x.passfile, password_env: r.conn.password ? 'PGPASSFILE (not printed)' : null };
         out.result(value, () => renderExports(x));
       }),
     );

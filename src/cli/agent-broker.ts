@@ -5,11 +5,36 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
 import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
-import { serveBroker } from '../broker/server.js';
+import { serveBroker, type BrokerWork } from '../broker/server.js';
+import { route, routedTarget } from '../exec/exec.js';
+import { answerHook } from '../hooks/claude/hook-entry.js';
+import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
-import { PgxError } from '../errors.js';
-import { relativeTime } from '../output.js';
+import { PgxError } from '../lib/errors.js';
+import { errorReply, relativeTime } from '../lib/output.js';
 import { action, withCommon, type CommonOpts } from './common.js';
+
+/**
+ * What the broker runs for a request: the hook runner, and the routed-exec pipeline (exec.ts route), as a hook
+ * process or the in-process exec would. The broker itself only carries the requests (broker/server.ts).
+ */
+const brokerWork: BrokerWork = {
+  async hook(req, ctx) {
+    if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
+    const print = await answerHook(req.event, { stdin: req.stdin, env: ctx.env, cwd: req.cwd, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs, via: 'broker', afterAnswer: ctx.afterAnswer });
+    return print === undefined ? { ok: true } : { ok: true, print };
+  },
+  async exec(req, ctx) {
+    try {
+      const { config, target } = routedTarget({ agent: req.agent, cwd: req.cwdFlag }, req.cwd, ctx.env);
+      const routed = await route(config, target, req.command, req.env, { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs });
+      return { ok: true, env: Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined)), branch: routed.branch };
+    } catch (e) {
+      const reply = errorReply(e);
+      return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
+    }
+  },
+};
 
 interface Listed extends BrokerStatus {
   socket: string;
@@ -85,7 +110,7 @@ export function registerBrokerCommands(agent: Command): void {
   );
 
   broker.command('serve', { hidden: true }).description('run the broker in this process (what `start` and the hooks spawn, detached)').action(async () => {
-    const handle = await serveBroker({ onClose: () => process.exit(0) });
+    const handle = await serveBroker({ launcher: launcherPath(), work: brokerWork, onClose: () => process.exit(0) });
     if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
     process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);

@@ -1,8 +1,8 @@
 // pgx agent diff: what a branch changed against its parent, the template or another branch (engine/diff.ts).
 import type { Command } from 'commander';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { withEngine, type Against, type DiffResult, type Selector } from '../engine/api.js';
-import { paint } from '../output.js';
+import { paint } from '../lib/output.js';
 import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerDiffCommand(agent: Command): void {

@@ -1,5 +1,6 @@
+// `pgx agent hook <event>` in the CLI: the same hook runner bin/pgx.js reaches without the CLI bundle (hook-entry.ts).
 import { Argument, type Command } from 'commander';
-import { HANDLERS, type HookName } from '../hooks/claude/handlers.js';
+import { HOOK_EVENTS, type HookEvent } from '../hooks/claude/events.js';
 import { runHookCommand } from '../hooks/claude/hook-entry.js';
 import { CODEX_HANDLERS, type CodexHookName } from '../hooks/codex/handlers.js';
 import { runCodexHookCommand } from '../hooks/codex/hook-entry.js';
@@ -8,8 +9,8 @@ export function registerHookCommand(agent: Command): void {
   agent
     .command('hook')
     .description('Claude Code hook entry point (JSON on stdin; prints one JSON object or nothing; exits 0)')
-    .addArgument(new Argument('<event>', 'the hook event').choices(Object.keys(HANDLERS)))
-    .action((event: HookName) => runHookCommand(event));
+    .addArgument(new Argument('<event>', 'the hook event').choices(HOOK_EVENTS.map((e) => e.cli)))
+    .action((event: HookEvent) => runHookCommand(event));
   agent
     .command('codex-hook')
     .description('Codex CLI hook entry point (JSON on stdin; prints one JSON object or nothing; exits 0)')

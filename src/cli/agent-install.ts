@@ -2,18 +2,18 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:f
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE, findConfigFile } from '../config.js';
-import { PgxError } from '../errors.js';
+import { CONFIG_FILE, findConfigFile } from '../project/config.js';
+import { PgxError } from '../lib/errors.js';
 import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import { initProject } from '../init.js';
+import { initProject } from '../project/init.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
-import { pgxHome } from '../home.js';
+import { pgxHome } from '../project/home.js';
 import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { verifyClaudeCode } from '../verify/run.js';
 import { action, type CommonOpts } from './common.js';
-import type { Output } from '../output.js';
+import type { Output } from '../lib/output.js';
 import { codexHome, installCodex, uninstallCodex, type CodexScope } from '../install/codex.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';
 

@@ -1,8 +1,8 @@
 // pgx agent pool status | fill | drain: the warm pool of pre-cloned branches (src/engine/pool.ts).
 import type { Command } from 'commander';
 import { withEngine, type PoolStatus } from '../engine/api.js';
-import { paint } from '../output.js';
-import { finishPoolFill } from '../pool-fill.js';
+import { paint } from '../lib/output.js';
+import { finishPoolFill } from '../hooks/claude/pool-fill.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 
 /** The detached filler refills after a burst of SubagentStarts, not during it (engine/pool.ts waitForLull). */

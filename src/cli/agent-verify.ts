@@ -1,8 +1,8 @@
 // `pgx agent verify claude`: runs pgx's permission probe against this machine's Claude Code and records the verdict
 // (src/verify/). Also the probe launcher's hidden entry, `pgx agent verify-probe`.
 import { Option, type Command } from 'commander';
-import { EXIT, PgxError } from '../errors.js';
-import { pgxHome } from '../home.js';
+import { EXIT, PgxError } from '../lib/errors.js';
+import { pgxHome } from '../project/home.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, handOverVerification, releaseVerification } from '../hooks/claude/claude-version.js';
 import { verifyClaudeCode, type VerifyResult } from '../verify/run.js';

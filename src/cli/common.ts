@@ -1,10 +1,11 @@
-// Flag plumbing shared by command files: --cwd/--json, config loading, and the single error → exit-code mapping.
+// Flag plumbing shared by command files: --cwd/--json, config loading, and the one catch that prints an error and
+// sets the exit code (errorReply, output.ts).
 import type { Command } from 'commander';
-import { CONFIG_FILE, loadConfig, type Config } from '../config.js';
-import { EXIT, isPgxError, PgxError } from '../errors.js';
-import { createOutput, printError, type Output } from '../output.js';
-import { validateId } from '../identity.js';
-import type { Target } from '../engine/api.js';
+import { CONFIG_FILE, loadConfig, type Config } from '../project/config.js';
+import { EXIT, PgxError } from '../lib/errors.js';
+import { createOutput, printError, type Output } from '../lib/output.js';
+import { validateId } from '../engine/identity.js';
+import type { ForkRequest, Target } from '../engine/api.js';
 
 export interface CommonOpts {
   cwd?: string;
@@ -44,39 +45,28 @@ export function action<O extends CommonOpts>(fn: (opts: O, out: Output, cmd: Com
       const code = await fn(opts, out, cmd);
       process.exitCode = code ?? EXIT.ok;
     } catch (e) {
-      printError(e, !!opts.json, errorsOn === 'stderr' ? process.stderr : process.stdout);
-      process.exitCode = isPgxError(e) ? e.exitCode : EXIT.failure;
+      process.exitCode = printError(e, !!opts.json, errorsOn === 'stderr' ? process.stderr : process.stdout);
     }
   };
 }
 
-export interface TargetOpts {
-  agent?: string;
-  id?: string;
-  session?: string;
+// Target resolution is the identity module's (the broker and the routed exec need it without the CLI).
+export { targetFrom, type TargetOpts } from '../engine/identity.js';
+
+/**
+ * `--from session|template|<id>`: what a NEW branch is a copy of (an existing one is attached as it is). `session`:
+ * the session's branch (the --agent's session, else $CLAUDE_CODE_SESSION_ID); `<id>`: an exec --id branch of this
+ * project, or a branch's database name. Absent: `[agent] fork` for a subagent, the template otherwise.
+ */
+export function forkFrom(from: string | undefined, t: Target, env: NodeJS.ProcessEnv = process.env): ForkRequest | undefined {
+  if (from === undefined) return undefined;
+  if (from === 'template') return { kind: 'template' };
+  if (from === 'session') {
+    const session = t.sessionId ?? (env.CLAUDE_CODE_SESSION_ID || undefined);
+    if (session === undefined) throw new PgxError('USAGE', '--from session: no session to fork from.', 'Run inside Claude Code (it sets CLAUDE_CODE_SESSION_ID), or pass --agent with --session <id>, or --from <id> / --from template.');
+    return { kind: 'session', sessionId: validateId('session', session) };
+  }
+  return { kind: 'branch', ref: validateId('--from', from) };
 }
 
-export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): Target {
-  if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
-  if (opts.id !== undefined && opts.session !== undefined) throw new PgxError('USAGE', '--id names a branch on its own; --session does not apply to it.', 'Use --id alone, or --session (with --agent for a subagent).');
-  const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
-  return {
-    agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,
-    execId: opts.id !== undefined ? validateId('--id', opts.id) : undefined,
-    sessionId: session !== undefined ? validateId('--session', session) : undefined,
-  };
-}
-
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0    success
-  1    unexpected failure (a bug: rerun with DEBUG=pgx)
-  2    usage error, or a destructive command without its confirmation flag
-  3    .pgx.toml invalid
-  4    PostgreSQL unreachable / login refused / local server failed
-  5    branch not found
-  6    refused: the database is not a pgx branch
-  7    creating or changing a branch failed
-  8    doctor found a failing check
-  125  agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise exec
-       exits with the command's status, 128+n on signal n)`;
+export const FROM_HELP = "what a new branch is a copy of: session (its session's branch), template, or another branch's --id or name";

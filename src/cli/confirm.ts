@@ -2,7 +2,7 @@
 // lists what it would remove first; --yes skips the question; with no terminal to ask on (no TTY on stdin, or
 // --json) and no --yes it refuses with exit 2 and nothing done; a "no" is exit 2 too.
 import { createInterface } from 'node:readline/promises';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 
 async function ask(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });

@@ -1,8 +1,8 @@
 // `pgx agent doctor`: one line per check (ok / warn / fail / skip) with the command that fixes it; exit 8 on a fail.
 import type { Command } from 'commander';
-import { runDoctor, type Check } from '../doctor.js';
-import { EXIT } from '../errors.js';
-import { paint } from '../output.js';
+import { runDoctor, type Check } from '../doctor/doctor.js';
+import { EXIT } from '../lib/errors.js';
+import { paint } from '../lib/output.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 
 const COLOR = { ok: 'green', warn: 'yellow', fail: 'red', skip: 'dim' } as const;

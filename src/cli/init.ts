@@ -3,12 +3,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE } from '../config.js';
-import { describeError, isPgxError, PgxError } from '../errors.js';
-import { initProject } from '../init.js';
+import { CONFIG_FILE } from '../project/config.js';
+import { describeError, isPgxError, PgxError } from '../lib/errors.js';
+import { initProject } from '../project/init.js';
 import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
-import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
-import { findDatabaseUrl } from '../dotenv.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
+import { findDatabaseUrl } from '../project/dotenv.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 
 interface InitOpts extends CommonOpts {

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
-import { loadConfig, pgxHome } from '../config.js';
+import { loadConfig, pgxHome } from '../project/config.js';
 import { socketDirPath } from '../broker/protocol.js';
 import { inspectScopes } from '../doctor/hooks-check.js';
 import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
 import { urlWithoutPassword } from '../server/db.js';
-import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../local-access.js';
-import { paint } from '../output.js';
-import { EXIT, PgxError } from '../errors.js';
+import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../server/local-access.js';
+import { paint } from '../lib/output.js';
+import { EXIT, PgxError } from '../lib/errors.js';
 import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';
 import { confirmDestructive } from './confirm.js';
 

@@ -1,13 +1,13 @@
 // pgx source import | sync: a project's existing development database becomes its source on pgx's server (a copy),
 // and is brought up to date from where it came from.
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
-import { findDatabaseUrl } from '../dotenv.js';
+import { loadConfig, type Config } from '../project/config.js';
+import { findDatabaseUrl } from '../project/dotenv.js';
 import { withEngine, type SourceOrigin } from '../engine/api.js';
-import { PgxError } from '../errors.js';
-import { setConfigSource } from '../init.js';
-import { relativeTime, type Output } from '../output.js';
-import { classifyInput, defaultDatabaseName, type ImportInput } from '../source-input.js';
+import { PgxError } from '../lib/errors.js';
+import { setConfigSource } from '../project/init.js';
+import { relativeTime, type Output } from '../lib/output.js';
+import { classifyInput, defaultDatabaseName, type ImportInput } from '../project/source-input.js';
 import { action, projectConfigFor, withCommon, type CommonOpts } from './common.js';
 
 interface ImportOpts extends CommonOpts {

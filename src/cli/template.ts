@@ -1,7 +1,7 @@
 // pgx template ls | drop (refresh lives with the branch commands).
 import type { Command } from 'commander';
 import { withEngine } from '../engine/api.js';
-import { paint, relativeTime, table } from '../output.js';
+import { paint, relativeTime, table } from '../lib/output.js';
 import { humanBytes } from '../server/local-purge.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 

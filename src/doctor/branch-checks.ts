@@ -1,6 +1,6 @@
 // Branch checks, read from the registry and pg_database: counts by state, subagent branches per session, orphans
 // in both directions, and the guards actually stored on every active branch compared with .pgx.toml.
-import { parseDuration, type Config, type GuardName } from '../config.js';
+import { parseDuration, type Config, type GuardName } from '../project/config.js';
 // A guard the server cannot take (GUARD_MIN_VERSION) is not expected on its branches.
 import { GUARD_MIN_VERSION } from '../engine/guards.js';
 import * as registry from '../registry/records.js';

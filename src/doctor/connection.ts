@@ -5,8 +5,8 @@ import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '.
 import { localStatus, readState } from '../server/local.js';
 import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
 import { serverVersion } from '../server/catalog.js';
-import { isPgxError } from '../errors.js';
-import type { Config } from '../config.js';
+import { isPgxError } from '../lib/errors.js';
+import type { Config } from '../project/config.js';
 import type { ServerConn } from './types.js';
 
 export interface LazyServer {

@@ -3,8 +3,8 @@
 // `override: true`, `dotenv -o`, `dotenv run --override`, `load_dotenv(override=True)`, `set -a; . ./.env`) puts the
 // .env value back: the command then reaches whatever .env names (often the source), exit 0, no warning. A value in
 // .env is static, so it is never a branch: every such key is worth a warning, the source most of all.
-import type { Config } from '../config.js';
-import { readProjectDotenv, type DotenvEntry } from '../dotenv.js';
+import type { Config } from '../project/config.js';
+import { readProjectDotenv, type DotenvEntry } from '../project/dotenv.js';
 import { ok, warn, type Check, type DoctorContext } from './types.js';
 
 /** Variables that pick the database a tool connects to. */

@@ -5,7 +5,7 @@ import { canCreateRoles } from '../engine/roles.js';
 import { recordedRoles } from '../registry/records.js';
 import { currentRole, fixStatement, roleDependentDatabases, stampedRoles } from '../server/catalog.js';
 import { urlWithoutPassword } from '../server/db.js';
-import { shellQuote } from '../shell.js';
+import { shellQuote } from '../lib/shell.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 /** PostgreSQL ≤ 14 lets every role create objects in the public schema of every database that kept the default. */

@@ -3,13 +3,13 @@
 // source (pgx's copy of another database), the origin check compares the origin's fingerprint now with the one
 // recorded when it was copied: the template can be in step with the copy while the copy is behind its origin.
 import { statSync } from 'node:fs';
-import { findDatabaseUrl } from '../dotenv.js';
+import { findDatabaseUrl } from '../project/dotenv.js';
 import { databaseInfo, fixStatement } from '../server/catalog.js';
 import { fingerprintAt, schemaFingerprint } from '../engine/fingerprint.js';
 import { parseTemplateStamp, templateName } from '../engine/template.js';
-import { relativeTime } from '../output.js';
+import { relativeTime } from '../lib/output.js';
 import { copiesOfReadOnly, findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
-import { classifyInput } from '../source-input.js';
+import { classifyInput } from '../project/source-input.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, warn, skip, skipNoServer, type Check, type DoctorContext } from './types.js';
 

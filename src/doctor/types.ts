@@ -1,6 +1,6 @@
 // What every doctor check returns, and the context they share. A problem is a result, not an exception; a check
 // that throws anyway is reported as a fail by runDoctor, and the other checks still run.
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import type { ConnParams, Db } from '../server/db.js';
 import type { RegistryDb } from '../registry/connection.js';
 

@@ -2,9 +2,9 @@
 // Each method is one piece of policy (which records a selector means, what SessionEnd retires and how patiently) and
 // returns a typed result that `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its
 // payload, calls one method and shapes the hook output.
-import type { Config } from '../config.js';
-import { PgxError } from '../errors.js';
-import { identityKey, type Identity } from '../identity.js';
+import type { Config } from '../project/config.js';
+import { PgxError } from '../lib/errors.js';
+import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
@@ -16,6 +16,8 @@ import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
+import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
+import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
 import type { Against, DiffBounds, DiffResult } from './diff.js';
 import type { ChangeSummary } from './handoff-text.js';
@@ -23,7 +25,8 @@ export { handoffText } from './handoff-text.js';
 
 export type { ConnectionReuse } from './context.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
-export type { DownResult, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
+export type { ForkRequest, ResetResult };
+export type { DownResult, EnsureOptions, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
 
 export interface SyncResult extends SourceSyncResult {
   /** The template rebuilt from the new copy (null: --no-template, or the refresh failed: see template_error). */
@@ -63,6 +66,9 @@ export interface BranchSummary {
   deadline_kind: BranchRecord['deadline_kind'];
   /** The branch's own login role (null: its commands use the admin role). Never its password. */
   role: string | null;
+  /** The database this branch was forked from (its session's branch, or another: engine/fork.ts); null: the template. */
+  parent: string | null;
+  forked_at: string | null;
   /** A subagent's change summary, recorded at its SubagentStop (null: none recorded). Names and counts only. */
   changes: ChangeSummary | null;
 }
@@ -168,6 +174,37 @@ export class Engine {
   }
 
   /**
+   * `pgx agent reset`: the one branch the selector names goes back to its parent's current state (`parent`: its
+   * session's branch, or the template when it has none) or to the template, keeping its name, role and DSN.
+   */
+  async reset(sel: Selector, to: 'parent' | 'template' = 'parent'): Promise<ResetResult> {
+    const rec = await this.one(sel, 'reset');
+    return resetBranch(this.ctx, rec, to);
+  }
+
+  /** `pgx agent adopt --agent`: the subagent's session branch becomes a copy of the subagent's branch (same DSN). */
+  async adopt(agentId: string): Promise<ResetResult & { agent_branch: string }> {
+    const agent = await this.one({ agent: agentId }, 'adopt');
+    const [session] = agent.session_id ? (await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId: agent.session_id })).filter((r) => r.host === agent.host) : [];
+    if (!session) throw new PgxError('NOT_FOUND', `Agent ${agentId}'s session has no branch of its own to adopt into.`, 'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.');
+    return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
+  }
+
+  /** The one record a selector names for a command that changes a branch in place (exit 5 / 6 / 2). */
+  private async one(sel: Selector, verb: string): Promise<BranchRecord> {
+    const recs = await this.resolve(sel);
+    const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
+    if (!recs.length) {
+      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
+      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    }
+    // --session names the session's branch and its subagents': reset means the session's own.
+    const mine = 'session' in sel ? recs.filter((r) => r.kind === 'session') : recs;
+    if (mine.length !== 1) throw new PgxError('USAGE', `${what} names ${mine.length} branches; ${verb} takes one.`, 'Name it with --branch <name> (see `pgx agent ls`).');
+    return mine[0]!;
+  }
+
+  /**
    * `pgx agent forget`: deletes the records the selector matches and nothing else: for a record whose database was
    * replaced by one pgx did not make (every command on it is refused), or whose name is wanted back. Refused for a
    * record whose database is provably pgx's (that is `down`'s).
@@ -228,24 +265,9 @@ export class Engine {
 
   /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */
   async diff(sel: Selector, against: Against = 'parent', bounds?: DiffBounds): Promise<DiffResult> {
-    const rec = await this.one(sel);
+    const rec = await this.one(sel, 'diff');
     const diff = await import('./diff.js');
     return diff.diffBranch(this.ctx, rec, against, bounds ?? diff.DIFF_BOUNDS);
-  }
-
-  /** The one branch a selector means (a session: its own branch, not its subagents'). */
-  private async one(sel: Selector): Promise<BranchRecord> {
-    const { config, registry } = this.ctx;
-    const recs = 'session' in sel ? await records.findRecords(registry, { project: config.project, sessionId: sel.session }) : await this.resolve(sel);
-    if (!recs.length) {
-      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
-      const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
-      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${config.project}".`, 'See `pgx agent ls` (or --all for every project).');
-    }
-    if (recs.length > 1) {
-      throw new PgxError('USAGE', `${recs.length} branches match (${recs.map((r) => r.name).join(', ')}).`, 'Name one: --branch <name> (see `pgx agent ls`).');
-    }
-    return recs[0]!;
   }
 
   gc(limit = 1000): Promise<GcResult> {
@@ -353,13 +375,13 @@ export class Engine {
  * attachable (engine/attach.ts), the full ensure otherwise. Needs the full identity (a session id, or an exec id);
  * without it, the full ensure resolves the agent's session.
  */
-export async function attachOrEnsure(config: Config, t: Target, opts: OpenOptions = {}): Promise<EnsureResult> {
+export async function attachOrEnsure(config: Config, t: Target, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<EnsureResult> {
   const t0 = performance.now();
   if (t.sessionId !== undefined || (t.execId !== undefined && t.agentId === undefined)) {
     const a = await attachFast(config, { project: config.project, host: config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId }, opts);
     if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
   }
-  return withEngine(config, (e) => e.ensure(t), opts);
+  return withEngine(config, (e) => e.ensure(t, ensureOpts), opts);
 }
 
 /** Opens the engine for one piece of work and closes it after, whatever happens. */
@@ -389,6 +411,8 @@ function summarize(r: BranchRecord): BranchSummary {
     deadline: new Date(r.deadline).toISOString(),
     deadline_kind: r.deadline_kind,
     role: r.role ?? null,
+    parent: r.parent ?? null,
+    forked_at: r.forked_at ? new Date(r.forked_at).toISOString() : null,
     changes: (r.changes as ChangeSummary | null | undefined) ?? null,
   };
 }

@@ -3,24 +3,25 @@
 // heartbeat + state + stamp + datallowconn, RETURNING the record) and take the full ensure only when it returns
 // nothing. The guarantees are the full ensure's: the command gets the identity's own active, stamped, connectable
 // branch, and its idle deadline moves (the TTL counts from the last activity).
-import type { Config } from '../config.js';
-import { identityKey, type Identity } from '../identity.js';
+import type { Config } from '../project/config.js';
+import { identityKey, type Identity } from './identity.js';
 import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
-import { formatStamp, sqlstateOf, SQLSTATE } from '../server/catalog.js';
+import { formatStamp } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { connect, type ConnParams, type Db } from '../server/db.js';
-import { resolveServer, type OpenOptions } from './context.js';
+import { resolveServer, withLimits, type OpenOptions } from './context.js';
 
 export interface Attached {
   record: BranchRecord;
-  /** The admin parameters without the statement timeout (what the command connects with). */
+  /** The admin parameters without this work's limits (what the command connects with). */
   admin: ConnParams;
 }
 
 /** The identity's active branch in one round trip, or undefined (no registry, no record, not active, not ours). */
 export async function attachFast(config: Config, id: Identity, opts: OpenOptions = {}): Promise<Attached | undefined> {
   const admin = await resolveServer(config, opts);
-  const params: ConnParams = { ...admin, database: REGISTRY_DB, ...(opts.statementTimeoutMs !== undefined ? { statementTimeoutMs: opts.statementTimeoutMs } : {}) };
+  const params: ConnParams = { ...withLimits(admin, opts), database: REGISTRY_DB };
   const open = () => connect(params, { gate: opts.gate });
   const key = identityKey(id);
   const attempt = async (db: Db): Promise<BranchRecord | undefined | 'failed'> =>

@@ -2,8 +2,8 @@
 // active (deadline = last activity + idle TTL) → retiring (connections refused, backends terminated,
 // deadline = now + grace) → dropped. Every ALTER/DROP is preceded by a stamp check.
 import { randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
-import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from '../identity.js';
+import { PgxError } from '../lib/errors.js';
+import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { takeLease, tryIdentityLock, withIdentityLock } from '../registry/locks.js';
@@ -17,6 +17,8 @@ import { cloneDatabase, planClone } from './clone-method.js';
 import { ensureTemplate, templateName } from './template.js';
 import * as roles from './roles.js';
 import { claimMember, gcPool } from './pool.js';
+import { dropSwapLeftovers, finishSwap } from './reset.js';
+import { copyBranch, defaultRequest, planFork, type ForkMethod, type ForkPlan, type ForkRequest } from './fork.js';
 
 /** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
 export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
@@ -30,6 +32,12 @@ export interface EnsureResult {
   elapsed_ms: number;
   guards?: GuardResult;
   conn: ConnParams;
+  /**
+   * A branch made by this call: what it is a copy of (`parent`: a database name, null for the template), how
+   * (`unchanged`: the parent held the template's contents, so the pool's claim or a template clone), and, when the
+   * fork asked for could not be made, why (`note`, one sentence; the branch then has the template).
+   */
+  fork?: { parent: string | null; method: ForkMethod; note?: string };
 }
 
 export interface EnsureOptions {
@@ -41,6 +49,8 @@ export interface EnsureOptions {
    * is retired when the last lease ends. 'keep': --keep; the branch stays active after every lease has ended.
    */
   lease?: 'throwaway' | 'keep';
+  /** What a NEW branch is a copy of (an existing one is attached as it is). Default: `[agent] fork` for a subagent. */
+  from?: ForkRequest;
 }
 
 /** Attach to the identity's branch, reviving it if retiring, or clone a new one. Safe under concurrent callers. */
@@ -48,7 +58,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   const t0 = performance.now();
   const key = identityKey(id);
   const reg = e.registry;
-  const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult): EnsureResult => ({
+  const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult, fork?: EnsureResult['fork']): EnsureResult => ({
     branch: record.name,
     record,
     fresh: method === 'clone' || method === 'claim',
@@ -56,6 +66,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     elapsed_ms: Math.round(performance.now() - t0),
     guards,
     conn: roles.branchConn(e.admin, record),
+    ...(fork ? { fork } : {}),
   });
 
   return withIdentityLock(reg, key, async () => {
@@ -71,6 +82,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
 
   async function ensureLocked(): Promise<EnsureResult> {
     let rec = await records.findByIdentity(reg, key);
+    if (rec?.swap_nonce) rec = { ...(await finishSwap(e, rec)), db_exists: rec.db_exists }; // a reset killed midway: its leftover
     if (rec && rec.db_exists && rec.state !== 'creating') {
       const info = await catalog.databaseInfo(reg, rec.name);
       if (!catalog.isOwnBranch(info, rec)) throw foreignBranch(rec);
@@ -91,17 +103,28 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       await catalog.allowConnections(reg, rec.name, true);
       return done(await records.markActive(reg, rec.name, rec.method ?? 'clone', e.config.idleTtlMs), 'revive');
     }
-    if (!rec) rec = await claimName(e, id, key);
-    else if (!rec.role) rec = await withRoleIfDue(e, rec);
+    // Where a new branch comes from (fork.ts), decided before its name is claimed so the lineage is recorded with it.
+    let plan: ForkPlan | undefined;
+    if (!rec?.db_exists) plan = await planFork(e, id, opts.from ?? defaultRequest(e, id));
+    if (!rec) rec = await claimName(e, id, key, plan?.parent ?? null);
+    else {
+      if (!rec.role) rec = await withRoleIfDue(e, rec);
+      if (plan && (rec.parent ?? null) !== plan.parent) rec = await records.setLineage(reg, rec.name, plan.parent); // record first
+    }
+    const fork = (method: ForkMethod, note = plan?.note): EnsureResult['fork'] => (plan ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}) } : undefined);
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
-    // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge.
+    // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge. A fork of
+    // an unchanged parent is the template's contents too.
     if (!rec.db_exists) {
       if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce()); // record first
-      const claimed = await claimMember(e, rec);
-      if (claimed) return done(claimed, 'claim');
+      if (!plan?.copyFrom) {
+        const claimed = await claimMember(e, rec);
+        if (claimed) return done(claimed, 'claim', undefined, fork(plan?.parent ? 'unchanged' : 'template'));
+      }
     }
-    const made = await createBranchDatabase(e, rec, opts);
-    return done(made.record, 'clone', made.guards);
+    const made = await createBranchDatabase(e, rec, { ...opts, copyFrom: plan?.copyFrom ?? null });
+    rec = made.record;
+    return done(made.record, 'clone', made.guards, fork(made.method, made.note ?? plan?.note));
   }
 }
 
@@ -132,7 +155,7 @@ export function foreignBranch(rec: BranchRecord): PgxError {
 }
 
 /** Picks the readable name, or the hash name when the readable one is another identity's (or any database's). */
-async function claimName(e: EngineContext, id: Identity, key: string): Promise<BranchRecord> {
+async function claimName(e: EngineContext, id: Identity, key: string, parent: string | null): Promise<BranchRecord> {
   const template = templateName(e.config.project, e.config.source);
   const candidates = [shortBranchName(id), hashBranchName(id)].filter((n): n is string => !!n);
   const creds = await roles.credentialsFor(e);
@@ -152,6 +175,7 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
       nonce: newNonce(),
+      parent,
       ...(creds ? { role: creds.role, role_password: creds.password } : {}),
     });
     if (claimed) return (await records.findByName(e.registry, name))!;
@@ -168,7 +192,7 @@ async function claimName(e: EngineContext, id: Identity, key: string): Promise<B
  * resumed (stamped: guards and rename) or, unstamped (killed between CREATE and COMMENT), dropped and made again:
  * its name, recorded before it existed, is the proof it is ours.
  */
-async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions): Promise<{ record: BranchRecord; guards: GuardResult }> {
+async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions & { copyFrom?: string | null }): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string }> {
   const reg = e.registry;
   const there = await catalog.databaseInfo(reg, rec.name);
   if (there.exists) {
@@ -176,7 +200,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     if (rec.state === 'creating' && catalog.isOwnBranch(there, rec)) {
       const guards = await applyGuards(reg, rec.name, e.config);
       if (rec.role && rec.role_password) await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
-      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs), guards };
+      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: null }), guards, method: rec.parent ? 'template-copy' : 'template' };
     }
     await dropCreation(e, rec).catch(() => {}); // ours; gc would drop it otherwise
     throw foreignBranch(rec);
@@ -188,14 +212,35 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
   const stamp = { kind: 'branch', identityKey: rec.identity_key, nonce } as const;
   const left = await catalog.databaseInfo(reg, tmp);
   if (left.exists && !catalog.isOwnBranch(left, rec)) await dropCreation(e, rec);
+  // The baseline's template build: read BEFORE the clone (a refresh swapping the template in between then makes the
+  // branch count as changed, never a newer build's contents pass for its own). null: not the template's contents.
+  let baseTemplate: string | null = null;
+  let method: ForkMethod = rec.parent ? 'template-copy' : 'template';
+  let note: string | undefined;
   try {
     if (!left.exists || !catalog.isOwnBranch(left, rec)) {
       const clone = async () => {
         const template = await ensureTemplate(e);
+        baseTemplate = (await catalog.databaseOid(reg, template)) ?? null;
         await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes));
       };
       // A template refresh can swap the template between ensureTemplate's unlocked look and the clone: once more.
-      await clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
+      const fromTemplate = () => clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
+      if (opts.copyFrom) {
+        try {
+          method = await copyBranch(e, opts.copyFrom, tmp);
+        } catch (err) {
+          // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
+          await dropCreation(e, rec);
+          rec = await records.setLineage(reg, rec.name, null);
+          note = `copying "${opts.copyFrom}" failed (${firstLine(err)})`;
+          method = 'template';
+          await fromTemplate();
+        }
+      } else {
+        await fromTemplate();
+        if (rec.parent) method = 'unchanged';
+      }
       await catalog.writeStamp(reg, tmp, stamp);
     }
   } catch (err) {
@@ -215,9 +260,9 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
   try {
     const record = await inTransaction(reg, async () => {
       await catalog.renameDatabase(reg, tmp, rec.name);
-      return records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs);
+      return records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: baseTemplate });
     });
-    return { record, guards };
+    return { record, guards, method, ...(note ? { note } : {}) };
   } catch (err) {
     const code = catalog.sqlstateOf(err);
     if (code !== catalog.SQLSTATE.DUPLICATE_DATABASE && code !== catalog.SQLSTATE.UNIQUE_VIOLATION) throw err;
@@ -226,6 +271,9 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     throw foreignBranch(rec);
   }
 }
+
+/** An error's first line, for a one-sentence note. */
+const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200);
 
 /** Drops the record's `pgx_new_<nonce>` if it is there and ours (its stamp carries the nonce, or it has no comment). */
 async function dropCreation(e: EngineContext, rec: BranchRecord): Promise<boolean> {
@@ -311,6 +359,7 @@ export async function dropBranch(e: EngineContext, rec: BranchRecord): Promise<D
 async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResult> {
   const reg = e.registry;
   if (cur.state === 'creating') await dropCreation(e, cur);
+  await dropSwapLeftovers(e, cur); // a reset's, killed midway
   const info = await catalog.databaseInfo(reg, cur.name);
   let out: DownResult;
   if (!info.exists || (cur.state === 'creating' && !catalog.isOwnBranch(info, cur))) {

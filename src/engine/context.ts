@@ -1,7 +1,7 @@
 // What every engine step works with: the config, the admin connection parameters, and the ONE connection of this
 // command or hook, to the registry database. Catalog statements (creating a database …) go over that same connection:
 // a statement about databases runs from any database, and one connection is one server round trip fewer.
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import { parseUrl, type ConnParams, type Db, type StatementGate } from '../server/db.js';
 import { ensureLocalServer } from '../server/local.js';
 import { openRegistry, REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
@@ -23,6 +23,10 @@ export interface OpenOptions {
   quiet?: boolean;
   /** Hooks: no statement outlives the hook's deadline (see ConnParams.statementTimeoutMs). */
   statementTimeoutMs?: number;
+  /** Hooks: connection attempts wait for the time the hook has left (see ConnParams.connectDeadlineAt). */
+  connectDeadlineAt?: number;
+  /** The broker: how long a connection attempt may wait (see ConnParams.connectWaitMs). */
+  connectWaitMs?: number;
   /** Tests: the fault-injection seam (src/server/db.ts, tests/helpers/faults.ts). */
   gate?: StatementGate;
   /** The broker: the hot path's registry connection is kept for the next request (broker/connections.ts). */
@@ -49,9 +53,21 @@ export async function resolveServer(config: Config, opts: { quiet?: boolean } = 
   return ensureLocalServer(config.home, opts);
 }
 
+/** The server's parameters with this work's limits on them: carried per connection, never process-wide state. */
+export function withLimits(server: ConnParams, opts: OpenOptions): ConnParams {
+  const { statementTimeoutMs, connectDeadlineAt, connectWaitMs } = opts;
+  if (statementTimeoutMs === undefined && connectDeadlineAt === undefined && connectWaitMs === undefined) return server;
+  return {
+    ...server,
+    ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
+    ...(connectDeadlineAt !== undefined ? { connectDeadlineAt } : {}),
+    ...(connectWaitMs !== undefined ? { connectWaitMs } : {}),
+  };
+}
+
 export async function openContext(config: Config, opts: OpenOptions = {}): Promise<EngineContext> {
   const server = await resolveServer(config, opts);
-  const admin: ConnParams = opts.statementTimeoutMs !== undefined ? { ...server, statementTimeoutMs: opts.statementTimeoutMs } : server;
+  const admin = withLimits(server, opts);
   if (opts.reuse) {
     const lent = await opts.reuse.lend({ ...admin, database: REGISTRY_DB }, () => openRegistry(admin, { gate: opts.gate }));
     return { config, admin, registry: lent.db as RegistryDb, gate: opts.gate, giveBack: lent.giveBack };

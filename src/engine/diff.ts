@@ -14,7 +14,7 @@
 // leftovers), a retiring branch by letting the admin in for the diff, under the branch's identity lock (its role stays
 // NOLOGIN, so nobody else gets in), and closing it again.
 import { randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import { withIdentityLock, withTemplateLock, withTemplateLockWithin } from '../registry/locks.js';

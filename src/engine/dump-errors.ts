@@ -2,7 +2,7 @@
 // exit 4 with a hint about the password (it used to be exit 7, blaming pg_dump's version), an unreachable server
 // exit 4, a version mismatch the pg_dump upgrade; anything else the import failure it was. pg_dump's lines name the
 // host, port and user, never the password (it gets the password from PGPASSWORD).
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 
 /** SQLSTATE 28P01 (invalid_password) / 28000 (invalid_authorization_specification), as libpq prints them. */
 const AUTH = /password authentication failed|authentication failed for user|no password supplied|fe_sendauth|pg_hba\.conf|role "[^"]*" does not exist|28P01|28000/i;

@@ -1,6 +1,6 @@
 // Guards: per-database settings that bound what a dead or runaway agent can leave behind. Set on branches only
 // (right after their stamp), never on the source or the template.
-import type { Config, GuardName } from '../config.js';
+import type { Config, GuardName } from '../project/config.js';
 import { setDatabaseSetting } from '../server/catalog.js';
 import type { Db } from '../server/db.js';
 

@@ -4,7 +4,7 @@
 // `pgx agent diff` before gc drops it. The summary is bounded in time and fails open: a stop is never held up or
 // failed by it (decision 163).
 import { sqlstateOf } from '../server/catalog.js';
-import { isPgxError } from '../errors.js';
+import { isPgxError } from '../lib/errors.js';
 import type { BranchRecord } from '../registry/records.js';
 import type { EngineContext } from './context.js';
 import { diffBranch, type DiffResult, type SchemaChange } from './diff.js';

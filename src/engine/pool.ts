@@ -13,11 +13,11 @@
 // neither, and the server work is O(1): a rename and a few catalog rows, whatever the template's size.
 //
 // Fill: single-flight per template (an advisory try-lock held for the whole run), normally in a detached background
-// process at low priority (src/pool-fill.ts). Each member is recorded ('filling') before it is created, stamped right
+// process at low priority (src/hooks/claude/pool-fill.ts). Each member is recorded ('filling') before it is created, stamped right
 // after, given its guards, then marked ready; under the lock any 'filling' record is a dead filler's, so every
 // fill first sweeps what earlier ones left.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../project/config.js';
 import { ensureSchema, inTransaction } from '../registry/connection.js';
 import { poolLockHeld, tryPoolLock, withLock, LOCK } from '../registry/locks.js';
 import * as members from '../registry/pool.js';
@@ -86,7 +86,7 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
       await records.setRole(reg, rec.name, m.role, m.role_password);
     }
     await members.deleteMember(reg, m.name);
-    return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs);
+    return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs, { template: String(m.generation) });
   });
   const claimed = await claim().catch(async (err: unknown) => {
     const code = catalog.sqlstateOf(err);

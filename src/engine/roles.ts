@@ -12,7 +12,7 @@
 // Retire: NOLOGIN, then every session of the role ends, wherever it is (the source included). Revive: LOGIN again.
 // Drop: after the database; a role that still owns something elsewhere is reported, left NOLOGIN and stamped.
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { REGISTRY_DB } from '../registry/connection.js';
 import { LOCK, withLock } from '../registry/locks.js';
 import type { BranchRecord } from '../registry/records.js';
@@ -174,7 +174,7 @@ export async function dropBranchRole(e: EngineContext, role: string): Promise<Ro
 
 /** What a branch's commands connect with: its role when it has one, else the admin's (roles = "admin"). */
 export function branchConn(admin: ConnParams, rec: Pick<BranchRecord, 'name' | 'role' | 'role_password'>): ConnParams {
-  const { statementTimeoutMs: _, ...p } = admin;
+  const { statementTimeoutMs: _s, connectDeadlineAt: _d, connectWaitMs: _w, ...p } = admin;
   if (!rec.role) return { ...p, database: rec.name };
   return { ...p, user: rec.role, password: rec.role_password ?? undefined, database: rec.name };
 }

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '../registry/connection.js';
 import { withSourceLock, withTemplateLock } from '../registry/locks.js';
@@ -26,11 +26,11 @@ import { pgDumpFailure } from './dump-errors.js';
 import * as catalog from '../server/catalog.js';
 import { findClientTool } from '../server/client-tools.js';
 import { libpqEnv } from '../server/libpq-env.js';
-import { shellQuote } from '../shell.js';
+import { shellQuote } from '../lib/shell.js';
 import type { EngineContext } from './context.js';
 import { fingerprintAt } from './fingerprint.js';
 import { templateName } from './template.js';
-import type { ImportFormat, ImportInput } from '../source-input.js';
+import type { ImportFormat, ImportInput } from '../project/source-input.js';
 
 /** Where a source's copy came from, as pgx remembers it (no password in any field). */
 export interface SourceOrigin {

@@ -6,7 +6,7 @@
 // is cheap: it is empty (no source: rebuilt in milliseconds), its source database is gone, or the source's schema
 // fingerprint has moved on since. A project's in-step template of a real source is kept: rebuilding it is the slow
 // first clone.
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';

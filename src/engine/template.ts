@@ -10,8 +10,8 @@
 // template's lock, so no build of it is running) recognises by record or stamp and drops. A database that is neither
 // recorded nor stamped as this project's is never touched.
 import { createHash, randomBytes } from 'node:crypto';
-import { PgxError } from '../errors.js';
-import { shellQuote } from '../shell.js';
+import { PgxError } from '../lib/errors.js';
+import { shellQuote } from '../lib/shell.js';
 import * as records from '../registry/records.js';
 import { findSource } from '../registry/sources.js';
 import { withTemplateLock } from '../registry/locks.js';

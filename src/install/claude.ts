@@ -16,7 +16,6 @@ import {
   parseSettingsText,
   readSettingsFile,
   serializeSettings,
-  writeFileAtomic,
   type JsonObject,
 } from './settings-file.js';
 
@@ -28,6 +27,7 @@ import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookComman
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
 import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
 import { rmSync } from 'node:fs';
+import { writeFileAtomic } from '../lib/fsutil.js';
 
 export * from './permission-rules.js';
 
@@ -327,9 +327,9 @@ export function installClaude(opts: {
   // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
   const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
   const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text);
+  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
   if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
-  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text);
+  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text, { throughLinks: true });
   const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
   return {
     ...plan,
@@ -356,14 +356,14 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; 
   const dryRun = opts.dryRun === true;
   const localText = opts.rulesPath !== undefined ? readSettingsFile(opts.rulesPath) : undefined;
   const localPlan = opts.rulesPath !== undefined && localText !== undefined ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text);
+  if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
   if (opts.rulesPath === undefined) return { ...plan, path: opts.settingsPath, dryRun };
   // A local file that only pgx's rules filled is deleted; pgx's exclude lines go once the file they hide is gone (a
   // file left with the user's own settings stays hidden).
   const localGone = localText === undefined || (localPlan?.changed === true && localPlan.text.trim() === '{}');
   if (localPlan?.changed && !dryRun) {
     if (localGone) rmSync(opts.rulesPath);
-    else writeFileAtomic(opts.rulesPath, localPlan.text);
+    else writeFileAtomic(opts.rulesPath, localPlan.text, { throughLinks: true });
   }
   const gitExcludeRemoved = localGone ? dropGitExclude(opts.rulesPath, { dryRun }) : false;
   return {

@@ -1,65 +1,17 @@
 // The six hook entries pgx installs, and how a pgx entry is recognised in a settings file (install, inspect, hooks).
 import * as path from 'node:path';
 import { isPlainObject, type JsonObject } from './settings-file.js';
-import { shellQuote } from '../shell.js';
-import { HOOK_TIMEOUT_S } from '../hooks/claude/timeouts.js';
+import { shellQuote } from '../lib/shell.js';
+import { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
 
 export type Scope = 'project' | 'user' | 'local';
-export type HookEventName =
-  | 'SessionStart'
-  | 'UserPromptSubmit'
-  | 'PreToolUse'
-  | 'SubagentStart'
-  | 'SubagentStop'
-  | 'SessionEnd';
-export type HookCli =
-  | 'session-start'
-  | 'user-prompt-submit'
-  | 'pre-tool-use'
-  | 'subagent-start'
-  | 'subagent-stop'
-  | 'session-end';
 
-/**
- * Claude Code's default for a hook that fails (can't start, is killed, times out, exits other than 0 or 2, prints JSON
- * that fails validation) is to go on as if it said nothing: for PreToolUse, the subagent's command runs unrouted.
- * `"block"` turns each of those into a blocked call with the cause in the tool result. Releases before 2.1.295 strip
- * the key without a word (measured on 2.1.0 and 2.1.294: hooks and rules still apply), so it is written for every
- * version; the value must be exactly "block" (2.1.332 skips the whole file for "blok"). Written only on PreToolUse:
- * on SessionStart and SubagentStart it blocks nothing, on SubagentStop it is ignored with a warning
- * (docs/pgx/local-dev/decisions/191-pretooluse-fails-closed.md).
- */
-export const ON_FAILURE_BLOCK = 'block';
-/** The first Claude Code release that honours `onFailure` (earlier ones ignore it: PreToolUse then fails open). */
-export const ON_FAILURE_SINCE = '2.1.295';
-
-/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
-export const HOOK_EVENTS: ReadonlyArray<{ event: HookEventName; cli: HookCli; matcher?: string; timeout: number; onFailure?: typeof ON_FAILURE_BLOCK }> =
-  Object.freeze([
-    // Creates/attaches the session's state; may have to start the local server on a cold machine.
-    { event: 'SessionStart', cli: 'session-start', timeout: HOOK_TIMEOUT_S['session-start'] },
-    // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
-    { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: HOOK_TIMEOUT_S['user-prompt-submit'] },
-    // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
-    // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-    // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
-    { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: HOOK_TIMEOUT_S['pre-tool-use'], onFailure: ON_FAILURE_BLOCK },
-    // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
-    { event: 'SubagentStart', cli: 'subagent-start', timeout: HOOK_TIMEOUT_S['subagent-start'] },
-    // Records/retires the subagent's branch.
-    { event: 'SubagentStop', cli: 'subagent-stop', timeout: HOOK_TIMEOUT_S['subagent-stop'] },
-    // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
-    // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
-    // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
-    { event: 'SessionEnd', cli: 'session-end', timeout: HOOK_TIMEOUT_S['session-end'] },
-  ] as const);
-
-export const EVENT_BY_CLI = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.cli, h]));
-export const EVENT_BY_NAME = new Map<string, (typeof HOOK_EVENTS)[number]>(HOOK_EVENTS.map((h) => [h.event, h]));
+// The event table is the hooks' own (hooks/claude/events.ts): re-exported for the installer's callers.
+export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName };
 
 /** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
-export const PGX_HOOK_COMMAND_RE =
-  / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
+const CLI_NAMES = HOOK_EVENTS.map((h) => h.cli).join('|');
+export const PGX_HOOK_COMMAND_RE = new RegExp(` agent hook (${CLI_NAMES})\\s*$`);
 
 /**
  * The command name a project-scope hook finds pgx by, on PATH: `.claude/settings.json` is committed, so it names no
@@ -70,8 +22,7 @@ export const PORTABLE_LAUNCHER = 'pgx';
 const PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && exec ${PORTABLE_LAUNCHER} agent hook `;
 
 /** A portable hook command (whatever its fallback says). Group 1 is the cli name. */
-export const PORTABLE_HOOK_COMMAND_RE =
-  /^command -v pgx >\/dev\/null 2>&1 && exec pgx agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end); /;
+export const PORTABLE_HOOK_COMMAND_RE = new RegExp(`^command -v pgx >/dev/null 2>&1 && exec pgx agent hook (${CLI_NAMES}); `);
 
 /**
  * What each hook does on a machine where pgx is not on PATH (a teammate's clone): plain sh, no pgx. A subagent's
@@ -82,7 +33,7 @@ export const PORTABLE_HOOK_COMMAND_RE =
  * command is then refused too (stricter).
  */
 const MISSING = 'pgx is not on PATH on this machine';
-const FALLBACK: Record<HookCli, string> = {
+const FALLBACK: Record<HookEvent, string> = {
   'session-start': `echo '${JSON.stringify({
     systemMessage: `${MISSING}: every subagent Bash command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
     hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run Bash commands (refused, so that they never share one database); the commands of the main session run as usual.` },
@@ -95,7 +46,7 @@ const FALLBACK: Record<HookCli, string> = {
 };
 
 /** `command -v pgx … && exec pgx agent hook <cli>; <fallback>`: pgx on PATH, else the fallback above. */
-export function portableHookCommand(cli: HookCli): string {
+export function portableHookCommand(cli: HookEvent): string {
   return `${PORTABLE_HEAD}${cli}; ${FALLBACK[cli]}`;
 }
 
@@ -130,17 +81,17 @@ export function hookCommand(launcher: string, cli: string): string {
 }
 
 /** The cli name if `handler` is a pgx hook handler. */
-export function pgxCliOf(handler: unknown): HookCli | undefined {
+export function pgxCliOf(handler: unknown): HookEvent | undefined {
   if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
   const m = PGX_HOOK_COMMAND_RE.exec(handler.command) ?? PORTABLE_HOOK_COMMAND_RE.exec(handler.command);
-  return m ? (m[1] as HookCli) : undefined;
+  return m ? (m[1] as HookEvent) : undefined;
 }
 
 export interface Located {
   event: string;
   group: JsonObject;
   handler: unknown;
-  cli: HookCli;
+  cli: HookEvent;
 }
 
 /** Every pgx handler in the hooks object, in document order. Groups/handlers of unexpected shape are skipped. */

@@ -1,12 +1,11 @@
 // Reading and writing a Claude Code settings file (JSON) safely.
 //
 // - A file we cannot parse is never overwritten: the caller gets a SettingsFileError naming the file.
-// - Writes are atomic: the new text goes to `<path>.tmp-<pid>`, is fsync'ed, then renamed over the file.
-//   A symlinked settings file (dotfile managers) is written through to its target, so the link survives.
-// - The parent directory (`.claude/`) is created when absent; an existing file keeps its mode.
+// - Writes are atomic (fsutil.ts writeFileAtomic with throughLinks): a symlinked settings file (dotfile managers)
+//   is written through to its target, so the link survives; the parent directory (`.claude/`) is created when
+//   absent; an existing file keeps its mode.
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { readFileSync } from 'node:fs';
 
 /**
  * The settings file exists but is not something pgx can safely edit: invalid JSON, a top level that is
@@ -15,7 +14,7 @@ import * as path from 'node:path';
  */
 export class SettingsFileError extends Error {
   readonly code = 'SETTINGS_INVALID' as const;
-  /** Same exit status as other invalid configuration (EXIT.config in src/errors.ts). */
+  /** Same exit status as other invalid configuration (EXIT.config in src/lib/errors.ts). */
   readonly exitCode = 3;
   readonly hint: string;
   readonly path: string;
@@ -39,7 +38,7 @@ export function isPlainObject(v: unknown): v is JsonObject {
 /** The file's text, or undefined when it does not exist. */
 export function readSettingsFile(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new SettingsFileError(file, `cannot read it (${(e as Error).message})`, { cause: e });
@@ -66,46 +65,4 @@ export function parseSettingsText(text: string | undefined, label: string): Json
 
 export function serializeSettings(obj: JsonObject): string {
   return JSON.stringify(obj, null, 2) + '\n';
-}
-
-/** Write `text` to `file` atomically (tmp + fsync + rename), creating the parent directory if needed. */
-export function writeFileAtomic(file: string, text: string): void {
-  let target = file;
-  let mode: number | undefined;
-  try {
-    target = fs.realpathSync(file); // write through a symlink instead of replacing it
-    mode = fs.statSync(target).mode & 0o7777;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    // A dangling symlink: write to where it points, so the link becomes valid.
-    try {
-      const link = fs.readlinkSync(file);
-      target = path.resolve(path.dirname(file), link);
-    } catch {
-      target = file;
-    }
-  }
-  fs.mkdirSync(path.dirname(target), { recursive: true });
-  const tmp = `${target}.tmp-${process.pid}`;
-  let renamed = false;
-  try {
-    const fd = fs.openSync(tmp, 'w', mode ?? 0o666);
-    try {
-      fs.writeFileSync(fd, text, 'utf8');
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    if (mode !== undefined) fs.chmodSync(tmp, mode); // openSync's mode is filtered by the umask
-    fs.renameSync(tmp, target);
-    renamed = true;
-  } finally {
-    if (!renamed) {
-      try {
-        fs.unlinkSync(tmp);
-      } catch {
-        /* nothing to clean up */
-      }
-    }
-  }
 }

@@ -1,15 +1,14 @@
 // The registry connection: to the pgx-owned database `pgx_registry` on the server itself, so several hosts using one
 // server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
 // only excludes holders connected to the same database, so the type says which connection it is.
-import { connect, type ConnectOptions, type ConnParams, type Db } from '../server/db.js';
-import { createDatabaseIfMissing, revokePublicConnect, sqlstateOf, SQLSTATE, writeStamp } from '../server/catalog.js';
-import { LOCK, withLock } from './locks.js';
+import { connect, type ConnectOptions, type ConnParams } from '../server/db.js';
+import { createDatabaseIfMissing, revokePublicConnect, writeStamp } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
+import { LOCK, withLock, type RegistryDb } from './locks.js';
 
 export const REGISTRY_DB = 'pgx_registry';
 
-declare const registryBrand: unique symbol;
-/** A connection to `pgx_registry`, obtainable only from openRegistry. */
-export type RegistryDb = Db & { readonly [registryBrand]: true };
+export type { RegistryDb };
 
 const SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS pgx_branch (
@@ -40,9 +39,14 @@ ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS nonce text;
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS retire_after_exec boolean NOT NULL DEFAULT false;
 -- Registries made before branch roles: the columns are added on first use (records.ts retries on 42703).
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXISTS role_password text;
--- The database a branch was forked from (NULL: the template), and the summary of what a subagent's branch changed,
--- recorded at its SubagentStop (engine/handoff.ts). Added in place to older registries (records.ts retries on 42703).
-ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS changes jsonb;
+-- Lineage (engine/fork.ts): the database a branch was forked from (NULL: the template) and when. The baseline the
+-- fork's "unchanged" check compares against: the branch's statistics mark and the template build at activation.
+-- swap_nonce: a reset's or adopt's replacement in flight (engine/reset.ts), recorded before it is created.
+-- changes: the summary of what a subagent's branch changed, recorded at its SubagentStop (engine/handoff.ts).
+-- Added in place to older registries (records.ts retries on 42703).
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS forked_at timestamptz,
+  ADD COLUMN IF NOT EXISTS base_mark text, ADD COLUMN IF NOT EXISTS base_template oid, ADD COLUMN IF NOT EXISTS swap_nonce text,
+  ADD COLUMN IF NOT EXISTS changes jsonb;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

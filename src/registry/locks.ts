@@ -6,7 +6,14 @@
 // identities (which would only serialise them) negligible. pgx takes no other advisory locks; an application using
 // advisory locks in `pgx_registry` (nobody should) would only ever collide on these classes.
 import { createHash } from 'node:crypto';
-import type { RegistryDb } from './connection.js';
+import type { Db } from '../server/db.js';
+
+declare const registryBrand: unique symbol;
+/**
+ * A connection to `pgx_registry`, obtainable only from openRegistry (connection.ts, which re-exports it). Declared
+ * here, with the locks that take only it: connection.ts imports the locks, and this module imports nothing back.
+ */
+export type RegistryDb = Db & { readonly [registryBrand]: true };
 
 export const LOCK_CLASS = {
   /** Creating the registry's table (one fixed key). */

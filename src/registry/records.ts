@@ -2,9 +2,10 @@
 // share it (`down --id` finds a branch made under any host label). Races between creators are settled by
 // advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
-import type { BranchKind } from '../identity.js';
-import { PgxError } from '../errors.js';
-import { sqlstateOf, SQLSTATE, STAMP_PREFIX } from '../server/catalog.js';
+import type { BranchKind } from '../engine/identity.js';
+import { PgxError } from '../lib/errors.js';
+import { STAMP_PREFIX } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { ensureSchema, type RegistryDb } from './connection.js';
 
 export type BranchState = 'creating' | 'active' | 'retiring';
@@ -37,8 +38,18 @@ export interface BranchRecord {
   role: string | null;
   /** Its password, handed to the branch's commands (the registry accepts only the admin's connections). */
   role_password: string | null;
-  /** The database this branch was forked from (null: the template). */
-  parent?: string | null;
+  /** The database this branch was forked from (engine/fork.ts); null: the template. */
+  parent: string | null;
+  forked_at: Date | null;
+  /**
+   * The fork check's baseline (engine/fork.ts): the database's statistics mark (statsMark) and the template build
+   * (its oid) it was made from, read when it went active; null: unknown, or its contents are not the template's (a
+   * reset to a parent, an adopt), so it counts as changed.
+   */
+  base_mark: string | null;
+  base_template: string | null;
+  /** A reset's or adopt's replacement in flight (engine/reset.ts): pgx_new_<swap_nonce> before the swap, pgx_old_ after. */
+  swap_nonce: string | null;
   /** What the branch changed, as summarised at its SubagentStop (engine/handoff.ts); null: not summarised. */
   changes?: unknown;
   /** Joined from pg_database: does the database exist right now? */
@@ -119,6 +130,8 @@ export interface NewRecord {
   /** Recorded BEFORE the role is created, as the name is before the database. */
   role?: string;
   role_password?: string;
+  /** The lineage (engine/fork.ts): the database it is forked from; absent: the template. */
+  parent?: string | null;
 }
 
 /** Claims a name for an identity. Returns false when the name is already another identity's. */
@@ -126,10 +139,11 @@ export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<bool
   const rows = await q(
     db,
     `INSERT INTO pgx_branch (name, identity_key, kind, project, host, session_id, agent_id, exec_id, source, template, state,
-                             deadline, deadline_kind, idle_ttl_ms, grace_ms, nonce, role, role_password)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13,$14,$15)
+                             deadline, deadline_kind, idle_ttl_ms, grace_ms, nonce, role, role_password, parent, forked_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13,$14,$15,$16,
+             CASE WHEN $16::text IS NULL THEN NULL ELSE now() END)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce, r.role ?? null, r.role_password ?? null],
+    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce, r.role ?? null, r.role_password ?? null, r.parent ?? null],
   );
   return rows.length === 1;
 }
@@ -141,20 +155,114 @@ export async function setNonce(db: RegistryDb, name: string, nonce: string): Pro
   return row;
 }
 
+/** The branch's lineage, recorded before its database is made: forked from `parent` (null: the template). */
+export async function setLineage(db: RegistryDb, name: string, parent: string | null): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE name = $1 RETURNING *`, [name, parent]);
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
+  return row;
+}
+
+/** A reset's replacement: its nonce recorded before pgx_new_<nonce> exists (null: none in flight). */
+export async function setSwapNonce(db: RegistryDb, name: string, swap: string | null): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = $2 WHERE name = $1 RETURNING *`, [name, swap]);
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  return row;
+}
+
+/** The reset's leftovers are gone: nothing in flight (a statement of its own, so a test can stop right before it). */
+export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = NULL WHERE name = $1 RETURNING *`, [name]);
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  return row;
+}
+
+/**
+ * The swap's record half (inside the swap's transaction): the branch's nonce becomes the replacement's, and
+ * swap_nonce the old one's (its database is now pgx_old_<old nonce>, dropped next). The baseline is taken as in
+ * markActive; `forkedAt`: the lineage's time moves (a reset to the parent forks it again).
+ */
+export async function commitSwap(db: RegistryDb, name: string, newNonce: string, oldNonce: string, baseline: { template: string | null }, forkedAt: boolean): Promise<BranchRecord> {
+  const [row] = await q<BranchRecord>(
+    db,
+    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
+            forked_at = CASE WHEN $5 THEN now() ELSE forked_at END, last_seen_at = now(),
+            deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond' ELSE deadline END
+      WHERE name = $1 RETURNING *`,
+    [name, newNonce, oldNonce, baseline.template, forkedAt],
+  );
+  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  return row;
+}
+
+/** What a fork needs to know of its parent, in one round trip (engine/fork.ts). */
+export interface ForkParent {
+  name: string;
+  identity_key: string;
+  nonce: string | null;
+  state: BranchState;
+  kind: BranchKind;
+  parent: string | null;
+  base_mark: string | null;
+  base_template: string | null;
+  /** pg_database: does it exist, and its comment (its stamp). */
+  db_exists: boolean;
+  comment: string | null;
+  /** Sessions on it right now (pg_stat_activity). */
+  backends: number;
+  /** Its statistics mark now (statsMark). */
+  mark: string | null;
+  /** The oid of the template build the project's template name holds now. */
+  template_oid: string | null;
+  track_counts: boolean;
+}
+
+/** The parent's record, its database's stamp, its backends and statistics mark, and the current template build. */
+export async function forkParent(db: RegistryDb, where: { identityKey: string } | { name: string }): Promise<ForkParent | undefined> {
+  const [row] = await q<ForkParent>(
+    db,
+    `SELECT b.name, b.identity_key, b.nonce, b.state, b.kind, b.parent, b.base_mark, b.base_template::text,
+            (d.oid IS NOT NULL) AS db_exists, shobj_description(d.oid, 'pg_database') AS comment,
+            (SELECT count(*) FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid())::int AS backends,
+            ${statsMark(db, 'd')} AS mark,
+            (SELECT t.oid::text FROM pg_database t WHERE t.datname = b.template) AS template_oid,
+            current_setting('track_counts')::bool AS track_counts
+       FROM pgx_branch b LEFT JOIN pg_database d ON d.datname = b.name
+      WHERE ${'identityKey' in where ? 'b.identity_key' : 'b.name'} = $1`,
+    ['identityKey' in where ? where.identityKey : where.name],
+  );
+  return row;
+}
+
 /** Sets (or clears) the flag that makes the last exec lease's end retire the branch. */
 export async function setRetireAfterExec(db: RegistryDb, name: string, retire: boolean): Promise<void> {
   await q(db, 'UPDATE pgx_branch SET retire_after_exec = $2 WHERE name = $1', [name, retire]);
 }
 
-/** Marks a branch active and pushes its idle deadline: last activity + idle TTL. */
-export async function markActive(db: RegistryDb, name: string, method: string, idleTtlMs?: number): Promise<BranchRecord> {
+/**
+ * The database's statistics mark, as SQL over `d` (its pg_database row): its cumulative session count, when its
+ * counters were last reset, and when the cluster's were (pg_stat_archiver's reset time moves when a crash restart
+ * discards every counter; a clean restart keeps them). Epochs, not timestamps as text: no session's TimeZone in it.
+ * NULL before PostgreSQL 14 (no session count): then nothing counts as unchanged.
+ */
+function statsMark(db: RegistryDb, d: string): string {
+  if (db.serverVersionNum < 140000) return 'NULL::text';
+  return `(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`;
+}
+
+/**
+ * Marks a branch active and pushes its idle deadline: last activity + idle TTL. `baseline`: the database was just
+ * made (or replaced), so the fork check's baseline is taken now: its session count, and `template`, the template
+ * build (oid) its contents are, or null when they are not a template's.
+ */
+export async function markActive(db: RegistryDb, name: string, method: string, idleTtlMs?: number, baseline?: { template: string | null }): Promise<BranchRecord> {
+  const base = baseline ? `, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid` : '';
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET state = 'active', method = $2, last_seen_at = now(),
             idle_ttl_ms = COALESCE($3, idle_ttl_ms),
-            deadline = now() + COALESCE($3, idle_ttl_ms) * interval '1 millisecond', deadline_kind = 'idle'
+            deadline = now() + COALESCE($3, idle_ttl_ms) * interval '1 millisecond', deadline_kind = 'idle'${base}
       WHERE name = $1 RETURNING *`,
-    [name, method, idleTtlMs ?? null],
+    baseline ? [name, method, idleTtlMs ?? null, baseline.template] : [name, method, idleTtlMs ?? null],
   );
   if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made ready.`, 'Retry; if it persists, `pgx agent doctor` lists orphans.');
   return row;
@@ -235,7 +343,8 @@ export async function orphanDatabases(db: RegistryDb): Promise<string[]> {
     db,
     `SELECT d.datname FROM pg_database d
       WHERE left(shobj_description(d.oid, 'pg_database'), $2) = $1
-        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname OR 'pgx_new_' || b.nonce = d.datname) ORDER BY 1`,
+        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname OR 'pgx_new_' || b.nonce = d.datname
+                          OR 'pgx_' || substr(b.swap_nonce, 1, 3) || '_' || substr(b.swap_nonce, 5) = d.datname) ORDER BY 1`,
     [STAMP_PREFIX.branch, STAMP_PREFIX.branch.length],
   );
   return rows.map((r) => r.datname);

@@ -3,7 +3,7 @@
 // server, so the origin's host and user stay out of it).
 import { q } from './records.js';
 import type { RegistryDb } from './connection.js';
-import { sqlstateOf, SQLSTATE } from '../server/catalog.js';
+import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 
 export type OriginKind = 'url' | 'env' | 'file';
 

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 
 export interface Binaries {
   bindir: string;

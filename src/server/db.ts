@@ -1,9 +1,9 @@
 // The one module that opens PostgreSQL connections. `pg` is imported lazily so that commands and hooks that never
 // touch the database (and the start-up of those that do) do not pay for loading it.
 import type { Client, ClientConfig } from 'pg';
-import { PgxError } from '../errors.js';
-import { sqlstateOf, SQLSTATE } from './catalog.js';
-import { unsupportedConnectionError, unsupportedConnectionString } from '../url-intake.js';
+import { PgxError } from '../lib/errors.js';
+import { sqlstateOf, SQLSTATE } from './sqlstate.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;
@@ -29,7 +29,7 @@ export interface ConnParams {
   application_name?: string;
   /** From ?channel_binding=prefer|require. */
   channelBinding?: boolean;
-  /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS or 3 s. */
+  /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS, connectWaitMs or 3 s (within connectDeadlineAt). */
   connectTimeoutMs?: number;
   /**
    * A hook answers by a deadline and then exits: a statement still running then (cloning a large source)
@@ -38,6 +38,18 @@ export interface ConnParams {
    * same work (registry, fingerprint) has it; never rendered into a URL or a child's environment.
    */
   statementTimeoutMs?: number;
+  /**
+   * A hook's deadline (epoch ms): connection attempts wait for the time the hook has left, not a fixed 3 s. Under
+   * load (50 subagents starting at once) a slow accept is not a dead server, and the branch a SubagentStart gives up
+   * on would only be made by the next PreToolUse anyway. Per connection, like statementTimeoutMs.
+   */
+  connectDeadlineAt?: number;
+  /**
+   * The broker's: how long an attempt waits when neither the URL nor PGX_CONNECT_TIMEOUT_MS says. It serves many
+   * hooks, each with its own deadline (enforced around the work, run.ts withDeadline), so no single hook's deadline
+   * bounds its connections; a slow accept under a burst gets this long instead.
+   */
+  connectWaitMs?: number;
 }
 
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
@@ -208,30 +220,13 @@ export interface ConnectOptions {
 /** Outside hooks: PGX_CONNECT_TIMEOUT_MS, else 3 s (a URL's connect_timeout wins over both). */
 const CONNECT_TIMEOUT_MS = Number(process.env.PGX_CONNECT_TIMEOUT_MS ?? 3000);
 
-/**
- * A hook's deadline (see setHookDeadline). Connection attempts in a hook wait for the time the hook has left, not a
- * fixed 3 s: under load (50 subagents starting at once) a slow accept is not a dead server, and the branch a
- * SubagentStart gives up on would only be made by the next PreToolUse anyway.
- */
-let hookDeadlineAt: number | undefined;
 /** Left for the hook to answer after a connection attempt timed out (its error is more useful than "deadline"). */
 const ANSWER_MARGIN_MS = 300;
 
-/** The connect timeout when neither the URL, PGX_CONNECT_TIMEOUT_MS nor a hook's deadline says (setConnectTimeout). */
-let defaultConnectTimeoutMs = CONNECT_TIMEOUT_MS;
-
-/**
- * The broker's: it serves many hooks, each with its own deadline (enforced around the work, run.ts withDeadline),
- * so no single hook's deadline may become the process's; instead a slow accept under a burst gets this long.
- */
-export function setConnectTimeout(ms: number): void {
-  defaultConnectTimeoutMs = ms;
-}
-
 function connectTimeoutFor(p: ConnParams): number {
   const explicit = p.connectTimeoutMs ?? (process.env.PGX_CONNECT_TIMEOUT_MS ? CONNECT_TIMEOUT_MS : undefined);
-  if (hookDeadlineAt === undefined) return explicit ?? defaultConnectTimeoutMs;
-  const left = Math.max(100, hookDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
+  if (p.connectDeadlineAt === undefined) return explicit ?? p.connectWaitMs ?? CONNECT_TIMEOUT_MS;
+  const left = Math.max(100, p.connectDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
   return explicit !== undefined ? Math.min(explicit, left) : left;
 }
 
@@ -325,14 +320,6 @@ function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
   if (mode === 'prefer') return /does not support SSL/i.test(err.message ?? '');
   if (mode === 'allow') return sqlstateOf(e) === SQLSTATE.INVALID_AUTHORIZATION;
   return false;
-}
-
-/**
- * A hook's deadline, set once per process by the hook runner: connection attempts get the time left
- * (connectTimeoutFor). Statements are bounded separately (ConnParams.statementTimeoutMs).
- */
-export function setHookDeadline(ms: number | undefined): void {
-  hookDeadlineAt = ms === undefined ? undefined : Date.now() + ms;
 }
 
 /** libpq's PGSSLMODE applies when the URL names none, with the same fallbacks (node-postgres would not fall back). */

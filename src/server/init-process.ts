@@ -5,8 +5,8 @@
 // initdb still writing into it made that removal fail with ENOTEMPTY, and would have raced the new initdb).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
+import { signalStatus } from '../lib/processes.js';
 
 /** The tag, as NAME=value in a process's environment. */
 export const INIT_TAG = 'PGX_LOCAL_INIT';
@@ -44,7 +44,7 @@ export function runInitGroup(runAs: RunAs | undefined, cmd: string, args: string
     const onSignal = (sig: NodeJS.Signals) => {
       killGroup();
       opts.onKilled?.();
-      process.exit(128 + (osConstants.signals[sig] ?? 0));
+      process.exit(signalStatus(sig));
     };
     for (const sig of SIGNALS) process.on(sig, onSignal);
     const timer = setTimeout(killGroup, opts.timeoutMs ?? 120_000);

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { writeFileAtomic } from '../fsutil.js';
+import { writeFileAtomic } from '../lib/fsutil.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
 
 /**

@@ -7,10 +7,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { PgxError } from '../errors.js';
+import { PgxError } from '../lib/errors.js';
 import { findBinaries, type Binaries } from './binaries.js';
 import { urlWithoutPassword, type ConnParams } from './db.js';
-import { withFileLock, writeFileAtomic } from '../fsutil.js';
+import { withFileLock, writeFileAtomic } from '../lib/fsutil.js';
 import { killLeftoverInit, runInitGroup, type RunAs } from './init-process.js';
 
 export const LOCAL_SUPERUSER = 'pgx';

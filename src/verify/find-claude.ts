@@ -1,23 +1,13 @@
 // Finding the user's Claude Code binary and asking it its version, without running any of its hooks or settings.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { executableOnPath } from '../lib/fsutil.js';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 
 /** `claude` on PATH, resolved (a symlink such as ~/.local/bin/claude to its versioned target), or undefined. */
 export function claudeOnPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const file = join(dir, 'claude');
-    try {
-      if (!statSync(file).isFile()) continue;
-      accessSync(file, constants.X_OK);
-      return realpathSync(file);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return executableOnPath('claude', env);
 }
 
 /**

@@ -12,8 +12,8 @@ import { readFileSync } from 'node:fs';
 import * as P from '../hooks/claude/payloads.js';
 import { launcherDeny, planSubagentBash } from '../hooks/claude/handlers.js';
 import { invokesLauncher, ROUTED_MARKER, routedPrefix } from '../hooks/claude/rewrite.js';
-import { parseRoutedExec } from '../exec-argv.js';
-import { shellQuote } from '../shell.js';
+import { parseRoutedExec } from '../exec/exec-argv.js';
+import { shellQuote } from '../lib/shell.js';
 
 /** The shell pgx's rewrite names: the one Claude Code runs Bash commands in. */
 export const PROBE_SHELL = '/bin/bash';

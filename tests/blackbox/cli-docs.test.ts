@@ -131,6 +131,10 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'start', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'status', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'stop', '--json'], brokerEnv)));
+    expectDocumented('pgx agent reset', jsonOf(runPgx(['agent', 'reset', '--id', 'docs', '--to', 'template', '--json'], p)));
+    expect(runPgx(['agent', 'up', '--session', 'docs-s'], p).status).toBe(0);
+    expectDocumented('pgx agent up', jsonOf(runPgx(['agent', 'up', '--agent', 'docs-a', '--session', 'docs-s', '--json'], p))); // a fork
+    expectDocumented('pgx agent adopt', jsonOf(runPgx(['agent', 'adopt', '--agent', 'docs-a', '--json'], p)));
     expect(runPgx(['agent', 'up', '--id', 'docs2'], p).status).toBe(0);
     expectDocumented('pgx agent down', jsonOf(runPgx(['agent', 'down', '--id', 'docs2', '--json'], p)));
     // Server-wide: it also drops what earlier files left past its deadline on the shared test server (slow under load).

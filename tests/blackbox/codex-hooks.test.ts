@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
 import { bash, launcherReal, lsBranches } from '../helpers/hooks.js';
-import { shellQuote } from '../../src/shell.js';
+import { shellQuote } from '../../src/lib/shell.js';
 import { routedCommandIn } from '../../src/hooks/codex/handlers.js';
 
 type Project = ReturnType<typeof makeProject>;

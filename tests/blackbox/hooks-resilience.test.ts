@@ -5,7 +5,7 @@ import { existsSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { identityKey } from '../../src/identity.js';
+import { identityKey } from '../../src/engine/identity.js';
 import { LOCK } from '../../src/registry/locks.js';
 import { makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
 import { hook, rewriteOf } from '../helpers/hooks.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { LAUNCHER, makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart } from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, hook, launcherReal, lsBranches, mapLimit, publicTables, rewriteOf, routeAndRun } from '../helpers/hooks.js';
-import { shellQuote } from '../../src/shell.js';
+import { shellQuote } from '../../src/lib/shell.js';
 
 describe('PreToolUse routing', () => {
   it('three subagents of one session: three branches, each holding only its own marker table', async () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, dbState, hook, hookRuns, launcherReal, lsBranches, publicTables, rewriteOf, routeAndRun } from '../helpers/hooks.js';
-import { shellQuote } from '../../src/shell.js';
+import { shellQuote } from '../../src/lib/shell.js';
 
 const rand = () => Math.random().toString(36).slice(2, 10);
 

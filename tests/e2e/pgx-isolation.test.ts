@@ -208,7 +208,9 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
 
   it('decoys (DATABASE_URL, PGDATABASE, PGSERVICE) pointing at the source: nothing lands on the source', async () => {
     source ??= await makeSource();
-    const p = makeE2eProject({ source });
+    // The template, as every subagent got before forks: this case is about the decoys, and each subagent's tables
+    // are compared without the parent's decoy_parent (which a fork of the session's branch would carry).
+    const p = makeE2eProject({ source, toml: '[agent]\nfork = "template"\n' });
     const pg = pgInfo();
     const serviceFile = join(p.root, 'pg_service.conf');
     writeFileSync(serviceFile, `[decoy]\nhost=${pg.host}\nport=${pg.port}\nuser=${pg.user}\npassword=${pg.password}\ndbname=${source.name}\n`, { mode: 0o600 });

@@ -36,7 +36,8 @@ const LIST = `psql -X -At -v ON_ERROR_STOP=1 -c "select 'db=' || current_databas
 describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: --resume`, () => {
   it('a resumed session reattaches (revives) its own branch, with the parent’s run-1 marker table', async () => {
     const source = await makeSource();
-    const p = makeE2eProject({ source });
+    // Subagents from the template (as before forks): their tables are compared without the parent's marker.
+    const p = makeE2eProject({ source, toml: '[agent]\nfork = "template"\n' });
     const sid = randomUUID();
     // The parent's own commands are plain psql: allowed by a rule of the user's, not by pgx's.
     const allowedTools = PSQL_ALLOWED;

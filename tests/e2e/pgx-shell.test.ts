@@ -1,6 +1,6 @@
 /**
  * pgx end to end with the real Claude Code CLI: the inner shell of a routed command is the shell Claude Code's own Bash
- * tool uses (src/shell.ts claudeCodeShell). With SHELL=/bin/sh (dash on Debian), Claude Code 2.1.328 still runs its
+ * tool uses (src/lib/shell.ts claudeCodeShell). With SHELL=/bin/sh (dash on Debian), Claude Code 2.1.328 still runs its
  * Bash tool in bash (zsh when installed): bash syntax works in the parent's unrouted commands, and must work in a
  * subagent's routed ones too. Before, pgx took $SHELL and ran the routed command under dash ("[[: not found").
  */

@@ -4,7 +4,7 @@
 // back to a copy without them, and says so.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/project/config.js';
 import { copyByDump } from '../../src/engine/dump-restore.js';
 import { testProject } from '../helpers/engine.js';
 import pg from 'pg';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/project/config.js';
 import { Engine } from '../../src/engine/api.js';
 import { startXfsCluster, xfsUnavailable, type XfsCluster } from '../helpers/xfs-cluster.js';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { classifyInput } from '../../src/source-input.js';
+import { classifyInput } from '../../src/project/source-input.js';
 import { Faults } from '../helpers/faults.js';
 import { crashDuring, dbRow, expectNoOrphans, testProject, type TestProject } from '../helpers/engine.js';
 import { pgInfo, sql } from '../helpers/pgx.js';

@@ -3,7 +3,7 @@
 // another test's (or another file's) leftovers.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/project/config.js';
 import { Engine } from '../../src/engine/api.js';
 import { LOCK } from '../../src/registry/locks.js';
 import { templateName } from '../../src/engine/template.js';

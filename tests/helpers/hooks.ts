@@ -205,6 +205,10 @@ export interface RegistryRow {
   deadline: Date;
   nonce?: string | null;
   role: string | null;
+  identity_key: string;
+  /** Lineage (engine/fork.ts) and a reset in flight (engine/reset.ts). */
+  parent?: string | null;
+  swap_nonce?: string | null;
 }
 
 /** pgx creates its registry database on first use: before that, there are no records at all. */

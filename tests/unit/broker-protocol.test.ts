@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, chmodSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fingerprint, fingerprintMaterial, requestVars, socketDir, socketPath } from '../../src/broker/protocol.js';
+import { socketKey, environmentMaterial, requestVars, socketDir, socketPath } from '../../src/broker/protocol.js';
 
 const base = { HOME: '/home/u', PATH: '/usr/bin', PGX_HOME: '/home/u/.pgx', PGX_DATABASE_URL: 'postgres://a@h/db' };
-const fp = (env: NodeJS.ProcessEnv, launcher = '/opt/pgx/bin/pgx.js') => fingerprint(fingerprintMaterial(env, launcher));
+const fp = (env: NodeJS.ProcessEnv, launcher = '/opt/pgx/bin/pgx.js') => socketKey(environmentMaterial(env, launcher));
 
 describe('broker fingerprint', () => {
   it('per-call variables (project dir, session, AI_AGENT, CLAUDECODE, env file) do not pick another broker: the request carries them', () => {

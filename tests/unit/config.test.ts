@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration, parseSize } from '../../src/config.js';
-import { PgxError } from '../../src/errors.js';
+import { loadConfig, parseDuration, parseSize } from '../../src/project/config.js';
+import { PgxError } from '../../src/lib/errors.js';
 
 function project(toml?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-cfg-'));
@@ -163,7 +163,7 @@ describe('secrets in config errors', () => {
   });
 
   it('an unterminated string says so, where it opened (not "control characters are not allowed")', async () => {
-    const { validateConfigText } = await import('../../src/config.js');
+    const { validateConfigText } = await import('../../src/project/config.js');
     const msg = (text: string) => {
       try {
         validateConfigText(text, '/p/.pgx.toml');
@@ -182,7 +182,7 @@ describe('secrets in config errors', () => {
   });
 
   it('describeError masks credentials in any message', async () => {
-    const { describeError, redactSecrets } = await import('../../src/errors.js');
+    const { describeError, redactSecrets } = await import('../../src/lib/errors.js');
     expect(redactSecrets('connect postgresql://bob:hunter2@h:5/db failed; password=hunter2 x')).toBe('connect postgresql://bob:***@h:5/db failed; password=*** x');
     expect(JSON.stringify(describeError(new Error('url "postgres://u:p4ss@x/y" bad')))).not.toContain('p4ss');
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mapConnectError, parseUrl, SSL_MODES } from '../../src/server/db.js';
 import { libpqEnv } from '../../src/server/libpq-env.js';
-import { PgxError } from '../../src/errors.js';
+import { PgxError } from '../../src/lib/errors.js';
 
 const SECRET = 's3cr%40t'; // percent-encoded in the URL, "s3cr@t" decoded
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withFileLock } from '../../src/fsutil.js';
+import { withFileLock } from '../../src/lib/fsutil.js';
 import { sleep } from '../helpers/poll.js';
 
 const lockPath = () => join(mkdtempSync(join(tmpdir(), 'pgx-lock-')), 'up.lock');

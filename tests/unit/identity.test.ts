@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BRANCH_NAME_RE, hashBranchName, identityKey, shortBranchName, validateId } from '../../src/identity.js';
-import { PgxError } from '../../src/errors.js';
+import { BRANCH_NAME_RE, hashBranchName, identityKey, shortBranchName, validateId } from '../../src/engine/identity.js';
+import { PgxError } from '../../src/lib/errors.js';
 
 const base = { project: 'app', host: 'laptop' };
 const sid = '3f2a9c1e-7b6d-4e2f-9a1b-0c8d7e6f5a4b';

@@ -19,7 +19,7 @@ import {
   launcherOf,
   pgxCliOf,
   portableHookCommand,
-  type HookCli,
+  type HookEvent,
 } from '../../src/install/claude.js';
 
 type Handler = { type: string; command: string; timeout?: number; [k: string]: unknown };
@@ -610,7 +610,7 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
       const groups = s.hooks![event]!;
       expect(groups).toHaveLength(1);
       expect(groups[0]!.matcher).toBe(e.matcher);
-      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookCli), timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
+      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookEvent), timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
     }
     expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: [wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE] } });
     expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
@@ -706,7 +706,7 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
 });
 
 describe('portable hook commands, run by sh on a machine without pgx on PATH', () => {
-  const run = (cli: HookCli, payload: object, PATH = '/usr/bin:/bin') =>
+  const run = (cli: HookEvent, payload: object, PATH = '/usr/bin:/bin') =>
     spawnSync('/bin/sh', ['-c', portableHookCommand(cli)], { input: JSON.stringify(payload), encoding: 'utf8', env: { PATH, HOME: dir } });
   const subagentBash = { session_id: 's', hook_event_name: 'PreToolUse', agent_id: 'a5550b0ae3d1c2c1c', tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"' } };
   const parentBash = { session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'echo "agent_id" \'"agent_id"\' x' } };

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dropTickets, hasTicket, issueTicket, TICKET_TTL_MS } from '../../src/routing-ticket.js';
+import { dropTickets, hasTicket, issueTicket, TICKET_TTL_MS } from '../../src/exec/routing-ticket.js';
 
 describe('routing tickets', () => {
   const argv = ['/bin/bash', '-c', "rm -f 'x'"];

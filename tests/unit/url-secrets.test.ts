@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeError, redactSecrets } from '../../src/errors.js';
-import { validateConfigText } from '../../src/config.js';
-import { initProject } from '../../src/init.js';
+import { describeError, redactSecrets } from '../../src/lib/errors.js';
+import { validateConfigText } from '../../src/project/config.js';
+import { initProject } from '../../src/project/init.js';
 import { parseUrl, urlWithoutPassword } from '../../src/server/db.js';
-import { classifyInput } from '../../src/source-input.js';
-import { unsupportedConnectionString } from '../../src/url-intake.js';
+import { classifyInput } from '../../src/project/source-input.js';
+import { unsupportedConnectionString } from '../../src/project/url-intake.js';
 
 /** mulberry32: a small seeded PRNG. */
 function prng(seed: number) {

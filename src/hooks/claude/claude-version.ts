@@ -8,7 +8,7 @@
 import { mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, closeSync, writeSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
-import { pgxHome } from '../../home.js';
+import { pgxHome } from '../../project/home.js';
 import { rewriteCommand } from './rewrite.js';
 
 /**

@@ -6,35 +6,17 @@
 //  - Every other hook but SessionStart, and the routed `agent exec --agent`, go to the broker (broker/), which runs
 //    the same code with its connections already open. No broker, or one that can't answer: the caller gets the
 //    payload back and runs the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs) as before.
-import { readFileSync } from 'node:fs';
-import { appendHookLog } from './log.js';
+import { appendHookLog, hookLogLine } from './log.js';
+import { readHookStdin } from './stdin.js';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
-import { invokesLauncher } from './rewrite.js';
-import { hookDeadlineMs, HOOK_TIMEOUT_S, type HookCliName } from './timeouts.js';
-import { pgxHome } from '../../home.js';
-import { hasHandoff } from '../../handoff-inbox.js';
+import { parentBashCall } from './rewrite.js';
+import { hookDeadlineMs, isHookEvent } from './events.js';
+import { pgxHome } from '../../project/home.js';
+import { hasHandoff } from './handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
-import { parseRoutedExec } from '../../exec-argv.js';
-
-const MAX_STDIN = 1024 * 1024;
-
-async function readStdin(): Promise<string> {
-  // One synchronous read of fd 0: process.stdin would build a stream (a net.Socket for Claude Code's pipe) first.
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    // a non-blocking pipe (EAGAIN) or no stdin: the stream way below
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of process.stdin) {
-    chunks.push(c as Buffer);
-    if ((size += (c as Buffer).length) > MAX_STDIN) break; // the full hook refuses it
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
+import { parseRoutedExec } from '../../exec/exec-argv.js';
 
 /** Answers a parent's Bash (true), or says the payload needs more than that (false). */
 function answerParentBash(text: string, t0: number): boolean {
@@ -44,23 +26,10 @@ function answerParentBash(text: string, t0: number): boolean {
   } catch {
     return false;
   }
-  const command = (p?.tool_input as Record<string, unknown> | undefined)?.command;
-  if (typeof p !== 'object' || p === null || p.agent_id !== undefined || p.tool_name !== 'Bash' || typeof command !== 'string') return false;
-  if (invokesLauncher(command, launcherPath())) return false; // the full hook denies it, with the log line and reason
+  if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false; // a launcher: the full hook denies it, with the log line and reason
   if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
-  const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
-  appendHookLog(pgxHome(), {
-    time: new Date().toISOString(),
-    event: 'pre-tool-use',
-    session_id: str(p.session_id),
-    agent_id: null,
-    branch: null,
-    outcome: 'skipped:not-subagent-bash',
-    elapsed_ms: Math.round(performance.now() - t0),
-    claude_code: claudeCodeVersion() ?? null,
-    permission_mode: str(p.permission_mode),
-    project_dir: process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null), // doctor: this project's lines only
-  });
+  const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null);
+  appendHookLog(pgxHome(), hookLogLine('pre-tool-use', p, { t0, outcome: 'skipped:not-subagent-bash', claudeCode: claudeCodeVersion(), projectDir }));
   return true;
 }
 
@@ -85,15 +54,15 @@ async function viaBroker(req: BrokerAsk, timeoutMs: number, onSent?: () => void)
 
 /**
  * `agent hook <event>`: answers it here or through the broker (the answer is written, returns undefined), or returns
- * the payload text for the in-process hook.
+ * the payload text for the in-process hook (bin/pgx.js passes it to hook-entry.ts runHookArgv).
  */
-export async function fastHook(event: string): Promise<string | undefined> {
+export async function lightHook(event: string): Promise<string | undefined> {
   const t0 = performance.now();
-  const text = await readStdin();
+  const text = await readHookStdin();
   try {
     if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
-    if (event === 'session-start' || !Object.hasOwn(HOOK_TIMEOUT_S, event)) return text; // SessionStart starts the broker
-    const deadline = hookDeadlineMs(event as HookCliName);
+    if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
+    const deadline = hookDeadlineMs(event);
     const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
     const answer = asked?.answer;
     let print: string | undefined;
@@ -125,8 +94,8 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return false; // a deleted working directory: the in-process exec says what it says
   }
   // node:child_process (~10 ms to load) loads while the broker works, not after its answer.
-  let spawner: Promise<typeof import('../../exec-spawn.js')> | undefined;
-  const loadSpawner = () => (spawner ??= import('../../exec-spawn.js'));
+  let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
+  const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
   const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;

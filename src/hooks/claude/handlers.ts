@@ -2,22 +2,23 @@
 // Isolation fails closed (a subagent's Bash without a branch is denied); everything else fails open and loudly.
 import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
-import type { Config } from '../../config.js';
-import { describeError } from '../../errors.js';
+import type { Config } from '../../project/config.js';
+import { describeError } from '../../lib/errors.js';
 import { attachOrEnsure, handoffText, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
-import { startPoolFill } from '../../pool-fill.js';
+import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
-import { shellQuote } from '../../shell.js';
-import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
-import { dropTickets, issueTicket } from '../../routing-ticket.js';
+import { shellQuote } from '../../lib/shell.js';
+import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, rewriteCommand, type RewriteParams } from './rewrite.js';
+import { dropTickets, issueTicket } from '../../exec/routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
-import { hashBranchName, shortBranchName } from '../../identity.js';
-import { dropHandoffs, postHandoff, takeHandoffs } from '../../handoff-inbox.js';
+import type { HookEvent } from './events.js';
+import { hashBranchName, shortBranchName } from '../../engine/identity.js';
+import { dropHandoffs, postHandoff, takeHandoffs } from './handoff-inbox.js';
 
 export interface HookEnv {
   config: Config;
@@ -105,7 +106,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (p.agent_id === undefined) {
       // The parent's commands are not rewritten, so the user's rules see them as they are; only the launcher,
       // which pgx's wrapper rule would approve unseen, is refused.
-      if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
+      if (parentBashCall(p, h.launcher) === 'deny-launcher') return launcherDeny();
       // What its subagents changed, if any is waiting (a foreground agent's parent has no other hook before this).
       const handoffs = takeHandoffs(h.config.home, p.session_id);
       if (handoffs.length) return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: handoffs.join('\n') } }, outcome: `skipped:not-subagent-bash:handoffs=${handoffs.length}` };
@@ -152,12 +153,15 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
     if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
-    const from = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
+    // What it is a copy of (engine/fork.ts): the session's branch as it is now, or (said in one sentence) why not.
+    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now (its migrations and data included)` : snapshot;
+    const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
         hookSpecificOutput: {
           hookEventName: 'SubagentStart',
-          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
+          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
         },
       },
       outcome: `ok:${r.method}`,
@@ -302,9 +306,7 @@ export const HANDLERS = {
   'subagent-start': subagentStart,
   'subagent-stop': subagentStop,
   'session-end': sessionEnd,
-} as const;
-
-export type HookName = keyof typeof HANDLERS;
+} as const satisfies Record<HookEvent, unknown>;
 
 export function errorText(e: unknown): string {
   const d = describeError(e);

@@ -1,14 +1,14 @@
 // `pgx agent hook <event>` without the CLI bundle: Claude Code runs a hook per tool call and per subagent, so the
 // hook starts without commander or any other command's module (bin/pgx.js routes here on the exact argv form;
 // anything else goes to the CLI, which calls the same function).
-import { describeError } from '../../errors.js';
-import { HANDLERS, type HookName } from './handlers.js';
+import { describeError } from '../../lib/errors.js';
+import { isHookEvent, type HookEvent } from './events.js';
 import { runHook, type HookContext } from './run.js';
 
-export const isHookEvent = (event: string | undefined): event is HookName => event !== undefined && Object.hasOwn(HANDLERS, event);
+export { isHookEvent };
 
 /** The hook's answer, the text to print (undefined: nothing). Never throws. */
-export async function answerHook(event: HookName, ctx?: HookContext): Promise<string | undefined> {
+export async function answerHook(event: HookEvent, ctx?: HookContext | { stdin?: string }): Promise<string | undefined> {
   try {
     return (await runHook(event, ctx)).print;
   } catch (e) {
@@ -17,9 +17,9 @@ export async function answerHook(event: HookName, ctx?: HookContext): Promise<st
   }
 }
 
-/** Runs the hook, writes its answer and exits 0 once written. */
-export async function runHookCommand(event: HookName): Promise<void> {
-  const print = await answerHook(event);
+/** Runs the hook (on `stdin`, the payload the light entry read, else its own stdin), writes its answer and exits 0 once written. */
+export async function runHookCommand(event: HookEvent, stdin?: string): Promise<void> {
+  const print = await answerHook(event, { stdin });
   // Exit as soon as the answer is written: work cut off by the hook's deadline (a clone, a lock wait) must not
   // hold the process past Claude Code's timeout, and a pg client's orderly close is not worth the wait.
   process.stdout.write(print ? print + '\n' : '', () => process.exit(0));
@@ -35,10 +35,10 @@ function unexpectedDeny(e: unknown) {
   };
 }
 
-/** bin/pgx.js: runs the hook when argv is exactly `agent hook <event>`, else returns false. */
-export async function fastHook(argv: string[]): Promise<boolean> {
+/** bin/pgx.js: runs the hook on the payload the light entry read when argv is exactly `agent hook <event>`, else returns false. */
+export async function runHookArgv(argv: string[], stdin: string): Promise<boolean> {
   const [a, b, event, extra] = argv;
   if (a !== 'agent' || b !== 'hook' || extra !== undefined || !isHookEvent(event)) return false;
-  await runHookCommand(event);
+  await runHookCommand(event, stdin);
   return true;
 }

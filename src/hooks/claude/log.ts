@@ -25,6 +25,28 @@ export interface HookLogLine {
   runtime?: 'codex';
 }
 
+/** A payload field as logged: a string, capped at 256 characters, else null. */
+const logged = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 256) : null);
+
+/** The one log line of a hook, whichever entry answered it: the payload's ids, what was done, how long it took. */
+export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; runtime?: 'codex'; projectDir: string | null; changes?: unknown; via?: 'broker' }): HookLogLine {
+  return {
+    time: new Date().toISOString(),
+    event,
+    session_id: logged(payload.session_id),
+    agent_id: logged(payload.agent_id),
+    branch: r.branch ?? null,
+    outcome: r.outcome,
+    elapsed_ms: Math.round(performance.now() - r.t0),
+    claude_code: r.claudeCode ?? null,
+    ...(r.runtime ? { runtime: r.runtime } : {}),
+    permission_mode: logged(payload.permission_mode),
+    project_dir: r.projectDir, // doctor: this project's lines only
+    ...(r.changes ? { changes: r.changes } : {}),
+    ...(r.via ? { via: r.via } : {}),
+  };
+}
+
 export function hookLogPath(home: string): string {
   return join(home, 'agent', 'hooks.log');
 }

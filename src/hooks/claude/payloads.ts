@@ -1,7 +1,7 @@
 // Hook stdin payloads (Claude Code ≥ 2.1.69; shapes observed on 2.1.328). Untrusted: validated with zod; unknown
 // fields are ignored, except inside tool_input, which is echoed back whole in updatedInput.
 import * as z from 'zod/mini';
-import { idSchema } from '../../identity.js';
+import { idSchema } from '../../engine/identity.js';
 
 const baseShape = {
   session_id: idSchema,

@@ -14,7 +14,7 @@
 // The original becomes ONE single-quoted argument of `<shell> -c`, so the inner shell parses it exactly as the
 // unrouted shell would have (pipes, heredocs, quotes, background jobs, exit status).
 
-import { quoteIfNeeded, shellQuote } from '../../shell.js';
+import { quoteIfNeeded, shellQuote } from '../../lib/shell.js';
 
 export const ROUTED_MARKER = '# pgx-routed ';
 
@@ -74,4 +74,16 @@ export function invokesLauncher(command: string, launcher: string): boolean {
  */
 export function hasBareExit(command: string): boolean {
   return /(^|[\s;&|(){}!`])exit[ \t]*($|[;&|)}`#\n])/m.test(command);
+}
+
+/**
+ * The parent session's Bash call (a PreToolUse payload with no agent_id and a command): pgx does not rewrite it, so
+ * the user's rules see it as it is; only a command invoking pgx's launcher, which pgx's wrapper rule would approve
+ * unseen, is refused ('deny-launcher'). undefined: not a parent's Bash call. The one place this is decided: the light
+ * entry answers 'skip' itself (fast-path.ts), the PreToolUse handler both (handlers.ts).
+ */
+export function parentBashCall(payload: { agent_id?: unknown; tool_name?: unknown; tool_input?: unknown }, launcher: string): 'deny-launcher' | 'skip' | undefined {
+  const command = (payload.tool_input as Record<string, unknown> | undefined)?.command;
+  if (payload.agent_id !== undefined || payload.tool_name !== 'Bash' || typeof command !== 'string') return undefined;
+  return invokesLauncher(command, launcher) ? 'deny-launcher' : 'skip';
 }

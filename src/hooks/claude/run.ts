@@ -4,23 +4,19 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadConfig, findConfigFile, pgxHome } from '../../config.js';
-import { PgxError } from '../../errors.js';
+import { loadConfig, findConfigFile, pgxHome } from '../../project/config.js';
+import { PgxError } from '../../lib/errors.js';
 import { findPgxHandlers } from '../../install/hook-events.js';
-import { hookDeadlineMs } from './timeouts.js';
+import { hookDeadlineMs, type HookEvent } from './events.js';
 import type { ConnectionReuse } from '../../engine/api.js';
 import { isPlainObject, parseSettingsText } from '../../install/settings-file.js';
-import { setHookDeadline } from '../../server/db.js';
-import { claudeCodeShell } from '../../shell.js';
-import { appendHookLog } from './log.js';
+import { claudeCodeShell } from '../../lib/shell.js';
+import { appendHookLog, hookLogLine } from './log.js';
+import { readHookStdin, withinLimit } from './stdin.js';
 import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
 import { launcherPath } from './launcher.js';
-import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookName, type HookResult } from './handlers.js';
-
-export { launcherPath };
-
-const MAX_STDIN = 1024 * 1024;
+import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookResult } from './handlers.js';
 
 /** Where a hook runs: its own process (the defaults), or the broker on behalf of one (broker/server.ts). */
 export interface HookContext {
@@ -32,6 +28,8 @@ export interface HookContext {
   cwd: string;
   /** The broker's kept registry connections. */
   reuse?: ConnectionReuse;
+  /** The broker: how long its connection attempts may wait, in place of the hook's deadline. */
+  connectWaitMs?: number;
   /** Logged: the broker answered for the hook process. */
   via?: 'broker';
   /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
@@ -47,25 +45,14 @@ export interface HookRuntime {
   projectInstalls(projectDir: string): boolean;
 }
 
-const ownProcess = (): HookContext => ({ env: process.env, cwd: process.cwd() });
+/** The hook's own process (process.cwd() throws in a deleted directory: inside the runner, whose caller catches it). */
+const ownProcess = (stdin?: string): HookContext => ({ stdin, env: process.env, cwd: process.cwd() });
 
 async function readStdin(given: string | undefined): Promise<string> {
-  // bin/pgx.js's fast path read it already (fast-path.ts) and passed it on, or the broker got it in the request.
-  const handedOver = given ?? (globalThis as { __pgxHookStdin?: unknown }).__pgxHookStdin;
-  if (typeof handedOver === 'string') return handedOver.length > MAX_STDIN ? Promise.reject(new Error('hook payload larger than 1 MiB')) : handedOver;
-  if (process.stdin.isTTY) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of process.stdin) {
-    size += (c as Buffer).length;
-    if (size > MAX_STDIN) throw new Error('hook payload larger than 1 MiB');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  // The light entry read it already (fast-path.ts) and bin/pgx.js passed it on, or the broker got it in the request.
+  return withinLimit(given ?? (await readHookStdin({ emptyOnTty: true })));
 }
 
-
-export { hookDeadlineMs };
 
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -124,7 +111,7 @@ type Scope = { in: true } | { in: false; result: HookResult };
  * project's own settings run pgx's hooks or the session started in scope; then the missing file is an error. An
  * unreadable payload is judged only after that, for the same reason.
  */
-function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }, runtime?: HookRuntime): Scope {
+function scopeOf(event: HookEvent, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }, runtime?: HookRuntime): Scope {
   if (!findConfigFile(projectDir)) {
     if (!(runtime ? runtime.projectInstalls(projectDir) : projectInstallsPgx(projectDir)) && !(marker && existsSync(marker))) {
       // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
@@ -139,14 +126,14 @@ function scopeOf(event: HookName, handler: AnyHandler, projectDir: string, marke
 }
 
 /** Marks a session that started in scope (not at its end, and not for a mere prompt). */
-function markSession(event: HookName, marker: string | undefined, home: string): void {
+function markSession(event: HookEvent, marker: string | undefined, home: string): void {
   if (!marker || event === 'session-end' || event === 'user-prompt-submit' || existsSync(marker)) return;
   mkdirSync(join(home, 'agent', 'sessions'), { recursive: true, mode: 0o700 });
   writeFileSync(marker, '', { mode: 0o600 });
 }
 
 /** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
-async function runHandler(event: HookName, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
+async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
   const parsed = handler.schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -158,19 +145,21 @@ async function runHandler(event: HookName, handler: AnyHandler, payload: Record<
     const config = loadConfig({ cwd: projectDir, env: ctx.env });
     home = config.home;
     markSession(event, marker, home);
-    // Connection attempts wait for the time the hook has left, not a fixed 3 s. Not in the broker: the deadline is a
-    // process-wide setting there, and would outlive this request (broker/server.ts sets its own connect timeout).
-    if (ctx.via !== 'broker') setHookDeadline(deadline);
-    // the shell Claude Code itself would have run the command in (src/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
+    // Connection attempts wait for the time the hook has left, not a fixed 3 s; in the broker, the wait it gives
+    // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
+    const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
+    // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home };
   }
 }
 
-export async function runHook(event: HookName, ctx: HookContext = ownProcess()): Promise<HookResult & { print?: string }> {
+/** Runs the hook for `given`: a caller's context (the broker's), or this process with the payload already read, if so. */
+export async function runHook(event: HookEvent, given: HookContext | { stdin?: string } = {}): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
+  const ctx = 'env' in given ? given : ownProcess(given.stdin);
   const handler = (ctx.runtime?.handlers[event] ?? HANDLERS[event]) as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
   const { payload } = read;
@@ -189,21 +178,6 @@ export async function runHook(event: HookName, ctx: HookContext = ownProcess()):
     result = scope.result;
   }
 
-  const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 256) : null);
-  appendHookLog(home, {
-    time: new Date().toISOString(),
-    event,
-    session_id: str(payload.session_id),
-    agent_id: str(payload.agent_id),
-    branch: result.branch ?? null,
-    outcome: result.outcome,
-    elapsed_ms: Math.round(performance.now() - t0),
-    claude_code: ctx.runtime ? null : (claudeCodeVersion(ctx.env) ?? null),
-    ...(ctx.runtime ? { runtime: ctx.runtime.name } : {}),
-    permission_mode: str(payload.permission_mode),
-    project_dir: projectDir, // doctor: this project's lines only
-    ...(result.changes ? { changes: result.changes } : {}),
-    ...(ctx.via ? { via: ctx.via } : {}),
-  });
+  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode: ctx.runtime ? undefined : claudeCodeVersion(ctx.env), runtime: ctx.runtime?.name, projectDir, changes: result.changes, via: ctx.via }));
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }

@@ -7,8 +7,8 @@
 //    alone here when it comes back (exactly pgx's form for this agent and branch: planSubagentBash's 'routed').
 //  - Codex has no SessionEnd: a session's branches end on their idle TTL (decisions/204-codex-session-end.md).
 import { attachOrEnsure } from '../../engine/api.js';
-import { issueTicket } from '../../routing-ticket.js';
-import { startPoolFill } from '../../pool-fill.js';
+import { issueTicket } from '../../exec/routing-ticket.js';
+import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../install/settings-file.js';

@@ -1,7 +1,7 @@
 // Codex CLI hook stdin payloads (shapes observed on @openai/codex 0.171.0). Untrusted: validated with zod; unknown
 // fields are ignored, except inside tool_input, which is echoed back whole in updatedInput.
 import * as z from 'zod/mini';
-import { idSchema } from '../../identity.js';
+import { idSchema } from '../../engine/identity.js';
 
 const baseShape = {
   session_id: idSchema,

@@ -8,10 +8,9 @@ const [, , a, b, c, extra] = process.argv;
 
 async function main() {
   if (a === 'agent' && b === 'hook' && c !== undefined && extra === undefined) {
-    const text = await require('../dist/hook-fast.cjs').fastHook(c);
+    const text = await require('../dist/hook-fast.cjs').lightHook(c);
     if (text === undefined) process.exit(0); // answered, and written
-    globalThis.__pgxHookStdin = text;
-    if (await require('../dist/hook.cjs').fastHook(process.argv.slice(2))) return;
+    if (await require('../dist/hook.cjs').runHookArgv(process.argv.slice(2), text)) return;
   } else if (a === 'agent' && b === 'exec' && c === '--agent') {
     if (await require('../dist/hook-fast.cjs').fastRoutedExec(process.argv.slice(2))) return;
     if (await require('../dist/exec-fast.cjs').fastExec(process.argv.slice(2))) return;

@@ -1,0 +1,87 @@
+// `pgx agent doctor`: every check in order, each {name, status, detail, fix?}. The server is connected lazily and
+// once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
+import { resolve } from 'node:path';
+import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from '../project/config.js';
+import { isPgxError } from '../lib/errors.js';
+import { quoteIfNeeded } from '../lib/shell.js';
+import { lazyServer } from './connection.js';
+import { serverCheck, roleCheck } from './server-checks.js';
+import { originCheck, templateCheck } from './template-check.js';
+import { poolCheck } from './pool-check.js';
+import { brokerCheck } from './broker-check.js';
+import { hooksCheck, inspectScopes } from './hooks-check.js';
+import { permissionsCheck } from './permissions-check.js';
+import { hookLogCheck } from './hook-log-check.js';
+import { branchesCheck, guardsCheck, orphansCheck } from './branch-checks.js';
+import { rolesCheck } from './roles-check.js';
+import { dotenvCheck } from './dotenv-check.js';
+import { codexCheck } from './codex-check.js';
+import { fail, ok, skip, type Check, type DoctorContext } from './types.js';
+
+export type { Check, CheckStatus } from './types.js';
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: Check[];
+}
+
+function configCheck(cwd: string): { check: Check; config?: Config } {
+  const file = findConfigFile(cwd);
+  try {
+    const config = loadConfig({ cwd });
+    if (!file) return { check: fail('config', `no .pgx.toml in ${cwd} or above: the hooks ignore this project`, `pgx init --cwd ${quoteIfNeeded(cwd)}`), config };
+    const server = config.serverUrl ? (process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : '[server] url') : 'the embedded local server';
+    return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
+  } catch (e) {
+    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, ' ') : String(e);
+    return { check: fail('config', message, `fix the keys named above in ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`) };
+  }
+}
+
+export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorReport> {
+  const cwd = resolve(opts.cwd ?? process.cwd());
+  const { check: cfg, config } = configCheck(cwd);
+  const projectDir = config?.projectDir ?? (findConfigFile(cwd) ? resolve(findConfigFile(cwd)!, '..') : cwd);
+  const conn = lazyServer(config, config?.home ?? pgxHome());
+  const ctx: DoctorContext = { projectDir, config, home: config?.home ?? pgxHome(), server: () => conn.server(), registry: () => conn.registry() };
+  const found = inspectScopes(projectDir);
+  const steps: [string, () => Check | Promise<Check>][] = [
+    ['server', () => serverCheck(ctx)],
+    ['role', () => roleCheck(ctx)],
+    ['roles', () => rolesCheck(ctx)],
+    ['template', () => templateCheck(ctx)],
+    ['origin', () => originCheck(ctx)],
+    ['pool', () => poolCheck(ctx)],
+    ['broker', () => brokerCheck(ctx)],
+    ['hooks', () => hooksCheck(ctx, found)],
+    // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)
+    ...(codexCheck(projectDir) ? ([['codex', () => codexCheck(projectDir)!]] as [string, () => Check][]) : []),
+    ['permissions', () => permissionsCheck(ctx, found)],
+    ['hook-log', () => hookLogCheck(ctx)],
+    ['branches', () => branchesCheck(ctx)],
+    ['orphans', () => orphansCheck(ctx)],
+    ['guards', () => guardsCheck(ctx)],
+    ['env-files', () => dotenvCheck(ctx)],
+  ];
+  const checks: Check[] = [cfg];
+  try {
+    for (const [name, run] of steps) {
+      try {
+        checks.push(await run());
+      } catch (e) {
+        // One broken check must not hide the others.
+        checks.push(fail(name, `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`, 'rerun with DEBUG=pgx and report it'));
+      }
+    }
+  } finally {
+    await conn.close();
+  }
+  // A Codex-only setup: the Claude Code checks have no install to check (not a failure); the codex line checks it.
+  if (checks.some((c) => c.name === 'codex')) {
+    for (const [i, c] of checks.entries()) {
+      const none = (c.name === 'hooks' && c.status === 'fail' && c.detail.startsWith('no pgx hooks in')) || (c.name === 'permissions' && c.status === 'warn' && c.detail.startsWith('no wrapper rule'));
+      if (none && !found.some((f) => f.insp.count > 0 || f.plugin)) checks[i] = skip(c.name, 'no Claude Code install (the Codex CLI install is the codex check)');
+    }
+  }
+  return { ok: !checks.some((c) => c.status === 'fail'), checks };
+}

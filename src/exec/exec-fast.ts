@@ -1,0 +1,18 @@
+// `agent exec --agent <id> [--cwd <dir>] -- <command…>`, the exact form the PreToolUse rewrite writes, run without
+// the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
+import { routedTarget, runExec } from './exec.js';
+import { parseRoutedExec } from './exec-argv.js';
+import { printError } from '../lib/output.js';
+
+/** Runs the exec and returns true (exit code in process.exitCode), or false when argv is not the rewrite's form. */
+export async function fastExec(argv: string[]): Promise<boolean> {
+  const routed = parseRoutedExec(argv);
+  if (!routed) return false;
+  try {
+    const { config, target } = routedTarget(routed, process.cwd(), process.env);
+    process.exitCode = await runExec(config, target, routed.command, {});
+  } catch (e) {
+    process.exitCode = printError(e, false, process.stderr);
+  }
+  return true;
+}

@@ -1,0 +1,69 @@
+// The six Claude Code hook events pgx answers: each one's settings name, the name `pgx agent hook <event>` takes,
+// its matcher and its timeout, in one table, and the deadline pgx answers by. The installer writes its entries from
+// it, the hook runner and the light entry (fast-path.ts) read their deadlines from it. Its own module, importing
+// nothing: the light entry loads it on every hook.
+
+/**
+ * Claude Code's default for a hook that fails (can't start, is killed, times out, exits other than 0 or 2, prints JSON
+ * that fails validation) is to go on as if it said nothing: for PreToolUse, the subagent's command runs unrouted.
+ * `"block"` turns each of those into a blocked call with the cause in the tool result. Releases before 2.1.295 strip
+ * the key without a word (measured on 2.1.0 and 2.1.294: hooks and rules still apply), so it is written for every
+ * version; the value must be exactly "block" (2.1.332 skips the whole file for "blok"). Written only on PreToolUse:
+ * on SessionStart and SubagentStart it blocks nothing, on SubagentStop it is ignored with a warning
+ * (docs/pgx/local-dev/decisions/191-pretooluse-fails-closed.md).
+ */
+export const ON_FAILURE_BLOCK = 'block' as const;
+/** The first Claude Code release that honours `onFailure` (earlier ones ignore it: PreToolUse then fails open). */
+export const ON_FAILURE_SINCE = '2.1.295';
+
+const TABLE = [
+  // Creates/attaches the session's state; may have to start the local server on a cold machine.
+  { event: 'SessionStart', cli: 'session-start', timeout: 30 },
+  // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
+  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
+  // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
+  // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
+  // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
+  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: ON_FAILURE_BLOCK },
+  // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
+  { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
+  // Records/retires the subagent's branch.
+  { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
+  // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
+  // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
+  // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
+  { event: 'SessionEnd', cli: 'session-end', timeout: 10 },
+] as const;
+
+type Row = (typeof TABLE)[number];
+/** A hook event as `pgx agent hook <event>` names it (`pre-tool-use`): the one name the code uses for an event. */
+export type HookEvent = Row['cli'];
+/** A hook event as Claude Code's settings name it (`PreToolUse`). */
+export type HookEventName = Row['event'];
+
+export interface HookEntry {
+  event: HookEventName;
+  cli: HookEvent;
+  matcher?: string;
+  /** Seconds. */
+  timeout: number;
+  onFailure?: typeof ON_FAILURE_BLOCK;
+}
+
+/** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */
+export const HOOK_EVENTS: readonly HookEntry[] = Object.freeze(TABLE);
+
+export const EVENT_BY_CLI = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.cli, h]));
+export const EVENT_BY_NAME = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.event, h]));
+
+export const isHookEvent = (event: string | undefined): event is HookEvent => event !== undefined && EVENT_BY_CLI.has(event);
+
+/**
+ * How long a hook may work before it answers anyway: 80% of its timeout (PGX_HOOK_DEADLINE_MS overrides).
+ * Claude Code runs a PreToolUse command whose hook timed out UNCHANGED (unrouted), so pgx must answer (deny) first.
+ */
+export function hookDeadlineMs(event: HookEvent, env: NodeJS.ProcessEnv = process.env): number {
+  const override = Number(env.PGX_HOOK_DEADLINE_MS);
+  if (Number.isFinite(override) && override > 0) return override;
+  return Math.round((EVENT_BY_CLI.get(event)?.timeout ?? 30) * 1000 * 0.8);
+}

@@ -1,0 +1,34 @@
+// The hook payload's text, read once per hook process, in one place: the light entry (fast-path.ts) reads it and
+// passes it on to the in-process hook (bin/pgx.js, as an argument) or to the broker (in the request); the CLI's
+// `agent hook` reads it here too. Node built-ins only: the light entry loads it on every hook.
+import { readFileSync } from 'node:fs';
+
+/** Claude Code's payloads are small; anything larger is refused by the hook runner (run.ts), failing closed. */
+export const MAX_STDIN = 1024 * 1024;
+
+/**
+ * All of stdin, as text. One synchronous read of fd 0 first: process.stdin would build a stream (a net.Socket for
+ * Claude Code's pipe). A non-blocking pipe (EAGAIN) or none: the stream, stopped once past MAX_STDIN. A terminal
+ * (`emptyOnTty`, the CLI's `agent hook` typed by hand) is no payload.
+ */
+export async function readHookStdin(opts: { emptyOnTty?: boolean } = {}): Promise<string> {
+  if (opts.emptyOnTty && process.stdin.isTTY) return '';
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    // the stream way below
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of process.stdin) {
+    chunks.push(c as Buffer);
+    if ((size += (c as Buffer).length) > MAX_STDIN) break; // refused whole by the hook runner
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The payload text within MAX_STDIN, or the error the hook runner turns into its event's failure. */
+export function withinLimit(text: string): string {
+  if (text.length > MAX_STDIN) throw new Error('hook payload larger than 1 MiB');
+  return text;
+}

@@ -1,0 +1,74 @@
+// `pgx init` and the minimal .pgx.toml that `pgx agent install claude` writes when a project has none.
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { basename, join, resolve } from 'node:path';
+import { parseUrl } from '../server/db.js';
+import { CONFIG_FILE, exampleConfigPath, validateConfigText } from './config.js';
+import { PgxError } from '../lib/errors.js';
+
+export interface InitOptions {
+  dir: string;
+  name?: string;
+  url?: string;
+  source?: string;
+  force?: boolean;
+}
+
+const tomlString = (s: string) => JSON.stringify(s); // TOML basic strings accept JSON string escapes
+
+export function renderConfig(o: { name: string; url?: string; source?: string }): string {
+  return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: ${exampleConfigPath()}
+[server]
+# The admin connection (a role with CREATEDB). Unset = pgx runs its own local PostgreSQL (\`pgx local status\`).
+${o.url ? `url = ${tomlString(o.url)}` : '# url = "postgresql://me@127.0.0.1:5432/postgres"'}
+
+[project]
+name = ${tomlString(o.name)}
+# The database branches are cloned from (a frozen template of it). Unset = branches start empty.
+${o.source ? `source = ${tomlString(o.source)}` : '# source = "myapp_dev"'}
+
+[agent]
+idle_ttl = "2h"   # a branch with no activity for this long is dropped by gc
+grace = "10m"     # a retired branch is kept this long before gc drops it
+
+[guards]          # set on every branch (never on the source or template); "off" disables one
+client_connection_check_interval = "5s"
+idle_in_transaction_session_timeout = "15m"
+statement_timeout = "1h"
+`;
+}
+
+/** Writes .pgx.toml. The text is validated BEFORE writing, so a bad flag never leaves a broken file behind. */
+export function initProject(o: InitOptions): { path: string; written: boolean; name: string } {
+  const dir = resolve(o.dir);
+  const path = join(dir, CONFIG_FILE);
+  if (existsSync(path) && !o.force) {
+    throw new PgxError('USAGE', `${path} already exists.`, 'Pass --force to overwrite it, or edit it by hand.');
+  }
+  const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[.-]+/, '').slice(0, 63) || 'project');
+  const text = renderConfig({ name, url: o.url, source: o.source });
+  validateConfigText(text, path);
+  const hasPassword = o.url ? parseUrl(o.url).password !== undefined : false; // also rejects an unparseable url, before writing
+  writeFileSync(path, text, { mode: hasPassword ? 0o600 : 0o644 });
+  if (hasPassword) chmodSync(path, 0o600); // an existing file (--force) keeps its mode otherwise
+  return { path, written: true, name };
+}
+
+/**
+ * Sets `[project] source` in an existing .pgx.toml (`pgx source import` when the project had none), keeping the rest
+ * of the text: the commented `# source = …` line `pgx init` writes is replaced, else the key goes under [project].
+ * The result is validated, and must read back as that source, before it is written.
+ */
+export function setConfigSource(file: string, source: string): void {
+  const text = readFileSync(file, 'utf8');
+  const line = `source = ${tomlString(source)}`;
+  let next: string;
+  if (/^#\s*source\s*=.*$/m.test(text)) next = text.replace(/^#\s*source\s*=.*$/m, line);
+  else if (/^\[project\]\s*$/m.test(text)) next = text.replace(/^\[project\]\s*$/m, (h) => `${h}\n${line}`);
+  else next = `${text.replace(/\n*$/, '\n')}\n[project]\n${line}\n`;
+  validateConfigText(next, file);
+  if (parseToml(next).project && (parseToml(next).project as { source?: string }).source !== source) {
+    throw new PgxError('CONFIG_INVALID', `${file}: could not set [project] source safely.`, `Add \`${line}\` under [project] by hand.`);
+  }
+  writeFileSync(file, next);
+}

@@ -1,0 +1,25 @@
+// The SQLSTATEs pgx reacts to, by name, and reading one off a driver error. Its own module, importing nothing: the
+// connection module (db.ts) and the catalog (catalog.ts, which imports db.ts) both need them.
+
+/** The SQLSTATEs pgx reacts to (PostgreSQL, Appendix A). */
+export const SQLSTATE = {
+  UNIQUE_VIOLATION: '23505',
+  INVALID_AUTHORIZATION: '28000',
+  INVALID_PASSWORD: '28P01',
+  INVALID_CATALOG_NAME: '3D000',
+  INSUFFICIENT_PRIVILEGE: '42501',
+  DUPLICATE_DATABASE: '42P04',
+  DUPLICATE_OBJECT: '42710',
+  UNDEFINED_TABLE: '42P01',
+  UNDEFINED_COLUMN: '42703',
+  DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
+  OBJECT_IN_USE: '55006',
+} as const;
+
+/** The SQLSTATE of a driver error (or of the error it wraps), if any. */
+export function sqlstateOf(e: unknown): string | undefined {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  if (typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) return err.code;
+  if (typeof err?.cause?.code === 'string') return err.cause.code;
+  return undefined;
+}
