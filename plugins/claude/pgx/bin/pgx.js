@@ -11,6 +11,8 @@ async function main() {
     const text = await require('../dist/hook-fast.cjs').lightHook(c);
     if (text === undefined) process.exit(0); // answered, and written
     if (await require('../dist/hook.cjs').runHookArgv(process.argv.slice(2), text)) return;
+  } else if (a === 'agent' && b === 'codex-hook' && c !== undefined && extra === undefined) {
+    if (await require('../dist/codex-hook.cjs').fastCodexHook(process.argv.slice(2))) return;
   } else if (a === 'agent' && b === 'exec' && c === '--agent') {
     if (await require('../dist/hook-fast.cjs').fastRoutedExec(process.argv.slice(2))) return;
     if (await require('../dist/exec-fast.cjs').fastExec(process.argv.slice(2))) return;
