@@ -1,9 +1,8 @@
 // pgx agent diff: what a branch changed against its parent, the template or another branch (engine/diff.ts).
 import type { Command } from 'commander';
-import { PgxError } from '../lib/errors.js';
-import { withEngine, type Against, type DiffResult, type Selector } from '../engine/api.js';
+import { withEngine, type Against, type DiffResult } from '../engine/api.js';
 import { paint } from '../lib/output.js';
-import { action, configFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, branchSelector, configFor, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerDiffCommand(agent: Command): void {
   withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)"))
@@ -15,7 +14,7 @@ export function registerDiffCommand(agent: Command): void {
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; against: string }>(async (opts, out) => {
         const config = configFor(opts);
-        const sel = selectorOf(opts, process.env);
+        const sel = branchSelector(opts, process.env, 'diff');
         const against: Against = opts.against === 'parent' || opts.against === 'template' ? opts.against : { branch: opts.against };
         const r = await withEngine(config, (e) => e.diff(sel, against));
         out.result(r, () => render(r));
@@ -24,20 +23,6 @@ export function registerDiffCommand(agent: Command): void {
 }
 
 /** Exactly one selector; none inside a routed command (`agent exec` sets PGX_BRANCH): the caller's own branch. */
-function selectorOf(opts: TargetOpts & { branch?: string }, env: NodeJS.ProcessEnv): Selector {
-  // --session with --agent: that session's subagent (an agent id alone may have branches in several sessions)
-  const given = ['agent', 'id', 'session', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined && !(k === 'session' && opts.agent !== undefined));
-  if (given.length > 1) throw new PgxError('USAGE', `Pass one of --agent, --id, --session, --branch (got ${given.map((g) => `--${g}`).join(', ')}).`, 'e.g. `pgx agent diff --agent <id>`.');
-  if (opts.branch !== undefined) return { branch: opts.branch };
-  if (!given.length) {
-    if (env.PGX_BRANCH) return { branch: env.PGX_BRANCH };
-    throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id>, --session <id> or --branch <name>.', 'Inside a command pgx routed (a subagent\'s Bash, `pgx agent exec`), no selector means that command\'s own branch.');
-  }
-  const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
-  if (t.agentId !== undefined && t.sessionId !== undefined) return { target: t };
-  return t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
-}
-
 function render(r: DiffResult): string {
   const what = r.against.kind === 'branch' ? 'branch' : r.against.parent_was_template ? 'the template: it has no parent branch' : r.against.kind === 'parent' ? 'its parent' : 'the template';
   const lines = [`${r.branch} compared with ${r.against.database} (${what})`];

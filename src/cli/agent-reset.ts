@@ -1,9 +1,9 @@
 // pgx agent reset | adopt: a branch's contents replaced in place (engine/reset.ts), its name, role and DSN kept.
 import type { Command } from 'commander';
 import { PgxError } from '../lib/errors.js';
-import { withEngine, type ResetResult, type Selector } from '../engine/api.js';
+import { withEngine, type ResetResult } from '../engine/api.js';
 import { table } from '../lib/output.js';
-import { action, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, branchSelector, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerResetCommands(agent: Command): void {
   withCommon(agent.command('reset').description("put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN"))
@@ -15,7 +15,7 @@ export function registerResetCommands(agent: Command): void {
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; to: string }>(async (opts, out) => {
         if (opts.to !== 'parent' && opts.to !== 'template') throw new PgxError('USAGE', `--to must be parent or template (got "${opts.to}").`, 'e.g. `pgx agent reset --to template`.');
-        const sel = selectorFrom(opts, process.env);
+        const sel = branchSelector(opts, process.env, 'reset');
         const config = configFor(opts);
         const r = await withEngine(config, (e) => e.reset(sel, opts.to as 'parent' | 'template'));
         out.result(r, () => resetText(r, `reset to ${r.from ? `"${r.from}"` : 'the template'}`));
@@ -38,15 +38,6 @@ export function registerResetCommands(agent: Command): void {
  * Exactly one selector; none inside a routed command (`agent exec` sets PGX_BRANCH for its command) means the
  * caller's own branch.
  */
-export function selectorFrom(opts: TargetOpts & { branch?: string }, env: NodeJS.ProcessEnv): Selector {
-  const given = ['agent', 'id', 'session', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined);
-  if (given.length === 0 && env.PGX_BRANCH) return { branch: env.PGX_BRANCH };
-  if (given.length !== 1) throw new PgxError('USAGE', 'Pass exactly one of --agent, --id, --session, --branch.', 'Inside a routed command (a subagent\'s Bash, `pgx agent exec`), no selector means your own branch.');
-  if (opts.branch !== undefined) return { branch: opts.branch };
-  const t = targetFrom({ agent: opts.agent, id: opts.id, session: opts.session }, {});
-  return t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
-}
-
 function resetText(r: ResetResult, what: string): string {
   return `${r.name}: ${what} by ${r.method} in ${r.elapsed_ms} ms; name, role and DSN kept\n` + table(['TERMINATED', 'REMAINING'], [[String(r.backends_terminated), String(r.backends_remaining)]]);
 }

@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { CONFIG_FILE, loadConfig, type Config } from '../project/config.js';
 import { EXIT, PgxError } from '../lib/errors.js';
 import { createOutput, printError, type Output } from '../lib/output.js';
-import { validateId } from '../engine/identity.js';
-import type { ForkRequest, Target } from '../engine/api.js';
+import { targetFrom as targetOf, validateId, type TargetOpts as TargetFlags } from '../engine/identity.js';
+import type { ForkRequest, Selector, Target } from '../engine/api.js';
 
 export interface CommonOpts {
   cwd?: string;
@@ -70,3 +70,21 @@ export function forkFrom(from: string | undefined, t: Target, env: NodeJS.Proces
 }
 
 export const FROM_HELP = "what a new branch is a copy of: session (its session's branch), template, or another branch's --id or name";
+
+/**
+ * The one branch `--agent`, `--id`, `--session` or `--branch` names, for a command that acts on one (diff, reset).
+ * `--session` with `--agent` is that session's subagent (an agent id alone may have branches in several sessions).
+ * No selector inside a routed command means the command's own branch (PGX_BRANCH, set by exec).
+ */
+export function branchSelector(opts: TargetFlags & { branch?: string }, env: NodeJS.ProcessEnv, verb: string): Selector {
+  const given = ['agent', 'id', 'session', 'branch'].filter((k) => (opts as Record<string, unknown>)[k] !== undefined && !(k === 'session' && opts.agent !== undefined));
+  if (given.length > 1) throw new PgxError('USAGE', `Pass one of --agent, --id, --session, --branch (got ${given.map((g) => `--${g}`).join(', ')}).`, `e.g. \`pgx agent ${verb} --agent <id>\`.`);
+  if (opts.branch !== undefined) return { branch: opts.branch };
+  if (!given.length) {
+    if (env.PGX_BRANCH) return { branch: env.PGX_BRANCH };
+    throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id>, --session <id> or --branch <name>.', "Inside a command pgx routed (a subagent's Bash, `pgx agent exec`), no selector means that command's own branch.");
+  }
+  const t = targetOf({ agent: opts.agent, id: opts.id, session: opts.session }, {});
+  if (t.agentId !== undefined && t.sessionId !== undefined) return { target: t };
+  return t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
+}

@@ -51,7 +51,8 @@ export interface Handler<S extends z.ZodMiniType> {
 const subagentTarget = (p: { session_id: string; agent_id: string }) => ({ sessionId: p.session_id, agentId: p.agent_id });
 const sessionTarget = (p: { session_id: string }) => ({ sessionId: p.session_id });
 
-function deny(reason: string): Record<string, unknown> {
+/** A PreToolUse deny (Claude Code's and Codex's hook output are the same shape). */
+export function deny(reason: string): Record<string, unknown> {
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
@@ -132,20 +133,25 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       branch: ensured.branch,
     };
   },
-  onError(message, payload) {
-    // A launcher invocation is refused even when pgx is broken: the wrapper rule would otherwise approve it unseen.
-    if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
-    // Only a subagent's Bash fails closed, as in run(). A payload known NOT to be one (no agent_id: the parent; or
-    // another tool) fails open: a broken .pgx.toml used to deny every Bash of the main session too.
-    if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) {
-      return { outcome: 'error:not-subagent-bash' };
-    }
-    return {
-      output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
-      outcome: 'denied:error',
-    };
-  },
+  onError: preToolUseFailure,
 };
+
+/**
+ * PreToolUse when pgx itself failed (every runtime's). A launcher invocation is refused even when pgx is broken: the
+ * wrapper rule would otherwise approve it unseen. Only a subagent's Bash fails closed, as in run(); a payload known
+ * NOT to be one (no agent_id: the parent; or another tool) fails open: a broken .pgx.toml used to deny every Bash of
+ * the main session too.
+ */
+export function preToolUseFailure(message: string, payload?: Record<string, unknown>): HookResult {
+  if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
+  if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) {
+    return { outcome: 'error:not-subagent-bash' };
+  }
+  return {
+    output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
+    outcome: 'denied:error',
+  };
+}
 
 export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   schema: P.subagentStartSchema,

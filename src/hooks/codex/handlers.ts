@@ -12,9 +12,8 @@ import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../install/settings-file.js';
-import { launcherPath } from '../claude/launcher.js';
 import { innerCommand, invokesLauncher, isRouted, type RewriteParams } from '../claude/rewrite.js';
-import { invokesLauncherIn, launcherDeny, planSubagentBash, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
+import { deny, launcherDeny, planSubagentBash, preToolUseFailure, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';
@@ -28,10 +27,6 @@ export const BYPASS_MODE = 'bypassPermissions';
  */
 export function bypassesApprovals(mode: unknown, env: NodeJS.ProcessEnv = process.env): boolean {
   return mode === BYPASS_MODE && env.PGX_CODEX_ALLOW !== 'never';
-}
-
-function deny(reason: string): Record<string, unknown> {
-  return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
 }
 
 /** The line that ends the deny's explanation; the routed command follows it. */
@@ -84,15 +79,8 @@ export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
       branch: ensured.branch,
     };
   },
-  onError(message, payload) {
-    if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
-    // Fail closed for a subagent's shell command only (or a payload too broken to tell).
-    if (payload && (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))) return { outcome: 'error:not-subagent-bash' };
-    return {
-      output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
-      outcome: 'denied:error',
-    };
-  },
+  // Fail closed for a subagent's shell command only (or a payload too broken to tell), as for Claude Code.
+  onError: preToolUseFailure,
 };
 
 /** Claude's SubagentStart (the same branch, the same context line), with Codex's note on approvals added. */
