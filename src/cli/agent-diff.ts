@@ -2,14 +2,10 @@
 import type { Command } from 'commander';
 import { withEngine, type Against, type DiffResult } from '../engine/api.js';
 import { paint } from '../lib/output.js';
-import { action, branchSelector, configFor, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, branchSelector, withBranchSelector, configFor, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerDiffCommand(agent: Command): void {
-  withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)"))
-    .option('--agent <id>', "a subagent's branch")
-    .option('--id <id>', 'an exec --id branch')
-    .option('--session <id>', "a session's own branch (with --agent: that session's subagent)")
-    .option('--branch <name>', 'a branch by database name')
+  withBranchSelector(withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)")), "a session's own branch (with --agent: that session's subagent)")
     .option('--against <what>', 'parent (the branch it was forked from; none: the template), template, or a branch name', 'parent')
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; against: string }>(async (opts, out) => {

@@ -3,14 +3,10 @@ import type { Command } from 'commander';
 import { PgxError } from '../lib/errors.js';
 import { withEngine, type ResetResult } from '../engine/api.js';
 import { table } from '../lib/output.js';
-import { action, branchSelector, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { action, branchSelector, withBranchSelector, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerResetCommands(agent: Command): void {
-  withCommon(agent.command('reset').description("put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN"))
-    .option('--agent <id>', "a subagent's branch")
-    .option('--id <id>', 'an exec --id branch')
-    .option('--session <id>', "a session's own branch")
-    .option('--branch <name>', 'a branch by database name')
+  withBranchSelector(withCommon(agent.command('reset').description("put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN")))
     .option('--to <what>', 'parent (default: its session\'s branch, or the template) or template', 'parent')
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; to: string }>(async (opts, out) => {

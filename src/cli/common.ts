@@ -88,3 +88,8 @@ export function branchSelector(opts: TargetFlags & { branch?: string }, env: Nod
   if (t.agentId !== undefined && t.sessionId !== undefined) return { target: t };
   return t.agentId !== undefined ? { agent: t.agentId } : t.execId !== undefined ? { id: t.execId } : { session: t.sessionId! };
 }
+
+/** The four flags that name one branch (branchSelector reads them). */
+export function withBranchSelector(cmd: Command, session = "a session's own branch"): Command {
+  return cmd.option('--agent <id>', "a subagent's branch").option('--id <id>', 'an exec --id branch').option('--session <id>', session).option('--branch <name>', 'a branch by database name');
+}

@@ -354,13 +354,20 @@ export interface TerminateResult {
   backends_remaining: number;
 }
 
+/**
+ * Ends every other backend whose `column` (its database, or its role) is `value`, then waits (bounded) until they are
+ * gone: how many it ended, and how many are still there.
+ */
+async function terminateWhere(db: Db, column: 'datname' | 'usename', value: string, waitMs: number): Promise<{ terminated: number; remaining: number }> {
+  const [t] = await db.query<{ n: number }>(`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`, [value]);
+  const count = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`, [value]))[0]!.n;
+  return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
+}
+
 /** Ends every backend on the database and waits (bounded) until they are gone. */
 export async function terminateBackends(db: Db, name: string, waitMs = 2000): Promise<TerminateResult> {
-  const [t] = await db.query<{ n: number }>(
-    `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
-    [name],
-  );
-  return { backends_terminated: t!.n, backends_remaining: await untilNone(() => countBackends(db, name), waitMs) };
+  const r = await terminateWhere(db, 'datname', name, waitMs);
+  return { backends_terminated: r.terminated, backends_remaining: r.remaining };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -507,13 +514,8 @@ export interface RoleBackends {
 }
 
 /** Ends every session of the role, on every database (the source included), and waits (bounded) until they are gone. */
-export async function terminateRoleBackends(db: Db, role: string, waitMs = 2000): Promise<RoleBackends> {
-  const [t] = await db.query<{ n: number }>(
-    `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE usename = $1 AND pid <> pg_backend_pid()`,
-    [role],
-  );
-  const count = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1', [role]))[0]!.n;
-  return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
+export function terminateRoleBackends(db: Db, role: string, waitMs = 2000): Promise<RoleBackends> {
+  return terminateWhere(db, 'usename', role, waitMs);
 }
 
 /**
