@@ -2,7 +2,7 @@
 // codex` makes its hooks trusted the way Codex records trust (no --dangerously-bypass-hook-trust), and a `codex exec`
 // parent that spawns three subagents gets each one's psql on its own branch, retired at SubagentStop, the source
 // untouched. And the sandbox fact decision 203 rests on: under the default workspace-write sandbox no socket opens.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx, schemaMd5, sql } from '../helpers/pgx.js';
@@ -15,9 +15,14 @@ if (!codexBin) console.warn(`e2e: the Codex CLI ${PINNED_CODEX} is not installed
 
 const made: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 const sources: string[] = [];
+// Codex 0.171.0 makes these in /tmp whatever TMPDIR says (measured: /tmp/codex-daemon-0 after a `codex exec`; the
+// sandbox's mount targets directory under -s workspace-write). The ones this file made go with it.
+const CODEX_TMP = [`/tmp/codex-daemon-${process.getuid?.() ?? 0}`, `/tmp/codex-bwrap-synthetic-mount-targets-${process.getuid?.() ?? 0}`];
+const codexTmpBefore = new Set(CODEX_TMP.filter((d) => existsSync(d)));
 afterAll(async () => {
   for (const p of made) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
   for (const s of sources) await sql(`DROP DATABASE IF EXISTS ${s} WITH (FORCE)`).catch(() => undefined);
+  for (const d of CODEX_TMP) if (!codexTmpBefore.has(d)) rmSync(d, { recursive: true, force: true });
 });
 
 const hookLog = (home: string) =>
