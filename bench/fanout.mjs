@@ -24,7 +24,7 @@ const log = (m) => process.stderr.write(`bench: ${m}\n`);
 
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
 // The clone rows run with the warm pool off; the pool rows fill it first (PGX_POOL sets its size).
-const env = { ...process.env, PGX_HOME: home, PGX_HOST: 'bench', PGX_POOL: '0' };
+const env = { ...process.env, PGX_HOME: home, TMPDIR: home, PGX_HOST: 'bench', PGX_POOL: '0' }; // TMPDIR: the broker's socket directory goes with the home
 let url = process.env.PGX_DATABASE_URL;
 if (!url) {
   log('starting a throwaway local server');
@@ -147,11 +147,8 @@ try {
     await sql(`DROP DATABASE "${datname}"`).catch(() => {});
   }
   spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' });
-  if (!process.env.PGX_DATABASE_URL) {
-    const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
-    spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
-    rmSync(st.data_dir, { recursive: true, force: true });
-  }
+  // The throwaway local server and all of its data (under /var/lib/pgx as root): pgx's own purge.
+  if (!process.env.PGX_DATABASE_URL) spawnSync(pgx, ['local', 'down', '--purge', '--yes'], { env, stdio: 'ignore' });
   rmSync(project, { recursive: true, force: true });
 }
 

@@ -8,9 +8,9 @@
 // writes .tmp/bench-fork.json. Never asserts: the figures are read, not judged.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -21,7 +21,7 @@ const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const log = (m) => process.stderr.write(`bench: ${m}\n`);
 
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
-const env = { ...process.env, PGX_HOME: home, PGX_HOST: 'benchfork', PGX_POOL: '0' };
+const env = { ...process.env, PGX_HOME: home, TMPDIR: home, PGX_HOST: 'benchfork', PGX_POOL: '0' }; // TMPDIR: the broker's socket directory goes with the home
 let url = process.env.PGX_DATABASE_URL;
 if (!url) {
   log('starting a throwaway local server');
@@ -129,20 +129,8 @@ try {
     await sql(`DROP DATABASE "${datname}"`).catch(() => {});
   }
   spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' });
-  if (!process.env.PGX_DATABASE_URL) {
-    const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
-    spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
-    rmSync(st.data_dir, { recursive: true, force: true });
-    rmSync(join(dirname(st.data_dir), 'postgres.log'), { force: true });
-    // and the directories the data directory was made in, when nothing else is in them
-    for (const d of [dirname(st.data_dir), dirname(dirname(st.data_dir))]) {
-      try {
-        rmdirSync(d);
-      } catch {
-        break; // not empty (another server's), or gone
-      }
-    }
-  }
+  // The throwaway local server and all of its data (under /var/lib/pgx as root): pgx's own purge.
+  if (!process.env.PGX_DATABASE_URL) spawnSync(pgx, ['local', 'down', '--purge', '--yes'], { env, stdio: 'ignore' });
   rmSync(home, { recursive: true, force: true });
   rmSync(project, { recursive: true, force: true });
 }

@@ -14,7 +14,8 @@ writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "bench"\n');
 const outside = mkdtempSync(join(tmpdir(), 'pgx-bench-out-'));
 // A PGX_HOME of its own: without PGX_DATABASE_URL the bench starts (and stops) a throwaway local server there.
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
-const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, AI_AGENT: 'claude-code_2-1-328_harness' };
+// TMPDIR too: the broker's socket directory (<tmp>/pgx-<uid>) then goes with the home.
+const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, TMPDIR: home, AI_AGENT: 'claude-code_2-1-328_harness' };
 const session = '11111111-2222-3333-4444-555555555555';
 const payload = (cwd, agent) => JSON.stringify({ session_id: session, cwd, hook_event_name: 'PreToolUse', agent_id: agent, tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"', description: 'x' } });
 writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
@@ -70,9 +71,6 @@ for (const [name, ms, user] of results) {
 }
 execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });
 spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' }); // the bench's own broker (its PGX_HOME goes next)
-if (!process.env.PGX_DATABASE_URL) {
-  const st = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
-  spawnSync(pgx, ['local', 'down'], { env, stdio: 'ignore' });
-  rmSync(st.data_dir, { recursive: true, force: true });
-}
-rmSync(home, { recursive: true, force: true });
+// The throwaway local server and all of its data (under /var/lib/pgx as root): pgx's own purge, which removes only its files.
+if (!process.env.PGX_DATABASE_URL) spawnSync(pgx, ['local', 'down', '--purge', '--yes'], { env, stdio: 'ignore' });
+for (const d of [home, dir, outside]) rmSync(d, { recursive: true, force: true });
