@@ -1,5 +1,5 @@
 // Lint: the few rules that catch real bugs here, type-aware (a floating promise is only visible with types).
-// Why typescript-eslint rather than Biome: docs/pgx/local-dev/architecture.md.
+// Why typescript-eslint rather than Biome: docs/pgx/local-dev/decisions/355-linter-typescript-eslint.md.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(

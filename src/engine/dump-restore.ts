@@ -4,8 +4,8 @@
 // GRANTs, so the dump keeps them too (no --no-owner / --no-privileges) and psql restores it in ONE transaction.
 // Restoring `ALTER … OWNER TO r` and `GRANT … TO r` needs the admin role to be a superuser or a member of r (able to
 // SET ROLE r): where it is not, that restore fails and rolls back whole, leaving the database empty, and the copy is
-// made again without owners and privileges, every object then owned by the admin role (docs: decisions/184-engine-and-hook-decisions.md,
-// "Busy source").
+// made again without owners and privileges, every object then owned by the admin role (docs:
+// decisions/330-busy-source-dump-restore.md).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
