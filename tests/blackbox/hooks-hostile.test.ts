@@ -13,7 +13,7 @@ import { requestVars } from '../../src/broker/protocol.js';
 import { brokerWork } from '../../src/cli/agent-broker.js';
 import { claudeCodeShell } from '../../src/lib/shell.js';
 import { loadConfig } from '../../src/project/config.js';
-import { checkAnswer, databases, foreignChanges, hostileCorpus, victimContent, type Answer, type DatabaseRow, type Scenario, type Step, type World } from '../helpers/hostile-corpus.js';
+import { checkAnswer, databases, namedBranch, foreignChanges, hostileCorpus, victimContent, type Answer, type DatabaseRow, type Scenario, type Step, type World } from '../helpers/hostile-corpus.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
 import { hook, hookEnv, launcherReal, mapLimit, rewriteOf } from '../helpers/hooks.js';
 import { jsonOf, makeProject, runPgx, runPgxAsync, sql } from '../helpers/pgx.js';
@@ -75,21 +75,29 @@ async function runCorpus(w: World, corpus: Scenario[], transport: (w: World, st:
   let steps = 0;
   await mapLimit(corpus, 4, async (sc) => {
     const got: string[] = [];
+    const named: (string | undefined)[] = [];
     for (const st of sc.steps) {
       steps++;
       try {
-        got.push(await checkAnswer(w, sc, st, await transport(w, st)));
+        const answer = await transport(w, st);
+        named.push(namedBranch(answer.stdout));
+        got.push(await checkAnswer(w, sc, st, answer));
       } catch (e) {
         failures.push((e as Error).message);
         got.push('failed');
       }
     }
+    // Identities a careless encoder would merge: refused, or each on a branch of its own.
+    const apart = (sc.distinct ?? []).map((i) => named[i]).filter(Boolean);
+    if (new Set(apart).size !== apart.length) failures.push(`${sc.id} (${sc.label}): two identities, branches ${JSON.stringify(apart)}`);
     const other = classes.get(sc.id);
     if (other && other.join() !== got.join()) failures.push(`${sc.id} (${sc.label}): ${name} answered ${got.join(', ')}, the other transport ${other.join(', ')}`);
     classes.set(sc.id, got);
   });
   const ms = Math.round(performance.now() - t0);
-  console.log(`hostile corpus, ${name}: ${corpus.length} scenarios, ${steps} steps in ${ms} ms (${(ms / steps).toFixed(1)} ms a step), ${failures.length} failure(s)`);
+  const answered: Record<string, number> = {};
+  for (const sc of corpus) for (const c of classes.get(sc.id) ?? []) answered[c] = (answered[c] ?? 0) + 1;
+  console.log(`hostile corpus, ${name}: ${corpus.length} scenarios, ${steps} steps in ${ms} ms (${(ms / steps).toFixed(1)} ms a step), ${failures.length} failure(s); answers ${JSON.stringify(answered)}`);
   expect(failures.slice(0, 20), `${failures.length} failure(s)`).toEqual([]);
   // No prototype was polluted by a `__proto__` key (in-process: the test's own realm is the broker's).
   expect(({} as Record<string, unknown>).command ?? ({} as Record<string, unknown>).agent_id).toBeUndefined();

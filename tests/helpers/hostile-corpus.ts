@@ -44,6 +44,8 @@ export interface Scenario {
   label: string;
   /** Run in order: a replay's second step sees what its first did. */
   steps: Step[];
+  /** Steps whose answers must name different branches (two identities a careless encoder would merge). */
+  distinct?: number[];
   /** The bytes of all its steps' stdin. */
   bytes: number;
 }
@@ -169,7 +171,7 @@ const eventArb = fc.constantFrom<HookEvent>('pre-tool-use', 'pre-tool-use', 'pre
  * One scenario's recipe: drawn by fast-check, then made concrete for a world and a unique tag (the scenario's
  * index), so scenarios that stop or end a branch do it to identities of their own.
  */
-type Recipe = { kind: Kind; make(w: World, tag: string): { label: string; steps: Step[] } };
+type Recipe = { kind: Kind; make(w: World, tag: string): { label: string; steps: Step[]; distinct?: number[] } };
 
 /** The identities a step may use: the world's shared ones, or (for anything that retires) the scenario's own. */
 function ids(w: World, event: HookEvent, tag: string): { s: SessionCtx; agent: string | undefined } {
@@ -272,8 +274,11 @@ const eventMismatch: fc.Arbitrary<Recipe> = fc
   }));
 
 /** Replayed and cross-session requests: each a short sequence whose later steps see what the earlier ones did. */
+/** Pairs of ids a careless encoder, collation or name-maker would merge: each must still get a branch of its own. */
+const CONFUSABLE: [string, string][] = [['\ud800', '\ud801'], ['\ud800', '\ufffd'], ['e\u0301', '\u00e9'], ['A', 'a'], [' ', ''], ['\u200b', ''], ["'", '"'], ['_', '-'], ['.', '/'], ['\u0130', 'i'], ['x'.repeat(200), 'x'.repeat(199) + 'y']];
+
 const replay: fc.Arbitrary<Recipe> = fc
-  .tuple(fc.constantFrom('start-twice', 'cross-session', 'after-stop', 'stop-twice', 'after-session-end', 'other-agents-rewrite', 'own-rewrite', 'env-session-differs', 'confusable-ids'), hexArb(6), fc.constantFrom('\ud800', '\ud801', ' ', 'A', '\u0301', '\ufffd'))
+  .tuple(fc.constantFrom('start-twice', 'cross-session', 'after-stop', 'stop-twice', 'after-session-end', 'other-agents-rewrite', 'own-rewrite', 'env-session-differs', 'confusable-ids'), hexArb(6), fc.constantFrom(...CONFUSABLE))
   .map(([how, hex, twist]) => ({
     kind: 'replay' as const,
     make(w: World, tag: string) {
@@ -294,9 +299,10 @@ const replay: fc.Arbitrary<Recipe> = fc
         'own-rewrite': () => [step('pre-tool-use', pre(w.a, w.a1, `${rewriteCommand('psql -c "select 1"', { launcher: w.launcher, agentId: w.a1, projectDir: w.projectDir, shell: w.shell, branch: 'pgx_forged' })}`))],
         'env-session-differs': () => [step('pre-tool-use', pre(other, me), { CLAUDE_CODE_SESSION_ID: s.sessionId })],
         // two agents whose ids differ only by one character a careless encoder or name-maker would merge
-        'confusable-ids': () => [step('subagent-start', subagentStartOf(w, s, `${me}x`)), step('subagent-start', subagentStartOf(w, s, `${me}${twist}`)), step('pre-tool-use', pre(s, `${me}x`)), step('pre-tool-use', pre(s, `${me}${twist}`))],
+        'confusable-ids': () => [step('subagent-start', subagentStartOf(w, s, `${me}${twist[0]}`)), step('subagent-start', subagentStartOf(w, s, `${me}${twist[1]}`)), step('pre-tool-use', pre(s, `${me}${twist[0]}`)), step('pre-tool-use', pre(s, `${me}${twist[1]}`))],
       };
-      return { label: how === 'confusable-ids' ? `${how} (${JSON.stringify(twist)})` : how, steps: steps[how]!() };
+      const distinct = how === 'confusable-ids' ? { distinct: [0, 1] } : {};
+      return { label: how === 'confusable-ids' ? `${how} (${JSON.stringify(twist)})` : how, steps: steps[how]!(), ...distinct };
     },
   }));
 
@@ -319,7 +325,7 @@ export function hostileCorpus(w: World, opts: { seed: number; size: number }): S
   return fc.sample(arb, { seed: opts.seed, numRuns: opts.size }).map((r, i) => {
     const made = r.make(w, String(i));
     const bytes = made.steps.reduce((n, s) => n + s.stdin.length, 0);
-    return { id: `${r.kind}#${i}`, kind: r.kind, label: made.label, steps: made.steps, bytes };
+    return { id: `${r.kind}#${i}`, kind: r.kind, label: made.label, steps: made.steps, distinct: made.distinct, bytes };
   });
 }
 
@@ -453,6 +459,11 @@ async function checkPreToolUse(w: World, st: Step, hso: Payload | undefined, fai
 
 function same(actual: unknown, expected: unknown, what: string): void {
   if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`${what}: ${JSON.stringify(actual).slice(0, 500)} is not ${JSON.stringify(expected).slice(0, 500)}`);
+}
+
+/** The branch a SubagentStart's answer names, if it names one. */
+export function namedBranch(stdout: string): string | undefined {
+  return /your own PostgreSQL database branch \\"([^"\\]+)\\"/.exec(stdout)?.[1];
 }
 
 async function checkSubagentStart(w: World, st: Step, hso: Payload | undefined, fail: (why: string) => never): Promise<string> {
