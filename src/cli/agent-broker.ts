@@ -16,9 +16,10 @@ import { action, withCommon, type CommonOpts } from './common.js';
 
 /**
  * What the broker runs for a request: the hook runner, and the routed-exec pipeline (exec.ts route), as a hook
- * process or the in-process exec would. The broker itself only carries the requests (broker/server.ts).
+ * process or the in-process exec would. The broker itself only carries the requests (broker/server.ts). Exported
+ * for the hostile-payload corpus (tests/blackbox/hooks-hostile.test.ts), which calls it as the broker does.
  */
-const brokerWork: BrokerWork = {
+export const brokerWork: BrokerWork = {
   async hook(req, ctx) {
     if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
     const print = await answerHook(req.event, { stdin: req.stdin, env: ctx.env, cwd: req.cwd, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs, via: 'broker', afterAnswer: ctx.afterAnswer });

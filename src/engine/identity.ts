@@ -6,11 +6,16 @@ import * as z from 'zod/mini';
 import '../lib/zod-locale.js';
 import { PgxError } from '../lib/errors.js';
 
-/** Agent, session and exec ids come from hook stdin or flags: untrusted. Printable, 1..256 characters. */
+/**
+ * Agent, session and exec ids come from hook stdin or flags: untrusted. Printable, 1..256 characters. No lone
+ * surrogate (`\ud800`): PostgreSQL stores one as U+FFFD, so two such ids would share one registry agent_id while
+ * their identity hashes differ (found by the hostile hook corpus, decision 211).
+ */
 export const idSchema = z.string().check(
   z.minLength(1, 'must not be empty'),
   z.maxLength(256, 'must be at most 256 characters'),
   z.regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters'),
+  z.regex(/^\P{Cs}*$/u, 'must not contain a lone surrogate (text that is not valid Unicode)'),
 );
 
 export type BranchKind = 'session' | 'subagent' | 'exec';

@@ -60,7 +60,7 @@ export function runPgx(args: string[], opts: { cwd: string; env: NodeJS.ProcessE
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
+export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer }): Promise<RunResult> {
   return new Promise((res) => {
     const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env) });
     let stdout = '';
@@ -68,6 +68,7 @@ export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.Pro
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (status, signal) => res({ status, signal, stdout, stderr }));
+    child.stdin.on('error', () => {}); // a child that exits before reading all of its input (a usage error)
     child.stdin.end(opts.input ?? '');
   });
 }

@@ -50,10 +50,11 @@ describe('identity → branch name', () => {
     expect(hashBranchName(id)).toMatch(/^agent_laptop_[0-9a-f]{16}$/);
   });
 
-  it('rejects empty, 10 KB and control-character ids with a typed error', () => {
-    for (const bad of ['', 'x'.repeat(10 * 1024), 'a\nb', 'a\u0000b']) {
+  it('rejects empty, 10 KB, control-character and lone-surrogate ids with a typed error', () => {
+    for (const bad of ['', 'x'.repeat(10 * 1024), 'a\nb', 'a\u0000b', 'a\ud800', '\udfffa']) {
       expect(() => validateId('--agent', bad)).toThrow(PgxError);
     }
     expect(validateId('--agent', "it's fine")).toBe("it's fine");
+    expect(validateId('--agent', 'a😀é')).toBe('a😀é'); // a surrogate pair is one character
   });
 });

@@ -163,7 +163,8 @@ export async function runHook(event: HookEvent, given: HookContext | { stdin?: s
   const handler = (ctx.runtime?.handlers[event] ?? HANDLERS[event]) as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
   const { payload } = read;
-  const projectDir = ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || ctx.cwd;
+  // Relative to the hook process's directory, not to this process's: the broker runs in its socket directory.
+  const projectDir = resolve(ctx.cwd, ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || '.');
   let home = pgxHome(ctx.env);
   const marker = sessionMarker(home, payload.session_id);
   if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
