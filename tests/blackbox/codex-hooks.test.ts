@@ -85,6 +85,18 @@ describe('Codex PreToolUse: the allow question', () => {
     expect((await codexHook('pre-tool-use', preBash(p, sessionId, 'psql -c "select 1"', { mode: 'bypassPermissions' }), p)).stdout).toBe('');
   });
 
+  it('the parent, in every permission_mode Codex may send: never an allow, never an updatedInput; a typed launcher denied', async () => {
+    const p = makeProject();
+    const sessionId = randomUUID();
+    for (const mode of ['bypassPermissions', 'default', 'acceptEdits', 'plan', 'dontAsk', 'auto', 'on-request', 'BYPASSPERMISSIONS', '', undefined]) {
+      const plain = await codexHook('pre-tool-use', preBash(p, sessionId, `psql -X -Atc 'select 1'`, { mode }), p);
+      expect(plain.stdout, `mode ${mode}`).toBe(''); // unrouted today (decision 205): Codex's own approval judges it as typed
+      const typed = await codexHook('pre-tool-use', preBash(p, sessionId, `pgx agent exec --session ${sessionId} -- psql`, { mode }), p);
+      expect(typed.json.hookSpecificOutput.permissionDecision, `mode ${mode}`).toBe('deny');
+      expect(typed.json.hookSpecificOutput.updatedInput, `mode ${mode}`).toBeUndefined();
+    }
+  });
+
   it('fails closed for a subagent: an invalid payload or a server it cannot reach is a deny with a reason', async () => {
     const p = makeProject();
     const bad = await codexHook('pre-tool-use', { ...preBash(p, randomUUID(), 'psql', { agentId: 'x\u0001y', mode: 'bypassPermissions' }) }, p);
