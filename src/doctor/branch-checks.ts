@@ -2,10 +2,7 @@
 // in both directions, and the guards actually stored on every active branch compared with .pgx.toml.
 import { parseDuration, type Config, type GuardName } from '../project/config.js';
 // A guard the server cannot take (GUARD_MIN_VERSION) is not expected on its branches.
-import { GUARD_MIN_VERSION } from '../engine/guards.js';
-import * as registry from '../registry/records.js';
-import type { BranchRecord } from '../registry/records.js';
-import { databaseInfo, databaseSettings, fixStatement, isOwnBranch, stampedDatabases } from '../server/catalog.js';
+import { branchRecords, databaseInfo, databaseSettings, fixStatement, GUARD_MIN_VERSION, isOwnBranch, stampedDatabases, stampedWithoutRecord, type BranchRecord } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
@@ -16,7 +13,7 @@ async function projectRecords(ctx: DoctorContext): Promise<BranchRecord[] | 'no-
   if (!s.ok || !ctx.config) return 'no-server';
   const reg = await ctx.registry();
   if (!reg) return 'no-registry';
-  return registry.findRecords(reg, { project: ctx.config.project });
+  return branchRecords(reg, { project: ctx.config.project });
 }
 
 export async function branchesCheck(ctx: DoctorContext): Promise<Check> {
@@ -42,8 +39,8 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   if (!s.ok || !ctx.config) return skipNoServer('orphans', ctx);
   const reg = await ctx.registry();
   // With no registry, every stamped database is an orphan (the registry was dropped, or another server's copy).
-  const orphanDbs = reg ? await registry.orphanDatabases(reg) : await stampedDatabases(s.db, 'branch');
-  const recs = reg ? await registry.findRecords(reg, { project: ctx.config.project }) : [];
+  const orphanDbs = reg ? await stampedWithoutRecord(reg) : await stampedDatabases(s.db, 'branch');
+  const recs = reg ? await branchRecords(reg, { project: ctx.config.project }) : [];
   // A 'creating' record has no database for a moment by design; it only counts once past its deadline.
   const noDb = recs.filter((r) => r.db_exists === false && (r.state !== 'creating' || new Date(r.deadline).getTime() < Date.now()));
   // A record whose name is held by a database pgx cannot prove it made (replaced, or appeared during a creation).

@@ -3,8 +3,7 @@
 import { findBinaries } from '../server/binaries.js';
 import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '../server/db.js';
 import { localStatus, readState } from '../server/local.js';
-import { connectRegistryIfExists, type RegistryDb } from '../registry/connection.js';
-import { serverVersion } from '../server/catalog.js';
+import { registryIfItExists, serverVersion, type RegistryDb } from '../engine/inspect.js';
 import { isPgxError } from '../lib/errors.js';
 import type { Config } from '../project/config.js';
 import type { ServerConn } from './types.js';
@@ -31,7 +30,7 @@ export function lazyServer(config: Config | undefined, home: string): LazyServer
       registry ??= (async () => {
         const s = await this.server();
         if (!s.ok) return null;
-        const db = await connectRegistryIfExists(s.admin);
+        const db = await registryIfItExists(s.admin);
         if (db) open.push(db);
         return db;
       })();

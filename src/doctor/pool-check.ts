@@ -2,10 +2,7 @@
 // without a record, and the last background filler's outcome (<PGX_HOME>/agent/pool-fill.log). Reads only.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { poolStatus } from '../engine/pool.js';
-import { templateName } from '../engine/template.js';
-import { fixStatement, stampedDatabases } from '../server/catalog.js';
-import { msSinceLastBranch } from '../registry/pool.js';
+import { fixStatement, inspectPool, msSinceLastBranch, stampedDatabases, templateName } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
@@ -23,10 +20,9 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   if (!s.ok || !ctx.config) return skipNoServer('pool', ctx);
   const config = ctx.config;
   const reg = await ctx.registry();
-  const [t] = reg ? await reg.query<{ exists: boolean }>("SELECT to_regclass('pgx_pool') IS NOT NULL AS exists") : [{ exists: false }];
-  if (!reg || !t!.exists) return ok('pool', config.pool.size ? `empty: never filled yet (size ${config.pool.size}; SessionStart starts the filler)` : 'off ([agent] pool = 0)');
-  const st = await poolStatus({ config, admin: s.admin, registry: reg });
-  const recorded = new Set((await reg.query<{ name: string }>('SELECT name FROM pgx_pool')).map((r) => r.name));
+  const pool = await inspectPool(config, s.admin, reg);
+  if (!reg || !pool) return ok('pool', config.pool.size ? `empty: never filled yet (size ${config.pool.size}; SessionStart starts the filler)` : 'off ([agent] pool = 0)');
+  const { status: st, recorded } = pool;
   const prefix = `${templateName(config.project, config.source).replace(/^pgx_tpl_/, 'pgx_pool_')}_`;
   const unrecorded = (await stampedDatabases(s.db, 'pool')).filter((d) => d.startsWith(prefix) && !recorded.has(d));
   const detail = `${st.ready}/${st.target} ready for ${templateName(config.project, config.source)} (bound: ${st.bound}; size ${st.size}, peak ${st.peak}, max ${st.pool_max})`;

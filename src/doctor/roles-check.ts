@@ -1,9 +1,7 @@
 // The roles check: which role the branches' commands connect as ([agent] roles, and what `auto` resolves to on this
 // server), and branch roles left without a branch (a drop that found the role still owning something elsewhere, or
 // a crash): stamped roles that no record names.
-import { canCreateRoles } from '../engine/roles.js';
-import { recordedRoles } from '../registry/records.js';
-import { currentRole, fixStatement, roleDependentDatabases, stampedRoles } from '../server/catalog.js';
+import { canCreateRoles, currentRole, fixStatement, recordedRoles, roleDependentDatabases, stampedRoles } from '../engine/inspect.js';
 import { urlWithoutPassword } from '../server/db.js';
 import { shellQuote } from '../lib/shell.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';

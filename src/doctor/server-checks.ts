@@ -1,9 +1,7 @@
 // Server checks: reachable and which version; the admin role can create databases.
-import { currentRole, fixStatement } from '../server/catalog.js';
+import { currentRole, fixStatement, GUARD_MIN_VERSION } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
-
-import { GUARD_MIN_VERSION } from '../engine/guards.js';
 
 /** The guard that needs the newest server: client_connection_check_interval (PostgreSQL 14). */
 const CHECK_INTERVAL_MIN = GUARD_MIN_VERSION.client_connection_check_interval;

@@ -4,11 +4,8 @@
 // recorded when it was copied: the template can be in step with the copy while the copy is behind its origin.
 import { statSync } from 'node:fs';
 import { findDatabaseUrl } from '../project/dotenv.js';
-import { databaseInfo, fixStatement } from '../server/catalog.js';
-import { fingerprintAt, schemaFingerprint } from '../engine/fingerprint.js';
-import { parseTemplateStamp, templateName } from '../engine/template.js';
+import { copiesLeftBehind, databaseInfo, fingerprintAt, fixStatement, importRecordOf, parseTemplateStamp, schemaFingerprint, templateName, type SourceRecord } from '../engine/inspect.js';
 import { relativeTime } from '../lib/output.js';
-import { copiesOfReadOnly, findSourceReadOnly, type SourceRecord } from '../registry/sources.js';
 import { classifyInput } from '../project/source-input.js';
 import { sqlFix } from './sql-fix.js';
 import { fail, ok, warn, skip, skipNoServer, type Check, type DoctorContext } from './types.js';
@@ -21,7 +18,7 @@ const ORIGIN_CONNECT_TIMEOUT_MS = 2000;
 /** pgx's record of the source as an import, if it has one (read only; no registry: none). */
 async function importRecord(ctx: DoctorContext, source: string): Promise<SourceRecord | undefined> {
   const reg = await ctx.registry();
-  return reg ? findSourceReadOnly(reg, source) : undefined;
+  return reg ? importRecordOf(reg, source) : undefined;
 }
 
 export async function templateCheck(ctx: DoctorContext): Promise<Check> {
@@ -56,7 +53,7 @@ export async function originCheck(ctx: DoctorContext): Promise<Check> {
   if (c.status !== 'ok' || !ctx.config?.source) return c;
   // Copies an interrupted import or sync left (recorded, so provably pgx's): the next sync drops them.
   const reg = await ctx.registry();
-  const left = reg ? await copiesOfReadOnly(reg, ctx.config.source) : [];
+  const left = reg ? await copiesLeftBehind(reg, ctx.config.source) : [];
   if (!left.length) return c;
   return warn('origin', `${c.detail}; ${left.length} copy/copies left by an interrupted import or sync take space (${left.map((l) => l.name).join(', ')})`, `${SYNC} (drops them first)`);
 }

@@ -2,7 +2,7 @@
 // that throws anyway is reported as a fail by runDoctor, and the other checks still run.
 import type { Config } from '../project/config.js';
 import type { ConnParams, Db } from '../server/db.js';
-import type { RegistryDb } from '../registry/connection.js';
+import type { RegistryDb } from '../engine/inspect.js';
 
 /** skip: the check could not run because something it depends on failed (that one is reported as fail). */
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';

@@ -161,3 +161,14 @@ export async function msSinceLastBranch(db: RegistryDb, template: string): Promi
   const [r] = await q<{ ms: number | null }>(db, `SELECT (extract(epoch FROM now() - max(created_at)) * 1000)::float8 AS ms FROM pgx_branch WHERE template = $1`, [template]);
   return r?.ms ?? null;
 }
+
+/** The doctor's read: has this registry a pool table at all (an older one may not; nothing is created). */
+export async function poolTableExists(db: RegistryDb): Promise<boolean> {
+  const [t] = await db.query<{ exists: boolean }>("SELECT to_regclass('pgx_pool') IS NOT NULL AS exists");
+  return t!.exists;
+}
+
+/** Every member name the pool records, whatever its state (the doctor's "stamped without a record"). */
+export async function recordedMemberNames(db: RegistryDb): Promise<Set<string>> {
+  return new Set((await db.query<{ name: string }>('SELECT name FROM pgx_pool')).map((r) => r.name));
+}

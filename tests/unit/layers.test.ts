@@ -39,6 +39,7 @@ function forbidden(graph: Graph, from: RegExp, to: (i: { spec: string; file?: st
 const rules = {
   engineThroughApi: (g: Graph) =>
     forbidden(g, /^src\/(cli|hooks|broker|lib|exec)\//, (i) => /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec)),
+  doctorReadsThroughInspect: (g: Graph) => forbidden(g, /^src\/doctor\//, (i) => /\/registry\/|\/server\/(?!(db|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec)),
   brokerCarriesRequests: (g: Graph) => forbidden(g, /^src\/broker\//, (i) => !!i.file && /^src\/(hooks|cli|exec)\//.test(i.file)),
   dbWithoutCatalog: (g: Graph) => forbidden(g, /^src\/server\/db\.ts$/, (i) => i.file === 'src/server/catalog.ts'),
   libStandsAlone: (g: Graph) => forbidden(g, /^src\/lib\//, (i) => i.spec.startsWith('.') && !i.file?.startsWith('src/lib/')),
@@ -87,6 +88,10 @@ describe('layers', () => {
     expect(rules.engineThroughApi(graph)).toEqual([]);
   });
 
+  it('the doctor reads the engine only through its inspect API (and server/db, local, binaries to connect)', () => {
+    expect(rules.doctorReadsThroughInspect(graph)).toEqual([]);
+  });
+
   it('the broker carries requests: it imports nothing from the hooks, the CLI or exec', () => {
     expect(rules.brokerCarriesRequests(graph)).toEqual([]);
   });
@@ -119,10 +124,12 @@ describe('layers', () => {
       ['src/server/db.ts', [{ spec: './catalog.js', file: 'src/server/catalog.ts' }]],
       ['src/server/catalog.ts', [{ spec: './db.js', file: 'src/server/db.ts' }]],
       ['src/lib/processes.ts', [{ spec: '../config.js', file: 'src/config.ts' }]],
+      ['src/doctor/x.ts', [{ spec: '../engine/inspect.js', file: 'src/engine/inspect.ts' }, { spec: '../engine/pool.js', file: 'src/engine/pool.ts' }, { spec: '../server/catalog.js', file: 'src/server/catalog.ts' }]],
     ]);
     expect(rules.engineThroughApi(broken)).toEqual(['src/cli/x.ts imports ../registry/records.js']);
     expect(rules.brokerCarriesRequests(broken)).toEqual(['src/broker/server.ts imports ../hooks/claude/run.js', 'src/broker/server.ts imports ../exec/exec.js']);
     expect(rules.dbWithoutCatalog(broken)).toEqual(['src/server/db.ts imports ./catalog.js']);
+    expect(rules.doctorReadsThroughInspect(broken)).toEqual(['src/doctor/x.ts imports ../engine/pool.js', 'src/doctor/x.ts imports ../server/catalog.js']);
     expect(rules.libStandsAlone(broken)).toEqual(['src/lib/processes.ts imports ../config.js']);
     expect(rules.noCycles(broken)).toEqual(['src/server/db.ts → src/server/catalog.ts']);
   });

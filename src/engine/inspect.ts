@@ -1,0 +1,38 @@
+// The engine's read-only view, for `pgx agent doctor` (decision 301): every fact the doctor's checks read about the
+// server, the registry, templates, the pool, roles and guards, and nothing that writes. The doctor imports this
+// module and no registry/, server/catalog or other engine module; the hot path never loads it (api.ts does not import
+// it). The fix statements (fixStatement) are text the doctor prints, never run.
+import type { ConnParams } from '../server/db.js';
+import type { RegistryDb } from '../registry/connection.js';
+import { poolTableExists, recordedMemberNames } from '../registry/pool.js';
+import type { Config } from '../project/config.js';
+import { poolStatus, type PoolStatus } from './pool.js';
+
+export type { RegistryDb } from '../registry/connection.js';
+export type { BranchRecord } from '../registry/records.js';
+export type { SourceRecord } from '../registry/sources.js';
+export type { PoolStatus } from './pool.js';
+
+// The registry if it exists (never created), and reads of it that change nothing.
+export { connectRegistryIfExists as registryIfItExists } from '../registry/connection.js';
+export { findRecords as branchRecords, orphanDatabases as stampedWithoutRecord, recordedRoles } from '../registry/records.js';
+export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBehind } from '../registry/sources.js';
+export { msSinceLastBranch } from '../registry/pool.js';
+
+// The server's catalogs, read.
+export { serverVersion, currentRole, databaseInfo, databaseSettings, isOwnBranch, stampedDatabases, stampedRoles, roleDependentDatabases } from '../server/catalog.js';
+/** Text only: the statements a doctor fix suggests (the doctor prints them; nothing here runs them). */
+export { fixStatement } from '../server/catalog.js';
+
+// The engine's own rules and names, read.
+export { GUARD_MIN_VERSION } from './guards.js';
+export { templateName, parseTemplateStamp } from './template.js';
+export { fingerprintAt, schemaFingerprint } from './fingerprint.js';
+export { canCreateRoles } from './roles.js';
+
+/** The warm pool as recorded: its status and the member names the registry holds; undefined: never recorded. */
+export async function inspectPool(config: Config, admin: ConnParams, registry: RegistryDb | null): Promise<{ status: PoolStatus; recorded: Set<string> } | undefined> {
+  if (!registry || !(await poolTableExists(registry))) return undefined;
+  const status = await poolStatus({ config, admin, registry });
+  return { status, recorded: await recordedMemberNames(registry) };
+}
