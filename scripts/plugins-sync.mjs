@@ -1,8 +1,9 @@
 // Regenerates the Claude Code plugin copy (plugins/claude/pgx) from its sources: dist/ (run `npm run build` first),
-// bin/pgx.js (and bin/package.json, which makes it CommonJS), skill/ → skills/pgx/, and package.json's version into .claude-plugin/plugin.json.
+// bin/pgx.js (and bin/package.json, which makes it CommonJS), skill/ → skills/pgx/, package.json's version into
+// .claude-plugin/plugin.json, and hooks/hooks.json from the hook event table (src/hooks/claude/events.ts, written by
+// settings-entries.ts pluginHooksText: the same entries `pgx agent install claude` writes; decisions/311).
 // The plugin must carry the built bundle because Claude Code runs a plugin from its own directory, with no
-// node_modules around it. hooks/hooks.json and plugin.json's other fields are hand-written sources (a unit test
-// checks hooks.json against HOOK_EVENTS).
+// node_modules around it. plugin.json's other fields are a hand-written source.
 //
 //   npm run plugins:sync                      write the copy
 //   npm run plugins:sync -- --check           exit 1 listing drifted files; write nothing
@@ -10,6 +11,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -38,8 +40,25 @@ function walk(dir) {
   return out.sort();
 }
 
+/**
+ * hooks.json as the event table gives it: the TypeScript that writes it, bundled in memory (esbuild, as the build
+ * does) and imported, so that the file cannot say anything the table and the installer do not.
+ */
+async function pluginHooksText() {
+  const out = await build({
+    stdin: { contents: "export { pluginHooksText } from './src/hooks/claude/settings-entries.ts';", resolveDir: ROOT, loader: 'ts' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    write: false,
+    logLevel: 'warning',
+  });
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].contents).toString('base64')}`);
+  return mod.pluginHooksText();
+}
+
 /** The wanted plugin files: relative path → { data, mode }. Directories listed in `owned` hold nothing else. */
-function wanted() {
+async function wanted() {
   const files = new Map();
   const copyTree = (from, to) => {
     for (const f of walk(join(ROOT, from))) files.set(join(to, f), { data: readFileSync(join(ROOT, from, f)), mode: 0o644 });
@@ -52,13 +71,14 @@ function wanted() {
   const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : { name: 'pgx' };
   manifest.version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
   files.set(join('.claude-plugin', 'plugin.json'), { data: Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), mode: 0o644 });
+  files.set(join('hooks', 'hooks.json'), { data: Buffer.from(await pluginHooksText()), mode: 0o644 });
   return files;
 }
 
 // Stale files in these directories (an old chunk hash, a deleted reference page) are drift too.
-const OWNED = ['dist', join('skills', 'pgx'), 'bin'];
+const OWNED = ['dist', join('skills', 'pgx'), 'bin', 'hooks'];
 
-const want = wanted();
+const want = await wanted();
 const drift = [];
 for (const [rel, w] of want) {
   const p = join(PLUGIN, rel);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CODEX_HOOK_EVENTS, codexHome, codexHooksPathFor, codexTrustHash, handlersOf, projectTrusted, trustStateOf, type CodexScope } from '../install/codex.js';
-import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
+import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';
 import { fail, ok, warn, type Check } from './types.js';
 

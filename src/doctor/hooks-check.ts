@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { HOOK_EVENTS, inspectClaudeInstall, ON_FAILURE_SINCE, PORTABLE_LAUNCHER, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
 import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
+import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 

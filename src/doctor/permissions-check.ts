@@ -9,7 +9,7 @@ import { builtInVerified, isVerifiedClaudeCode, readVerdicts, verificationRunnin
 import { hookLogPath, type HookLogLine } from '../hooks/claude/log.js';
 import { EXIT_RULE, wrapperRuleCovers, wrapperRuleFor } from '../install/permission-rules.js';
 import { settingsPathFor } from '../install/hook-events.js';
-import { isPlainObject, parseSettingsText, readSettingsFile } from '../install/settings-file.js';
+import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { installCmd, launchersInUse, type Found } from './hooks-check.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 

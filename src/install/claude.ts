@@ -1,4 +1,5 @@
-// Install / uninstall pgx's Claude Code hooks in a settings file (the entries: hook-events.ts; reading back: inspect.ts).
+// Install / uninstall pgx's Claude Code hooks in a settings file (the entries: hooks/claude/settings-entries.ts, made
+// from the event table; reading back: inspect.ts).
 //
 // Settings shape (code.claude.com/docs/en/hooks):
 //   "hooks": { <Event>: [ { "matcher"?: string, "hooks": [ { "type": "command", "command": "...", "timeout": N } ] } ] }
@@ -17,13 +18,13 @@ import {
   readSettingsFile,
   serializeSettings,
   type JsonObject,
-} from './settings-file.js';
+} from '../lib/settings-file.js';
 
-export { SettingsFileError } from './settings-file.js';
+export { SettingsFileError } from '../lib/settings-file.js';
 
 export * from './hook-events.js';
 export * from './inspect.js';
-import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, portableHookCommand, type HookEventName, type Located } from './hook-events.js';
+import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookGroup, hookHandler, portableHookCommand, type HookEntry, type HookEventName, type Located } from './hook-events.js';
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
 import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
 import { rmSync } from 'node:fs';
@@ -73,17 +74,9 @@ export interface PlanInstallOptions {
   path?: string;
 }
 
-interface Handler {
-  type: 'command';
-  command: string;
-  timeout: number;
-  onFailure?: string;
-}
-
-function canonicalHandler(opts: Pick<PlanInstallOptions, 'launcher' | 'portable'>, h: (typeof HOOK_EVENTS)[number]): Handler {
-  const handler: Handler = { type: 'command', command: opts.portable ? portableHookCommand(h.cli) : hookCommand(opts.launcher, h.cli), timeout: h.timeout };
-  if (h.onFailure) handler.onFailure = h.onFailure;
-  return handler;
+/** The command this install's handler for `h` runs: the launcher, or pgx on PATH (portable). */
+function commandFor(opts: Pick<PlanInstallOptions, 'launcher' | 'portable'>, h: HookEntry): string {
+  return opts.portable ? portableHookCommand(h.cli) : hookCommand(opts.launcher, h.cli);
 }
 
 function matcherOk(group: JsonObject, want: string | undefined): boolean {
@@ -184,7 +177,8 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout…).
   const added: string[] = [];
   for (const [event, loc] of keeper) {
-    const want = canonicalHandler(opts, EVENT_BY_NAME.get(event)!);
+    const spec = EVENT_BY_NAME.get(event)!;
+    const want = hookHandler(spec, commandFor(opts, spec));
     if (sameJson(loc.handler, want)) continue;
     const arr = loc.group.hooks as unknown[];
     arr[arr.indexOf(loc.handler)] = want;
@@ -195,8 +189,7 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   // 4. Missing events get their own matcher group, appended to the event's array.
   for (const spec of HOOK_EVENTS) {
     if (keeper.has(spec.event)) continue;
-    const group: JsonObject = spec.matcher !== undefined ? { matcher: spec.matcher } : {};
-    group.hooks = [canonicalHandler(opts, spec)];
+    const group = hookGroup(spec, commandFor(opts, spec));
     const arr = (hooks[spec.event] as unknown[] | undefined) ?? [];
     arr.push(group);
     hooks[spec.event] = arr;

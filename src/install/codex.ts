@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { isPlainObject, parseSettingsText, readSettingsFile, serializeSettings, SettingsFileError, type JsonObject } from './settings-file.js';
+import { isPlainObject, parseSettingsText, readSettingsFile, serializeSettings, SettingsFileError, type JsonObject } from '../lib/settings-file.js';
 import { writeFileAtomic } from '../lib/fsutil.js';
 import { checkLauncher } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';

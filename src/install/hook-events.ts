@@ -1,54 +1,26 @@
-// The six hook entries pgx installs, and how a pgx entry is recognised in a settings file (install, inspect, hooks).
+// The installer's view of pgx's six hook entries: which settings file a scope means, the events old releases
+// installed, and (re-exported for the installer's callers) the event table and the entries made from it, which are
+// the hooks' own (hooks/claude/events.ts, hooks/claude/settings-entries.ts: decisions/311-one-event-table.md).
 import * as path from 'node:path';
-import { isPlainObject, type JsonObject } from './settings-file.js';
-import { shellQuote } from '../lib/shell.js';
-import { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
+import { type HookEventName } from '../hooks/claude/events.js';
 
 export type Scope = 'project' | 'user' | 'local';
 
-// The event table is the hooks' own (hooks/claude/events.ts): re-exported for the installer's callers.
-export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEvent, type HookEventName };
-
-/** Recognises a pgx hook command (any launcher, quoted or not). Group 1 is the cli name. */
-const CLI_NAMES = HOOK_EVENTS.map((h) => h.cli).join('|');
-export const PGX_HOOK_COMMAND_RE = new RegExp(` agent hook (${CLI_NAMES})\\s*$`);
-
-/**
- * The command name a project-scope hook finds pgx by, on PATH: `.claude/settings.json` is committed, so it names no
- * path of one user's machine (docs/pgx/local-dev/decisions/111-portable-project-install.md).
- */
-export const PORTABLE_LAUNCHER = 'pgx';
-
-const PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && exec ${PORTABLE_LAUNCHER} agent hook `;
-
-/** A portable hook command (whatever its fallback says). Group 1 is the cli name. */
-export const PORTABLE_HOOK_COMMAND_RE = new RegExp(`^command -v pgx >/dev/null 2>&1 && exec pgx agent hook (${CLI_NAMES}); `);
-
-/**
- * What each hook does on a machine where pgx is not on PATH (a teammate's clone): plain sh, no pgx. A subagent's
- * Bash is refused (exit 2 blocks; the reason reaches the model), so it never runs against whatever database it
- * names; the parent's commands go on, and SessionStart says why in a visible line. `grep` failing to run counts as
- * a subagent (refused: stricter, never weaker). JSON with `"agent_id"` as a key comes only from inside a subagent;
- * the same text inside a command string is escaped (`\"agent_id\"`), except at a string's very end, where a parent's
- * command is then refused too (stricter).
- */
-const MISSING = 'pgx is not on PATH on this machine';
-const FALLBACK: Record<HookEvent, string> = {
-  'session-start': `echo '${JSON.stringify({
-    systemMessage: `${MISSING}: every subagent Bash command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
-    hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run Bash commands (refused, so that they never share one database); the commands of the main session run as usual.` },
-  })}'`,
-  'user-prompt-submit': 'exit 0',
-  'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent Bash command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
-  'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your Bash commands will be refused. Say so in your answer; do not work around it.` } })}'`,
-  'subagent-stop': 'exit 0',
-  'session-end': 'exit 0',
-};
-
-/** `command -v pgx … && exec pgx agent hook <cli>; <fallback>`: pgx on PATH, else the fallback above. */
-export function portableHookCommand(cli: HookEvent): string {
-  return `${PORTABLE_HEAD}${cli}; ${FALLBACK[cli]}`;
-}
+export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEntry, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
+export {
+  checkLauncher,
+  findPgxHandlers,
+  hookCommand,
+  hookGroup,
+  hookHandler,
+  pgxCliOf,
+  PGX_HOOK_COMMAND_RE,
+  PORTABLE_HOOK_COMMAND_RE,
+  PORTABLE_LAUNCHER,
+  portableHookCommand,
+  type HookHandler,
+  type Located,
+} from '../hooks/claude/settings-entries.js';
 
 export const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
 
@@ -65,47 +37,4 @@ export function settingsPathFor(scope: Scope, projectDir: string, home: string):
       throw new TypeError(`unknown scope: ${String(never)}`);
     }
   }
-}
-
-export { shellQuote };
-
-export function checkLauncher(launcher: string): void {
-  if (typeof launcher !== 'string' || launcher === '') throw new TypeError('launcher must be a non-empty path');
-  if (/[\0\n\r]/.test(launcher)) throw new TypeError('launcher must not contain NUL or line breaks');
-}
-
-/** `'<launcher>' agent hook <cli>`. */
-export function hookCommand(launcher: string, cli: string): string {
-  checkLauncher(launcher);
-  return `${shellQuote(launcher)} agent hook ${cli}`;
-}
-
-/** The cli name if `handler` is a pgx hook handler. */
-export function pgxCliOf(handler: unknown): HookEvent | undefined {
-  if (!isPlainObject(handler) || typeof handler.command !== 'string') return undefined;
-  const m = PGX_HOOK_COMMAND_RE.exec(handler.command) ?? PORTABLE_HOOK_COMMAND_RE.exec(handler.command);
-  return m ? (m[1] as HookEvent) : undefined;
-}
-
-export interface Located {
-  event: string;
-  group: JsonObject;
-  handler: unknown;
-  cli: HookEvent;
-}
-
-/** Every pgx handler in the hooks object, in document order. Groups/handlers of unexpected shape are skipped. */
-export function findPgxHandlers(hooks: JsonObject): Located[] {
-  const out: Located[] = [];
-  for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) continue;
-    for (const group of groups) {
-      if (!isPlainObject(group) || !Array.isArray(group.hooks)) continue;
-      for (const handler of group.hooks) {
-        const cli = pgxCliOf(handler);
-        if (cli) out.push({ event, group, handler, cli });
-      }
-    }
-  }
-  return out;
 }

@@ -1,7 +1,7 @@
 // Reading an install back, for `pgx agent doctor`: which entries, which launcher, does it still exist, allow rule.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from './settings-file.js';
+import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from '../lib/settings-file.js';
 import { EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_HOOK_COMMAND_RE, PORTABLE_HOOK_COMMAND_RE, PORTABLE_LAUNCHER } from './hook-events.js';
 import { findRules, type RulesFound } from './permission-rules.js';
 

@@ -8,7 +8,7 @@
 // the hook refuses unless it wrote that exact command itself, and a bare `exit` in a user's command is refused by
 // the hook too. Rules match the command text with `*` as ".*" (spanning spaces and line breaks; `\*` is a literal
 // star), a bare path also matches its quoted form, and a trailing `# comment` is ignored.
-import { isPlainObject, SettingsFileError, type JsonObject } from './settings-file.js';
+import { isPlainObject, SettingsFileError, type JsonObject } from '../lib/settings-file.js';
 
 export const EXIT_RULE = 'Bash(exit)';
 

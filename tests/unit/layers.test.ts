@@ -42,6 +42,7 @@ const rules = {
   doctorReadsThroughInspect: (g: Graph) => forbidden(g, /^src\/doctor\//, (i) => /\/registry\/|\/server\/(?!(db|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec)),
   brokerCarriesRequests: (g: Graph) => forbidden(g, /^src\/broker\//, (i) => !!i.file && /^src\/(hooks|cli|exec)\//.test(i.file)),
   dbWithoutCatalog: (g: Graph) => forbidden(g, /^src\/server\/db\.ts$/, (i) => i.file === 'src/server/catalog.ts'),
+  hooksWithoutInstall: (g: Graph) => forbidden(g, /^src\/hooks\//, (i) => !!i.file?.startsWith('src/install/')),
   libStandsAlone: (g: Graph) => forbidden(g, /^src\/lib\//, (i) => i.spec.startsWith('.') && !i.file?.startsWith('src/lib/')),
   noCycles: (g: Graph) => cycles(g).map((c) => c.join(' → ')),
 };
@@ -100,6 +101,10 @@ describe('layers', () => {
     expect(rules.dbWithoutCatalog(graph)).toEqual([]);
   });
 
+  it('the hooks import nothing from install/ (the event table and its entries are the hooks\' own)', () => {
+    expect(rules.hooksWithoutInstall(graph)).toEqual([]);
+  });
+
   it('lib/ imports nothing from the rest of the project', () => {
     expect(rules.libStandsAlone(graph)).toEqual([]);
   });
@@ -125,7 +130,9 @@ describe('layers', () => {
       ['src/server/catalog.ts', [{ spec: './db.js', file: 'src/server/db.ts' }]],
       ['src/lib/processes.ts', [{ spec: '../config.js', file: 'src/config.ts' }]],
       ['src/doctor/x.ts', [{ spec: '../engine/inspect.js', file: 'src/engine/inspect.ts' }, { spec: '../engine/pool.js', file: 'src/engine/pool.ts' }, { spec: '../server/catalog.js', file: 'src/server/catalog.ts' }]],
+      ['src/hooks/claude/run.ts', [{ spec: '../../install/hook-events.js', file: 'src/install/hook-events.ts' }]],
     ]);
+    expect(rules.hooksWithoutInstall(broken)).toEqual(['src/hooks/claude/run.ts imports ../../install/hook-events.js']);
     expect(rules.engineThroughApi(broken)).toEqual(['src/cli/x.ts imports ../registry/records.js']);
     expect(rules.brokerCarriesRequests(broken)).toEqual(['src/broker/server.ts imports ../hooks/claude/run.js', 'src/broker/server.ts imports ../exec/exec.js']);
     expect(rules.dbWithoutCatalog(broken)).toEqual(['src/server/db.ts imports ./catalog.js']);

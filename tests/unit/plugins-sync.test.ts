@@ -1,18 +1,20 @@
-// The Claude Code plugin copy: its hooks.json says exactly what `pgx agent install claude` installs, its manifest and
-// skill are well-formed, and scripts/plugins-sync.mjs --check catches every kind of drift (on a temp copy).
+// The Claude Code plugin copy: its hooks.json says exactly what `pgx agent install claude` installs (it is generated
+// from the event table, and a changed table is drift), its manifest and skill are well-formed, and
+// scripts/plugins-sync.mjs --check catches every kind of drift (on a temp copy).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../src/install/claude.js';
+import { pluginHooksText } from '../../src/hooks/claude/settings-entries.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const PLUGIN = join(REPO, 'plugins', 'claude', 'pgx');
 const json = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
 
-function sync(args: string[]) {
-  const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'plugins-sync.mjs'), ...args], { encoding: 'utf8', cwd: REPO });
+function sync(args: string[], root = REPO) {
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'plugins-sync.mjs'), ...args], { encoding: 'utf8', cwd: root });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 
@@ -91,6 +93,33 @@ describe('scripts/plugins-sync.mjs', () => {
     expect(sync(['--plugin-dir', copy]).status).toBe(0);
     expect(sync(['--check', '--plugin-dir', copy]).status).toBe(0);
     expect(existsSync(join(copy, 'dist', 'chunks', 'old-chunk.js'))).toBe(false);
+  });
+
+  it('hooks.json is the event table\'s: the committed file is byte for byte what the table gives', () => {
+    expect(readFileSync(join(PLUGIN, 'hooks', 'hooks.json'), 'utf8')).toBe(pluginHooksText());
+  });
+
+  it('a changed event table is drift: --check names hooks.json, and sync writes the table\'s new timeout into it', () => {
+    // A copy of the sources under the repo (so that the script's esbuild resolves from node_modules above it), with
+    // one timeout of the table changed; the plugin copy beside it is the committed one.
+    mkdirSync(join(REPO, '.tmp'), { recursive: true });
+    tmp = mkdtempSync(join(REPO, '.tmp', 'plugins-sync-'));
+    for (const p of ['scripts/plugins-sync.mjs', 'src', 'bin', 'skill', 'dist', 'package.json']) cpSync(join(REPO, p), join(tmp, p), { recursive: true });
+    const copy = join(tmp, 'pgx');
+    cpSync(PLUGIN, copy, { recursive: true });
+    const table = join(tmp, 'src', 'hooks', 'claude', 'events.ts');
+    const before = readFileSync(table, 'utf8');
+    const after = before.replace("{ event: 'SubagentStart', cli: 'subagent-start', timeout: 60 }", "{ event: 'SubagentStart', cli: 'subagent-start', timeout: 61 }");
+    expect(after).not.toBe(before);
+    expect(sync(['--plugin-dir', copy], tmp).status).toBe(0); // the copy in step with this dist/: the table is the only change
+    writeFileSync(table, after);
+
+    const bad = sync(['--check', '--plugin-dir', copy], tmp);
+    expect(bad.status, bad.out).toBe(1);
+    expect(bad.out.split('\n').filter((l) => l.startsWith('  ')).map((l) => l.trim().replace(/\s+.*pgx\//, ' '))).toEqual(['differs hooks/hooks.json']);
+    expect(sync(['--plugin-dir', copy], tmp).status).toBe(0);
+    expect(json(join(copy, 'hooks', 'hooks.json')).hooks.SubagentStart[0].hooks[0].timeout).toBe(61);
+    expect(sync(['--check', '--plugin-dir', copy], tmp).status).toBe(0);
   });
 
   it('refuses unknown arguments (exit 2) and writes nothing', () => {

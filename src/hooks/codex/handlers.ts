@@ -11,7 +11,7 @@ import { issueTicket } from '../../exec/routing-ticket.js';
 import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseSettingsText } from '../../install/settings-file.js';
+import { parseSettingsText } from '../../lib/settings-file.js';
 import { innerCommand, invokesLauncher, isRouted, type RewriteParams } from '../claude/rewrite.js';
 import { deny, launcherDeny, planSubagentBash, preToolUseFailure, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';

@@ -1,4 +1,5 @@
-// Reading and writing a Claude Code settings file (JSON) safely.
+// Reading and writing a JSON settings file safely: Claude Code's settings, Codex's hooks.json (install writes them, the
+// hooks and doctor read them; in lib/ because all three do).
 //
 // - A file we cannot parse is never overwritten: the caller gets a SettingsFileError naming the file.
 // - Writes are atomic (fsutil.ts writeFileAtomic with throughLinks): a symlinked settings file (dotfile managers)
