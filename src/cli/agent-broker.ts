@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
 import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
+import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget } from '../exec/exec.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
@@ -115,6 +116,14 @@ export function registerBrokerCommands(agent: Command): void {
     if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
     process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
+  });
+
+  broker.command('serve-http', { hidden: true }).description("run this user's HTTP hook broker in this process (127.0.0.1; port and secret in <socket dir>/http.json)").action(async () => {
+    const handle = await serveHttpBroker({ work: brokerWork, onClose: () => process.exit(0) });
+    if (handle === 'running') return void process.stderr.write('pgx: an HTTP broker of this build is running already\n');
+    if (handle === 'unavailable') return void process.stderr.write('pgx: no HTTP broker here: no private socket directory\n');
+    process.stderr.write(`pgx: HTTP broker ${process.pid} serving on 127.0.0.1:${handle.port}\n`);
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
   });
 }

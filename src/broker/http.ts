@@ -1,0 +1,235 @@
+// The broker's HTTP side (opt-in: `pgx agent install claude --transport http`): Claude Code POSTs a hook's payload
+// to 127.0.0.1 and no hook process starts at all. One per user, whatever the project or session: the port and the
+// user's secret sit in `<socket dir>/http.json` (0600, in the 0700 directory of protocol.ts socketDir), and the
+// settings' entries send the secret as `Authorization: Bearer $PGX_HOOK_SECRET` (Claude Code interpolates it from its
+// own environment; decision 221). The answer is the very text `pgx agent hook <event>` prints, from the same
+// function (the broker's `work.hook`); what varies per call comes from the request, never from this process.
+// Anything it can't vouch for (no secret, a wrong one, a Host that isn't its own, a browser's Origin) gets a 401 and
+// no work: with `onFailure: "block"`, Claude Code then blocks a PreToolUse (decision 222).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import * as z from 'zod/mini';
+import { KeptConnections } from './connections.js';
+import { BUILD_ID, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
+import type { BrokerWork, RequestContext } from './server.js';
+
+/** The env variable the HTTP entries read the secret from (their `allowedEnvVars`). */
+export const SECRET_VAR = 'PGX_HOOK_SECRET';
+
+/**
+ * pgx's variables an entry sends as headers (`x-pgx-env-pgx-home: $PGX_HOME`), because they may differ from one
+ * session to the next while one broker serves them all; unset ones arrive empty and mean "unset".
+ */
+export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG', 'AI_AGENT'] as const;
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const CONNECT_WAIT_MS = 15_000;
+
+const stateSchema = z.object({ port: z.number(), secret: z.string().check(z.minLength(32)), pid: z.optional(z.number()), build: z.optional(z.string()), node: z.optional(z.string()) });
+export type HttpState = z.infer<typeof stateSchema>;
+
+export function httpStatePath(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
+  const dir = socketDir(env, create);
+  return dir ? join(dir, 'http.json') : undefined;
+}
+
+export function readHttpState(env: NodeJS.ProcessEnv = process.env): HttpState | undefined {
+  const file = httpStatePath(env);
+  if (!file) return undefined;
+  try {
+    const r = stateSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeHttpState(file: string, state: HttpState): void {
+  const tmp = `${file}.${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(state) + '\n', { mode: 0o600, flag: 'w' });
+  renameSync(tmp, file);
+}
+
+/** A free loopback port, as the kernel hands one out. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((res, rej) => s.once('error', rej).listen(0, '127.0.0.1', () => res()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((res) => s.close(() => res()));
+  return port;
+}
+
+/**
+ * This user's port and secret, made once (install, or the first broker): the settings' URL names the port, so it
+ * stays; `rotate` makes a new secret (the sessions started before then are refused until restarted).
+ */
+export async function ensureHttpState(env: NodeJS.ProcessEnv = process.env, rotate = false): Promise<HttpState | undefined> {
+  const file = httpStatePath(env, true);
+  if (!file) return undefined;
+  const had = readHttpState(env);
+  if (had && !rotate) return had;
+  const state: HttpState = { port: had?.port ?? (await freePort()), secret: randomBytes(32).toString('hex') };
+  writeHttpState(file, state);
+  return state;
+}
+
+function secretMatches(header: string | undefined, secret: string): boolean {
+  const m = /^Bearer ([0-9a-f]{64})$/.exec(header ?? '');
+  if (!m) return false;
+  const a = Buffer.from(m[1]!);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The per-call environment: the broker's own, less everything a request says, plus what this request says. */
+function requestEnv(base: NodeJS.ProcessEnv, req: IncomingMessage, payload: Record<string, unknown>, project: string | null): { env: NodeJS.ProcessEnv; vars: RequestVars; cwd: string } {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const k of FORWARDED_VARS) {
+    const v = req.headers[`x-pgx-env-${k.toLowerCase().replaceAll('_', '-')}`];
+    if (typeof v === 'string' && v !== '') env[k] = v;
+  }
+  // Claude Code interpolates headers from its own environment, which has no CLAUDE_PROJECT_DIR or session id (they
+  // are set for hook processes only; measured, tests/e2e/pgx-http-headers.test.ts): a project's entry names its
+  // project in the URL (`?project=`, written by install), and the payload carries the rest.
+  const cwd = typeof payload.cwd === 'string' ? payload.cwd : (project ?? '/');
+  const vars: RequestVars = { CLAUDE_PROJECT_DIR: project ?? cwd, CLAUDECODE: '1' };
+  if (typeof payload.session_id === 'string') vars.CLAUDE_CODE_SESSION_ID = payload.session_id;
+  if (env.AI_AGENT) vars.AI_AGENT = env.AI_AGENT;
+  return { env: { ...env, ...vars }, vars, cwd };
+}
+
+export interface HttpBrokerHandle {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves this user's HTTP hooks until idle, or until http.json names another broker (a newer build took over).
+ * 'running': one of this build and node answers already. A broker of another build or node is asked to stop and
+ * replaced on the same port.
+ */
+export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; onClose?: () => void; idleMs?: number }): Promise<HttpBrokerHandle | 'running' | 'unavailable'> {
+  const state = await ensureHttpState();
+  const file = httpStatePath();
+  if (!state || !file) return 'unavailable';
+  const other = await askHttpBroker(state, 'status', 1000);
+  if (other?.build === BUILD_ID && other.node === process.version) return 'running';
+  if (other) await askHttpBroker(state, 'stop', 2000);
+
+  const kept = new KeptConnections();
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of [...REQUEST_VARS, ...FORWARDED_VARS, SECRET_VAR]) delete base[k];
+  const idleMs = opts.idleMs ?? idleExitMs();
+  let lastRequest = Date.now();
+  let inFlight = 0;
+  const host = `127.0.0.1:${state.port}`;
+
+  const send = (res: ServerResponse, code: number, body: string) => {
+    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
+    // A browser page can POST to 127.0.0.1 (and a rebinding DNS name can resolve to it): it sends an Origin, or a
+    // Host that isn't this one. Claude Code (axios) sends neither.
+    if (req.method !== 'POST' || req.headers.host !== host || req.headers.origin !== undefined || !secretMatches(req.headers.authorization, state!.secret)) {
+      return send(res, 401, '');
+    }
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname;
+    if (path === '/status') return send(res, 200, JSON.stringify({ pid: process.pid, build: BUILD_ID, node: process.version, in_flight: inFlight }));
+    if (path === '/stop') {
+      send(res, 200, '{}');
+      return void setImmediate(() => void close());
+    }
+    const m = /^\/hook\/([a-z-]+)$/.exec(path);
+    // SessionStart is never sent over HTTP (Claude Code skips it); an unknown event is the work's to refuse (a 500).
+    if (!m || m[1] === 'session-start') return send(res, 404, '');
+    const event = m[1]!;
+    let payload: Record<string, unknown> = {};
+    try {
+      const p: unknown = JSON.parse(body);
+      if (typeof p === 'object' && p !== null && !Array.isArray(p)) payload = p as Record<string, unknown>;
+    } catch {
+      // not JSON: the hook's own parser says what it says (the same answer a command hook gives)
+    }
+    const { env, vars, cwd } = requestEnv(base, req, payload, url.searchParams.get('project'));
+    const later: (() => void)[] = [];
+    const ctx: RequestContext = { env, reuse: kept, connectWaitMs: CONNECT_WAIT_MS, afterAnswer: (fn) => void later.push(fn) };
+    const answer = await opts.work.hook({ op: 'hook', fp: '', fpm: '', event, stdin: body, cwd, vars }, ctx);
+    // A hook's answer, or nothing; a `fallback` (the broker can't do it) is a failure, so PreToolUse blocks.
+    if ('fallback' in answer || !('ok' in answer) || !answer.ok) send(res, 500, '');
+    else send(res, 200, 'print' in answer && answer.print !== undefined ? answer.print : '');
+    setImmediate(() => {
+      for (const fn of later) {
+        try {
+          fn();
+        } catch {
+          // best effort, as in a hook process
+        }
+      }
+    });
+  }
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) req.destroy();
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      inFlight++;
+      lastRequest = Date.now();
+      handle(req, res, Buffer.concat(chunks).toString('utf8'))
+        .catch(() => {
+          if (!res.headersSent) send(res, 500, '');
+        })
+        .finally(() => {
+          inFlight--;
+          lastRequest = Date.now();
+        });
+    });
+    req.on('error', () => {});
+  });
+  await new Promise<void>((res, rej) => server.once('error', rej).listen(state.port, '127.0.0.1', () => res()));
+  writeHttpState(file, { ...state, pid: process.pid, build: BUILD_ID, node: process.version });
+
+  let closing: Promise<void> | undefined;
+  const ours = () => readHttpState()?.pid === process.pid;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      clearInterval(tick);
+      server.closeAllConnections();
+      await new Promise<void>((res) => server.close(() => res()));
+      await kept.closeAll();
+      opts.onClose?.();
+    })());
+  const tick = setInterval(() => {
+    kept.sweep();
+    if (!ours()) void close();
+    else if (inFlight === 0 && Date.now() - lastRequest >= idleMs) void close();
+  }, Math.max(50, Math.min(idleMs / 4, 15_000)));
+  return { port: state.port, close };
+}
+
+/** One control request (status or stop) to the user's HTTP broker; undefined when none answers with our secret. */
+export async function askHttpBroker(state: HttpState, what: 'status' | 'stop', timeoutMs: number): Promise<{ pid: number; build: string; node: string } | undefined> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${state.port}/${what}`, { method: 'POST', headers: { authorization: `Bearer ${state.secret}` }, signal: AbortSignal.timeout(timeoutMs) });
+    if (r.status !== 200) return undefined;
+    return (await r.json()) as { pid: number; build: string; node: string };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the state file (uninstall): the next broker or install makes a new port and secret. */
+export function forgetHttpState(env: NodeJS.ProcessEnv = process.env): void {
+  const file = httpStatePath(env);
+  if (file) rmSync(file, { force: true });
+}
