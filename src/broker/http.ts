@@ -7,14 +7,15 @@
 // Anything it can't vouch for (no secret, a wrong one, a Host that isn't its own, a browser's Origin) gets a 401 and
 // no work: with `onFailure: "block"`, Claude Code then blocks a PreToolUse (decision 222).
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
+import { writeFileAtomic } from '../lib/fsutil.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
-import type { BrokerWork, RequestContext } from './server.js';
+import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
 
 /** The env variable the HTTP entries read the secret from (their `allowedEnvVars`). */
 export const SECRET_VAR = 'PGX_HOOK_SECRET';
@@ -25,8 +26,7 @@ export const SECRET_VAR = 'PGX_HOOK_SECRET';
  */
 export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG', 'AI_AGENT'] as const;
 
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
-const CONNECT_WAIT_MS = 15_000;
+const controlReplySchema = z.object({ pid: z.number(), build: z.string(), node: z.string() });
 
 const stateSchema = z.object({ port: z.number(), secret: z.string().check(z.minLength(32)), pid: z.optional(z.number()), build: z.optional(z.string()), node: z.optional(z.string()) });
 export type HttpState = z.infer<typeof stateSchema>;
@@ -48,9 +48,7 @@ export function readHttpState(env: NodeJS.ProcessEnv = process.env): HttpState |
 }
 
 function writeHttpState(file: string, state: HttpState): void {
-  const tmp = `${file}.${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(state) + '\n', { mode: 0o600, flag: 'w' });
-  renameSync(tmp, file);
+  writeFileAtomic(file, JSON.stringify(state) + '\n', 0o600);
 }
 
 /** A free loopback port, as the kernel hands one out. */
@@ -158,34 +156,19 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
     }
     const { env, vars, cwd } = requestEnv(base, req, payload, url.searchParams.get('project'));
     const later: (() => void)[] = [];
-    const ctx: RequestContext = { env, reuse: kept, connectWaitMs: CONNECT_WAIT_MS, afterAnswer: (fn) => void later.push(fn) };
+    const ctx: RequestContext = { env, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: (fn) => void later.push(fn) };
     const answer = await opts.work.hook({ op: 'hook', fp: '', fpm: '', event, stdin: body, cwd, vars }, ctx);
     // A hook's answer, or nothing; a `fallback` (the broker can't do it) is a failure, so PreToolUse blocks.
     if ('fallback' in answer || !('ok' in answer) || !answer.ok) send(res, 500, '');
     else send(res, 200, 'print' in answer && answer.print !== undefined ? answer.print : '');
-    setImmediate(() => {
-      for (const fn of later) {
-        try {
-          fn();
-        } catch {
-          // best effort, as in a hook process
-        }
-      }
-    });
+    setImmediate(() => runAfterAnswer(later));
   }
 
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) req.destroy();
-      else chunks.push(c);
-    });
-    req.on('end', () => {
+    collectRequest(req, (body) => {
       inFlight++;
       lastRequest = Date.now();
-      handle(req, res, Buffer.concat(chunks).toString('utf8'))
+      handle(req, res, body.toString('utf8'))
         .catch(() => {
           if (!res.headersSent) send(res, 500, '');
         })
@@ -209,11 +192,7 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
       await kept.closeAll();
       opts.onClose?.();
     })());
-  const tick = setInterval(() => {
-    kept.sweep();
-    if (!ours()) void close();
-    else if (inFlight === 0 && Date.now() - lastRequest >= idleMs) void close();
-  }, Math.max(50, Math.min(idleMs / 4, 15_000)));
+  const tick = watchBroker({ kept, reachable: ours, idle: () => inFlight === 0 && Date.now() - lastRequest >= idleMs, idleMs, close });
   return { port: state.port, close };
 }
 
@@ -222,7 +201,8 @@ export async function askHttpBroker(state: HttpState, what: 'status' | 'stop', t
   try {
     const r = await fetch(`http://127.0.0.1:${state.port}/${what}`, { method: 'POST', headers: { authorization: `Bearer ${state.secret}` }, signal: AbortSignal.timeout(timeoutMs) });
     if (r.status !== 200) return undefined;
-    return (await r.json()) as { pid: number; build: string; node: string };
+    const reply = controlReplySchema.safeParse(await r.json());
+    return reply.success ? reply.data : undefined;
   } catch {
     return undefined;
   }

@@ -16,10 +16,45 @@ import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerSta
 
 /** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
  * deadline still bounds its whole answer. PGX_CONNECT_TIMEOUT_MS or a URL's connect_timeout win over it. */
-const BROKER_CONNECT_TIMEOUT_MS = 15_000;
+export const BROKER_CONNECT_TIMEOUT_MS = 15_000;
 
 /** A request bigger than this is refused (a hook payload is at most 1 MiB; an environment a few KB). */
-const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/** A request's bytes, up to MAX_REQUEST_BYTES: past it the stream is destroyed, so `onEnd` never runs. */
+export function collectRequest(stream: NodeJS.ReadableStream & { destroy(): void }, onEnd: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  stream.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > MAX_REQUEST_BYTES) stream.destroy();
+    else chunks.push(c);
+  });
+  stream.on('end', () => onEnd(Buffer.concat(chunks)));
+}
+
+/** Work a hook need not wait for (starting the pool filler), run once its answer is sent: best effort, as in a hook process. */
+export function runAfterAnswer(fns: readonly (() => void)[]): void {
+  for (const fn of fns) {
+    try {
+      fn();
+    } catch {
+      // best effort, as in a hook process
+    }
+  }
+}
+
+/**
+ * A broker's watch: sweeps its kept connections, and closes it once nobody can reach it (`reachable` false: replaced)
+ * or once it has been idle for idleMs. Returns the timer, for close() to clear.
+ */
+export function watchBroker(w: { kept: KeptConnections; reachable: () => boolean; idle: () => boolean; idleMs: number; close: () => Promise<void> }): NodeJS.Timeout {
+  return setInterval(() => {
+    w.kept.sweep();
+    if (!w.reachable()) void w.close();
+    else if (w.idle()) void w.close();
+  }, Math.max(50, Math.min(w.idleMs / 4, 15_000)));
+}
 
 const vars = z.record(z.string(), z.string());
 const id = { fp: z.string(), fpm: z.string() };
@@ -101,13 +136,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   const runLater = () => {
     const fns = afterSend;
     afterSend = [];
-    for (const fn of fns) {
-      try {
-        fn();
-      } catch {
-        // best effort, as in a hook process
-      }
-    }
+    runAfterAnswer(fns);
   };
 
   async function respond(req: Request): Promise<BrokerResponse> {
@@ -127,21 +156,14 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   }
 
   function onConnection(sock: Socket): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
     sock.on('error', () => {}); // a client that went away: nothing to answer
-    sock.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_REQUEST_BYTES) sock.destroy();
-      else chunks.push(c);
-    });
-    sock.on('end', () => {
+    collectRequest(sock, (body) => {
       requests++;
       inFlight++;
       lastRequest = Date.now();
       let parsed: Request | undefined;
       try {
-        const r = requestSchema.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        const r = requestSchema.safeParse(JSON.parse(body.toString('utf8')));
         if (r.success) parsed = r.data;
       } catch {
         // not JSON: answered below
@@ -188,10 +210,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
       await kept.closeAll();
       opts.onClose?.();
     })());
-  const tick = setInterval(() => {
-    kept.sweep();
-    if (!ours()) void close(); // replaced, or its socket removed: nobody can reach it any more
-    else if (inFlight === 0 && Date.now() - lastRequest >= idleMs) void close();
-  }, Math.max(50, Math.min(idleMs / 4, 15_000)));
+  // ours() false: replaced, or its socket removed: nobody can reach it any more.
+  const tick = watchBroker({ kept, reachable: ours, idle: () => inFlight === 0 && Date.now() - lastRequest >= idleMs, idleMs, close });
   return { address, close, status };
 }
