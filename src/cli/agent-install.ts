@@ -184,16 +184,21 @@ async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: bo
   const launcher = launcherPath();
   const r = settingsErrors(() => installCodex({ scope, projectDir, codexHome: codexHome(), launcher, dryRun: opts.dryRun }));
   const sandbox = codexSandboxNote();
-  out.result({ ...r, scope, launcher, config_written: configWritten, sandbox }, () =>
+  // Project scope: the hooks find pgx on PATH (decisions/206); say where that is, or that it isn't.
+  const onPath = scope === 'project' ? (pgxOnPath() ?? null) : undefined;
+  const pathNote = onPath === undefined ? null : onPath === null ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcher ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})` : null;
+  const fileChanged = r.added.length + r.updated.length > 0;
+  out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), config_written: configWritten, sandbox }, () =>
     [
       configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
-      `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}`,
+      `${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`,
       r.added.length ? `  added:     ${r.added.join(', ')}` : null,
       r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
       r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
       r.trusted.length ? `  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] trusted_hash, as \`/hooks\` would record it)` : `  trust: already recorded in ${r.config_path}`,
       r.trust_moved.length ? `  kept the trust of hooks whose position moved: ${r.trust_moved.join(', ')}` : null,
       r.project_trusted === false ? `  this project is not trusted in Codex yet: project hooks run only once it is (Codex asks when it first starts here)` : null,
+      pathNote,
       `  sandbox: ${sandbox.text}`,
       'next: start Codex in this project; `pgx agent doctor` checks the setup',
     ]

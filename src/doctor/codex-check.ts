@@ -1,11 +1,13 @@
 // The Codex CLI install, when there is one (pgx's hooks in $CODEX_HOME/hooks.json or the project's .codex/hooks.json):
-// all five present, pointing at a launcher that exists, trusted the way Codex checks it (the recorded trusted_hash is
-// the hook's current hash: an edited hook is untrusted and skipped silently), the `codex` on PATH a verified version,
-// and the sandbox letting agents reach the server (decisions/201, 203). No Codex install: no check at all.
+// all five present, pointing at a launcher that exists (a portable project hook's: pgx on PATH), trusted the way
+// Codex checks it (the recorded trusted_hash is the hook's current hash: an edited hook is untrusted and skipped
+// silently), the `codex` on PATH a verified version, and the sandbox letting agents reach the server (decisions/201,
+// 203, 206). No Codex install: no check at all.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CODEX_HOOK_EVENTS, codexHome, codexHooksPathFor, codexTrustHash, handlersOf, projectTrusted, trustStateOf, type CodexScope } from '../install/codex.js';
+import { CODEX_HOOK_EVENTS, codexHome, codexHooksPathFor, codexTrustHash, handlersOf, isPortableCodexCommand, projectTrusted, trustStateOf, type CodexScope } from '../install/codex.js';
+import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';
 import { fail, ok, warn, type Check } from './types.js';
@@ -38,7 +40,11 @@ export function codexCheck(projectDir: string, env: NodeJS.ProcessEnv = process.
     const fix = `pgx agent install codex --scope ${scope}`;
     const missing = CODEX_HOOK_EVENTS.filter((e) => !hooks.some((h) => h.cli === e.cli)).map((e) => e.event);
     if (missing.length) return fail('codex', `pgx's Codex hooks in ${path} lack ${missing.join(', ')}`, fix);
-    const launcher = /^'((?:[^']|'\\'')*)'/.exec(hooks[0]!.command)?.[1]?.replace(/'\\''/g, "'");
+    // A portable hook (project scope, decisions/206) runs the first pgx on PATH, checked as the shell would.
+    const portable = hooks.some((h) => isPortableCodexCommand(h.command));
+    const onPath = portable ? pgxOnPath(env) : undefined;
+    if (portable && !onPath) return fail('codex', `pgx is not on PATH, where the hooks in ${path} find it: every subagent shell command is refused (the session goes on, with a warning)`, `put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then ${fix}`);
+    const launcher = /^'((?:[^']|'\\'')*)'/.exec(hooks.find((h) => !isPortableCodexCommand(h.command))?.command ?? '')?.[1]?.replace(/'\\''/g, "'");
     if (launcher && !existsSync(launcher)) return fail('codex', `the hooks in ${path} run ${launcher}, which no longer exists: every subagent command is refused`, fix);
     let state;
     let configText;
@@ -55,7 +61,8 @@ export function codexCheck(projectDir: string, env: NodeJS.ProcessEnv = process.
     if (!sandbox.network_access) return warn('codex', `hooks installed and trusted (${path}); but ${sandbox.text}`, `add [sandbox_workspace_write] network_access = true to ${configPath}`);
     const version = codexVersionOnPath();
     if (version && !VERIFIED_CODEX.includes(version)) return warn('codex', `hooks installed and trusted (${path}); the codex on PATH is ${version}, which pgx was not verified on (verified: ${VERIFIED_CODEX.join(', ')})`, 'use a verified Codex CLI version, or report how this one behaves');
-    return ok('codex', `hooks installed and trusted (${path}); sandbox network on; codex ${version ?? '(not on PATH)'}`);
+    const runs = onPath ? `; launcher pgx on PATH: ${onPath}` : '';
+    return ok('codex', `hooks installed and trusted (${path}${runs}); sandbox network on; codex ${version ?? '(not on PATH)'}`);
   }
   return undefined;
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isPlainObject, parseSettingsText, readSettingsFile, serializeSettings, SettingsFileError, type JsonObject } from '../lib/settings-file.js';
 import { writeFileAtomic } from '../lib/fsutil.js';
-import { checkLauncher } from './hook-events.js';
+import { checkLauncher, PORTABLE_LAUNCHER } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';
 import { CODEX_HOOK_TIMEOUT_S, type CodexHookCli } from '../hooks/codex/timeouts.js';
 
@@ -39,8 +39,11 @@ const SNAKE: Record<string, string> = Object.fromEntries(
 /** Codex's default timeout for a command hook without one (seconds): part of the trust hash. */
 const CODEX_DEFAULT_TIMEOUT_S = 600;
 
-/** Recognises a pgx Codex hook command (any launcher, quoted or not). Group 1 is the cli name. */
-export const PGX_CODEX_HOOK_RE = / agent codex-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop)(?:\s|$)/;
+/**
+ * Recognises a pgx Codex hook command (any launcher, quoted or not, or the portable `… exec pgx agent codex-hook
+ * <cli>; <fallback>`). Group 1 is the cli name.
+ */
+export const PGX_CODEX_HOOK_RE = / agent codex-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop)(?=[\s;]|$)/;
 
 /**
  * Codex runs a PreToolUse hook that fails (exit other than 0 or 2, no start, a crash) as if it said nothing: the
@@ -54,6 +57,48 @@ export function codexHookCommand(launcher: string, cli: CodexHookCli): string {
   const base = `${shellQuote(launcher)} agent codex-hook ${cli}`;
   return cli === 'pre-tool-use' ? `${base} ${FAIL_CLOSED}` : base;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// The portable project-scope command (decisions/206-codex-portable-project-install.md): `.codex/hooks.json` is
+// committed, so it names no path of one user's machine. pgx is found on PATH; the text, and with it the trust hash,
+// is the same on every machine.
+
+/** The start of every portable Codex hook command: pgx on PATH, as the shell finds it. */
+export const CODEX_PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && `;
+
+/**
+ * What each hook does where pgx is not on PATH (a teammate's clone): plain sh, nothing of pgx's. A subagent's shell
+ * command is refused (exit 2 blocks in Codex, the reason on stderr reaches the model), so it never runs against
+ * whatever database it names; the parent's commands go on, and SessionStart says why in a visible line. Only a
+ * subagent's payload carries an `"agent_id"` key (measured on 0.171.0: the parent's has none); the same text inside
+ * a command string is escaped (`\"agent_id\"`) except at the string's very end, where the parent's command is then
+ * refused too (stricter). `grep` failing to run counts as a subagent (refused). No apostrophe in any text: the JSON
+ * sits inside '…'.
+ */
+const MISSING = 'pgx is not on PATH on this machine';
+const CODEX_FALLBACK: Record<CodexHookCli, string> = {
+  'session-start': `echo '${JSON.stringify({
+    systemMessage: `${MISSING}: every subagent shell command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
+    hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run shell commands (refused, so that they never share one database); the commands of the main session run as usual.` },
+  })}'`,
+  'user-prompt-submit': 'exit 0',
+  'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent shell command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
+  'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your shell commands will be refused. Say so in your answer; do not work around it.` } })}'`,
+  'subagent-stop': 'exit 0',
+};
+
+/**
+ * `command -v pgx … && exec pgx agent codex-hook <cli>; <fallback>`. PreToolUse is not exec'd: the shell stays to
+ * turn any failure of pgx (a crash, an exit other than 0) into a block, as the absolute form's `|| exit 2` does.
+ */
+export function portableCodexHookCommand(cli: CodexHookCli): string {
+  const run = `${PORTABLE_LAUNCHER} agent codex-hook ${cli}`;
+  const found = cli === 'pre-tool-use' ? `{ ${run} ${FAIL_CLOSED}; exit 0; }` : `exec ${run}`;
+  return `${CODEX_PORTABLE_HEAD}${found}; ${CODEX_FALLBACK[cli]}`;
+}
+
+/** Does this hook command find pgx on PATH (the portable form) rather than name a launcher? */
+export const isPortableCodexCommand = (command: string): boolean => command.startsWith(CODEX_PORTABLE_HEAD) && PGX_CODEX_HOOK_RE.test(command);
 
 /** SHA-256 of the hook's normalised identity, as Codex computes its `currentHash` (measured on 0.171.0). */
 export function codexTrustHash(eventName: string, matcher: string | undefined, command: string, timeoutS: number | undefined): string {
@@ -118,7 +163,7 @@ export interface CodexHooksPlan {
 }
 
 /** pgx's groups in the hooks file: each event's own group (appended when absent, its command updated in place). */
-export function planCodexHooks(text: string | undefined, opts: { file: string; launcher?: string; remove?: boolean }): CodexHooksPlan {
+export function planCodexHooks(text: string | undefined, opts: { file: string; launcher?: string; portable?: boolean; remove?: boolean }): CodexHooksPlan {
   const { root, hooks } = hooksRoot(text, opts.file);
   const before = handlersOf(hooks, opts.file);
   const added: string[] = [];
@@ -139,7 +184,7 @@ export function planCodexHooks(text: string | undefined, opts: { file: string; l
   }
   if (!opts.remove) {
     for (const e of CODEX_HOOK_EVENTS) {
-      const want = { type: 'command', command: codexHookCommand(opts.launcher!, e.cli), timeout: CODEX_HOOK_TIMEOUT_S[e.cli] };
+      const want = { type: 'command', command: opts.portable ? portableCodexHookCommand(e.cli) : codexHookCommand(opts.launcher!, e.cli), timeout: CODEX_HOOK_TIMEOUT_S[e.cli] };
       const groups = (next[e.event] as unknown[] | undefined) ?? [];
       const mine = groups.find((g) => isPlainObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.exec(h.command)?.[1] === e.cli)) as JsonObject | undefined;
       if (!mine) {
@@ -283,6 +328,8 @@ export interface CodexInstallResult {
   trusted: string[];
   trust_moved: string[];
   project_trusted: boolean | null;
+  /** What the hooks run: `pgx` (found on PATH: project scope) or the absolute launcher (user scope). */
+  hooks_launcher: string;
   dry_run: boolean;
 }
 
@@ -291,10 +338,15 @@ export function installCodex(opts: { scope: CodexScope; projectDir: string; code
   const configPath = join(opts.codexHome, 'config.toml');
   const hooksText = readSettingsFile(path);
   const configText = readSettingsFile(configPath);
-  const hooks = planCodexHooks(hooksText, { file: path, launcher: opts.launcher });
+  // Project scope: the committed .codex/hooks.json finds pgx on PATH, the same text on every machine (decisions/206);
+  // user scope names this machine's launcher (nobody shares that file).
+  const portable = opts.scope === 'project';
+  const hooks = planCodexHooks(hooksText, { file: path, launcher: opts.launcher, portable });
   const trust = planCodexTrust(configText, hooks, configPath);
   const dryRun = opts.dryRun === true;
   if (!dryRun) {
+    // A file already holding these hooks is left byte for byte as it is (a teammate's checkout): only the trust,
+    // which is this user's, is written.
     if (hooks.changed) writeFileAtomic(path, hooks.text);
     if (trust.changed) writeFileAtomic(configPath, trust.text);
   }
@@ -308,6 +360,7 @@ export function installCodex(opts: { scope: CodexScope; projectDir: string; code
     trusted: trust.trusted,
     trust_moved: trust.moved,
     project_trusted: opts.scope === 'project' ? projectTrusted(configText, configPath, opts.projectDir) : null,
+    hooks_launcher: portable ? PORTABLE_LAUNCHER : opts.launcher,
     dry_run: dryRun,
   };
 }
