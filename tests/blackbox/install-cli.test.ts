@@ -2,6 +2,7 @@
 // nothing); uninstall deletes a settings file that pgx's removal left empty (and an emptied .claude/), nothing else.
 // Project scope is portable (decisions/111-portable-project-install.md): the committed .claude/settings.json names
 // no path of this machine, and a teammate's clone of it behaves as decided, with pgx on PATH or without.
+import { randomUUID } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -156,5 +157,142 @@ describe('agent install / uninstall claude (CLI)', () => {
     const local = JSON.parse(readFileSync(join(p.dir, '.claude', 'settings.local.json'), 'utf8'));
     expect(local.hooks.SessionStart[0].hooks[0].command).toBe(`'${realpathSync(LAUNCHER)}' agent hook session-start`);
     expect(existsSync(join(p.dir, '.claude', 'settings.json'))).toBe(false);
+  });
+});
+
+// Codex's project scope is portable too (decisions/206-codex-portable-project-install.md): .codex/hooks.json finds pgx
+// on PATH, so its text, and the trusted_hash Codex checks, are the same in every checkout; each user's install only
+// records the trust in their own $CODEX_HOME/config.toml. The real binary: tests/e2e/codex-portable.test.ts.
+type CodexHooks = { hooks: Record<string, { matcher?: string; hooks: { command: string; timeout?: number }[] }[]> };
+const codexHooksOf = (dir: string): CodexHooks => JSON.parse(readFileSync(join(dir, '.codex', 'hooks.json'), 'utf8'));
+/** `[hooks.state."<file>:<event>:<g>:<h>"] trusted_hash`, by the key's position part (the file differs by checkout). */
+const trustOf = (codexHome: string) => {
+  const file = join(codexHome, 'config.toml');
+  if (!existsSync(file)) return {};
+  return Object.fromEntries([...readFileSync(file, 'utf8').matchAll(/^\[hooks\.state\."([^"]*):([a-z_]+:\d+:\d+)"\]\ntrusted_hash = "(sha256:[0-9a-f]+)"$/gm)].map((m) => [m[2]!, { file: m[1]!, hash: m[3]! }]));
+};
+/** Runs one hook as Codex does: the command string in a shell, the payload on stdin. */
+function runCodexHook(hooks: CodexHooks, event: string, payload: object, cwd: string, env: NodeJS.ProcessEnv) {
+  const command = hooks.hooks[event]!.at(-1)!.hooks[0]!.command;
+  const r = spawnSync('/bin/sh', ['-c', command], { cwd, env, input: JSON.stringify(payload), encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+const codexPre = (cwd: string, command: string, agentId?: string) => ({ session_id: randomUUID(), cwd, transcript_path: null, turn_id: randomUUID(), model: 'fake-model', hook_event_name: 'PreToolUse', ...(agentId ? { agent_id: agentId, agent_type: 'default' } : {}), permission_mode: 'bypassPermissions', tool_name: 'Bash', tool_input: { command }, tool_use_id: `call_${randomUUID()}` });
+
+describe('agent install / uninstall codex --scope project (CLI)', () => {
+  it('two checkouts, two CODEX_HOMEs, two pgx installs: byte-identical .codex/hooks.json and the same trusted_hash; the second install only records trust', () => {
+    const a = bareDir();
+    const aEnv = { ...a.env, PATH: `${pgxBin(a.dir)}:${process.env.PATH}`, CODEX_HOME: join(a.dir, 'codex-home') };
+    const ia = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: a.dir, env: aEnv }));
+    expect(ia).toMatchObject({ scope: 'project', hooks_launcher: 'pgx', pgx_on_path: realpathSync(LAUNCHER), added: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop'] });
+    const text = readFileSync(join(a.dir, '.codex', 'hooks.json'), 'utf8');
+    expect(text).not.toContain(a.dir);
+    expect(text).not.toContain(realpathSync(LAUNCHER));
+    for (const [, groups] of Object.entries(codexHooksOf(a.dir).hooks)) expect(groups[0]!.hooks[0]!.command).toMatch(/^command -v pgx >\/dev\/null 2>&1 && (exec pgx|\{ pgx) agent codex-hook /);
+    // the fail-closed tail of the absolute form is kept
+    expect(codexHooksOf(a.dir).hooks.PreToolUse![0]!.hooks[0]!.command).toContain('agent codex-hook pre-tool-use || { echo "pgx: the hook failed');
+
+    // B: a clone at another path (committed files only), another HOME, CODEX_HOME, and pgx in another bin directory.
+    const b = bareDir();
+    mkdirSync(join(b.dir, '.codex'));
+    cpSync(join(a.dir, '.pgx.toml'), join(b.dir, '.pgx.toml'));
+    cpSync(join(a.dir, '.codex', 'hooks.json'), join(b.dir, '.codex', 'hooks.json'));
+    const bEnv = { ...b.env, PATH: `${pgxBin(join(b.dir, 'elsewhere'))}:${process.env.PATH}`, CODEX_HOME: join(b.dir, 'codex-home') };
+    const dry = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--dry-run', '--json'], { cwd: b.dir, env: bEnv }));
+    expect(dry).toMatchObject({ dry_run: true, added: [], updated: [], trusted: expect.arrayContaining([expect.stringContaining(`${b.dir}/.codex/hooks.json:pre_tool_use:0:0`)]) });
+    expect(existsSync(join(bEnv.CODEX_HOME, 'config.toml'))).toBe(false); // a dry run writes nothing
+    const human = runPgx(['agent', 'install', 'codex', '--scope', 'project'], { cwd: b.dir, env: bEnv });
+    expect(human.stdout).toContain(`unchanged: ${join(b.dir, '.codex', 'hooks.json')} (no path of this machine: commit it)`);
+    expect(human.stdout).toContain('trusted in');
+    expect(readFileSync(join(b.dir, '.codex', 'hooks.json'), 'utf8')).toBe(text);
+    const ta = trustOf(aEnv.CODEX_HOME);
+    const tb = trustOf(bEnv.CODEX_HOME);
+    expect(Object.keys(ta)).toHaveLength(5);
+    expect(Object.fromEntries(Object.entries(tb).map(([k, v]) => [k, v.hash]))).toEqual(Object.fromEntries(Object.entries(ta).map(([k, v]) => [k, v.hash])));
+    expect(Object.values(tb).map((v) => v.file)).toEqual(Array(5).fill(join(b.dir, '.codex', 'hooks.json'))); // each user's trust names their own checkout
+    // idempotent: nothing changes on a second run
+    const config = readFileSync(join(bEnv.CODEX_HOME, 'config.toml'), 'utf8');
+    expect(jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: b.dir, env: bEnv }))).toMatchObject({ changed: false, trusted: [] });
+    expect(readFileSync(join(bEnv.CODEX_HOME, 'config.toml'), 'utf8')).toBe(config);
+  });
+
+  it('run as Codex runs them: pgx on PATH routes a subagent; no pgx on PATH refuses a subagent (exit 2) and lets the parent run; a pgx that fails blocks', async () => {
+    const p = makeProject();
+    dirs.push(p.dir);
+    const codexHome = join(p.dir, 'codex-home');
+    expect(runPgx(['agent', 'install', 'codex', '--scope', 'project'], { cwd: p.dir, env: { ...p.env, CODEX_HOME: codexHome } }).status).toBe(0);
+    const hooks = codexHooksOf(p.dir);
+    const agent = randomUUID();
+    const noPgx = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: p.dir };
+    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: noPgx }).status).not.toBe(0);
+    const denied = runCodexHook(hooks, 'PreToolUse', codexPre(p.dir, 'psql -c "select 1"', agent), p.dir, noPgx);
+    expect([denied.status, denied.stdout]).toEqual([2, '']); // exit 2: Codex blocks, stderr is the model's reason
+    expect(denied.stderr).toContain('pgx is not on PATH on this machine: this subagent shell command is refused');
+    // a parent command quoting the key inside its string is still the parent's (JSON escapes the quotes)
+    for (const cmd of ['ls', 'echo "agent_id" here']) expect(Object.values(runCodexHook(hooks, 'PreToolUse', codexPre(p.dir, cmd), p.dir, noPgx))).toEqual([0, '', '']);
+    const start = runCodexHook(hooks, 'SessionStart', { session_id: randomUUID(), cwd: p.dir, hook_event_name: 'SessionStart', source: 'startup' }, p.dir, noPgx);
+    expect(start.status).toBe(0);
+    expect(JSON.parse(start.stdout)).toMatchObject({ systemMessage: expect.stringMatching(/^pgx is not on PATH on this machine: every subagent shell command is refused/), hookSpecificOutput: { hookEventName: 'SessionStart' } });
+    const subStart = runCodexHook(hooks, 'SubagentStart', { session_id: randomUUID(), cwd: p.dir, hook_event_name: 'SubagentStart', agent_id: agent }, p.dir, noPgx);
+    expect(JSON.parse(subStart.stdout).hookSpecificOutput.additionalContext).toContain('your shell commands will be refused');
+    for (const e of ['UserPromptSubmit', 'SubagentStop']) expect(Object.values(runCodexHook(hooks, e, { session_id: randomUUID(), cwd: p.dir }, p.dir, noPgx))).toEqual([0, '', '']);
+
+    // A `pgx` on PATH that fails (exit 1): the PreToolUse hook blocks, as the absolute form's `|| exit 2` does.
+    const broken = join(p.dir, 'broken-bin');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'pgx'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const failed = runCodexHook(hooks, 'PreToolUse', codexPre(p.dir, 'ls'), p.dir, { ...noPgx, PATH: `${broken}:${noPgx.PATH}` });
+    expect(failed.status).toBe(2);
+    expect(failed.stderr).toContain('pgx: the hook failed, so this command was not routed');
+
+    // pgx on PATH: the subagent's command is rewritten to its branch (codex exec's bypassPermissions: allow).
+    const withPgx = { ...p.env, PATH: `${pgxBin(p.dir)}:${process.env.PATH}`, SHELL: '/bin/bash' };
+    const routed = runCodexHook(hooks, 'PreToolUse', codexPre(p.dir, `psql -X -Atc 'select current_database()'`, agent), p.dir, withPgx);
+    expect(routed.status, routed.stderr).toBe(0);
+    const out = JSON.parse(routed.stdout).hookSpecificOutput;
+    expect(out.permissionDecision).toBe('allow');
+    expect(out.updatedInput.command.startsWith(`'${realpathSync(LAUNCHER)}' agent exec --agent ${agent} --cwd ${p.dir} -- `)).toBe(true);
+    const branch = /# pgx-routed (\S+)\n/.exec(out.updatedInput.command)![1]!;
+    expect(execFileSync('/bin/bash', ['-c', out.updatedInput.command], { cwd: p.dir, env: withPgx, encoding: 'utf8' }).trim()).toBe(branch);
+    expect(runPgx(['agent', 'down', '--branch', branch, '--now'], { cwd: p.dir, env: withPgx }).status).toBe(0);
+  });
+
+  it("uninstall --scope project removes exactly pgx's hooks and trust entries; an old absolute project install is made portable; user scope keeps the absolute launcher", () => {
+    const p = bareDir();
+    const env = { ...p.env, CODEX_HOME: join(p.dir, 'codex-home') };
+    mkdirSync(join(p.dir, '.codex'));
+    // the user's own hook first, trusted by the user (its hash as Codex records it)
+    const own = { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] }] } };
+    writeFileSync(join(p.dir, '.codex', 'hooks.json'), JSON.stringify(own, null, 2) + '\n');
+    mkdirSync(env.CODEX_HOME);
+    const ownKey = `${p.dir}/.codex/hooks.json:pre_tool_use:0:0`;
+    writeFileSync(join(env.CODEX_HOME, 'config.toml'), `# mine\n[hooks.state.${JSON.stringify(ownKey)}]\ntrusted_hash = "sha256:0000"\n`);
+    expect(runPgx(['agent', 'install', 'codex', '--scope', 'project'], { cwd: p.dir, env }).status).toBe(0);
+    expect(codexHooksOf(p.dir).hooks.PreToolUse!.map((g) => g.hooks[0]!.command.slice(0, 14))).toEqual(['my-guard', 'command -v pgx']);
+    expect(Object.keys(trustOf(env.CODEX_HOME))).toHaveLength(6);
+    const dry = jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', 'project', '--dry-run', '--json'], { cwd: p.dir, env }));
+    expect(dry).toMatchObject({ dry_run: true, changed: true, untrusted: expect.any(Array) });
+    expect(dry.untrusted).toHaveLength(5);
+    expect(Object.keys(trustOf(env.CODEX_HOME))).toHaveLength(6); // a dry run writes nothing
+    const u = jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', 'project', '--json'], { cwd: p.dir, env }));
+    expect(u.changed).toBe(true);
+    expect([...u.removed].sort()).toEqual(['PreToolUse', 'SessionStart', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit']);
+    expect(codexHooksOf(p.dir)).toEqual(own);
+    expect(readFileSync(join(env.CODEX_HOME, 'config.toml'), 'utf8')).toBe(`# mine\n[hooks.state.${JSON.stringify(ownKey)}]\ntrusted_hash = "sha256:0000"\n`);
+    expect(jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', 'project', '--json'], { cwd: p.dir, env }))).toMatchObject({ changed: false });
+
+    // An older pgx's project install named the launcher: install rewrites it to the portable form and re-trusts it.
+    const old = { hooks: { SubagentStop: [{ hooks: [{ type: 'command', command: `'/old/pgx.js' agent codex-hook subagent-stop`, timeout: 30 }] }] } };
+    writeFileSync(join(p.dir, '.codex', 'hooks.json'), JSON.stringify(old, null, 2) + '\n');
+    const up = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: p.dir, env }));
+    expect(up.updated).toEqual(['SubagentStop']);
+    expect(readFileSync(join(p.dir, '.codex', 'hooks.json'), 'utf8')).not.toContain('/old/pgx.js');
+    expect(trustOf(env.CODEX_HOME)['subagent_stop:0:0']).toBeDefined();
+    expect(runPgx(['agent', 'uninstall', 'codex', '--scope', 'project'], { cwd: p.dir, env }).status).toBe(0);
+
+    // user scope: $CODEX_HOME/hooks.json names this machine's launcher
+    expect(jsonOf(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }))).toMatchObject({ scope: 'user', hooks_launcher: realpathSync(LAUNCHER) });
+    const user = JSON.parse(readFileSync(join(env.CODEX_HOME, 'hooks.json'), 'utf8')) as CodexHooks;
+    expect(user.hooks.SessionStart![0]!.hooks[0]!.command).toBe(`'${realpathSync(LAUNCHER)}' agent codex-hook session-start`);
   });
 });

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CODEX_HOOK_EVENTS, codexHookCommand, codexTrustHash, installCodex, planCodexHooks, planCodexTrust, trustStateOf, uninstallCodex } from '../../src/install/codex.js';
+import { CODEX_HOOK_EVENTS, codexHookCommand, codexTrustHash, installCodex, isPortableCodexCommand, PGX_CODEX_HOOK_RE, planCodexHooks, planCodexTrust, portableCodexHookCommand, trustStateOf, uninstallCodex } from '../../src/install/codex.js';
 
 const LAUNCHER = '/opt/pgx/bin/pgx';
 
@@ -106,6 +106,34 @@ describe('install', () => {
     fs.writeFileSync(configFile(), 'model = [');
     expect(() => install()).toThrow(/not valid TOML/);
     expect(fs.readFileSync(configFile(), 'utf8')).toBe('model = [');
+  });
+
+  it('project scope is portable: the same bytes and the same trust hashes whatever the launcher, the checkout or the CODEX_HOME', () => {
+    const other = path.join(dir, 'other');
+    const otherHome = path.join(dir, 'other-home');
+    fs.mkdirSync(other);
+    fs.mkdirSync(otherHome);
+    const a = installCodex({ scope: 'project', projectDir: proj, codexHome: home, launcher: LAUNCHER });
+    const b = installCodex({ scope: 'project', projectDir: other, codexHome: otherHome, launcher: '/home/mate/.local/lib/node_modules/pgx/bin/pgx.js' });
+    expect([a.hooks_launcher, b.hooks_launcher]).toEqual(['pgx', 'pgx']);
+    const text = fs.readFileSync(path.join(proj, '.codex', 'hooks.json'), 'utf8');
+    expect(fs.readFileSync(path.join(other, '.codex', 'hooks.json'), 'utf8')).toBe(text);
+    expect(text).not.toContain(LAUNCHER);
+    const hashes = (h: string, p: string) => Object.fromEntries(Object.entries(trustStateOf(fs.readFileSync(path.join(h, 'config.toml'), 'utf8'), 'config.toml')).map(([k, v]) => [k.slice(`${p}/.codex/hooks.json:`.length), v.trusted_hash]));
+    expect(Object.keys(hashes(home, proj))).toHaveLength(5);
+    expect(hashes(otherHome, other)).toEqual(hashes(home, proj));
+    // each command: pgx on PATH, else the sh fallback; PreToolUse keeps the fail-closed tail
+    for (const e of CODEX_HOOK_EVENTS) {
+      const c = portableCodexHookCommand(e.cli);
+      expect(isPortableCodexCommand(c)).toBe(true);
+      expect(PGX_CODEX_HOOK_RE.exec(c)?.[1]).toBe(e.cli);
+      expect(c.startsWith('command -v pgx >/dev/null 2>&1 && ')).toBe(true);
+    }
+    expect(portableCodexHookCommand('pre-tool-use')).toMatch(/^command -v pgx >\/dev\/null 2>&1 && \{ pgx agent codex-hook pre-tool-use \|\| \{ echo .*>&2; exit 2; \}; exit 0; \}; grep -q '"agent_id"'; \[ \$\? = 1 \] && exit 0; echo .*>&2; exit 2$/);
+    expect(isPortableCodexCommand(codexHookCommand(LAUNCHER, 'session-start'))).toBe(false);
+    // the user scope, beside it, names the launcher
+    install();
+    expect(readHooks().hooks.SessionStart![0]!.hooks[0]!.command).toBe(`'${LAUNCHER}' agent codex-hook session-start`);
   });
 
   it('project scope writes .codex/hooks.json and says whether the project is trusted', () => {
