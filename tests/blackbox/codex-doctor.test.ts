@@ -1,7 +1,9 @@
 // `pgx agent doctor` on a Codex install: the codex check (hooks present and trusted as Codex checks it, the sandbox),
-// and the Claude Code checks skipped instead of failing when there is no Claude Code install. No Codex install: no line.
+// and the Claude Code checks skipped instead of failing when there is no Claude Code install; a portable project install
+// (decisions/206) checked for pgx on PATH. No Codex install: no line.
 import { appendFileSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 
@@ -49,8 +51,9 @@ describe('doctor: the Codex CLI install', () => {
     appendFileSync(join(codexHome, 'config.toml'), `\n[projects.${JSON.stringify(p.dir)}]\ntrust_level = "trusted"\n\n[sandbox_workspace_write]\nnetwork_access = true\n`);
     d = doctor(p, env);
     expect(d.codex).toMatchObject({ status: 'ok', detail: expect.stringContaining(`launcher pgx on PATH: ${realpathSync(LAUNCHER)}`) });
-    // the same checkout on a PATH without pgx (node itself stays reachable for the doctor)
-    const noPgx = { ...env, PATH: process.env.PATH!.split(':').filter((e) => e !== bin).join(':') };
+    // the same checkout on a PATH without pgx: node and the system only
+    const noPgx = { ...env, PATH: [dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':') };
+    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: noPgx }).status, 'a pgx on the system PATH').not.toBe(0);
     d = doctor(p, noPgx);
     expect(d.codex).toMatchObject({ status: 'fail', fix: 'put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then pgx agent install codex --scope project' });
     expect(d.codex!.detail).toBe(`pgx is not on PATH, where the hooks in ${join(p.dir, '.codex', 'hooks.json')} find it: every subagent shell command is refused (the session goes on, with a warning)`);
