@@ -105,7 +105,7 @@ export const SANDBOX_WARNING =
 
 export function unroutedWarning(e: unknown): string {
   const d = describeError(e);
-  return `pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure the branch (${d.message}${d.hint ? ` ${d.hint}` : ''}). It uses whatever database it would use without pgx. Run \`pgx agent doctor\`.\n`;
+  return `pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} Run \`pgx agent doctor\`.\n`;
 }
 
 /**
