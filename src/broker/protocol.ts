@@ -105,15 +105,17 @@ export function requestVars(env: NodeJS.ProcessEnv): RequestVars {
 /** Every request carries the client's environment material (`fpm`), which the broker compares with its own. */
 export type BrokerRequest =
   | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; vars: RequestVars }
-  | { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[] }
+  /** A routed exec: a subagent's (`agent`), or a Codex session's own (`session`, which fails open: decision 205). */
+  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[] } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
   | { op: 'status'; fp: string; fpm: string }
   | { op: 'stop'; fp: string; fpm: string };
 
 export type BrokerResponse =
   /** A hook's answer: what to print (nothing when undefined). */
   | { ok: true; print?: string }
-  /** An exec's: the command's whole environment. */
+  /** An exec's: the command's whole environment. A session's that could not be routed: its own, and the warning to print. */
   | { ok: true; env: Record<string, string>; branch: string }
+  | { ok: true; env: Record<string, string>; branch: null; warning: string }
   /** An exec the CLI would refuse: its error text and exit code. */
   | { ok: false; stderr: string; exitCode: number }
   /** Not the broker's to answer (another build, a request it can't read): the client does the work itself. */

@@ -7,7 +7,8 @@ import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../br
 import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
-import { route, routedTarget } from '../exec/exec.js';
+import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
+import type { OpenOptions } from '../engine/api.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -28,15 +29,21 @@ export const brokerWork: BrokerWork = {
   },
   async exec(req, ctx) {
     try {
-      const { config, target } = routedTarget({ agent: req.agent, cwd: req.cwdFlag }, req.cwd, ctx.env);
-      const routed = await route(config, target, req.command, req.env, { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs });
-      return { ok: true, env: Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined)), branch: routed.branch };
+      const session = 'session' in req ? req.session : undefined;
+      const load = () => routedTarget('agent' in req ? { agent: req.agent, cwd: req.cwdFlag } : { session, cwd: req.cwdFlag }, req.cwd, ctx.env);
+      const opts = { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs };
+      // a session's command fails open (decision 205); a subagent's fails closed: any error below is its refusal
+      const routed = session !== undefined ? await routeFailOpen(load, req.command, req.env, opts) : await routeSubagent(load(), req.command, req.env, opts);
+      const env = Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined));
+      return routed.branch === null ? { ok: true, env, branch: null, warning: routed.warning } : { ok: true, env, branch: routed.branch };
     } catch (e) {
       const reply = errorReply(e);
       return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
     }
   },
 };
+
+const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions) => route(l.config, l.target, command, env, opts);
 
 interface Listed extends BrokerStatus {
   socket: string;

@@ -1,5 +1,5 @@
-// `agent exec --agent <id> [--cwd <dir>] -- <command…>`, the exact form the PreToolUse rewrite writes, run without
-// the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
+// `agent exec --agent <id> | --session <sid> --fail-open [--cwd <dir>] -- <command…>`, the exact forms the PreToolUse
+// rewrite writes, run without the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
 import { routedTarget, runExec } from './exec.js';
 import { parseRoutedExec } from './exec-argv.js';
 import { printError } from '../lib/output.js';
@@ -9,8 +9,7 @@ export async function fastExec(argv: string[]): Promise<boolean> {
   const routed = parseRoutedExec(argv);
   if (!routed) return false;
   try {
-    const { config, target } = routedTarget(routed, process.cwd(), process.env);
-    process.exitCode = await runExec(config, target, routed.command, {});
+    process.exitCode = await runExec(() => routedTarget(routed, process.cwd(), process.env), routed.command, { failOpen: routed.session !== undefined });
   } catch (e) {
     process.exitCode = printError(e, false, process.stderr);
   }

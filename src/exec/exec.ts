@@ -1,9 +1,10 @@
 // `pgx agent exec`: ensure the branch, then run the command with libpq's environment pointing at it. The command
 // text is passed through untouched (no shell of ours in between); stdio is inherited, signals forwarded, and the
-// exit status passed through (128 + n when the child dies of signal n).
+// exit status passed through (128 + n when the child dies of signal n). A Codex session's own routed command
+// (`--session <sid> --fail-open`, decision 205) runs unrouted, with a warning, when its branch can't be ensured.
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../project/config.js';
-import { PgxError } from '../lib/errors.js';
+import { describeError, PgxError } from '../lib/errors.js';
 import { attachOrEnsure, Engine, withEngine, type EnsureOptions, type EnsureResult, type ForkRequest, type OpenOptions, type Target } from '../engine/api.js';
 import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
@@ -14,9 +15,10 @@ import { signalStatus } from '../lib/processes.js';
 export interface ExecReport {
   agent_id: string | null;
   id: string | null;
-  branch: string;
+  /** null: the command ran unrouted (--fail-open, see `unrouted`). */
+  branch: string | null;
   source: string | null;
-  created: string;
+  created: string | null;
   fresh: boolean;
   method: string;
   elapsed_ms: number;
@@ -26,22 +28,42 @@ export interface ExecReport {
   lease?: string;
   /** The command could not be started (status 126/127/125). */
   spawn_error?: string;
+  /** --fail-open: why the command ran unrouted (the branch could not be ensured, or Codex's sandbox has no network). */
+  unrouted?: string;
 }
 
-/** From Claude Code's Bash tool (CLAUDECODE=1), a subagent's exec runs only what pgx's hook routed (routing-ticket.ts). */
-function refuseUnrouted(config: Config, t: Target, command: string[], claudecode: string | undefined): void {
-  if (t.agentId !== undefined && claudecode === '1' && !hasTicket(config.home, t.agentId, config.projectDir, command)) {
+/** Is this command run by an agent's shell tool: Claude Code's Bash (CLAUDECODE=1), Codex's (CODEX_THREAD_ID, measured in decision 205)? */
+const inAgentShell = (env: NodeJS.ProcessEnv) => env.CLAUDECODE === '1' || !!env.CODEX_THREAD_ID;
+
+/**
+ * From an agent's shell, a routed exec (a subagent's `--agent`, a session's `--fail-open`) runs only what pgx's hook
+ * routed (routing-ticket.ts): a launcher the model typed is refused, whatever rule or approval let it start.
+ */
+function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, failOpen: boolean): void {
+  const owner = t.agentId !== undefined ? { agentId: t.agentId } : failOpen && t.sessionId !== undefined ? { sessionId: t.sessionId } : undefined;
+  if (owner && inAgentShell(env) && !hasTicket(config.home, owner, config.projectDir, command)) {
     throw new PgxError(
       'REFUSED',
-      'pgx refused this `agent exec --agent`: its hook did not route this command, so your permission rules never judged it.',
-      'Run the command itself; inside a subagent pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
+      `pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: its hook did not route this command, so your permission rules never judged it.`,
+      'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
 }
 
-export async function runExec(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
+/** A routed command's config and target, loaded when the exec runs (a --fail-open exec fails open on a broken config too). */
+export type LoadTarget = () => { config: Config; target: Target };
+
+export async function runExec(load: LoadTarget, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest; failOpen?: boolean }): Promise<number> {
   if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
-  refuseUnrouted(config, t, command, process.env.CLAUDECODE);
+  if (opts.failOpen) {
+    const t0 = performance.now();
+    const routed = await routeFailOpen(load, command, process.env, {}, { from: opts.from });
+    const setupMs = Math.round(performance.now() - t0);
+    if (routed.branch === null) process.stderr.write(routed.warning);
+    return report(opts, routed.target, routed.branch === null ? routed.warning : routed.ensured, setupMs, await spawnCommand(command, routed.env));
+  }
+  const { config, target: t } = load();
+  refuseUnrouted(config, t, command, process.env, false);
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
   // branch is retired by whichever of its concurrent execs ends last (exec-lease.ts). A --agent exec (a routed
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
@@ -52,20 +74,67 @@ export async function runExec(config: Config, t: Target, command: string[], opts
   return report(opts, t, routed.ensured, setupMs, await spawnCommand(command, routed.env));
 }
 
+export interface RoutedEnv {
+  env: NodeJS.ProcessEnv;
+  branch: string;
+  ensured: EnsureResult;
+}
+
 /**
  * The routed-command pipeline, the one copy `agent exec` and the broker both run: refuse a subagent's command its
  * hook did not route, ensure (or attach to) the branch, and give the environment the command runs with. `env` is the
- * requester's: whether it runs under Claude Code's Bash (CLAUDECODE), and the base of the command's environment.
+ * requester's: whether it runs in an agent's shell (CLAUDECODE, CODEX_THREAD_ID), and the base of the command's
+ * environment.
  */
-export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<{ env: NodeJS.ProcessEnv; branch: string; ensured: EnsureResult }> {
-  refuseUnrouted(config, t, command, env.CLAUDECODE);
+export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, failOpen = false): Promise<RoutedEnv> {
+  refuseUnrouted(config, t, command, env, failOpen);
   const ensured = await attachOrEnsure(config, t, opts, ensureOpts);
   return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
 }
 
-/** The rewrite's `agent exec --agent <id> [--cwd <dir>]` (exec-argv.ts) as its config and target, in `cwd`. */
-export function routedTarget(r: { agent: string; cwd?: string }, cwd: string, env: NodeJS.ProcessEnv): { config: Config; target: Target } {
-  return { config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }), target: targetFrom({ agent: r.agent }, env) };
+/** A --fail-open command that could not be routed: the requester's own environment, and the warning to print first. */
+export interface UnroutedEnv {
+  env: NodeJS.ProcessEnv;
+  branch: null;
+  warning: string;
+}
+
+/** Why a session's command runs unrouted, said loudly on stderr before it runs. */
+export const SANDBOX_WARNING =
+  "pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks the network here (CODEX_SANDBOX_NETWORK_DISABLED=1), so no database is reachable from this command, with pgx or without. To route the session's commands, let the sandbox reach the network (sandbox_workspace_write.network_access = true in $CODEX_HOME/config.toml).\n";
+
+export function unroutedWarning(e: unknown): string {
+  const d = describeError(e);
+  return `pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} Run \`pgx agent doctor\`.\n`;
+}
+
+/**
+ * route() for a session's own command (`--session <sid> --fail-open`, decision 205), which is not isolation-critical:
+ * a branch that can't be ensured (config, server, engine) gives the requester's environment unchanged and a warning,
+ * so the command runs as it would without pgx. Under Codex's default sandbox (CODEX_SANDBOX_NETWORK_DISABLED=1) every
+ * socket is refused (decision 203), so it does so at once, without a connect. The ticket check's refusal stays a
+ * refusal: a launcher the model typed is never run, routed or not.
+ */
+export async function routeFailOpen(load: LoadTarget, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<(RoutedEnv | UnroutedEnv) & { target?: Target }> {
+  let loaded: ReturnType<LoadTarget>;
+  try {
+    loaded = load();
+  } catch (e) {
+    return { env, branch: null, warning: unroutedWarning(e) };
+  }
+  const { config, target } = loaded;
+  refuseUnrouted(config, target, command, env, true);
+  if (env.CODEX_SANDBOX_NETWORK_DISABLED === '1') return { env, branch: null, warning: SANDBOX_WARNING, target };
+  try {
+    return { ...(await route(config, target, command, env, opts, ensureOpts, true)), target };
+  } catch (e) {
+    return { env, branch: null, warning: unroutedWarning(e), target };
+  }
+}
+
+/** The rewrite's `agent exec --agent <id> | --session <sid> --fail-open [--cwd <dir>]` (exec-argv.ts) as its config and target, in `cwd`. */
+export function routedTarget(r: { agent?: string; session?: string; cwd?: string }, cwd: string, env: NodeJS.ProcessEnv): { config: Config; target: Target } {
+  return { config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }), target: targetFrom({ agent: r.agent, session: r.session }, env) };
 }
 
 async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
@@ -116,21 +185,24 @@ function runCommand(command: string[], ensured: EnsureResult, config: Config): P
   return spawnCommand(command, commandEnv(process.env, ensured, config.home, command[0]!));
 }
 
-function report(opts: { json?: boolean }, t: Target, ensured: EnsureResult, setupMs: number, run: CommandRun, lease?: string): number {
+/** `--json`'s line. `ensured` is the warning when a --fail-open command ran unrouted. */
+function report(opts: { json?: boolean }, t: Target | undefined, ensured: EnsureResult | string, setupMs: number, run: CommandRun, lease?: string): number {
   if (opts.json) {
+    const routed = typeof ensured === 'string' ? undefined : ensured;
     const r: ExecReport = {
-      agent_id: t.agentId ?? null,
-      id: t.execId ?? null,
-      branch: ensured.branch,
-      source: ensured.record.source,
-      created: new Date(ensured.record.created_at).toISOString(),
-      fresh: ensured.fresh,
-      method: ensured.method,
+      agent_id: t?.agentId ?? null,
+      id: t?.execId ?? null,
+      branch: routed?.branch ?? null,
+      source: routed?.record.source ?? null,
+      created: routed ? new Date(routed.record.created_at).toISOString() : null,
+      fresh: routed?.fresh ?? false,
+      method: routed?.method ?? 'unrouted',
       elapsed_ms: setupMs,
       status: run.status,
       retired: lease === 'retired',
-      ...(t.execId !== undefined ? { lease: lease ?? 'unknown' } : {}),
+      ...(t?.execId !== undefined ? { lease: lease ?? 'unknown' } : {}),
       ...(run.spawnError ? { spawn_error: run.spawnError } : {}),
+      ...(typeof ensured === 'string' ? { unrouted: ensured.trim() } : {}),
     };
     process.stderr.write(JSON.stringify(r) + '\n');
   }

@@ -1,7 +1,9 @@
 // pgx with the real Codex CLI (scripts/install-codex.sh), offline against a scripted Responses API: `pgx agent install
 // codex` makes its hooks trusted the way Codex records trust (no --dangerously-bypass-hook-trust), and a `codex exec`
 // parent that spawns three subagents gets each one's psql on its own branch, retired at SubagentStop, the source
-// untouched. And the sandbox fact decision 203 rests on: under the default workspace-write sandbox no socket opens.
+// untouched; and the parent's own command lands on the session branch (decision 205). And the sandbox fact decision
+// 203 rests on: under the default workspace-write sandbox no socket opens (so the parent's routed commands run
+// unrouted there, with pgx's warning).
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,7 +38,8 @@ async function codexProject() {
   await sql(`CREATE DATABASE ${src}`);
   sources.push(src);
   await sql('CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items VALUES (1), (2)', [], src);
-  const p = makeProject({ source: src });
+  // session_branch on (the default, said here because the parent's routing depends on it: decision 205)
+  const p = makeProject({ source: src, toml: '[agent]\nsession_branch = true\n' });
   made.push(p);
   const codexHome = join(p.dir, '.codex-home');
   mkdirSync(codexHome);
@@ -47,11 +50,14 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
   it('install codex: hooks trusted as Codex records it; three subagents each on their own branch, retired at stop; the source untouched', async () => {
     const { p, src, codexHome, env } = await codexProject();
     const baseline = schemaMd5(src);
-    const marker = (k: number) => `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${k} (x int)' && psql -X -Atc 'select current_database()'`;
+    // what each shell saw of Codex's environment: the thread id (exec's ticket check keys on it) and the sandbox flag
+    const seen = `echo "thread=\${CODEX_THREAD_ID:-none} sandbox=\${CODEX_SANDBOX_NETWORK_DISABLED:-none}"`;
+    const marker = (k: number) => `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${k} (x int)' && psql -X -Atc 'select current_database()' && ${seen}`;
+    const parentMark = `psql -X -v ON_ERROR_STOP=1 -qc 'create table parentmark (x int)' && psql -X -Atc 'select current_database()' && ${seen}`;
     const model = await startFakeResponses((user): Step[] => {
       const k = /^SUBAGENT (\d)/.exec(user)?.[1];
       if (k) return [{ exec: marker(Number(k)) }, { say: `subagent ${k} done` }];
-      return [1, 2, 3].map((k): Step => ({ spawn: `SUBAGENT ${k}: make your marker table` })).concat([{ wait: 0 }, { wait: 1 }, { wait: 2 }, { say: 'all done' }]);
+      return [1, 2, 3].map((k): Step => ({ spawn: `SUBAGENT ${k}: make your marker table` })).concat([{ wait: 0 }, { wait: 1 }, { wait: 2 }, { exec: parentMark }, { say: 'all done' }]);
     });
     try {
       writeFileSync(join(codexHome, 'config.toml'), fakeModelConfig(model.url));
@@ -74,6 +80,20 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
       const outputs = toolOutputsOf(model);
       for (const b of branches) expect(outputs.some((o) => o.includes(b)), `${b} in ${JSON.stringify(outputs)}`).toBe(true);
       expect(cmds.filter((c) => c.command?.includes('marker_'))).toEqual([]); // the parent ran none itself
+      // subagents' commands ran with their own thread id (so exec's ticket check applied to them, and passed)
+      expect(outputs.filter((o) => /thread=(?!none)\S+ sandbox=none/.test(o) && !o.includes('parentmark')).length, JSON.stringify(outputs)).toBeGreaterThanOrEqual(3);
+      // the parent's own command lands on the session branch, not the source (decision 205): rewritten (bypassPermissions)
+      const parentPre = log.filter((l) => l.event === 'pre-tool-use' && !l.agent_id);
+      expect(parentPre.map((l) => [l.outcome.split(':')[0], l.permission_mode])).toEqual([['rewritten', 'bypassPermissions']]);
+      const sessionBranch = parentPre[0]!.branch!;
+      const own = (await lsBranches(p)).filter((b) => b.kind === 'session');
+      expect(own.map((b) => b.name)).toEqual([sessionBranch]);
+      const parentRun = cmds.find((c) => c.command?.includes('parentmark'));
+      expect(parentRun?.command, JSON.stringify(cmds)).toMatch(/ agent exec --session \S+ --fail-open --cwd /);
+      expect(parentRun?.aggregated_output?.trim().split('\n')[0]).toBe(sessionBranch);
+      expect(parentRun?.aggregated_output).not.toMatch(/WARNING/);
+      expect(await publicTables(sessionBranch)).toEqual(['items', 'parentmark']);
+      expect(branches).not.toContain(sessionBranch);
       // SubagentStop retired both (no connections any more); what each branch changed is its own marker table only
       expect(log.filter((l) => l.event === 'subagent-stop').map((l) => l.outcome)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^retire/)));
       const ls = await lsBranches(p);
@@ -98,7 +118,7 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
     const unix = `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('/nonexistent-but-allowed.sock')" 2>&1 | tail -1`;
     const model = await startFakeResponses((user): Step[] => {
       if (user.startsWith('SUBAGENT')) return [{ exec: `psql -X -Atc 'select 1' 2>&1` }, { say: 'done' }];
-      // the parent's commands are not routed: a bare Unix-socket connect, and a TCP one
+      // the parent's commands, routed (decision 205) but run unrouted in the sandbox: a bare Unix-socket connect, and a TCP one
       return [{ spawn: 'SUBAGENT 1: try the database' }, { wait: 0 }, { exec: unix }, { exec: tcp }, { say: 'done' }];
     });
     try {
@@ -112,6 +132,10 @@ describe.skipIf(!codexBin)(`pgx with the real Codex CLI ${PINNED_CODEX}`, () => 
       const parent = commandsOf(run).map((c) => c.aggregated_output ?? '');
       expect(parent[0]).toMatch(/PermissionError: \[Errno 1\] Operation not permitted/); // a Unix socket: not ENOENT, the connect itself is refused
       expect(parent[1]).toMatch(/PermissionError: \[Errno 1\] Operation not permitted/); // a TCP socket: not even created
+      // the parent's commands were routed, and in the sandbox ran unrouted at once, with pgx's warning (decision 205)
+      const parentPre = hookLog(p.home).filter((l) => l.runtime === 'codex' && l.event === 'pre-tool-use' && !l.agent_id);
+      expect(parentPre.map((l) => l.outcome.split(':')[0])).toEqual(['rewritten', 'rewritten']);
+      for (const out of parent.slice(0, 2)) expect(out).toMatch(/pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks the network here/);
     } finally {
       await model.close();
     }

@@ -73,6 +73,26 @@ describe('isRouted', () => {
   });
 });
 
+describe("the session's form (a Codex parent, decision 205)", () => {
+  const S: RewriteParams = { launcher, sessionId: '019a1b2c-3d4e-7f00-8000-0123456789ab', projectDir: dir, shell: '/bin/bash', branch: 'session_h_12345678' };
+  it('is the subagent form with `--session <sid> --fail-open` in place of `--agent <id>`', () => {
+    expect(rewriteCommand("echo 'hi'", S)).toBe(`'${launcher}' agent exec --session ${S.sessionId} --fail-open --cwd ${dir} -- /bin/bash -c 'echo '\\''hi'\\'''; exit # pgx-routed ${S.branch}\necho 'hi'`);
+    const asAgent = rewriteCommand("echo 'hi'", S).replace(`--session ${S.sessionId} --fail-open`, `--agent ${P.agentId}`).replace(S.branch, P.branch);
+    expect(asAgent).toBe(rewriteCommand("echo 'hi'", P));
+  });
+  it('is routed only for that session: not as an agent of the same id, another session, or without --fail-open', () => {
+    const routed = rewriteCommand("psql -c 'select 1'", S);
+    expect(isRouted(routed, S)).toBe(true);
+    expect(isRouted(routed, { ...P, agentId: S.sessionId, branch: S.branch })).toBe(false);
+    expect(isRouted(routed, { ...S, sessionId: '019a1b2c-3d4e-7f00-8000-0123456789ac' })).toBe(false);
+    expect(isRouted(routed.replace(' --fail-open', ''), S)).toBe(false);
+    expect(isRouted(rewriteCommand("psql -c 'select 1'", { ...P, agentId: S.sessionId, branch: S.branch }), S)).toBe(false);
+  });
+  it.each(['echo hello', 'echo out; echo err >&2; (exit 7)', "cat <<'EOF'\nline\nEOF"])('runs once with the same stdout, stderr and status: %s', (original) => {
+    expect(asClaudeCode(rewriteCommand(original, S))).toEqual(asClaudeCode(original));
+  });
+});
+
 describe('invokesLauncher', () => {
   it('finds the launcher however it is quoted, and any `pgx … agent … exec`', () => {
     for (const c of [

@@ -3,7 +3,7 @@
 //  - The parent session's PreToolUse: every Bash command of the main thread runs this hook, and for it pgx has one
 //    job: refuse a typed launcher (rewrite.ts). Anything else gets no output whatever the project's config says (the
 //    parent's commands are not rewritten; a broken config fails open for them), so it is answered here.
-//  - Every other hook but SessionStart, and the routed `agent exec --agent`, go to the broker (broker/), which runs
+//  - Every other hook but SessionStart, and the routed `agent exec --agent` (and `--session … --fail-open`), go to the broker (broker/), which runs
 //    the same code with its connections already open. No broker, or one that can't answer: the caller gets the
 //    payload back and runs the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs) as before.
 import { appendHookLog, hookLogLine } from './log.js';
@@ -79,12 +79,15 @@ export async function lightHook(event: string): Promise<string | undefined> {
 }
 
 /**
- * The routed `agent exec --agent …` through the broker: true when it ran (or was refused) and process.exitCode says
+ * The routed `agent exec --agent …` (or a Codex session's `--session … --fail-open`) through the broker: true when it ran (or was refused) and process.exitCode says
  * how it ended; false when the in-process exec must run it.
  */
 export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   const routed = parseRoutedExec(argv);
   if (!routed) return false;
+  // A Codex session's command in Codex's default sandbox: no socket opens there (decision 203), the broker's neither.
+  // The in-process exec runs it unrouted at once, with its warning, without trying a connect (decision 205).
+  if (routed.session !== undefined && process.env.CODEX_SANDBOX_NETWORK_DISABLED === '1') return false;
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   let cwd: string;
@@ -96,7 +99,8 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   // node:child_process (~10 ms to load) loads while the broker works, not after its answer.
   let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
   const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
-  const asked = await viaBroker({ op: 'exec', agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
+  const who = routed.agent !== undefined ? { agent: routed.agent } : { session: routed.session };
+  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {
@@ -105,6 +109,7 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return true;
   }
   if (!('env' in answer)) return false;
+  if (answer.branch === null) process.stderr.write(answer.warning); // a session's command, run unrouted (fail open)
   const { spawnCommand } = await loadSpawner(); // node:child_process: only a routed command needs it
   process.exitCode = (await spawnCommand(routed.command, answer.env)).status;
   return true;

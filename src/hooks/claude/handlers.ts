@@ -57,7 +57,7 @@ export function deny(reason: string): Record<string, unknown> {
 }
 
 /** What `agent exec` will run for this command: the command itself, or, already routed, the copy it carries. */
-function original(command: string, p: RewriteParams): string {
+export function original(command: string, p: RewriteParams): string {
   return isRouted(command, p) ? innerCommand(command, p)! : command;
 }
 
@@ -119,7 +119,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     // A version not built in costs one small read (the verdict record); the hot path reads nothing else for it.
     const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
-    const ticket = () => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', original(command, params)]);
+    const ticket = () => issueTicket(h.config.home, { agentId: p.agent_id! }, params.projectDir, [params.shell, '-c', original(command, params)]);
     const plan = planSubagentBash(command, params);
     if (plan.kind === 'routed') {
       ticket();

@@ -3,6 +3,9 @@
 //   '<pgx>' agent exec --agent ID --cwd P -- <shell> -c '<original, quoted>'; exit # pgx-routed BRANCH
 //   <original, verbatim>
 //
+// A Codex session's own command (decision 205) names the session instead of an agent, and fails open:
+//   '<pgx>' agent exec --session SID --fail-open --cwd P -- <shell> -c '<original, quoted>'; exit # pgx-routed BRANCH
+//
 // Claude Code matches its rules against the REWRITTEN command, one subcommand at a time (split on ; && || | and
 // line breaks; any deny denies, all must be allowed to run without a prompt). The first line is allowed by pgx's
 // narrow wrapper rule and `exit` by `Bash(exit)` (install/permission-rules.ts); the verbatim copy after it is what
@@ -18,16 +21,23 @@ import { quoteIfNeeded, shellQuote } from '../../lib/shell.js';
 
 export const ROUTED_MARKER = '# pgx-routed ';
 
-export interface RewriteParams {
+/** Whose branch a routed command runs on: a subagent's, or (a Codex parent, decision 205) the session's own. */
+export type RoutedFor = { agentId: string; sessionId?: undefined } | { sessionId: string; agentId?: undefined };
+
+export type RewriteParams = RoutedFor & {
   launcher: string; // absolute path of the pgx launcher
-  agentId: string;
   projectDir: string;
   shell: string;
   branch: string;
+};
+
+/** The selector flags: `--agent ID`, or `--session SID --fail-open` (the session's commands are not isolation-critical). */
+function selectorFlags(p: RoutedFor): string {
+  return p.agentId !== undefined ? `--agent ${quoteIfNeeded(p.agentId)}` : `--session ${quoteIfNeeded(p.sessionId)} --fail-open`;
 }
 
-export function routedPrefix(p: Pick<RewriteParams, 'launcher' | 'agentId' | 'projectDir'>): string {
-  return `${shellQuote(p.launcher)} agent exec --agent ${quoteIfNeeded(p.agentId)} --cwd ${quoteIfNeeded(p.projectDir)} -- `;
+export function routedPrefix(p: RoutedFor & { launcher: string; projectDir: string }): string {
+  return `${shellQuote(p.launcher)} agent exec ${selectorFlags(p)} --cwd ${quoteIfNeeded(p.projectDir)} -- `;
 }
 
 export function rewriteCommand(original: string, p: RewriteParams): string {
@@ -37,7 +47,7 @@ export function rewriteCommand(original: string, p: RewriteParams): string {
 const SINGLE_QUOTED = /^'(?:[^']|'\\'')*'/;
 
 /**
- * Is `command` exactly what rewriteCommand produces for THIS agent, launcher, project, shell and branch, for the
+ * Is `command` exactly what rewriteCommand produces for THIS agent (or session), launcher, project, shell and branch, for the
  * command its verbatim copy holds? Only then is it left alone. Anything else that merely looks routed (another
  * agent's form, a marker typed by the model, a copy that differs from what runs) is not routed, and the launcher
  * guard denies it.

@@ -5,6 +5,8 @@
 //    (`codex exec` always sends "bypassPermissions"). Anywhere else it denies, and the reason gives the routed command
 //    for the model to run itself: that command then goes through the user's approval like any other, and is left
 //    alone here when it comes back (exactly pgx's form for this agent and branch: planSubagentBash's 'routed').
+//  - The parent's own commands have no env file to ride on (Codex gives SessionStart none), so with session_branch on
+//    they go the same way, to the session's branch, with a selector that fails open (decisions/205-codex-parent-routing.md).
 //  - Codex has no SessionEnd: a session's branches end on their idle TTL (decisions/204-codex-session-end.md).
 import { attachOrEnsure } from '../../engine/api.js';
 import { issueTicket } from '../../exec/routing-ticket.js';
@@ -12,8 +14,8 @@ import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../lib/settings-file.js';
-import { innerCommand, invokesLauncher, isRouted, type RewriteParams } from '../claude/rewrite.js';
-import { deny, launcherDeny, planSubagentBash, preToolUseFailure, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
+import { invokesLauncher, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
+import { deny, launcherDeny, original, planSubagentBash, preToolUseFailure, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';
@@ -47,24 +49,33 @@ export function runRoutedInstead(routed: string, branch: string): string {
   return `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`;
 }
 
-const subagentTarget = (p: { session_id: string; agent_id: string }) => ({ sessionId: p.session_id, agentId: p.agent_id });
+/**
+ * The parent's Bash (no agent_id) is routed to the session's own branch when `[agent] session_branch` is on, as Claude
+ * Code's parent is by its env file, which Codex has none of (decision 205); else it passes as typed.
+ */
+const routesParent = (h: { config: { sessionBranch: boolean } }) => h.config.sessionBranch;
 
 export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
   schema: P.codexPreToolUseSchema,
   async run(p, h) {
     if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
     const command = p.tool_input.command;
-    if (p.agent_id === undefined) {
+    const parent = p.agent_id === undefined;
+    if (parent && (!routesParent(h) || typeof command !== 'string')) {
       if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
       return { outcome: 'skipped:not-subagent-bash' };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this shell call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
-    const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id }), h.engine);
-    const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
-    const ticket = (cmd: string) => issueTicket(h.config.home, params.agentId, params.projectDir, [params.shell, '-c', isRouted(cmd, params) ? innerCommand(cmd, params)! : cmd]);
+    // The same plan and the same allow rule for the session's own command as for a subagent's; only the selector
+    // differs (`--session … --fail-open`: the session's command runs unrouted, loudly, when its branch can't be had).
+    const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
+    const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
+    const params: RewriteParams = { ...who, launcher: h.launcher, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
+    const ticket = (cmd: string) => issueTicket(h.config.home, who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId }, params.projectDir, [params.shell, '-c', original(cmd, params)]);
     const plan = planSubagentBash(command, params);
     if (plan.kind === 'routed') {
-      // pgx's own form for this agent and branch, typed by the model after a deny below: Codex's approval judges it.
+      // pgx's own form for this agent (or session) and branch, typed by the model after a deny below: Codex's
+      // approval judges it.
       ticket(command);
       return { outcome: 'already-routed', branch: ensured.branch };
     }
@@ -79,7 +90,8 @@ export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
       branch: ensured.branch,
     };
   },
-  // Fail closed for a subagent's shell command only (or a payload too broken to tell), as for Claude Code.
+  // Fail closed for a subagent's shell command only (or a payload too broken to tell), as for Claude Code; the
+  // parent's fails open: no answer, the command runs as typed (preToolUseFailure).
   onError: preToolUseFailure,
 };
 
