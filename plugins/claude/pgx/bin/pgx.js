@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Every hook and every routed command of a subagent starts this file, so it loads as little as it can: the light
+// Every hook and every routed command (a subagent's, a Codex session's) starts this file, so it loads as little as it can: the light
 // entry (dist/hook-fast.cjs) answers the parent's PreToolUse itself and hands the rest to the broker (src/broker/).
 // What it can't answer goes to the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs), and anything else
 // to the CLI bundle.
@@ -13,7 +13,7 @@ async function main() {
     if (await require('../dist/hook.cjs').runHookArgv(process.argv.slice(2), text)) return;
   } else if (a === 'agent' && b === 'codex-hook' && c !== undefined && extra === undefined) {
     if (await require('../dist/codex-hook.cjs').fastCodexHook(process.argv.slice(2))) return;
-  } else if (a === 'agent' && b === 'exec' && c === '--agent') {
+  } else if (a === 'agent' && b === 'exec' && (c === '--agent' || c === '--session')) {
     if (await require('../dist/hook-fast.cjs').fastRoutedExec(process.argv.slice(2))) return;
     if (await require('../dist/exec-fast.cjs').fastExec(process.argv.slice(2))) return;
   }
