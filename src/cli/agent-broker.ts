@@ -8,6 +8,7 @@ import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget } from '../exec/exec.js';
+import { parseRoutedExec } from '../exec/exec-argv.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -36,6 +37,7 @@ export const brokerWork: BrokerWork = {
       return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
     }
   },
+  parseExec: parseRoutedExec,
 };
 
 interface Listed extends BrokerStatus {
