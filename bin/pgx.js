@@ -15,7 +15,7 @@
 ":" //;   [ -n "$__pgx_u" ] && [ -d "$__pgx_d" ] && [ ! -h "$__pgx_d" ] && [ -O "$__pgx_d" ] || return 0
 ":" //;   for __pgx_s in "$__pgx_d"/h-*.sock; do
 ":" //;     [ -S "$__pgx_s" ] && [ -O "$__pgx_s" ] || continue
-":" //;     __pgx_a=$(curl -q -fs --noproxy '*' --max-time 120 --unix-socket "$__pgx_s" "http://pgx/exec?pid=$$&build=$__pgx_b" 2>/dev/null) || continue
+":" //;     __pgx_a=$(curl -q -fs --noproxy '*' --max-time 120 --unix-socket "$__pgx_s" -G --data-urlencode "pid=$$" --data-urlencode "build=$__pgx_b" --data-urlencode "agent=$4" --data-urlencode "cwd=$6" http://pgx/exec 2>/dev/null) || continue
 ":" //;     case $__pgx_a in *'# pgx: end') ;; *) continue;; esac
 ":" //;     eval "$__pgx_a"
 ":" //;     shift 7

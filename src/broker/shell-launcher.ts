@@ -1,9 +1,9 @@
 // The broker's side of the shell launcher (bin/pgx.js is a sh/JS polyglot; decision 230): for the rewrite's exact
 // `agent exec --agent <id> --cwd <dir> -- …`, the `#!/bin/sh` part of bin/pgx.js asks the broker with
-// `curl --unix-socket <dir>/h-<key>.sock http://pgx/exec?pid=$$&build=<id>` instead of starting node, evals the
+// `curl --unix-socket <dir>/h-<key>.sock http://pgx/exec?pid=$$&build=<id>&agent=<id>&cwd=<dir>` instead of starting node, evals the
 // answer and execs the command, so the command replaces the launcher (status and signals are its own).
 //
-// The request carries only the launcher's pid: its argv, environment and working directory are read from
+// The request carries the launcher's pid (and its agent id and --cwd, to be checked): its argv, environment and working directory are read from
 // /proc/<pid> (same user: the socket is 0600 in the private directory), exactly what the node client would have
 // sent. From there it is the socket's exec request, checked by the same schema and answered by the same `respond`
 // (the environment-material check, then BrokerWork.exec: exec.ts route(), ticket check included); this module only
@@ -109,6 +109,8 @@ export async function serveShellLauncher(opts: { path: string; fp: string; parse
     if (socketDirState(dirname(opts.path)) !== 'private') return refuse(res, 'socket directory not private');
     const request = requestOfPid(pid, opts.parseExec, opts.fp);
     if (typeof request === 'string') return refuse(res, request);
+    // The launcher's own view of its argv: a pid of another process (another pid namespace) is never answered for it.
+    if (request.agent !== url.searchParams.get('agent') || request.cwdFlag !== url.searchParams.get('cwd')) return refuse(res, 'not this launcher');
     const answer = await opts.respond(request);
     const script = answerScript(answer, request.env);
     if (script === undefined) return refuse(res, 'fallback' in answer ? answer.fallback : 'not expressible in sh');

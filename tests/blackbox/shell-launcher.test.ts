@@ -7,6 +7,7 @@
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
@@ -36,13 +37,14 @@ afterAll(() => {
  * A PATH without node: the sh part must do the whole job, or the command fails with node's "not found" (127). Its
  * `curl` records its argv (one line per call) before running the real one.
  */
-function nodelessPath(): { path: string; curlLog: string } {
+function nodelessPath(): { path: string; curlLog: string; hold: string } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-nonode-'));
   temps.push(dir);
   for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep', 'perl']) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
   const curlLog = join(dir, 'curl.log');
-  writeFileSync(join(dir, 'curl'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${curlLog}'\nexec /usr/bin/curl "$@"\n`, { mode: 0o755 });
-  return { path: dir, curlLog };
+  const hold = join(dir, 'hold'); // while this file exists, curl waits before asking (the launcher's argv stays readable)
+  writeFileSync(join(dir, 'curl'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${curlLog}'\nwhile [ -e '${hold}' ]; do sleep 0.05; done\nexec /usr/bin/curl "$@"\n`, { mode: 0o755 });
+  return { path: dir, curlLog, hold };
 }
 
 async function startedBroker(p: Project): Promise<number> {
@@ -80,7 +82,7 @@ describe('shell launcher', () => {
     expect(parent).toBe('bash');
     const calls = readFileSync(curlLog, 'utf8').trim().split('\n');
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatch(/--unix-socket \S+\/h-[0-9a-f]{24}\.sock http:\/\/pgx\/exec\?pid=\d+&build=[0-9a-f]{16}$/);
+    expect(calls[0]).toMatch(/--unix-socket \S+\/h-[0-9a-f]{24}\.sock -G --data-urlencode pid=\d+ --data-urlencode build=[0-9a-f]{16} --data-urlencode agent=\S+ --data-urlencode cwd=\S+ http:\/\/pgx\/exec$/);
     for (const s of knownSecrets()) expect(calls[0]).not.toContain(s);
   });
 
@@ -190,6 +192,42 @@ describe('shell launcher', () => {
         }
       });
     }
+  });
+
+  it("answers no one but the launcher it names: another process's pid, another agent id or another build get a 409", async () => {
+    const { path, hold } = nodelessPath();
+    const p = brokerProject({ PATH: path });
+    await startedBroker(p);
+    const socket = join(p.sockets, readdirSync(p.sockets).find((f) => /^h-[0-9a-f]{24}\.sock$/.test(f))!);
+    const build = readFileSync(join(import.meta.dirname, '../../dist/build-id'), 'utf8').trim();
+    // A launcher held before its curl asks: its argv is the rewrite's form, its environment the Bash tool's.
+    writeFileSync(hold, '');
+    const rw = await rewrite(p, "psql -X -Atc 'select current_database()'");
+    const { child, done } = startBash(rw.command, { cwd: p.dir, env: rw.env });
+    try {
+      const launcherPid = await pollUntil(async () => {
+        try {
+          const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+          return kids ? Number(kids.split(' ')[0]) : undefined;
+        } catch {
+          return undefined;
+        }
+      }, 15_000, 20);
+      const cmdline = readFileSync(`/proc/${launcherPid}/cmdline`, 'utf8').split('\0');
+      expect(cmdline.slice(2, 5)).toEqual(['agent', 'exec', '--agent']);
+      const [agent, cwd] = [cmdline[5]!, cmdline[7]!];
+      const ask = (q: Record<string, string>) => spawnSync('/usr/bin/curl', ['-q', '-s', '-o', '/dev/null', '-w', '%{http_code}', '--unix-socket', socket, '-G', ...Object.entries(q).flatMap(([k, v]) => ['--data-urlencode', `${k}=${v}`]), 'http://pgx/exec'], { encoding: 'utf8' }).stdout;
+      expect(ask({ pid: String(launcherPid), build, agent, cwd })).toBe('200'); // the launcher itself: answered
+      expect(ask({ pid: String(process.pid), build, agent, cwd })).toBe('409'); // not a launcher
+      expect(ask({ pid: String(launcherPid), build, agent: 'a0000000000000000', cwd })).toBe('409');
+      expect(ask({ pid: String(launcherPid), build, agent, cwd: '/elsewhere' })).toBe('409');
+      expect(ask({ pid: String(launcherPid), build: '0000000000000000', agent, cwd })).toBe('409');
+    } finally {
+      rmSync(hold, { force: true });
+    }
+    const run = await done;
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(rw.branch);
   });
 
   it('PGX_SHELL_LAUNCHER=0 or PGX_BROKER=0: node, as before', async () => {
