@@ -28,6 +28,10 @@ execFileSync(pgx, ['agent', 'exec', '--id', 'bench', '--keep', '--cwd', dir, '--
 spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'abenchagent000001') });
 spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', dir], { env, stdio: 'ignore' });
 
+// The routed branch's libpq variables for the unrouted psql below (the password in a 0600 passfile, never an argv).
+const branchEnv = Object.fromEntries(execFileSync(pgx, ['agent', 'exec', '--agent', 'abenchagent000001', '--cwd', dir, '--', 'env', '-0'], { env: { ...env, CLAUDE_CODE_SESSION_ID: session } }).toString().split('\0').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+writeFileSync(join(dir, 'pgpass'), `*:*:*:*:${branchEnv.PGPASSWORD ?? ''}\n`, { mode: 0o600 });
+const unroutedEnv = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'].map((k) => `${k}=${branchEnv[k]}`).join(' ') + ` PGPASSFILE=${join(dir, 'pgpass')}`;
 const cases = [
   ['node -e 0', `${process.execPath} -e 0`],
   ['pgx --version', `${pgx} --version`],
@@ -40,6 +44,10 @@ const cases = [
   // the same two without the broker (PGX_BROKER=0): each process does the work itself, as before the broker
   ['hook pre-tool-use, subagent, no broker', `env PGX_BROKER=0 ${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
   ['agent exec --agent, no broker', `env PGX_BROKER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
+  // issue #21 item 3 (decision 230): one psql, unrouted vs routed as the rewrite runs it, by the sh launcher and by node
+  ["psql -c 'select 1', unrouted (same branch)", `env ${unroutedEnv} psql -X -q -c 'select 1'`],
+  ["psql -c 'select 1', routed, sh launcher", `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`],
+  ["psql -c 'select 1', routed, node launcher", `env PGX_SHELL_LAUNCHER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`],
 ];
 
 const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0;

@@ -4,7 +4,7 @@
 // Built into a temporary directory and swapped in, so a process starting during a rebuild never sees half a dist/.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,6 +86,9 @@ await build({
   plugins: [pgShims, cliOnly],
   banner: { js: "const __pgxModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+// The build's id as a file too: bin/pgx.js's sh part reads it (a builtin `read`) and sends it with its request, so
+// a launcher never takes an answer from a broker of another build (src/broker/shell-launcher.ts).
+writeFileSync(join(tmp, 'build-id'), `${buildId}\n`);
 const old = `${dist}.old-${process.pid}`;
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(tmp, dist);

@@ -13,6 +13,7 @@ import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
+import { serveShellLauncher, shellSocketPath, type ParseExec } from './shell-launcher.js';
 
 /** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
  * deadline still bounds its whole answer. PGX_CONNECT_TIMEOUT_MS or a URL's connect_timeout win over it. */
@@ -86,6 +87,8 @@ export interface RequestContext {
 export interface BrokerWork {
   hook(req: HookRequest, ctx: RequestContext): Promise<BrokerResponse>;
   exec(req: ExecRequest, ctx: RequestContext): Promise<BrokerResponse>;
+  /** The rewrite's `agent exec --agent …` argv form (exec-argv.ts), for the shell launcher's requests (shell-launcher.ts). */
+  parseExec: ParseExec;
 }
 
 export interface BrokerHandle {
@@ -157,28 +160,30 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
     }
   }
 
+  /** A request's answer, whichever socket it came in on. */
+  const answerOf = (raw: unknown): Promise<BrokerResponse> => {
+    const r = requestSchema.safeParse(raw);
+    return (r.success ? respond(r.data) : Promise.resolve<BrokerResponse>({ fallback: 'unreadable request' })).catch((e: unknown): BrokerResponse => ({ fallback: `broker error: ${describeError(e).message}` }));
+  };
+
   function onConnection(sock: Socket): void {
     sock.on('error', () => {}); // a client that went away: nothing to answer
     collectRequest(sock, (body) => {
       requests++;
       inFlight++;
       lastRequest = Date.now();
-      let parsed: Request | undefined;
+      let raw: unknown;
       try {
-        const r = requestSchema.safeParse(JSON.parse(body.toString('utf8')));
-        if (r.success) parsed = r.data;
+        raw = JSON.parse(body.toString('utf8'));
       } catch {
-        // not JSON: answered below
+        // not JSON: unreadable, answered below
       }
-      const answer = parsed ? respond(parsed) : Promise.resolve<BrokerResponse>({ fallback: 'unreadable request' });
-      void answer
-        .catch((e: unknown): BrokerResponse => ({ fallback: `broker error: ${describeError(e).message}` }))
-        .then((a) => {
-          inFlight--;
-          lastRequest = Date.now();
-          if (!sock.destroyed) sock.end(JSON.stringify(a) + '\n', () => setImmediate(runLater));
-          else setImmediate(runLater);
-        });
+      void answerOf(raw).then((a) => {
+        inFlight--;
+        lastRequest = Date.now();
+        if (!sock.destroyed) sock.end(JSON.stringify(a) + '\n', () => setImmediate(runLater));
+        else setImmediate(runLater);
+      });
     });
   }
 
@@ -195,6 +200,22 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   chmodSync(tmp, 0o600);
   renameSync(tmp, address.path);
   const ino = statSync(address.path).ino;
+  // The shell launcher's socket (shell-launcher.ts): the same answers, asked by curl from bin/pgx.js's sh part.
+  const shell = await serveShellLauncher({
+    path: shellSocketPath(address.dir, address.fp),
+    fp: address.fp,
+    parseExec: opts.work.parseExec,
+    respond: (req) => {
+      requests++;
+      inFlight++;
+      lastRequest = Date.now();
+      return answerOf(req).finally(() => {
+        inFlight--;
+        lastRequest = Date.now();
+        setImmediate(runLater);
+      });
+    },
+  }).catch(() => undefined); // no shell socket: every launcher execs node, as before
   rmSync(startingMarker(address), { force: true });
 
   const ours = (): boolean => {
@@ -207,7 +228,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       clearInterval(tick);
-      await new Promise<void>((res) => server.close(() => res()));
+      await Promise.all([new Promise<void>((res) => server.close(() => res())), shell?.close()]);
       if (ours()) rmSync(address.path, { force: true });
       await kept.closeAll();
       opts.onClose?.();

@@ -8,6 +8,7 @@ import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
+import { parseRoutedExec } from '../exec/exec-argv.js';
 import type { OpenOptions } from '../engine/api.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
@@ -41,6 +42,7 @@ export const brokerWork: BrokerWork = {
       return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
     }
   },
+  parseExec: parseRoutedExec,
 };
 
 const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions) => route(l.config, l.target, command, env, opts);
