@@ -5,7 +5,7 @@
 // the shared settings.json, stdout or --json. Switching transports keeps exactly one rewriter and the user's own
 // entries; uninstall takes out exactly pgx's. The keepers are run here as Claude Code runs them (sh -c).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
@@ -172,6 +172,48 @@ describe('agent install claude --transport http', () => {
     expect(existsSync(p.stateFile)).toBe(false);
     expect(existsSync(join(p.dir, '.claude'))).toBe(false);
     expect(runPgx(['agent', 'install', 'claude', '--transport', 'grpc'], p).status).not.toBe(0);
+  });
+
+  it("doctor: says which transport each entry uses and that PreToolUse fails closed; an HTTP entry in the shared file, a missing secret and two rewriters are problems with fixes", () => {
+    const p0 = project();
+    const bin = join(p0.dir, 'bin'); // pgx on PATH, as an npm install puts it: the shared file's hooks find it there
+    mkdirSync(bin);
+    symlinkSync(LAUNCHER, join(bin, 'pgx'));
+    const p = { ...p0, env: { ...p0.env, PATH: `${bin}:${process.env.PATH}` } };
+    expect(install(p, '--transport', 'http').status).toBe(0);
+    const hooks = () => {
+      const d = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
+      return d.checks.find((c: { name: string }) => c.name === 'hooks') as { status: string; detail: string; fix?: string };
+    };
+    const good = hooks();
+    expect(good.detail).toContain('PreToolUse http (fails closed)');
+    expect(good.detail).toContain('SubagentStart http');
+    expect(good.detail).toContain('SessionStart command');
+    expect(good.detail).not.toMatch(/missing/);
+    const l = read(local(p));
+    const s = read(shared(p));
+
+    // an HTTP entry in the shared settings.json
+    writeFileSync(shared(p), JSON.stringify({ ...s, hooks: { ...s.hooks, SubagentStop: l.hooks!.SubagentStop } }));
+    writeFileSync(local(p), JSON.stringify({ ...l, hooks: { ...l.hooks, SubagentStop: undefined } }));
+    expect(hooks()).toMatchObject({ status: 'fail', detail: expect.stringContaining('HTTP entries (SubagentStop) in the shared'), fix: expect.stringContaining('--transport http') });
+    expect(install(p, '--transport', 'http').status).toBe(0);
+    expect(hooks().status).not.toBe('fail');
+
+    // the secret gone
+    const { env: _gone, ...noSecret } = read(local(p));
+    writeFileSync(local(p), JSON.stringify(noSecret));
+    expect(hooks()).toMatchObject({ status: 'fail', detail: expect.stringContaining('no settings file sets it'), fix: 'pgx agent install claude --transport http' });
+    expect(install(p, '--transport', 'http').status).toBe(0);
+
+    // two rewriters: a command PreToolUse of pgx's beside the HTTP one
+    const withCommand = read(shared(p));
+    withCommand.hooks!.PreToolUse = [{ matcher: 'Bash', hooks: [{ type: 'command', command: `'${realpathSync(LAUNCHER)}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }] }];
+    writeFileSync(shared(p), JSON.stringify(withCommand));
+    expect(hooks()).toMatchObject({ status: 'fail', detail: expect.stringContaining('2 pgx PreToolUse rewriters'), fix: 'pgx agent install claude --transport http' });
+    expect(install(p, '--transport', 'http').status).toBe(0);
+    expect(rewriters(read(shared(p)), read(local(p)))).toHaveLength(1);
+    expect(hooks().detail).toContain('PreToolUse http (fails closed)');
   });
 
   it('the keepers, run as Claude Code runs them: SessionStart starts the broker and waits; after a SIGKILL the async one starts it again, which then serves the HTTP entry', async () => {
