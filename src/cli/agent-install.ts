@@ -184,6 +184,7 @@ function projectDirOf(opts: InstallOpts): string {
 }
 
 async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
+  if (opts.transport !== undefined && opts.transport !== 'command') throw new PgxError('USAGE', `Codex has no ${opts.transport} hooks.`, 'Install the Codex CLI hooks with the default --transport command.');
   const scope = codexScope(opts, defaulted);
   const projectDir = projectDirOf(opts);
   let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);

@@ -58,7 +58,7 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
   // HTTP ones; the events merge, so an event is missing only when no file has it.
   const anywhere = (event: string) => installs.some((f) => f.insp.entries[event]!.present);
   const overHttp = installs.flatMap((f) => HOOK_EVENTS.filter((h) => f.insp.entries[h.event]!.transport === 'http').map((h) => ({ scope: f.scope, path: f.insp.path, event: h.event })));
-  for (const { scope, insp } of installs) {
+  for (const { insp } of installs) {
     const shared = overHttp.filter((h) => h.scope === 'project' && h.path === insp.path).map((h) => h.event);
     if (shared.length) problems.push(fail('hooks', `HTTP entries (${shared.join(', ')}) in the shared ${insp.path}: their url names this machine's port and project, and a teammate's clone would POST its hooks there`, 'pgx agent install claude --transport http (moves them to the git-ignored settings.local.json)'));
   }
