@@ -54,12 +54,29 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
     if (plugin) return ok('hooks', `from the pgx plugin ("${plugin.plugin}" enabled in ${plugin.insp.path})`);
     return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}, and no enabled pgx plugin: subagents share whatever database their commands name (a plugin loaded with --plugin-dir is invisible from here)`, 'pgx agent install claude');
   }
+  // A --transport http project install is split: the shared file holds the command entries, settings.local.json the
+  // HTTP ones; the events merge, so an event is missing only when no file has it.
+  const anywhere = (event: string) => installs.some((f) => f.insp.entries[event]!.present);
+  const overHttp = installs.flatMap((f) => HOOK_EVENTS.filter((h) => f.insp.entries[h.event]!.transport === 'http').map((h) => ({ scope: f.scope, path: f.insp.path, event: h.event })));
+  for (const { insp } of installs) {
+    const shared = overHttp.filter((h) => h.scope === 'project' && h.path === insp.path).map((h) => h.event);
+    if (shared.length) problems.push(fail('hooks', `HTTP entries (${shared.join(', ')}) in the shared ${insp.path}: their url names this machine's port and project, and a teammate's clone would POST its hooks there`, 'pgx agent install claude --transport http (moves them to the git-ignored settings.local.json)'));
+  }
+  // HTTP entries in settings.local.json beside pgx's shared entries are the project install's (--scope project).
+  const httpScope = (scope: Scope): Scope => (scope === 'local' && installs.some((f) => f.scope === 'project') ? 'project' : scope);
+  if (overHttp.length && !found.some((f) => f.insp.hasSecret) && !process.env.PGX_HOOK_SECRET) {
+    problems.push(fail('hooks', `pgx's HTTP entries (${[...new Set(overHttp.map((h) => h.event))].join(', ')}) send $PGX_HOOK_SECRET, but no settings file sets it (env) and neither does this environment: the broker refuses every request, so every subagent Bash command is blocked`, installCmd(httpScope(overHttp[0]!.scope), ' --transport http')));
+  }
+  const rewriters = installs.reduce((n, f) => n + f.insp.rewriters, 0);
+  if (rewriters > 1) {
+    problems.push(fail('hooks', `${rewriters} pgx PreToolUse rewriters across ${installs.filter((f) => f.insp.rewriters > 0).map((f) => f.insp.path).join(', ')}: when two rewrite, the last to finish wins, so a subagent's command may run with the other's rewrite`, installCmd(httpScope(installs.find((f) => f.insp.rewriters > 0)!.scope), overHttp.length ? ' --transport http' : '')));
+  }
   for (const { scope, insp } of installs) {
-    const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present).map((h) => h.event);
+    const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present && !anywhere(h.event)).map((h) => h.event);
     if (insp.olderPartial) {
       problems.push(fail('hooks', `older 4-entry pgx install in ${insp.path} (${missing.join(', ')} missing): subagents get no branch at start and are never retired`, installCmd(scope)));
     } else if (missing.length) {
-      problems.push(fail('hooks', `${insp.count}/6 pgx entries in ${insp.path} (missing: ${missing.join(', ')})`, installCmd(scope)));
+      problems.push(fail('hooks', `${HOOK_EVENTS.filter((h) => anywhere(h.event)).length}/6 pgx entries in ${insp.path} (missing: ${missing.join(', ')})`, installCmd(scope)));
     }
     const gone = [...new Set(Object.values(insp.entries).filter((e) => e.launcherExists === false).map((e) => e.launcher!))];
     if (gone.includes(PORTABLE_LAUNCHER)) {
@@ -84,7 +101,11 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
   if (old) return warn('hooks', `6/6 installed, but Claude Code ${old} ignores "onFailure" (honoured since ${ON_FAILURE_SINCE}): a PreToolUse hook that can't start, is killed or times out lets a subagent's command run unrouted`, 'update Claude Code (claude update, or npm install -g @anthropic-ai/claude-code)');
   const where = installs.map((f) => `${f.insp.path}`).join(' and ');
   const named = [...launchers].map((l) => (l === PORTABLE_LAUNCHER ? `pgx on PATH: ${pgxOnPath() ?? '?'}` : l));
-  return ok('hooks', `6/6 in ${where} (launcher ${named.join(', ')})`);
+  const transports = HOOK_EVENTS.map((h) => {
+    const e = installs.map((f) => f.insp.entries[h.event]!).find((x) => x.present);
+    return `${h.event} ${e?.transport ?? '?'}${h.onFailure ? (e?.failsOpen ? ' (fails open)' : ' (fails closed)') : ''}`;
+  });
+  return ok('hooks', `6/6 in ${where} (launcher ${named.join(', ')}; ${transports.join(', ')})`);
 }
 
 /** The version of the `claude` on PATH when it is older than ON_FAILURE_SINCE; undefined when newer or not found. */

@@ -8,7 +8,13 @@ import { findRules, type RulesFound } from './permission-rules.js';
 export interface InstallInspection {
   path: string;
   exists: boolean;
-  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean; failsOpen?: boolean }>;
+  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean; failsOpen?: boolean; transport?: 'command' | 'http'; url?: string }>;
+  /** Events holding a keeper of the HTTP broker (--transport http). */
+  keepers: string[];
+  /** pgx's PreToolUse rewriters in this file (command or HTTP): more than one across the files that merge races. */
+  rewriters: number;
+  /** `env.PGX_HOOK_SECRET` is set in this file (what pgx's HTTP entries send). */
+  hasSecret: boolean;
   /** How many of the six events have a pgx entry (0..6). */
   count: number;
   /** Exactly the four events of older pgx versions are present (SubagentStart/SubagentStop missing). */
@@ -31,6 +37,9 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
     olderPartial: false,
     launcherPaths: [],
     rules: { blanket: [], wrapper: [], exit: false },
+    keepers: [],
+    rewriters: 0,
+    hasSecret: false,
   };
   let text: string | undefined;
   let root: JsonObject;
@@ -47,7 +56,21 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
   if (root.hooks !== undefined && !hooks) result.parseError = `${settingsPath}: "hooks" is not a JSON object`;
 
   const launchers: string[] = [];
+  result.hasSecret = isPlainObject(root.env) && typeof root.env.PGX_HOOK_SECRET === 'string' && root.env.PGX_HOOK_SECRET !== '';
   for (const loc of hooks ? findPgxHandlers(hooks) : []) {
+    if (loc.kind === 'keeper') {
+      if (!result.keepers.includes(loc.event)) result.keepers.push(loc.event);
+      continue;
+    }
+    const spec0 = EVENT_BY_CLI.get(loc.cli)!;
+    if (spec0.event === 'PreToolUse' && loc.event === 'PreToolUse') result.rewriters++;
+    if (loc.kind === 'http') {
+      const h = loc.handler as { url: string; onFailure?: unknown };
+      if (loc.event !== spec0.event || entries[spec0.event]!.present) continue;
+      const failsOpen = spec0.onFailure !== undefined && h.onFailure !== spec0.onFailure;
+      entries[spec0.event] = { present: true, transport: 'http', url: h.url, ...(failsOpen ? { failsOpen } : {}) };
+      continue;
+    }
     const command = (loc.handler as { command: string }).command;
     const launcher = launcherOf(command);
     if (!launchers.includes(launcher)) launchers.push(launcher);
@@ -55,7 +78,7 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
     if (loc.event !== spec.event || entries[spec.event]!.present) continue;
     // An entry pgx writes with onFailure "block" that lacks it (an older pgx wrote it) lets a failed hook pass.
     const failsOpen = spec.onFailure !== undefined && (loc.handler as { onFailure?: unknown }).onFailure !== spec.onFailure;
-    entries[spec.event] = { present: true, command, launcher, launcherExists: launcherExists(launcher), ...(failsOpen ? { failsOpen } : {}) };
+    entries[spec.event] = { present: true, transport: 'command', command, launcher, launcherExists: launcherExists(launcher), ...(failsOpen ? { failsOpen } : {}) };
   }
   result.launcherPaths = launchers;
   result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;

@@ -532,6 +532,7 @@ describe('inspectClaudeInstall', () => {
         command: hookCommand(launcher, h.cli),
         launcher,
         launcherExists: true,
+        transport: 'command',
       });
     }
 
