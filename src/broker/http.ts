@@ -22,9 +22,11 @@ export const SECRET_VAR = 'PGX_HOOK_SECRET';
 
 /**
  * pgx's variables an entry sends as headers (`x-pgx-env-pgx-home: $PGX_HOME`), because they may differ from one
- * session to the next while one broker serves them all; unset ones arrive empty and mean "unset".
+ * session to the next while one broker serves them all; unset ones arrive empty and mean "unset". Not AI_AGENT:
+ * Claude Code's own environment has none, or, when it was started from another Claude Code's Bash, that one's; the
+ * version comes from what the session's SessionStart command hook recorded (hooks/claude/session-claude-code.ts).
  */
-export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG', 'AI_AGENT'] as const;
+export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG'] as const;
 
 const controlReplySchema = z.object({ pid: z.number(), build: z.string(), node: z.string() });
 
@@ -95,7 +97,6 @@ function requestEnv(base: NodeJS.ProcessEnv, req: IncomingMessage, payload: Reco
   const cwd = typeof payload.cwd === 'string' ? payload.cwd : (project ?? '/');
   const vars: RequestVars = { CLAUDE_PROJECT_DIR: project ?? cwd, CLAUDECODE: '1' };
   if (typeof payload.session_id === 'string') vars.CLAUDE_CODE_SESSION_ID = payload.session_id;
-  if (env.AI_AGENT) vars.AI_AGENT = env.AI_AGENT;
   return { env: { ...env, ...vars }, vars, cwd };
 }
 

@@ -3,22 +3,25 @@
 // doesn't carry the user's secret: a missing or wrong one, a foreign Host, a browser's Origin, and any request from
 // another Unix user (`nobody`), who can't read the secret either (decision 221).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FORWARDED_VARS } from '../../src/broker/http.js';
 import { LAUNCHER, makeProject } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
-import { hook, hookEnv, pollUntil, type Project } from '../helpers/hooks.js';
+import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import { hook, hookEnv, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
 
 let p: Project;
 let runtime: string;
 let broker: ChildProcess;
 let state: { port: number; secret: string; pid?: number };
 
-/** What an installed HTTP entry sends (hooks-http.ts): the secret and pgx's forwarded variables. */
+/** What an installed HTTP entry sends: the secret and pgx's forwarded variables (unset ones empty), as Claude Code interpolates them. */
 function entryHeaders(secret = state.secret): Record<string, string> {
-  return { authorization: `Bearer ${secret}`, 'x-pgx-env-pgx-home': p.env.PGX_HOME ?? '', 'x-pgx-env-pgx-database-url': p.env.PGX_DATABASE_URL ?? '' };
+  const forwarded = Object.fromEntries(FORWARDED_VARS.map((k) => [`x-pgx-env-${k.toLowerCase().replaceAll('_', '-')}`, p.env[k] ?? '']));
+  return { authorization: `Bearer ${secret}`, ...forwarded };
 }
 
 async function post(event: string, body: string, headers: Record<string, string> = entryHeaders()): Promise<{ status: number; text: string }> {
@@ -71,10 +74,64 @@ describe('the HTTP broker', () => {
     expect(JSON.parse(viaHttp.text).hookSpecificOutput.updatedInput.command).toContain(`--agent ${agent}`);
   }, 120_000);
 
-  // Measured, not yet equal: over HTTP no AI_AGENT reaches the broker (Claude Code's own environment has none), so the
-  // version is unknown and the routed rewrite carries permissionDecision "ask" (stricter); and the ticket's middle
-  // part differs from the command hook's. Decision 222 says what closes it.
-  it.todo("a subagent's routed rewrite over HTTP is byte-for-byte the command hook's");
+  // Over HTTP no AI_AGENT reaches the broker (Claude Code's own environment has none): the version is the one the
+  // session's SessionStart command hook recorded (hooks/claude/session-claude-code.ts), so the routed rewrite is the
+  // command hook's, byte for byte; a session that recorded none asks (stricter), never the other way round.
+  it("a subagent's routed rewrite over HTTP is byte-for-byte the command hook's, on the version SessionStart recorded", async () => {
+    const s = session(p.dir, p.dir);
+    await hook('session-start', sessionStart(s), p, { env: { PGX_BROKER: '0' } });
+    const record = readdirSync(join(p.home, 'agent', 'sessions')).filter((f) => f.endsWith('.claude-code'));
+    expect(record.length).toBeGreaterThan(0);
+    const agent = newAgentId();
+    const started = await post('subagent-start', JSON.stringify(subagentStart(s, agent)));
+    expect(started.status).toBe(200);
+    for (const command of ["psql -X -Atc 'select 1'", 'echo "it\'s $HOME" | wc -c', 'npm test']) {
+      const body = JSON.stringify(preToolUseBash(s, command, { agentId: agent }));
+      const viaHttp = await post('pre-tool-use', body);
+      const viaCommand = await hook('pre-tool-use', body, p, { env: { PGX_BROKER: '0' } });
+      expect(viaHttp.status).toBe(200);
+      expect(rewriteOf(viaCommand).command).toContain(`--agent ${agent}`);
+      expect(viaCommand.json.hookSpecificOutput.permissionDecision).toBeUndefined(); // 2.1.328 is verified
+      expect(viaHttp.text, command).toBe(viaCommand.stdout.replace(/\n$/, ''));
+    }
+    // The session's end drops its record: a later request naming it is an unknown version again, and asks.
+    const ended = await post('session-end', JSON.stringify(sessionEnd(s)));
+    expect(ended.status).toBe(200);
+    const after = await post('pre-tool-use', JSON.stringify(preToolUseBash(s, 'true', { agentId: agent })));
+    expect(after.status).toBe(200);
+    expect(JSON.parse(after.text).hookSpecificOutput.permissionDecision).toBe('ask');
+  }, 120_000);
+
+  it('a session whose SessionStart recorded no version, or a record that is not one, asks over HTTP: stricter, never weaker', async () => {
+    const unrecorded = session(p.dir, p.dir);
+    const agent = newAgentId();
+    expect((await post('subagent-start', JSON.stringify(subagentStart(unrecorded, agent)))).status).toBe(200);
+    const body = JSON.stringify(preToolUseBash(unrecorded, 'true', { agentId: agent }));
+    const asked = JSON.parse((await post('pre-tool-use', body)).text).hookSpecificOutput;
+    expect(asked.permissionDecision).toBe('ask');
+    expect(asked.permissionDecisionReason).toContain('an unknown version');
+    expect(asked.updatedInput.command).toContain(`--agent ${agent}`);
+    // A SessionStart without AI_AGENT (a Claude Code that doesn't say) records nothing, and drops an earlier record.
+    const s = session(p.dir, p.dir);
+    await hook('session-start', sessionStart(s), p, { env: { PGX_BROKER: '0' } });
+    await hook('session-start', sessionStart(s, 'resume'), p, { env: { PGX_BROKER: '0', AI_AGENT: undefined } });
+    const a2 = newAgentId();
+    await post('subagent-start', JSON.stringify(subagentStart(s, a2)));
+    expect(JSON.parse((await post('pre-tool-use', JSON.stringify(preToolUseBash(s, 'true', { agentId: a2 })))).text).hookSpecificOutput.permissionDecision).toBe('ask');
+    // A record edited into something that is not a version is not trusted.
+    const s3 = session(p.dir, p.dir);
+    await hook('session-start', sessionStart(s3), p, { env: { PGX_BROKER: '0' } });
+    const file = join(p.home, 'agent', 'sessions', createHash('sha256').update(s3.sessionId).digest('hex').slice(0, 24) + '.claude-code');
+    expect(readFileSync(file, 'utf8')).toBe('2.1.328\n');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    writeFileSync(file, '2.1.328; rm -rf /\n');
+    const a3 = newAgentId();
+    await post('subagent-start', JSON.stringify(subagentStart(s3, a3)));
+    expect(JSON.parse((await post('pre-tool-use', JSON.stringify(preToolUseBash(s3, 'true', { agentId: a3 })))).text).hookSpecificOutput.permissionDecision).toBe('ask');
+    // An AI_AGENT header (what an older entry forwarded) is not taken: it would be Claude Code's own environment's.
+    const forged = await post('pre-tool-use', body, { ...entryHeaders(), 'x-pgx-env-ai-agent': 'claude-code_2-1-328_harness' });
+    expect(JSON.parse(forged.text).hookSpecificOutput.permissionDecision).toBe('ask');
+  }, 120_000);
 
   it('refuses a request without the secret, with a wrong one, with another Host or a browser Origin: 401 and no work', async () => {
     const s = session(p.dir, p.dir);
