@@ -6,10 +6,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORWARDED_VARS } from '../../src/broker/http.js';
-import { LAUNCHER, makeProject } from '../helpers/pgx.js';
+import { connect, type Socket } from 'node:net';
+import { BODY_TIMEOUT_MS, FORWARDED_VARS } from '../../src/broker/http.js';
+import { MAX_REQUEST_BYTES } from '../../src/broker/server.js';
+import { LAUNCHER, makeProject, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
 import { hook, hookEnv, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
 
@@ -156,3 +158,126 @@ describe('the HTTP broker', () => {
     expect(asked.stdout).toBe('401');
   });
 });
+
+/** One raw HTTP/1.1 exchange on a socket of its own: what the broker sends back before it closes, and whether it closed. */
+function raw(head: string, body: Buffer | string = '', o: { endBody?: boolean } = {}): { answer: Promise<{ status: number | undefined; text: string }>; socket: Socket } {
+  const socket = connect(state.port, '127.0.0.1');
+  let got = '';
+  socket.on('data', (d) => (got += d.toString('latin1')));
+  socket.on('error', () => {});
+  socket.write(head.replaceAll('\n', '\r\n') + '\r\n');
+  if (body.length) socket.write(body);
+  if (o.endBody) socket.end();
+  const answer = new Promise<{ status: number | undefined; text: string }>((res) => socket.on('close', () => res({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1]) || undefined, text: got.split('\r\n\r\n').slice(1).join('\r\n\r\n') })));
+  return { answer, socket };
+}
+
+/** The hook log's line count: a request that did no work adds none. */
+const logCount = () => (existsSync(join(p.home, 'agent', 'hooks.log')) ? readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').length : 0);
+
+describe('hostile HTTP requests (decision 226)', () => {
+  const headLines = (event: string, extra: string[], query = `?project=${encodeURIComponent(p.dir)}`) =>
+    [`POST /hook/${event}${query} HTTP/1.1`, `Host: 127.0.0.1:${state.port}`, ...Object.entries(entryHeaders()).map(([k, v]) => `${k}: ${v}`), ...extra, ''].join('\n');
+
+  it('an oversize body gets a 413 and no work, whether its Content-Length says so or it streams past the 4 MiB cap; the broker answers the next request', async () => {
+    const before = logCount();
+    const big = Buffer.alloc(MAX_REQUEST_BYTES + 1024, 'x');
+    const declared = raw(headLines('pre-tool-use', [`Content-Length: ${big.length}`, 'Content-Type: application/json']), big.subarray(0, 65536));
+    expect((await declared.answer).status).toBe(413);
+    // chunked, no length: read until the cap, then refused
+    const chunked = raw(headLines('pre-tool-use', ['Transfer-Encoding: chunked', 'Content-Type: application/json']));
+    for (let i = 0; i < 5; i++) chunked.socket.write(`${(1 << 20).toString(16)}\r\n${'y'.repeat(1 << 20)}\r\n`);
+    expect((await chunked.answer).status).toBe(413);
+    // Without the secret, a big body is refused at its headers: 401, nothing read.
+    const anon = raw([`POST /hook/pre-tool-use HTTP/1.1`, `Host: 127.0.0.1:${state.port}`, `Content-Length: ${big.length}`, ''].join('\n'), 'x');
+    expect((await anon.answer).status).toBe(401);
+    expect(logCount()).toBe(before);
+    const s = session(p.dir, p.dir);
+    expect((await post('pre-tool-use', JSON.stringify(preToolUseBash(s, 'ls')))).status).toBe(200);
+    expect(logCount()).toBe(before + 1);
+  }, 60_000);
+
+  it('a body that trickles in (slowloris) is cut with a 408 once BODY_TIMEOUT_MS passes, and holds up no other request meanwhile', async () => {
+    const before = logCount();
+    const slow = raw(headLines('subagent-start', ['Content-Length: 1000', 'Content-Type: application/json']), '{"session_id":');
+    const headersOnly = raw(`POST /hook/subagent-start HTTP/1.1\nHost: 127.0.0.1:${state.port}`); // never finishes its headers (no blank line)
+    const order: string[] = [];
+    void slow.answer.then(() => order.push('slow closed'));
+    void headersOnly.answer.then(() => order.push('headers closed'));
+    await new Promise((r) => setTimeout(r, 500));
+    const s = session(p.dir, p.dir);
+    const served = await post('subagent-start', JSON.stringify(subagentStart(s, newAgentId())));
+    expect(served.status).toBe(200);
+    order.push('served');
+    const t0 = Date.now();
+    expect((await slow.answer).status).toBe(408);
+    await headersOnly.answer; // node closes a connection that never finished its headers (no status line needed)
+    expect(order[0]).toBe('served');
+    expect(Date.now() - t0).toBeLessThan(BODY_TIMEOUT_MS + 5000); // bounded by the cap, not node's 300 s default
+    expect(logCount()).toBe(before + 1);
+  }, 40_000);
+
+  it("a wrong or missing content type changes nothing: the body is the hook's stdin whatever it is labelled", async () => {
+    const s = session(p.dir, p.dir);
+    const agent = newAgentId();
+    await post('subagent-start', JSON.stringify(subagentStart(s, agent)));
+    const body = JSON.stringify(preToolUseBash(s, 'echo hi', { agentId: agent }));
+    const json = await post('pre-tool-use', body);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '']) {
+      const r = await fetch(`http://127.0.0.1:${state.port}/hook/pre-tool-use?project=${encodeURIComponent(p.dir)}`, { method: 'POST', headers: { ...entryHeaders(), 'content-type': type }, body });
+      expect(r.status, type).toBe(200);
+      expect(await r.text(), type).toBe(json.text);
+    }
+  });
+
+  it('?project= must be one absolute path (else 400, no work); missing, the payload cwd decides; a path through .. to another project answers for that project only', async () => {
+    const s = session(p.dir, p.dir);
+    const body = JSON.stringify(subagentStart(s, newAgentId()));
+    const before = logCount();
+    const url = (q: string) => `http://127.0.0.1:${state.port}/hook/subagent-start${q}`;
+    for (const q of ['?project=', '?project=.', '?project=..%2F..%2Fetc', '?project=relative%2Fdir', `?project=${encodeURIComponent(p.dir)}%00x`, `?project=${encodeURIComponent(p.dir)}&project=%2F`, `?project=${'%2Fa'.repeat(2100)}`]) {
+      const r = await fetch(url(q), { method: 'POST', headers: entryHeaders(), body });
+      expect(r.status, q.slice(0, 60)).toBe(400);
+    }
+    expect(logCount()).toBe(before);
+    // Missing: the payload's cwd (the project) decides, as for a command hook without CLAUDE_PROJECT_DIR.
+    const missing = await fetch(url(''), { method: 'POST', headers: entryHeaders(), body });
+    expect(missing.status).toBe(200);
+    expect(await missing.text()).toContain('your own PostgreSQL database branch');
+    // Through .. to another project: that project's branch, in that project's registry rows; none of this one's.
+    const other = makeProject();
+    const s2 = session(other.dir, other.dir);
+    const agent = newAgentId();
+    const mine = await sql<{ name: string }>(`SELECT name FROM pgx_branch WHERE project = $1 ORDER BY name`, [p.name], 'pgx_registry');
+    const traversal = `${p.dir}/../${basename(other.dir)}`;
+    const r = await fetch(url(`?project=${encodeURIComponent(traversal)}`), { method: 'POST', headers: entryHeaders(), body: JSON.stringify(subagentStart(s2, agent)) });
+    expect(r.status).toBe(200);
+    const branch = /branch \\"([^"\\]+)\\"/.exec(await r.text())?.[1];
+    const rows = await sql<{ project: string }>(`SELECT project FROM pgx_branch WHERE name = $1 AND state = 'active'`, [branch], 'pgx_registry');
+    expect(rows.map((x) => x.project)).toEqual([other.name]);
+    expect(await sql<{ name: string }>(`SELECT name FROM pgx_branch WHERE project = $1 ORDER BY name`, [p.name], 'pgx_registry')).toEqual(mine);
+  });
+
+  it("another session's request replayed (same bytes, same secret) is that session's request: its own branch again, never a new one or another's", async () => {
+    const a = session(p.dir, p.dir);
+    const b = session(p.dir, p.dir);
+    const agent = newAgentId();
+    const start = JSON.stringify(subagentStart(a, agent));
+    const first = await post('subagent-start', start);
+    const branchOf = (t: string) => /branch \\"([^"\\]+)\\"/.exec(t)?.[1];
+    const pre = JSON.stringify(preToolUseBash(a, "psql -X -Atc 'select 1'", { agentId: agent }));
+    const rewrite = await post('pre-tool-use', pre);
+    // Replayed, also from session B's entry (the URL and headers are per user, not per session: the payload decides)
+    for (let i = 0; i < 3; i++) {
+      expect(branchOf((await post('subagent-start', start)).text)).toBe(branchOf(first.text));
+      expect((await post('pre-tool-use', pre)).text).toBe(rewrite.text);
+    }
+    // The same agent id under session B: B's own branch, not A's.
+    const inB = await post('subagent-start', JSON.stringify(subagentStart(b, agent)));
+    expect(branchOf(inB.text)).toBeTruthy();
+    expect(branchOf(inB.text)).not.toBe(branchOf(first.text));
+    const active = await sql<{ session_id: string }>(`SELECT session_id FROM pgx_branch WHERE project = $1 AND agent_id = $2 AND state = 'active' ORDER BY session_id`, [p.name, agent], 'pgx_registry');
+    expect(active.map((x) => x.session_id)).toEqual([a.sessionId, b.sessionId].sort());
+  });
+});
+
