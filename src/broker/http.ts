@@ -122,6 +122,37 @@ function requestEnv(base: NodeJS.ProcessEnv, req: IncomingMessage, payload: Reco
   return { env: { ...env, ...vars }, vars, cwd };
 }
 
+/**
+ * The uids listening on 127.0.0.1:<port> (or on every address), from /proc/net/tcp and tcp6 (Linux; elsewhere none
+ * are found). The HTTP entries' URL names a fixed port: while this user's broker is down, another user can bind it
+ * and would receive the secret (decision 225).
+ */
+export function portListeners(port: number): number[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const uids = new Set<number>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // sl local_address rem_address st … uid: st 0A is LISTEN
+      if (f.length < 8 || f[3] !== '0A') continue;
+      const [addr, p] = f[1]!.split(':');
+      if (p !== hex) continue;
+      if (/^(0100007F|00000000|0{32}|0{24}0100007F|0{20}FFFF0000(0100007F|00000000))$/.test(addr!)) uids.add(Number(f[7]));
+    }
+  }
+  return [...uids];
+}
+
+export interface Squatted {
+  squatted: { port: number; uids: number[]; newPort: number };
+}
+
 export interface HttpBrokerHandle {
   port: number;
   close(): Promise<void>;
@@ -132,13 +163,22 @@ export interface HttpBrokerHandle {
  * 'running': one of this build and node answers already. A broker of another build or node is asked to stop and
  * replaced on the same port.
  */
-export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; onClose?: () => void; idleMs?: number }): Promise<HttpBrokerHandle | 'running' | 'unavailable'> {
+export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; onClose?: () => void; idleMs?: number }): Promise<HttpBrokerHandle | 'running' | 'unavailable' | Squatted> {
   const state = await ensureHttpState();
   const file = httpStatePath();
   if (!state || !file) return 'unavailable';
   const other = await askHttpBroker(state, 'status', 1000);
   if (other?.build === BUILD_ID && other.node === process.version) return 'running';
   if (other) await askHttpBroker(state, 'stop', 2000);
+  // Someone else holds our port: whatever it received (the secret in every request's header) is burnt. A new port
+  // and secret go into http.json, and this broker refuses to start: the installed entries still name the old port,
+  // so they must be rewritten (install again), and the user must hear it (the CLI exits 1 with the fix).
+  const foreign = portListeners(state.port).filter((u) => u !== process.getuid?.());
+  if (foreign.length) {
+    const fresh: HttpState = { port: await freePort(), secret: randomBytes(32).toString('hex') };
+    writeHttpState(file, fresh);
+    return { squatted: { port: state.port, uids: foreign, newPort: fresh.port } };
+  }
 
   const kept = new KeptConnections();
   const base: NodeJS.ProcessEnv = { ...process.env };

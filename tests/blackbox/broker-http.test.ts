@@ -281,3 +281,37 @@ describe('hostile HTTP requests (decision 226)', () => {
   });
 });
 
+
+describe('port squatting (decision 225)', () => {
+  it("a broker that finds its recorded port held by another user refuses it, warns with the fix, and burns the port and secret", async () => {
+    const own = mkdtempSync(join(tmpdir(), 'pgx-run-'));
+    try {
+      const env = { ...hookEnv(p, {}), XDG_RUNTIME_DIR: own, CLAUDE_PROJECT_DIR: undefined, AI_AGENT: undefined } as NodeJS.ProcessEnv;
+      const first = spawn(process.execPath, [LAUNCHER, 'agent', 'broker', 'serve-http'], { cwd: own, env, stdio: 'ignore' });
+      const file = join(own, 'pgx', 'http.json');
+      const was = await pollUntil(async () => { try { const j = JSON.parse(readFileSync(file, 'utf8')); return j.pid === first.pid ? j : undefined; } catch { return undefined; } }, 15_000); // prettier-ignore
+      first.kill('SIGTERM');
+      await new Promise((r) => first.once('exit', r));
+      // While it is down, `nobody` binds the port.
+      const squatter = spawn('runuser', ['-u', 'nobody', '--', process.execPath, '-e', `require('net').createServer().listen(${was.port}, '127.0.0.1', () => console.log('up')); setTimeout(() => process.exit(0), 30000)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        await new Promise<void>((r) => squatter.stdout!.once('data', () => r()));
+        const again = spawnSync(process.execPath, [LAUNCHER, 'agent', 'broker', 'serve-http'], { cwd: own, env, encoding: 'utf8', timeout: 20_000 });
+        expect(again.status).toBe(1);
+        const nobody = spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim();
+        expect(again.stderr).toContain(`127.0.0.1:${was.port}, the port your HTTP hooks post to, is held by another user (uid ${nobody})`);
+        expect(again.stderr).toContain('pgx agent install claude --transport http');
+        const now = JSON.parse(readFileSync(file, 'utf8'));
+        expect(now.port).not.toBe(was.port);
+        expect(now.secret).not.toBe(was.secret);
+        expect(now.pid).toBeUndefined(); // no broker serves
+        expect(statSync(file).mode & 0o077).toBe(0);
+      } finally {
+        squatter.kill('SIGTERM'); // runuser passes it on; the squatter also exits by itself after 30 s
+        await new Promise((r) => (squatter.exitCode !== null ? r(null) : squatter.once('exit', r)));
+      }
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
