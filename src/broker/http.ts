@@ -13,18 +13,21 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { writeFileAtomic } from '../lib/fsutil.js';
+import { idSchema } from '../engine/identity.js';
 import { KeptConnections } from './connections.js';
 import { BUILD_ID, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
-import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
+import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, MAX_REQUEST_BYTES, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
 
 /** The env variable the HTTP entries read the secret from (their `allowedEnvVars`). */
 export const SECRET_VAR = 'PGX_HOOK_SECRET';
 
 /**
  * pgx's variables an entry sends as headers (`x-pgx-env-pgx-home: $PGX_HOME`), because they may differ from one
- * session to the next while one broker serves them all; unset ones arrive empty and mean "unset".
+ * session to the next while one broker serves them all; unset ones arrive empty and mean "unset". Not AI_AGENT:
+ * Claude Code's own environment has none, or, when it was started from another Claude Code's Bash, that one's; the
+ * version comes from what the session's SessionStart command hook recorded (hooks/claude/session-claude-code.ts).
  */
-export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG', 'AI_AGENT'] as const;
+export const FORWARDED_VARS = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG'] as const;
 
 const controlReplySchema = z.object({ pid: z.number(), build: z.string(), node: z.string() });
 
@@ -74,6 +77,26 @@ export async function ensureHttpState(env: NodeJS.ProcessEnv = process.env, rota
   return state;
 }
 
+/**
+ * The whole request must arrive within this: Claude Code writes it at once, on loopback. A client that trickles its
+ * headers or body (slowloris) gets a 408 and the connection closed (node checks every second).
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
+// The project dir install writes into the entry's URL: one absolute path, no NUL, of a sane length.
+const projectSchema = z.string().check(z.minLength(2), z.maxLength(4096), z.regex(/^\/[^\0]*$/));
+
+/**
+ * `?project=`: absent, the payload's cwd decides (as for a command hook without CLAUDE_PROJECT_DIR); present, it must
+ * be one absolute path, else 'invalid' (400, no work: install never writes anything else).
+ */
+function projectParam(url: URL): string | undefined | 'invalid' {
+  const all = url.searchParams.getAll('project');
+  if (all.length === 0) return undefined;
+  const r = projectSchema.safeParse(all[0]);
+  return all.length === 1 && r.success ? r.data : 'invalid';
+}
+
 function secretMatches(header: string | undefined, secret: string): boolean {
   const m = /^Bearer ([0-9a-f]{64})$/.exec(header ?? '');
   if (!m) return false;
@@ -94,9 +117,40 @@ function requestEnv(base: NodeJS.ProcessEnv, req: IncomingMessage, payload: Reco
   // project in the URL (`?project=`, written by install), and the payload carries the rest.
   const cwd = typeof payload.cwd === 'string' ? payload.cwd : (project ?? '/');
   const vars: RequestVars = { CLAUDE_PROJECT_DIR: project ?? cwd, CLAUDECODE: '1' };
-  if (typeof payload.session_id === 'string') vars.CLAUDE_CODE_SESSION_ID = payload.session_id;
-  if (env.AI_AGENT) vars.AI_AGENT = env.AI_AGENT;
+  // What a hook process would get from Claude Code: an id (a NUL can't be in an environment), else nothing.
+  if (idSchema.safeParse(payload.session_id).success) vars.CLAUDE_CODE_SESSION_ID = payload.session_id as string;
   return { env: { ...env, ...vars }, vars, cwd };
+}
+
+/**
+ * The uids listening on 127.0.0.1:<port> (or on every address), from /proc/net/tcp and tcp6 (Linux; elsewhere none
+ * are found). The HTTP entries' URL names a fixed port: while this user's broker is down, another user can bind it
+ * and would receive the secret (decision 225).
+ */
+export function portListeners(port: number): number[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const uids = new Set<number>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // sl local_address rem_address st … uid: st 0A is LISTEN
+      if (f.length < 8 || f[3] !== '0A') continue;
+      const [addr, p] = f[1]!.split(':');
+      if (p !== hex) continue;
+      if (/^(0100007F|00000000|0{32}|0{24}0100007F|0{20}FFFF0000(0100007F|00000000))$/.test(addr!)) uids.add(Number(f[7]));
+    }
+  }
+  return [...uids];
+}
+
+export interface Squatted {
+  squatted: { port: number; uids: number[]; newPort: number };
 }
 
 export interface HttpBrokerHandle {
@@ -109,13 +163,22 @@ export interface HttpBrokerHandle {
  * 'running': one of this build and node answers already. A broker of another build or node is asked to stop and
  * replaced on the same port.
  */
-export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; onClose?: () => void; idleMs?: number }): Promise<HttpBrokerHandle | 'running' | 'unavailable'> {
+export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; onClose?: () => void; idleMs?: number }): Promise<HttpBrokerHandle | 'running' | 'unavailable' | Squatted> {
   const state = await ensureHttpState();
   const file = httpStatePath();
   if (!state || !file) return 'unavailable';
   const other = await askHttpBroker(state, 'status', 1000);
   if (other?.build === BUILD_ID && other.node === process.version) return 'running';
   if (other) await askHttpBroker(state, 'stop', 2000);
+  // Someone else holds our port: whatever it received (the secret in every request's header) is burnt. A new port
+  // and secret go into http.json, and this broker refuses to start: the installed entries still name the old port,
+  // so they must be rewritten (install again), and the user must hear it (the CLI exits 1 with the fix).
+  const foreign = portListeners(state.port).filter((u) => u !== process.getuid?.());
+  if (foreign.length) {
+    const fresh: HttpState = { port: await freePort(), secret: randomBytes(32).toString('hex') };
+    writeHttpState(file, fresh);
+    return { squatted: { port: state.port, uids: foreign, newPort: fresh.port } };
+  }
 
   const kept = new KeptConnections();
   const base: NodeJS.ProcessEnv = { ...process.env };
@@ -125,28 +188,21 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
   let inFlight = 0;
   const host = `127.0.0.1:${state.port}`;
 
-  const send = (res: ServerResponse, code: number, body: string) => {
-    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const send = (res: ServerResponse, code: number, body: string, close = false) => {
+    res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...(close ? { connection: 'close' } : {}) });
     res.end(body);
   };
+  /** Answered before the body is read, and the connection closed: a request nobody vouches for costs no buffering. */
+  const refuse = (req: IncomingMessage, res: ServerResponse, code: number) => {
+    send(res, code, '', true);
+    res.once('finish', () => req.socket.destroy());
+  };
 
-  async function handle(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
-    // A browser page can POST to 127.0.0.1 (and a rebinding DNS name can resolve to it): it sends an Origin, or a
-    // Host that isn't this one. Claude Code (axios) sends neither.
-    if (req.method !== 'POST' || req.headers.host !== host || req.headers.origin !== undefined || !secretMatches(req.headers.authorization, state!.secret)) {
-      return send(res, 401, '');
-    }
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const path = url.pathname;
-    if (path === '/status') return send(res, 200, JSON.stringify({ pid: process.pid, build: BUILD_ID, node: process.version, in_flight: inFlight }));
-    if (path === '/stop') {
-      send(res, 200, '{}');
-      return void setImmediate(() => void close());
-    }
-    const m = /^\/hook\/([a-z-]+)$/.exec(path);
-    // SessionStart is never sent over HTTP (Claude Code skips it); an unknown event is the work's to refuse (a 500).
-    if (!m || m[1] === 'session-start') return send(res, 404, '');
-    const event = m[1]!;
+  // A browser page can POST to 127.0.0.1 (and a rebinding DNS name can resolve to it): it sends an Origin, or a Host
+  // that isn't this one. Claude Code (axios) sends neither.
+  const vouched = (req: IncomingMessage) => req.method === 'POST' && req.headers.host === host && req.headers.origin === undefined && secretMatches(req.headers.authorization, state!.secret);
+
+  async function hook(req: IncomingMessage, res: ServerResponse, event: string, project: string | undefined, body: string): Promise<void> {
     let payload: Record<string, unknown> = {};
     try {
       const p: unknown = JSON.parse(body);
@@ -154,7 +210,7 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
     } catch {
       // not JSON: the hook's own parser says what it says (the same answer a command hook gives)
     }
-    const { env, vars, cwd } = requestEnv(base, req, payload, url.searchParams.get('project'));
+    const { env, vars, cwd } = requestEnv(base, req, payload, project ?? null);
     const later: (() => void)[] = [];
     const ctx: RequestContext = { env, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: (fn) => void later.push(fn) };
     const answer = await opts.work.hook({ op: 'hook', fp: '', fpm: '', event, stdin: body, cwd, vars }, ctx);
@@ -164,20 +220,37 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
     setImmediate(() => runAfterAnswer(later));
   }
 
-  const server: Server = createServer((req, res) => {
-    collectRequest(req, (body) => {
-      inFlight++;
-      lastRequest = Date.now();
-      handle(req, res, body.toString('utf8'))
-        .catch(() => {
-          if (!res.headersSent) send(res, 500, '');
-        })
-        .finally(() => {
-          inFlight--;
-          lastRequest = Date.now();
-        });
-    });
+  const server: Server = createServer({ requestTimeout: BODY_TIMEOUT_MS, headersTimeout: BODY_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, (req, res) => {
     req.on('error', () => {});
+    if (!vouched(req)) return refuse(req, res, 401);
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname === '/status') return send(res, 200, JSON.stringify({ pid: process.pid, build: BUILD_ID, node: process.version, in_flight: inFlight }));
+    if (url.pathname === '/stop') {
+      send(res, 200, '{}');
+      return void setImmediate(() => void close());
+    }
+    const m = /^\/hook\/([a-z-]+)$/.exec(url.pathname);
+    // SessionStart is never sent over HTTP (Claude Code skips it); an unknown event is the work's to refuse (a 500).
+    if (!m || m[1] === 'session-start') return refuse(req, res, 404);
+    const project = projectParam(url);
+    if (project === 'invalid') return refuse(req, res, 400);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BYTES) return refuse(req, res, 413);
+    collectRequest(
+      req,
+      (body) => {
+        inFlight++;
+        lastRequest = Date.now();
+        hook(req, res, m[1]!, project, body.toString('utf8'))
+          .catch(() => {
+            if (!res.headersSent) send(res, 500, '');
+          })
+          .finally(() => {
+            inFlight--;
+            lastRequest = Date.now();
+          });
+      },
+      () => refuse(req, res, 413),
+    );
   });
   await new Promise<void>((res, rej) => server.once('error', rej).listen(state.port, '127.0.0.1', () => res()));
   writeHttpState(file, { ...state, pid: process.pid, build: BUILD_ID, node: process.version });

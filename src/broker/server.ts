@@ -22,16 +22,26 @@ export const BROKER_CONNECT_TIMEOUT_MS = 15_000;
 /** A request bigger than this is refused (a hook payload is at most 1 MiB; an environment a few KB). */
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
-/** A request's bytes, up to MAX_REQUEST_BYTES: past it the stream is destroyed, so `onEnd` never runs. */
-export function collectRequest(stream: NodeJS.ReadableStream & { destroy(): void }, onEnd: (body: Buffer) => void): void {
+/**
+ * A request's bytes, up to MAX_REQUEST_BYTES: past it `onTooBig` runs (the HTTP side answers 413), else the stream
+ * is destroyed; either way `onEnd` never runs.
+ */
+export function collectRequest(stream: NodeJS.ReadableStream & { destroy(): void }, onEnd: (body: Buffer) => void, onTooBig: () => void = () => stream.destroy()): void {
   const chunks: Buffer[] = [];
   let size = 0;
+  let over = false;
   stream.on('data', (c: Buffer) => {
+    if (over) return;
     size += c.length;
-    if (size > MAX_REQUEST_BYTES) stream.destroy();
-    else chunks.push(c);
+    if (size > MAX_REQUEST_BYTES) {
+      over = true;
+      chunks.length = 0;
+      onTooBig();
+    } else chunks.push(c);
   });
-  stream.on('end', () => onEnd(Buffer.concat(chunks)));
+  stream.on('end', () => {
+    if (!over) onEnd(Buffer.concat(chunks));
+  });
 }
 
 /** Work a hook need not wait for (starting the pool filler), run once its answer is sent: best effort, as in a hook process. */

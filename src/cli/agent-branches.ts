@@ -8,6 +8,7 @@ import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
 import { action, ANYWHERE_HELP, configFor, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import { pruneSessionRecords } from '../hooks/claude/session-claude-code.js';
 
 export function registerBranchCommands(agent: Command, program: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
@@ -107,6 +108,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       action<CommonOpts & { limit: number; templateGrace: string }>(async (opts, out) => {
         const config = configFor(opts);
         const graceMs = templateGrace(opts.templateGrace);
+        pruneSessionRecords(config.home); // sessions' Claude Code versions past their TTL (SessionStart bounds them too)
         const r = await withEngine(config, async (e) => {
           const done = await e.gcAll(opts.limit, graceMs);
           // what is left to wait for: this project's retiring branches and their deadlines (the "nothing" case says so)

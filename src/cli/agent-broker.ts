@@ -132,6 +132,15 @@ export function registerBrokerCommands(agent: Command): void {
     const handle = await serveHttpBroker({ work: brokerWork, onClose: () => process.exit(0) });
     if (handle === 'running') return void process.stderr.write('pgx: an HTTP broker of this build is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no HTTP broker here: no private socket directory\n');
+    if ('squatted' in handle) {
+      const { port, uids, newPort } = handle.squatted;
+      process.stderr.write(
+        `pgx: WARNING: 127.0.0.1:${port}, the port your HTTP hooks post to, is held by another user (uid ${uids.join(', ')}). It received your hook secret and may answer your hooks. pgx made a new port (${newPort}) and secret and will not serve the old port.\n` +
+          `Fix: run \`pgx agent install claude --transport http\` again (or \`--transport command\`) in each project, restart its Claude Code sessions, and tell whoever runs uid ${uids.join(', ')}.\n`,
+      );
+      process.exitCode = 1;
+      return;
+    }
     process.stderr.write(`pgx: HTTP broker ${process.pid} serving on 127.0.0.1:${handle.port}\n`);
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
   });

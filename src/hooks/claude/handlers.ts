@@ -14,6 +14,7 @@ import { shellQuote } from '../../lib/shell.js';
 import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, rewriteCommand, type RewriteParams } from './rewrite.js';
 import { dropTickets, issueTicket } from '../../exec/routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
+import { dropSessionRecord, recordSessionClaudeCode } from './session-claude-code.js';
 import { startVerificationIfNeeded } from '../../verify/background.js';
 import { launcherPath } from './launcher.js';
 import type { HookEvent } from './events.js';
@@ -238,6 +239,10 @@ export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
 export const sessionStart: Handler<typeof P.sessionStartSchema> = {
   schema: P.sessionStartSchema,
   async run(p, h) {
+    // For this session's HTTP hooks, whose requests don't say (session-claude-code.ts); no version: no record, so
+    // they ask.
+    if (h.claudeCode) recordSessionClaudeCode(h.config.home, p.session_id, h.claudeCode);
+    else dropSessionRecord(h.config.home, p.session_id);
     // Said once per session, where the user sees it: on an unverified Claude Code, routed commands ask (or, by the
     // user's choice, rely on an unverified rewrite).
     // An unverified version with no verdict yet: `pgx agent verify claude` starts in the background (once: a marker

@@ -15,6 +15,7 @@ import { appendHookLog, hookLogLine } from './log.js';
 import { readHookStdin, withinLimit } from './stdin.js';
 import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
+import { dropSessionRecord, recordedClaudeCode } from './session-claude-code.js';
 import { launcherPath } from './launcher.js';
 import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookResult } from './handlers.js';
 
@@ -133,7 +134,7 @@ function markSession(event: HookEvent, marker: string | undefined, home: string)
 }
 
 /** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
-async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string }> {
+async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string; claudeCode?: string }> {
   const parsed = handler.schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -141,19 +142,31 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
   }
   const deadline = hookDeadlineMs(event, ctx.env);
   let home: string | undefined;
+  let claudeCode: string | undefined;
   try {
     const config = loadConfig({ cwd: projectDir, env: ctx.env });
     home = config.home;
     markSession(event, marker, home);
+    claudeCode = ctx.runtime ? undefined : claudeCodeOf(event, ctx.env, home, payload.session_id);
     // Connection attempts wait for the time the hook has left, not a fixed 3 s; in the broker, the wait it gives
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
     const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode: claudeCodeVersion(ctx.env), afterAnswer: ctx.afterAnswer };
-    return { result: await withDeadline(handler.run(parsed.data, env), deadline), home };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
-    return { result: handler.onError(errorText(e), payload), home };
+    return { result: handler.onError(errorText(e), payload), home, claudeCode };
   }
+}
+
+/**
+ * The running Claude Code's version: AI_AGENT when the hook's environment has it (a command hook's always does);
+ * else, but for SessionStart (which records it), what this session's SessionStart saw (an HTTP hook's request
+ * carries no AI_AGENT: session-claude-code.ts). Neither: unknown, so a routed command asks.
+ */
+function claudeCodeOf(event: HookEvent, env: NodeJS.ProcessEnv, home: string, sessionId: unknown): string | undefined {
+  const own = claudeCodeVersion(env);
+  return own !== undefined || event === 'session-start' ? own : recordedClaudeCode(home, sessionId);
 }
 
 /** Runs the hook for `given`: a caller's context (the broker's), or this process with the payload already read, if so. */
@@ -167,18 +180,24 @@ export async function runHook(event: HookEvent, given: HookContext | { stdin?: s
   const projectDir = resolve(ctx.cwd, ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || '.');
   let home = pgxHome(ctx.env);
   const marker = sessionMarker(home, payload.session_id);
-  if (marker && event === 'session-end') rmSync(marker, { force: true }); // whatever the config says now
+  if (marker && event === 'session-end') {
+    // whatever the config says now
+    rmSync(marker, { force: true });
+    dropSessionRecord(home, payload.session_id);
+  }
 
   const scope = scopeOf(event, handler, projectDir, marker, home, read, ctx.runtime);
   let result: HookResult;
+  let claudeCode = ctx.runtime ? undefined : claudeCodeVersion(ctx.env);
   if (scope.in) {
     const ran = await runHandler(event, handler, payload, projectDir, marker, ctx);
     result = ran.result;
     home = ran.home ?? home;
+    claudeCode = ran.claudeCode ?? claudeCode;
   } else {
     result = scope.result;
   }
 
-  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode: ctx.runtime ? undefined : claudeCodeVersion(ctx.env), runtime: ctx.runtime?.name, projectDir, changes: result.changes, via: ctx.via }));
+  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode, runtime: ctx.runtime?.name, projectDir, changes: result.changes, via: ctx.via }));
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }
