@@ -1,8 +1,9 @@
 // Start-up cost of the hot path (hooks and exec run once per shell command), as ratios to `node -e 0` measured in
 // the same run — absolute milliseconds on a noisy 2-core machine mean little. Uses hyperfine when installed,
 // else its own interleaved loop (median of N). Needs a server: PGX_DATABASE_URL, else the embedded local server.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -15,7 +16,9 @@ const outside = mkdtempSync(join(tmpdir(), 'pgx-bench-out-'));
 // A PGX_HOME of its own: without PGX_DATABASE_URL the bench starts (and stops) a throwaway local server there.
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
 // TMPDIR too: the broker's socket directory (<tmp>/pgx-<uid>) then goes with the home.
-const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, TMPDIR: home, AI_AGENT: 'claude-code_2-1-328_harness' };
+// XDG_RUNTIME_DIR too, when the caller's has one (it would win over TMPDIR, and the HTTP broker's http.json sits there).
+const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, TMPDIR: home, XDG_RUNTIME_DIR: home, AI_AGENT: 'claude-code_2-1-328_harness' };
+let httpBroker; // the bench's own HTTP broker (httpRows), stopped at the end
 const session = '11111111-2222-3333-4444-555555555555';
 const payload = (cwd, agent) => JSON.stringify({ session_id: session, cwd, hook_event_name: 'PreToolUse', agent_id: agent, tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"', description: 'x' } });
 writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
@@ -27,6 +30,9 @@ writeFileSync(join(dir, 'parent.json'), payload(dir, undefined));
 execFileSync(pgx, ['agent', 'exec', '--id', 'bench', '--keep', '--cwd', dir, '--', 'true'], { env, stdio: 'inherit' });
 spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'abenchagent000001') });
 spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', dir], { env, stdio: 'ignore' });
+// A subagent's `psql` unrouted, against the same branch the routed one reaches (item 3 of the HTTP issue: routed vs
+// unrouted). The connection goes in a service file with a passfile, never the password in a command line.
+const pgService = unroutedPsqlService();
 
 const cases = [
   ['node -e 0', `${process.execPath} -e 0`],
@@ -40,6 +46,12 @@ const cases = [
   // the same two without the broker (PGX_BROKER=0): each process does the work itself, as before the broker
   ['hook pre-tool-use, subagent, no broker', `env PGX_BROKER=0 ${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
   ['agent exec --agent, no broker', `env PGX_BROKER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
+  ...(pgService
+    ? [
+        ['psql -c "select 1", unrouted (same branch)', `env PGSERVICEFILE=${pgService} psql service=bench -X -Atc "select 1"`],
+        ['psql -c "select 1", routed (agent exec --agent)', `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- psql -X -Atc "select 1"`],
+      ]
+    : []),
 ];
 
 const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0;
@@ -69,8 +81,144 @@ for (const [name, ms, user] of results) {
   const u = Number.isNaN(user) ? '-' : `${user.toFixed(1)} | ${(user / baseUser).toFixed(2)}×`;
   console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / base).toFixed(2)}× | ${Number.isNaN(user) ? '- | -' : u} |`);
 }
+if (pgService) {
+  const r = (name) => results.find(([n]) => n.startsWith(name))?.[1];
+  const routed = r('psql -c "select 1", routed');
+  const unrouted = r('psql -c "select 1", unrouted');
+  console.log(`\nrouted psql vs unrouted: ${(routed / unrouted).toFixed(2)}× (goal ≤ 1.3×: needs a launcher without node)`);
+}
+
+await httpRows();
+
 execFileSync(pgx, ['agent', 'down', '--id', 'bench', '--now', '--cwd', dir], { env, stdio: 'ignore' });
 spawnSync(pgx, ['agent', 'broker', 'stop'], { env, stdio: 'ignore' }); // the bench's own broker (its PGX_HOME goes next)
+await stopHttpBroker();
 // The throwaway local server and all of its data (under /var/lib/pgx as root): pgx's own purge, which removes only its files.
 if (!process.env.PGX_DATABASE_URL) spawnSync(pgx, ['local', 'down', '--purge', '--yes'], { env, stdio: 'ignore' });
 for (const d of [home, dir, outside]) rmSync(d, { recursive: true, force: true });
+
+/** The routed psql's connection as `agent exec` gives it, written as a libpq service file; undefined without psql. */
+function unroutedPsqlService() {
+  if (spawnSync('psql', ['--version']).status !== 0) return undefined;
+  const r = spawnSync(pgx, ['agent', 'exec', '--agent', 'abenchagent000001', '--cwd', dir, '--', 'env'], { env: { ...env, CLAUDE_CODE_SESSION_ID: session }, encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const vars = Object.fromEntries(r.stdout.split('\n').map((l) => l.split(/=(.*)/s)).filter(([k]) => /^PG[A-Z]+$/.test(k)));
+  let passfile = vars.PGPASSFILE;
+  if (!passfile && vars.PGPASSWORD) {
+    passfile = join(home, 'bench.pgpass');
+    writeFileSync(passfile, `*:*:*:*:${vars.PGPASSWORD.replaceAll('\\', '\\\\').replaceAll(':', '\\:')}\n`, { mode: 0o600 });
+  }
+  const keys = { host: vars.PGHOST, port: vars.PGPORT, dbname: vars.PGDATABASE, user: vars.PGUSER, passfile, sslmode: vars.PGSSLMODE };
+  const file = join(home, 'pg_service.conf');
+  writeFileSync(file, `[bench]\n${Object.entries(keys).filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join('\n')}\n`, { mode: 0o600 });
+  return spawnSync('psql', [`service=bench`, '-X', '-Atc', 'select 1'], { env: { ...env, PGSERVICEFILE: file } }).status === 0 ? file : undefined;
+}
+
+// ---- HTTP hooks (`install --transport http`): Claude Code POSTs the payload to the resident HTTP broker and starts
+// no process. Measured the way Claude Code sees a hook, from one long-lived process (as Claude Code is): a command
+// hook is a `/bin/sh -c <command>` child with the payload on stdin, timed to its exit; an HTTP hook is one POST,
+// timed to the end of its answer. Interleaved, median of BENCH_HTTP_RUNS (default 30). Ratios to the node command
+// hook that does nothing (`node -e 0`), the issue's goal being ≤ 0.3× for one event.
+async function httpRows() {
+  const httpEnv = { ...env };
+  for (const k of ['CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_SESSION_ID', 'CLAUDECODE', 'AI_AGENT']) delete httpEnv[k];
+  httpBroker = spawn(pgx, ['agent', 'broker', 'serve-http'], { env: httpEnv, stdio: 'ignore', detached: true });
+  const stateFile = join(home, 'pgx', 'http.json');
+  let state;
+  for (let t = Date.now(); Date.now() - t < 15_000; await new Promise((r) => setTimeout(r, 50))) {
+    try {
+      state = JSON.parse(readFileSync(stateFile, 'utf8'));
+      if (state.pid === httpBroker.pid) break;
+    } catch {
+      // not written yet
+    }
+    state = undefined;
+  }
+  if (!state) return void console.log('\nHTTP rows skipped: `pgx agent broker serve-http` did not come up in 15 s');
+  // What an installed HTTP entry sends: the secret, and pgx's variables that may differ per session (FORWARDED_VARS).
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${state.secret}`, 'x-pgx-env-pgx-home': home, 'x-pgx-env-pgx-database-url': env.PGX_DATABASE_URL ?? '' };
+  const url = `http://127.0.0.1:${state.port}/hook/pre-tool-use?project=${encodeURIComponent(dir)}`;
+  const body = payload(dir, 'abenchagent000001');
+  const fetchPost = async () => {
+    const r = await fetch(url, { method: 'POST', headers, body });
+    return { status: r.status, text: await r.text() };
+  };
+  // A new TCP connection per event (no keep-alive): the dearer case, should the client not reuse one.
+  const freshPost = () =>
+    new Promise((res, rej) => {
+      const req = httpRequest(url, { method: 'POST', headers, agent: false }, (r) => {
+        let text = '';
+        r.setEncoding('utf8').on('data', (c) => (text += c)).on('end', () => res({ status: r.statusCode, text }));
+      });
+      req.on('error', rej);
+      req.end(body);
+    });
+  const first = await fetchPost();
+  const rewritten = first.status === 200 && /"updatedInput"/.test(first.text) && /--agent abenchagent000001/.test(first.text);
+  const commandHook = (cmd) => () =>
+    new Promise((res) => {
+      const c = spawn('/bin/sh', ['-c', cmd], { env, cwd: dir, stdio: ['pipe', 'ignore', 'ignore'] });
+      c.stdin.on('error', () => {});
+      c.stdin.end(body);
+      c.on('close', () => res());
+    });
+  const httpCases = [
+    ['command hook `node -e 0` (does nothing)', commandHook(`${process.execPath} -e 0`)],
+    ['command hook `cat > /dev/null`', commandHook('cat > /dev/null')],
+    ['command hook `pgx agent hook pre-tool-use`, subagent (broker on)', commandHook(`${pgx} agent hook pre-tool-use`)],
+    ['HTTP hook, subagent PreToolUse (fetch, kept connection)', fetchPost],
+    ['HTTP hook, subagent PreToolUse (new connection each)', freshPost],
+  ];
+  const httpRuns = Number(process.env.BENCH_HTTP_RUNS ?? 30);
+  const times = httpCases.map(() => []);
+  for (let i = 0; i < httpRuns; i++) {
+    for (const [j, [, fn]] of httpCases.entries()) {
+      const t0 = performance.now();
+      await fn();
+      times[j].push(performance.now() - t0);
+    }
+  }
+  const med = times.map((t) => median(t));
+  console.log(`\nHTTP vs command hooks, one PreToolUse as Claude Code sees it (from a long-lived process), interleaved, median of ${httpRuns}; ratio to the do-nothing node hook`);
+  if (!rewritten) console.log(`(warning: the HTTP answer was not the subagent's rewrite: ${first.status} ${first.text.slice(0, 200)})`);
+  console.log('\n| case | median ms | ratio |\n|---|---:|---:|');
+  httpCases.forEach(([name], j) => console.log(`| ${name} | ${med[j].toFixed(1)} | ${(med[j] / med[0]).toFixed(2)}× |`));
+  console.log(`\none event over HTTP vs a node do-nothing command hook: ${(med[3] / med[0]).toFixed(2)}× (goal ≤ 0.3×)`);
+  // (b) Hook processes started per subagent Bash command: the PreToolUse entries matching Bash that Claude Code would
+  // run, in the settings files `pgx agent install claude` writes (a command entry is one process: its sh execs pgx).
+  const counts = ['command', 'http'].map((t) => [t, hookProcessesPerBash(t)]);
+  console.log(`hook processes started per subagent Bash command: ${counts.map(([t, n]) => `${t} transport ${n ?? 'n/a (install has no --transport ' + t + ')'}`).join(', ')}`);
+}
+
+/** Processes Claude Code starts for one subagent Bash call with the entries `install --transport <t>` writes. */
+function hookProcessesPerBash(transport) {
+  const root = mkdtempSync(join(tmpdir(), 'pgx-bench-install-'));
+  try {
+    const proj = join(root, 'p');
+    mkdirSync(proj);
+    writeFileSync(join(proj, '.pgx.toml'), '[project]\nname = "bench"\n');
+    const args = ['agent', 'install', 'claude', ...(transport === 'command' ? [] : ['--transport', transport]), '--json'];
+    if (spawnSync(pgx, args, { cwd: proj, env: { ...env, HOME: root, PGX_HOME: join(root, 'pgx') }, stdio: 'ignore' }).status !== 0) return undefined;
+    let n = 0;
+    for (const f of ['settings.json', 'settings.local.json']) {
+      const file = join(proj, '.claude', f);
+      if (!existsSync(file)) continue;
+      for (const group of JSON.parse(readFileSync(file, 'utf8')).hooks?.PreToolUse ?? []) {
+        const m = group.matcher;
+        if (m !== undefined && m !== '' && m !== '*' && !new RegExp(`^(?:${m})$`).test('Bash')) continue;
+        n += (group.hooks ?? []).filter((h) => h.type === 'command').length;
+      }
+    }
+    return n;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Stops the bench's HTTP broker and waits for it to exit (its state file is in the home removed next). */
+async function stopHttpBroker() {
+  if (!httpBroker || httpBroker.exitCode !== null || httpBroker.signalCode !== null) return;
+  const exited = new Promise((res) => httpBroker.once('exit', res));
+  httpBroker.kill('SIGTERM');
+  await Promise.race([exited, new Promise((res) => setTimeout(res, 5000))]);
+}
