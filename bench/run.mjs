@@ -136,7 +136,9 @@ async function httpRows() {
   }
   if (!state) return void console.log('\nHTTP rows skipped: `pgx agent broker serve-http` did not come up in 15 s');
   // What an installed HTTP entry sends: the secret, and pgx's variables that may differ per session (FORWARDED_VARS).
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${state.secret}`, 'x-pgx-env-pgx-home': home, 'x-pgx-env-pgx-database-url': env.PGX_DATABASE_URL ?? '' };
+  // (Claude Code's own environment has no AI_AGENT: decision 222.)
+  const forwarded = ['PGX_HOME', 'PGX_HOST', 'PGX_DATABASE_URL', 'PGX_POOL', 'PGX_CONFIG'].map((k) => [`x-pgx-env-${k.toLowerCase().replaceAll('_', '-')}`, env[k] ?? '']);
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${state.secret}`, ...Object.fromEntries(forwarded) };
   const url = `http://127.0.0.1:${state.port}/hook/pre-tool-use?project=${encodeURIComponent(dir)}`;
   const body = payload(dir, 'abenchagent000001');
   const fetchPost = async () => {
