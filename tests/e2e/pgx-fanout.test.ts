@@ -211,6 +211,8 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (command and HTTP hooks)
         wall_ms_http: walls.http,
         wall_ms_trivial: walls.trivial,
         wall_ms_node_nothing: walls.node,
+        // Which events went over HTTP (the rest stayed command hooks).
+        http_events: HTTP_EVENTS,
         // `ratio` stays the command transport's (the report's column); `http_ratio` beside it.
         ratio: figures.pgx_ratio,
         ...figures,
