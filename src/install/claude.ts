@@ -24,10 +24,10 @@ export { SettingsFileError } from '../lib/settings-file.js';
 
 export * from './hook-events.js';
 export * from './inspect.js';
-import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookGroup, hookHandler, portableHookCommand, type HookEntry, type HookEventName, type Located } from './hook-events.js';
+import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookHandler, httpHandler, keeperHandler, portableHookCommand, type HookEntry, type HookEventName, type Located } from './hook-events.js';
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
 import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
-import { rmSync } from 'node:fs';
+import { chmodSync, existsSync, realpathSync, rmSync } from 'node:fs';
 import { writeFileAtomic } from '../lib/fsutil.js';
 
 export * from './permission-rules.js';
@@ -72,6 +72,60 @@ export interface PlanInstallOptions {
   rules?: boolean;
   /** Only used to name the file in errors. */
   path?: string;
+  /** 'http': PreToolUse, SubagentStart and SubagentStop as HTTP entries, with the broker's keepers (decision 223). */
+  transport?: Transport;
+  /** The user's HTTP broker (its http.json), for an HTTP install: the port fixed in the url, the secret for `env`. */
+  http?: HttpTarget;
+  /**
+   * Which of the entries this file holds. 'whole' (the default): all of them. 'shared': the project's committed
+   * settings.json beside a per-machine file, so no HTTP entry, keeper or secret. 'machine': that per-machine
+   * settings.local.json, holding only the HTTP entries, keepers and secret (and the rules).
+   */
+  role?: 'whole' | 'shared' | 'machine';
+}
+
+export type Transport = 'command' | 'http';
+
+export interface HttpTarget {
+  port: number;
+  secret: string;
+  /** http.json: the keeper reads the broker's pid from it. */
+  stateFile: string;
+  /** The env variable the secret is sent from (broker/http.ts SECRET_VAR). */
+  secretVar: string;
+  /** pgx's variables sent as headers (broker/http.ts FORWARDED_VARS). */
+  forwarded: readonly string[];
+}
+
+type Slot = 'main' | 'keeper';
+
+interface Wanted {
+  spec: HookEntry;
+  slot: Slot;
+  handler: unknown;
+}
+
+/**
+ * The handlers this file should hold, per (event, slot), and which slots it manages at all: a pgx entry of a slot it
+ * doesn't manage is left as it is (a per-machine file beside the shared one leaves a --scope local install's command
+ * entries alone). One 'main' handler per event (the command or the HTTP entry: never both, as two PreToolUse
+ * rewriters would race, the last one winning), and the keeper where the row has one.
+ */
+function wantedEntries(opts: PlanInstallOptions): { wanted: Map<string, Wanted>; managed: (event: HookEventName, slot: Slot) => boolean } {
+  const role = opts.role ?? 'whole';
+  const overHttp = (h: HookEntry) => opts.transport === 'http' && h.http === true;
+  const wanted = new Map<string, Wanted>();
+  for (const spec of HOOK_EVENTS) {
+    if (overHttp(spec) ? role !== 'shared' : role !== 'machine') {
+      const handler = overHttp(spec) ? httpHandler(spec, { port: opts.http!.port, projectDir: opts.projectDir, secretVar: opts.http!.secretVar, forwarded: opts.http!.forwarded }) : hookHandler(spec, commandFor(opts, spec));
+      wanted.set(`${spec.event}:main`, { spec, slot: 'main', handler });
+    }
+    if (opts.transport === 'http' && spec.keeper && role !== 'shared') {
+      wanted.set(`${spec.event}:keeper`, { spec, slot: 'keeper', handler: keeperHandler({ ...spec, keeper: spec.keeper }, { launcher: opts.launcher, stateFile: opts.http!.stateFile, port: opts.http!.port, secretVar: opts.http!.secretVar }) });
+    }
+  }
+  const managed = (event: HookEventName, slot: Slot) => role !== 'machine' || slot === 'keeper' || EVENT_BY_NAME.get(event)?.http === true;
+  return { wanted, managed };
 }
 
 /** The command this install's handler for `h` runs: the launcher, or pgx on PATH (portable). */
@@ -135,27 +189,34 @@ function sameJson(a: unknown, b: unknown): boolean {
 export function planInstall(existing: string | undefined, opts: PlanInstallOptions): InstallPlan {
   const label = opts.path ?? 'settings file';
   checkLauncher(opts.launcher);
+  if (opts.transport === 'http' && !opts.http) throw new TypeError('an HTTP install needs the broker\'s port and secret');
   const root = parseSettingsText(existing, label);
   const hadHooks = getHooksObject(root, label);
   const hooks: JsonObject = hadHooks ?? {};
   checkEventArrays(hooks, label);
   let changed = false;
+  const { wanted, managed } = wantedEntries(opts);
 
-  // 1. Pick a keeper per event (the first pgx entry for it in its own event array); everything else pgx-owned
-  //    (duplicates, entries filed under the wrong event) is removed.
-  const keeper = new Map<HookEventName, Located>();
+  // 1. Pick a keeper per (event, slot) (the first pgx entry for it in its own event array); everything else
+  //    pgx-owned that this file manages (duplicates, entries filed under the wrong event, entries of the other
+  //    transport this file no longer holds) is removed.
+  const found = findPgxHandlers(hooks);
+  const keeper = new Map<string, Located>();
   const doomed = new Set<unknown>();
-  for (const loc of findPgxHandlers(hooks)) {
+  for (const loc of found) {
     const spec = EVENT_BY_CLI.get(loc.cli)!;
-    if (loc.event === spec.event && !keeper.has(spec.event)) keeper.set(spec.event, loc);
+    const slot: Slot = loc.kind === 'keeper' ? 'keeper' : 'main';
+    if (!managed(spec.event, slot)) continue;
+    const key = `${spec.event}:${slot}`;
+    if (loc.event === spec.event && wanted.has(key) && !keeper.has(key)) keeper.set(key, loc);
     else doomed.add(loc.handler);
   }
 
   // 2. A keeper in a group with the wrong matcher: fix the matcher in place if pgx owns the group alone,
   //    otherwise take the entry out of the user's group and give it a group of its own (step 4).
   const updated = new Set<string>();
-  for (const [event, loc] of [...keeper]) {
-    const spec = EVENT_BY_NAME.get(event)!;
+  for (const [key, loc] of [...keeper]) {
+    const spec = wanted.get(key)!.spec;
     if (matcherOk(loc.group, spec.matcher)) continue;
     const others = (loc.group.hooks as unknown[]).filter((h) => h !== loc.handler && !doomed.has(h));
     if (others.length === 0) {
@@ -163,50 +224,59 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
       changed = true;
     } else {
       doomed.add(loc.handler);
-      keeper.delete(event);
+      keeper.delete(key);
     }
-    updated.add(event);
+    updated.add(spec.event);
   }
 
-  const ourEvents = new Set<string>(HOOK_EVENTS.map((h) => h.event));
+  const ourEvents = new Set<string>([...wanted.values()].map((w) => w.spec.event));
   for (const e of removeHandlers(hooks, doomed, ourEvents)) {
     changed = true;
     updated.add(e); // a duplicate or stray pgx entry was removed from this event (may be a non-pgx event)
   }
 
-  // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout…).
+  // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout, the
+  //    transport switched: the HTTP entry takes the command's very place, so there is one rewriter at every moment).
   const added: string[] = [];
-  for (const [event, loc] of keeper) {
-    const spec = EVENT_BY_NAME.get(event)!;
-    const want = hookHandler(spec, commandFor(opts, spec));
-    if (sameJson(loc.handler, want)) continue;
+  for (const [key, loc] of keeper) {
+    const want = wanted.get(key)!;
+    if (sameJson(loc.handler, want.handler)) continue;
     const arr = loc.group.hooks as unknown[];
-    arr[arr.indexOf(loc.handler)] = want;
-    updated.add(event);
+    arr[arr.indexOf(loc.handler)] = want.handler;
+    updated.add(want.spec.event);
     changed = true;
   }
 
-  // 4. Missing events get their own matcher group, appended to the event's array.
-  for (const spec of HOOK_EVENTS) {
-    if (keeper.has(spec.event)) continue;
-    const group = hookGroup(spec, commandFor(opts, spec));
-    const arr = (hooks[spec.event] as unknown[] | undefined) ?? [];
+  // 4. Missing ones get their own matcher group, appended to the event's array.
+  for (const [key, want] of wanted) {
+    if (keeper.has(key)) continue;
+    const group: JsonObject = want.spec.matcher !== undefined ? { matcher: want.spec.matcher } : {};
+    group.hooks = [want.handler];
+    const arr = (hooks[want.spec.event] as unknown[] | undefined) ?? [];
     arr.push(group);
-    hooks[spec.event] = arr;
-    if (!updated.has(spec.event)) added.push(spec.event);
+    hooks[want.spec.event] = arr;
+    if (!updated.has(want.spec.event) && !added.includes(want.spec.event)) added.push(want.spec.event);
     changed = true;
   }
   if (!hadHooks && Object.keys(hooks).length > 0) root.hooks = hooks;
+  if (hadHooks && Object.keys(hooks).length === 0) delete root.hooks; // pgx's removal emptied it (a shared file)
 
-  // 5. The permission rules: the narrow ones, never the old blanket one (a portable file gets none: planRulesFile).
-  const { wanted, rulesSkipped } = wantedRule(opts.portable ? { ...opts, rules: false } : opts);
-  const rules = planRules(root, wanted, label);
+  // 5. The secret, in this file's env, where its HTTP entries are; out again where pgx's HTTP entries left.
+  const role = opts.role ?? 'whole';
+  const httpHere = opts.transport === 'http' && role !== 'shared';
+  const hadHttp = found.some((l) => l.kind !== 'command');
+  if (httpHere) changed = setSecretEnv(root, opts.http!.secretVar, opts.http!.secret, label) || changed;
+  else if (hadHttp) changed = dropSecretEnv(root, opts.http?.secretVar ?? SECRET_VAR_NAME) || changed;
+
+  // 6. The permission rules: the narrow ones, never the old blanket one (a portable file gets none: planRulesFile).
+  const { wanted: wantedRules, rulesSkipped } = wantedRule(opts.portable || role === 'shared' ? { ...opts, rules: false } : opts);
+  const rules = planRules(root, wantedRules, label);
   changed ||= rules.changed;
 
-  const six: string[] = HOOK_EVENTS.map((h) => h.event);
-  const unchanged = six.filter((e) => !updated.has(e) && !added.includes(e));
-  // The six in HOOK_EVENTS order, then any other event a stray pgx entry was removed from.
-  const updatedList = [...six.filter((e) => updated.has(e)), ...[...updated].filter((e) => !EVENT_BY_NAME.has(e))];
+  const mine = role === 'machine' ? [...ourEvents] : HOOK_EVENTS.map((h) => h.event as string);
+  const unchanged = mine.filter((e) => !updated.has(e) && !added.includes(e));
+  // The events in HOOK_EVENTS order, then any other event a stray pgx entry was removed from.
+  const updatedList = [...HOOK_EVENTS.map((h) => h.event as string).filter((e) => updated.has(e)), ...[...updated].filter((e) => !EVENT_BY_NAME.has(e))];
   return {
     text: changed ? serializeSettings(root) : (existing ?? serializeSettings(root)),
     changed: changed || existing === undefined,
@@ -216,6 +286,26 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
     rules,
     ...(rulesSkipped ? { rulesSkipped } : {}),
   };
+}
+
+/** The name pgx's HTTP entries read the secret from; the installer passes broker/http.ts SECRET_VAR, which is it. */
+const SECRET_VAR_NAME = 'PGX_HOOK_SECRET';
+
+function setSecretEnv(root: JsonObject, name: string, secret: string, label: string): boolean {
+  if (root.env !== undefined && !isPlainObject(root.env)) throw new SettingsFileError(label, '"env" is not a JSON object');
+  const env = (root.env ?? {}) as JsonObject;
+  if (env[name] === secret) return false;
+  env[name] = secret;
+  root.env = env;
+  return true;
+}
+
+/** pgx's secret out of `env` (and `env` itself, when that emptied it): only called where pgx's HTTP entries were. */
+function dropSecretEnv(root: JsonObject, name: string): boolean {
+  if (!isPlainObject(root.env) || !(name in root.env)) return false;
+  delete root.env[name];
+  if (Object.keys(root.env).length === 0) delete root.env;
+  return true;
 }
 
 function wantedRule(opts: Pick<PlanInstallOptions, 'launcher' | 'projectDir' | 'rules'>): { wanted?: string; rulesSkipped?: string } {
@@ -232,6 +322,8 @@ export interface RulesFilePlan {
   rulesSkipped?: string;
   /** The file runs pgx hooks of its own (a `--scope local` install): its rules are that install's, not touched. */
   ownHooks: boolean;
+  /** Events whose HTTP entry or keeper (of a `--transport http` install) was taken out. */
+  removed?: string[];
 }
 
 /**
@@ -244,11 +336,24 @@ export function planRulesFile(existing: string | undefined, opts: { launcher: st
   const none = { changed: false, added: [], removed: [], blanketRemoved: [] };
   const root = parseSettingsText(existing, label);
   const hooks = getHooksObject(root, label);
-  if (hooks && findPgxHandlers(hooks).length > 0) return { text: existing ?? '', changed: false, rules: none, ownHooks: true };
+  // An HTTP install's entries, keepers and secret (--transport http beside the shared file) go: this is the command
+  // transport, or uninstall.
+  const http = hooks ? findPgxHandlers(hooks).filter((l) => l.kind !== 'command') : [];
+  let stripped = false;
+  if (hooks && http.length > 0) {
+    removeHandlers(hooks, new Set(http.map((l) => l.handler)), new Set());
+    if (Object.keys(hooks).length === 0) delete root.hooks;
+    dropSecretEnv(root, SECRET_VAR_NAME);
+    stripped = true;
+  }
+  const removed = [...new Set(http.map((l) => l.event))];
+  if (hooks && findPgxHandlers(hooks).length > 0) {
+    return stripped ? { text: serializeSettings(root), changed: true, rules: none, ownHooks: true, removed } : { text: existing ?? '', changed: false, rules: none, ownHooks: true };
+  }
   const { wanted, rulesSkipped } = opts.remove ? {} : wantedRule(opts);
   const rules = planRules(root, wanted, label);
-  const changed = rules.changed && !(existing === undefined && wanted === undefined);
-  return { text: changed ? serializeSettings(root) : (existing ?? ''), changed, rules, ownHooks: false, ...(rulesSkipped ? { rulesSkipped } : {}) };
+  const changed = stripped || (rules.changed && !(existing === undefined && wanted === undefined));
+  return { text: changed ? serializeSettings(root) : (existing ?? ''), changed, rules, ownHooks: false, ...(rulesSkipped ? { rulesSkipped } : {}), ...(stripped ? { removed } : {}) };
 }
 
 /** Set or remove a group's matcher; a new `matcher` key goes first, as Claude Code's own examples write it. */
@@ -285,6 +390,11 @@ export function planUninstall(existing: string | undefined, opts: { path?: strin
       changed = true;
       if (Object.keys(hooks).length === 0) delete root.hooks; // pgx's removal emptied it
     }
+    // The secret goes with the HTTP entries pgx wrote it for; a PGX_HOOK_SECRET beside none is the user's own.
+    if (found.some((l) => l.kind !== 'command') && dropSecretEnv(root, SECRET_VAR_NAME)) {
+      changed = true;
+      removed.push('env.' + SECRET_VAR_NAME);
+    }
   }
   const rules = planRules(root, undefined, label);
   changed ||= rules.changed;
@@ -312,27 +422,64 @@ export function installClaude(opts: {
   dryRun?: boolean;
   /** Portable hooks in settingsPath; the rules in this file instead (project scope). */
   rulesPath?: string;
-}): InstallPlan & { path: string; dryRun: boolean; local?: LocalRulesResult } {
+  transport?: Transport;
+  http?: HttpTarget;
+  /** settingsPath is a settings.local.json (--scope local): with a secret in it, it is kept out of git too. */
+  localFile?: boolean;
+}): InstallPlan & { path: string; dryRun: boolean; transport: Transport; local?: LocalRulesResult; private_files: string[] } {
+  const transport = opts.transport ?? 'command';
   const existing = readSettingsFile(opts.settingsPath);
   const portable = opts.rulesPath !== undefined;
-  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
+  const overHttp = transport === 'http';
+  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath, transport, http: opts.http, role: portable && overHttp ? 'shared' : 'whole' });
   const dryRun = opts.dryRun === true;
   // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
   const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
-  const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
-  if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
-  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text, { throughLinks: true });
+  const httpLocal = portable && overHttp ? planInstall(localText, { launcher: opts.launcher, projectDir: opts.projectDir, rules: opts.rules, path: opts.rulesPath, transport, http: opts.http, role: 'machine' }) : undefined;
+  const localPlan: { text: string; changed: boolean; rules: RulesPlan; rulesSkipped?: string; ownHooks: boolean } | undefined = !portable
+    ? undefined
+    : (httpLocal ? { ...httpLocal, ownHooks: false } : planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }));
+  // The file holding the secret is this user's alone (0600), whatever mode it had.
+  const privateFiles = overHttp ? [portable ? opts.rulesPath! : opts.settingsPath] : [];
+  const write = (file: string, text: string) => (privateFiles.includes(file) ? writePrivate(file, text) : writeFileAtomic(file, text, { throughLinks: true }));
+  if (plan.changed && !dryRun && plan.text !== existing) write(opts.settingsPath, plan.text);
+  if (!dryRun) for (const f of privateFiles) if (existsSync(f)) chmodSync(realpathSync(f), 0o600);
+  if (!localPlan) {
+    const gitIgnored: GitIgnoreResult | undefined = overHttp && opts.localFile ? keepOutOfGit(opts.settingsPath, { dryRun }) : undefined;
+    return { ...plan, path: opts.settingsPath, dryRun, transport, private_files: privateFiles, ...(gitIgnored ? { git_ignored: gitIgnored } : {}) };
+  }
+  if (localPlan.changed && !dryRun) write(opts.rulesPath!, localPlan.text);
+  if (!dryRun) for (const f of privateFiles) if (existsSync(f)) chmodSync(realpathSync(f), 0o600);
   const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
+  const localAdded = httpLocal?.added ?? [];
+  const localUpdated = httpLocal?.updated ?? [];
   return {
     ...plan,
+    added: [...new Set([...plan.added, ...localAdded])],
+    updated: [...new Set([...plan.updated, ...localUpdated])],
+    unchanged: plan.unchanged.filter((e) => !localAdded.includes(e) && !localUpdated.includes(e)),
     changed: plan.changed || localPlan.changed,
     rules: mergeRules(plan.rules, localPlan.rules),
     ...(localPlan.rulesSkipped ? { rulesSkipped: localPlan.rulesSkipped } : {}),
     path: opts.settingsPath,
     dryRun,
+    transport,
+    private_files: privateFiles,
     local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored },
   };
+}
+
+/**
+ * A settings file holding the HTTP secret: made 0600 before the secret is written into it (an existing file is
+ * narrowed first, so no moment has the secret in a file others can read), then written through links like any other.
+ */
+function writePrivate(file: string, text: string): void {
+  if (existsSync(file)) {
+    chmodSync(realpathSync(file), 0o600);
+    writeFileAtomic(file, text, { throughLinks: true });
+  } else {
+    writeFileAtomic(file, text, 0o600);
+  }
 }
 
 function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {
@@ -362,6 +509,7 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; 
   return {
     ...plan,
     changed: plan.changed || localPlan?.changed === true,
+    removed: [...new Set([...plan.removed, ...(localPlan?.removed ?? [])])],
     rulesRemoved: [...plan.rulesRemoved, ...(localPlan?.rules.removed ?? [])],
     path: opts.settingsPath,
     dryRun,

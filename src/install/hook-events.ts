@@ -13,13 +13,21 @@ export {
   hookCommand,
   hookGroup,
   hookHandler,
+  httpHandler,
+  keeperHandler,
   pgxCliOf,
+  pgxHandlerOf,
+  PGX_HOOK_URL_RE,
+  KEEPER_COMMAND_RE,
   PGX_HOOK_COMMAND_RE,
   PORTABLE_HOOK_COMMAND_RE,
   PORTABLE_LAUNCHER,
   portableHookCommand,
   type HookHandler,
+  type HttpHandler,
+  type KeeperHandler,
   type Located,
+  type PgxHandlerKind,
 } from '../hooks/claude/settings-entries.js';
 
 export const OLD_EVENTS: readonly HookEventName[] = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd'];
