@@ -189,10 +189,11 @@ async function httpRows() {
   // (b) Hook processes started per subagent Bash command: the PreToolUse entries matching Bash that Claude Code would
   // run, in the settings files `pgx agent install claude` writes (a command entry is one process: its sh execs pgx).
   const counts = ['command', 'http'].map((t) => [t, hookProcessesPerBash(t)]);
-  console.log(`hook processes started per subagent Bash command: ${counts.map(([t, n]) => `${t} transport ${n ?? 'n/a (install has no --transport ' + t + ')'}`).join(', ')}`);
+  const say = ([t, n]) => (n ? `${t} transport ${n.node} node${n.shell ? ` + ${n.shell} sh (${n.async} async)` : ''}` : `${t} transport n/a (install has no --transport ${t})`);
+  console.log(`hook processes started per subagent Bash command: ${counts.map(say).join('; ')}`);
 }
 
-/** Processes Claude Code starts for one subagent Bash call with the entries `install --transport <t>` writes. */
+/** Processes Claude Code starts for one subagent Bash call with the entries `install --transport <t>` writes, by kind. */
 function hookProcessesPerBash(transport) {
   const root = mkdtempSync(join(tmpdir(), 'pgx-bench-install-'));
   try {
@@ -200,15 +201,26 @@ function hookProcessesPerBash(transport) {
     mkdirSync(proj);
     writeFileSync(join(proj, '.pgx.toml'), '[project]\nname = "bench"\n');
     const args = ['agent', 'install', 'claude', ...(transport === 'command' ? [] : ['--transport', transport]), '--json'];
-    if (spawnSync(pgx, args, { cwd: proj, env: { ...env, HOME: root, PGX_HOME: join(root, 'pgx') }, stdio: 'ignore' }).status !== 0) return undefined;
-    let n = 0;
+    // A runtime dir of its own: an HTTP install makes the user's port and secret there (http.json).
+    const run = join(root, 'run');
+    mkdirSync(run, { mode: 0o700 });
+    if (spawnSync(pgx, args, { cwd: proj, env: { ...env, HOME: root, PGX_HOME: join(root, 'pgx'), XDG_RUNTIME_DIR: run }, stdio: 'ignore' }).status !== 0) return undefined;
+    // A command entry that runs `pgx agent hook` is a node process (its sh execs pgx); any other (the HTTP transport's
+    // keepers: a few lines of sh that start a broker only when it is gone) is a shell.
+    const n = { node: 0, shell: 0, async: 0 };
     for (const f of ['settings.json', 'settings.local.json']) {
       const file = join(proj, '.claude', f);
       if (!existsSync(file)) continue;
       for (const group of JSON.parse(readFileSync(file, 'utf8')).hooks?.PreToolUse ?? []) {
         const m = group.matcher;
         if (m !== undefined && m !== '' && m !== '*' && !new RegExp(`^(?:${m})$`).test('Bash')) continue;
-        n += (group.hooks ?? []).filter((h) => h.type === 'command').length;
+        for (const h of (group.hooks ?? []).filter((x) => x.type === 'command')) {
+          if (/\bagent hook pre-tool-use\b/.test(h.command)) n.node++;
+          else {
+            n.shell++;
+            if (h.async) n.async++;
+          }
+        }
       }
     }
     return n;

@@ -1,17 +1,18 @@
 /**
  * Fan-out with the real Claude Code CLI: twenty subagents in one message, with pgx's hooks (the warm pool filled
- * ahead) against the same session with trivial hooks (`cat > /dev/null` for the same six events), alternated twice.
- * pgx runs twice per round: with command hooks (the default transport) and with HTTP hooks answered by the HTTP
- * broker (decisions 221/222: no hook process per event). It asserts what pgx must do (20 own branches, every command
+ * ahead) against the same session with trivial hooks (`cat > /dev/null` for the same six events) and with node hooks
+ * that do nothing, alternated twice. pgx runs twice per round: with command hooks (the default transport) and with the
+ * hooks `install --transport http` writes, answered by the HTTP broker (decisions 221/222: no hook process for
+ * PreToolUse, SubagentStart or SubagentStop). It asserts what pgx must do (20 own branches, every command
  * routed to its own one) for both; the wall-clock ratios are figures for the bench record
  * (.tmp/pgx-e2e-figures.jsonl), never asserted: the machines are 2 noisy cores.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FORWARDED_VARS, SECRET_VAR } from '../../src/broker/http.js';
-import { EVENT_BY_NAME } from '../../src/hooks/claude/events.js';
+import { procCmdline } from '../helpers/hooks.js';
 import { LAUNCHER } from '../helpers/pgx.js';
 import { pollUntil } from '../helpers/poll.js';
 import {
@@ -29,6 +30,7 @@ import {
   runScenario,
   warnIfSkipped,
   type E2eProject,
+  type Source,
 } from './pgx-harness.js';
 
 warnIfSkipped();
@@ -50,43 +52,33 @@ function useTrivialHooks(p: E2eProject, command = 'cat > /dev/null'): void {
   writeFileSync(file, JSON.stringify(settings, null, 2));
 }
 
-const HTTP_EVENTS = ['PreToolUse', 'SubagentStart', 'SubagentStop'] as const;
-
 /**
- * The HTTP transport for `p`: its own HTTP broker (a private runtime dir, so its port and secret are this project's)
- * and PreToolUse / SubagentStart / SubagentStop as `type: http` entries in the shapes of decisions 221/222: the
- * secret as `Authorization: Bearer $PGX_HOOK_SECRET` from Claude Code's environment (allowedEnvVars), pgx's
- * variables as `x-pgx-env-*` headers, the project in the URL, `onFailure: "block"` on PreToolUse. SessionStart,
- * UserPromptSubmit and SessionEnd stay command hooks (Claude Code never sends SessionStart over HTTP).
- * Written here until `pgx agent install claude --transport http` (the http-install branch) writes them: then this
- * calls it. Returns the broker's stop.
+ * A project whose hooks `pgx agent install claude --transport http` wrote: PreToolUse, SubagentStart and SubagentStop
+ * as HTTP entries to the user's HTTP broker, in settings.local.json with the secret in its `env`, and the sh keepers
+ * beside them (decisions 221/222). Its runtime dir is its own (a private XDG_RUNTIME_DIR, so the port and secret are
+ * this project's). The broker is started ahead, as the SessionStart keeper would have by then; the returned stop
+ * ends it, and any broker a keeper started in its place.
  */
-async function useHttpHooks(p: E2eProject): Promise<() => Promise<void>> {
-  const runtime = join(p.root, 'run');
-  mkdirSync(runtime, { mode: 0o700 });
-  p.env.XDG_RUNTIME_DIR = p.claudeEnv.XDG_RUNTIME_DIR = runtime;
-  const brokerEnv: NodeJS.ProcessEnv = { ...p.env };
-  const broker = spawn(process.execPath, [LAUNCHER, 'agent', 'broker', 'serve-http'], { cwd: runtime, env: brokerEnv, stdio: 'ignore' });
+async function makeHttpProject(source: Source, toml: string): Promise<{ p: E2eProject; httpEvents: string[]; stop: () => Promise<void> }> {
+  const runtime = mkdtempSync(join(tmpdir(), 'pgx-run-'));
+  const p = makeE2eProject({ source, toml, env: { XDG_RUNTIME_DIR: runtime }, installArgs: ['--transport', 'http'] });
+  const local = JSON.parse(readFileSync(join(p.cwd, '.claude', 'settings.local.json'), 'utf8')) as { hooks: Record<string, { hooks: { type: string }[] }[]> };
+  const httpEvents = Object.entries(local.hooks).filter(([, groups]) => groups.some((g) => g.hooks.some((h) => h.type === 'http'))).map(([event]) => event);
   const stateFile = join(runtime, 'pgx', 'http.json');
-  await pollUntil(async () => existsSync(stateFile) && JSON.parse(readFileSync(stateFile, 'utf8')).pid === broker.pid, 15_000);
-  const { port, secret } = JSON.parse(readFileSync(stateFile, 'utf8')) as { port: number; secret: string };
-  p.claudeEnv[SECRET_VAR] = secret;
-  const file = join(p.cwd, '.claude', 'settings.json');
-  const settings = JSON.parse(readFileSync(file, 'utf8')) as { hooks: Record<string, { matcher?: string; hooks: Record<string, unknown>[] }[]> };
-  for (const event of HTTP_EVENTS) {
-    const e = EVENT_BY_NAME.get(event)!;
-    const headers: Record<string, string> = { Authorization: `Bearer $${SECRET_VAR}` };
-    for (const k of FORWARDED_VARS) headers[`x-pgx-env-${k.toLowerCase().replaceAll('_', '-')}`] = `$${k}`;
-    const entry = { type: 'http', url: `http://127.0.0.1:${port}/hook/${e.cli}?project=${encodeURIComponent(p.cwd)}`, headers, allowedEnvVars: [SECRET_VAR, ...FORWARDED_VARS], timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) };
-    settings.hooks[event] = [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [entry] }];
-  }
-  writeFileSync(file, JSON.stringify(settings, null, 2));
-  return async () => {
-    if (broker.exitCode !== null || broker.signalCode !== null) return;
-    const exited = new Promise((res) => broker.once('exit', res));
-    broker.kill('SIGTERM');
-    await exited;
+  const pidIn = (): number | undefined => (existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { pid?: number }).pid : undefined);
+  const broker = spawn(process.execPath, [LAUNCHER, 'agent', 'broker', 'serve-http'], { cwd: runtime, env: p.env, stdio: 'ignore' });
+  await pollUntil(async () => pidIn() === broker.pid, 15_000);
+  const stop = async () => {
+    const other = pidIn();
+    if (other !== undefined && other !== broker.pid && procCmdline(other)?.includes('serve-http')) process.kill(other, 'SIGTERM');
+    if (broker.exitCode === null && broker.signalCode === null) {
+      const exited = new Promise((res) => broker.once('exit', res));
+      broker.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(runtime, { recursive: true, force: true });
   };
+  return { p, httpEvents, stop };
 }
 
 /** Hook processes Claude Code started in a run, per event (its debug log's "finished" lines of command hooks). */
@@ -123,9 +115,9 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (command and HTTP hooks)
   it('every subagent gets its own branch (claimed from the warm pool) and every command runs in it, over command and HTTP hooks; wall times recorded', async () => {
     const source = await makeSource();
     const withPgx = makeE2eProject({ source, toml: '[agent]\npool_max = 20\n' });
-    const overHttp = makeE2eProject({ source, toml: '[agent]\npool_max = 20\n' });
+    const http = await makeHttpProject(source, '[agent]\npool_max = 20\n');
+    const overHttp = http.p;
     for (const p of [withPgx, overHttp]) for (const env of [p.env, p.claudeEnv]) env.PGX_POOL = '20';
-    const stopHttpBroker = await useHttpHooks(overHttp);
     const trivial = makeE2eProject({ source });
     useTrivialHooks(trivial);
     const nodeNothing = makeE2eProject({ source });
@@ -212,14 +204,14 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (command and HTTP hooks)
         wall_ms_trivial: walls.trivial,
         wall_ms_node_nothing: walls.node,
         // Which events went over HTTP (the rest stayed command hooks).
-        http_events: HTTP_EVENTS,
+        http_events: http.httpEvents,
         // `ratio` stays the command transport's (the report's column); `http_ratio` beside it.
         ratio: figures.pgx_ratio,
         ...figures,
       });
       for (const p of [withPgx, overHttp]) expect(pgx(p, ['agent', 'pool', 'drain']).status).toBe(0);
     } finally {
-      await stopHttpBroker();
+      await http.stop();
     }
   }, 900_000);
 });
