@@ -334,7 +334,8 @@ export function hookLatency(p: E2eProject, event: string): ReturnType<typeof lat
  */
 export function ccHookLatency(debugFile: string, event: string): ReturnType<typeof latency> {
   if (!existsSync(debugFile)) return latency([]);
-  const re = /Hooks: ([A-Za-z]+)(?::[^ ]+)? \[[^\]]*\] finished with status \d+ \((\d+)ms\)/g;
+  // Lazy up to the first "] finished": pgx's own PreToolUse command has brackets in it (`[ $? = 1 ]`).
+  const re = /Hooks: ([A-Za-z]+)(?::[^ ]+)? \[.*?\] finished with status \d+ \((\d+)ms\)/g;
   const values: number[] = [];
   for (const m of readFileSync(debugFile, 'utf8').matchAll(re)) if (m[1] === event) values.push(Number(m[2]));
   return latency(values);
