@@ -63,7 +63,7 @@ describe('agent install claude --transport http', () => {
 
     // The shared file: the events Claude Code can't send over HTTP, as portable commands; no HTTP entry, no keeper.
     const s = read(shared(p));
-    expect(Object.keys(s.hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'SessionEnd']);
+    expect(Object.keys(s.hooks!)).toEqual(['SessionStart', 'SessionEnd']);
     expect(JSON.stringify(s)).not.toMatch(/http:|keeper|PGX_HOOK_SECRET/);
     expect(s.env).toBeUndefined();
 
@@ -72,7 +72,7 @@ describe('agent install claude --transport http', () => {
     expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd: p.dir, encoding: 'utf8' }).split('\n').filter((x) => x.includes('.claude'))).toEqual(['?? .claude/settings.json']);
     expect(l.env).toEqual({ PGX_HOOK_SECRET: secret });
     const q = `?project=${encodeURIComponent(p.dir)}`;
-    for (const [event, cli, timeout] of [['PreToolUse', 'pre-tool-use', 60], ['SubagentStart', 'subagent-start', 60], ['SubagentStop', 'subagent-stop', 30]] as const) {
+    for (const [event, cli, timeout] of [['UserPromptSubmit', 'user-prompt-submit', 10], ['PreToolUse', 'pre-tool-use', 60], ['SubagentStart', 'subagent-start', 60], ['SubagentStop', 'subagent-stop', 30]] as const) {
       const h = handlers(l, event).filter((x) => x.type === 'http');
       expect(h, event).toHaveLength(1);
       expect(h[0]).toMatchObject({ url: `http://127.0.0.1:${port}/hook/${cli}${q}`, headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' }, timeout });

@@ -22,8 +22,11 @@ const TABLE = [
   // Over HTTP (`--transport http`) it also starts the HTTP broker, or checks it runs, and waits for it (keeper 'wait').
   { event: 'SessionStart', cli: 'session-start', timeout: 30, keeper: 'wait' },
   // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
-  // Over HTTP it also restarts a dead HTTP broker, async (keeper 'async': never blocks, never rewrites).
-  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10, keeper: 'async' },
+  // Over HTTP it is an http entry too: it fires once per subagent as well (21 times in a 20-subagent fan-out), and as
+  // a node command it kept the fan-out at 2.85× of `cat` hooks, against 1.72× over HTTP (decision 228). It fails open
+  // (no onFailure): a missed heartbeat or a handoff told one prompt later isolates nothing. Its async keeper restarts
+  // a dead HTTP broker (keeper 'async': never blocks, never rewrites).
+  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10, http: true, keeper: 'async' },
   // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
   // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
   // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
@@ -54,8 +57,8 @@ export interface HookEntry {
   timeout: number;
   onFailure?: typeof ON_FAILURE_BLOCK;
   /**
-   * Claude Code sends it as an HTTP hook (`--transport http`): SessionStart never fires over HTTP, and the others
-   * gain nothing from it (decision 223).
+   * Claude Code sends it as an HTTP hook (`--transport http`): SessionStart never fires over HTTP, and SessionEnd's
+   * 1.5 s budget and discarded output gain nothing from it (decision 223).
    */
   http?: true;
   /**
