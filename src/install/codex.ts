@@ -19,6 +19,7 @@ import { writeFileAtomic } from '../lib/fsutil.js';
 import { checkLauncher, PORTABLE_LAUNCHER } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';
 import { CODEX_HOOK_TIMEOUT_S, type CodexHookCli } from '../hooks/codex/timeouts.js';
+import { missingPgxFallbacks } from '../hooks/claude/settings-entries.js';
 
 export type CodexScope = 'user' | 'project';
 
@@ -75,17 +76,7 @@ export const CODEX_PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2
  * refused too (stricter). `grep` failing to run counts as a subagent (refused). No apostrophe in any text: the JSON
  * sits inside '…'.
  */
-const MISSING = 'pgx is not on PATH on this machine';
-const CODEX_FALLBACK: Record<CodexHookCli, string> = {
-  'session-start': `echo '${JSON.stringify({
-    systemMessage: `${MISSING}: every subagent shell command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
-    hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run shell commands (refused, so that they never share one database); the commands of the main session run as usual.` },
-  })}'`,
-  'user-prompt-submit': 'exit 0',
-  'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent shell command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
-  'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your shell commands will be refused. Say so in your answer; do not work around it.` } })}'`,
-  'subagent-stop': 'exit 0',
-};
+const CODEX_FALLBACK: Record<CodexHookCli, string> = missingPgxFallbacks('shell');
 
 /**
  * `command -v pgx … && exec pgx agent codex-hook <cli>; <fallback>`. PreToolUse is not exec'd: the shell stays to

@@ -31,17 +31,24 @@ export const PORTABLE_HOOK_COMMAND_RE = new RegExp(`^command -v pgx >/dev/null 2
  * command is then refused too (stricter).
  */
 const MISSING = 'pgx is not on PATH on this machine';
-const FALLBACK: Record<HookEvent, string> = {
-  'session-start': `echo '${JSON.stringify({
-    systemMessage: `${MISSING}: every subagent Bash command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
-    hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run Bash commands (refused, so that they never share one database); the commands of the main session run as usual.` },
-  })}'`,
-  'user-prompt-submit': 'exit 0',
-  'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent Bash command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
-  'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your Bash commands will be refused. Say so in your answer; do not work around it.` } })}'`,
-  'subagent-stop': 'exit 0',
-  'session-end': 'exit 0',
-};
+/**
+ * The fallback texts, for a runtime whose shell tool is called `tool` ("Bash" in Claude Code, "shell" in Codex,
+ * whose install uses them too: install/codex.ts). Codex hashes the command text into its trust, so these bytes are
+ * part of every recorded trusted_hash.
+ */
+export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'session-end'>, string> {
+  return {
+    'session-start': `echo '${JSON.stringify({
+      systemMessage: `${MISSING}: every subagent ${tool} command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
+      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run ${tool} commands (refused, so that they never share one database); the commands of the main session run as usual.` },
+    })}'`,
+    'user-prompt-submit': 'exit 0',
+    'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
+    'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your ${tool} commands will be refused. Say so in your answer; do not work around it.` } })}'`,
+    'subagent-stop': 'exit 0',
+  };
+}
+const FALLBACK: Record<HookEvent, string> = { ...missingPgxFallbacks('Bash'), 'session-end': 'exit 0' };
 
 /** `command -v pgx … && exec pgx agent hook <cli>; <fallback>`: pgx on PATH, else the fallback above. */
 export function portableHookCommand(cli: HookEvent): string {
