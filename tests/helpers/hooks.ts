@@ -229,8 +229,12 @@ export async function lsBranches(p: Project, env: NodeJS.ProcessEnv = p.env): Pr
 }
 
 /** Backends connected to a database (other than the caller's). */
+/**
+ * The client sessions on a database (what retiring a branch terminates). Not the server's own workers: an autovacuum
+ * worker ANALYZEs a fresh branch whenever it likes (seen once in CI, 100 branches at once), and is no agent's.
+ */
 export async function backendsOn(database: string): Promise<{ pid: number; query: string; state: string | null }[]> {
-  return sql('SELECT pid, query, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
+  return sql("SELECT pid, query, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'", [database]);
 }
 
 // ---- processes ----
