@@ -3,7 +3,8 @@
 // of pg, zod, the config parser and the engine, and logs in to no server (docs/pgx/local-dev/decisions/187-broker.md).
 //
 // This module is what both sides share, and the client side loads it on every hook: node built-ins only.
-import { lstatSync, mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
@@ -58,6 +59,30 @@ export function socketDirPath(env: NodeJS.ProcessEnv = process.env): string | un
   const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no unix sockets of this kind
   return env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, 'pgx') : join(tmpdir(), `pgx-${uid}`);
+}
+
+/**
+ * Binds `server` (the broker's socket, or the shell launcher's) at `path` under a name of its own, then renames it
+ * into place, mode 0600: a client never connects to a half-made socket, and a stale socket file left by a killed
+ * broker is simply replaced. Returns whether the file at `path` is still this one (not a newer broker's, not removed).
+ */
+export async function listenInPlace(server: Server, path: string): Promise<() => boolean> {
+  const tmp = `${path}.${process.pid}`;
+  rmSync(tmp, { force: true });
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(tmp, () => res());
+  });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, path);
+  const ino = statSync(path).ino;
+  return () => {
+    try {
+      return statSync(path).ino === ino;
+    } catch {
+      return false;
+    }
+  };
 }
 
 /** Is that directory usable: a real directory (not a link) of this user's that no one else can enter? */

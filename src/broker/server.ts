@@ -4,7 +4,7 @@
 // routed `agent exec` runs in-process), with the requester's per-call variables and the registry connections it
 // keeps open between requests. It imports no hook, CLI or exec code. It holds no state a request depends on:
 // killed at any moment, the next hook finds no broker and does the work itself.
-import { chmodSync, renameSync, rmSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import * as z from 'zod/mini';
 import type { ConnectionReuse } from '../engine/api.js';
@@ -12,7 +12,7 @@ import { describeError } from '../lib/errors.js';
 import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
-import { BUILD_ID, idleExitMs, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
+import { BUILD_ID, idleExitMs, listenInPlace, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
 import { serveShellLauncher, shellSocketPath, type ParseExec } from './shell-launcher.js';
 
 /** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
@@ -199,17 +199,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
 
   // Half-open: the client ends its side after the request, and the answer still goes back on ours.
   const server: Server = createServer({ allowHalfOpen: true }, onConnection);
-  // Bound under a name of its own, then renamed into place: a client never connects to a half-made socket, and a
-  // stale socket file left by a killed broker is simply replaced.
-  const tmp = `${address.path}.${process.pid}`;
-  rmSync(tmp, { force: true });
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej);
-    server.listen(tmp, () => res());
-  });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, address.path);
-  const ino = statSync(address.path).ino;
+  const ours = await listenInPlace(server, address.path);
   // The shell launcher's socket (shell-launcher.ts): the same answers, asked by curl from bin/pgx.js's sh part.
   const shell = await serveShellLauncher({
     path: shellSocketPath(address.dir, address.fp),
@@ -228,13 +218,6 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   }).catch(() => undefined); // no shell socket: every launcher execs node, as before
   rmSync(startingMarker(address), { force: true });
 
-  const ours = (): boolean => {
-    try {
-      return statSync(address.path).ino === ino;
-    } catch {
-      return false;
-    }
-  };
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       clearInterval(tick);

@@ -12,11 +12,11 @@
 //
 // Any doubt (not Linux, another build, another environment, an argv that is not the rewrite's form, a name sh can't
 // export) answers 409 and the launcher execs node, which does what it does without this (decision 187).
-import { chmodSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { shellQuote } from '../lib/shell.js';
-import { BUILD_ID, environmentMaterial, requestVars, socketDirState, type BrokerResponse } from './protocol.js';
+import { BUILD_ID, environmentMaterial, listenInPlace, requestVars, socketDirState, type BrokerResponse } from './protocol.js';
 
 /** The argv form the launcher's sh part takes: what exec-argv.ts parseRoutedExec gives (wired in by the broker's command). */
 // The session form (a Codex parent's `--session`, decision 205) is parsed too, but the sh part sends only `--agent`.
@@ -121,25 +121,13 @@ export async function serveShellLauncher(opts: { path: string; fp: string; parse
   const server: Server = createServer((req, res) => {
     handle(req, res).catch(() => (res.headersSent ? res.destroy() : refuse(res, 'broker error')));
   });
-  const tmp = `${opts.path}.${process.pid}`;
-  rmSync(tmp, { force: true });
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej);
-    server.listen(tmp, () => res());
-  });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, opts.path);
-  const ino = statSync(opts.path).ino;
+  const ours = await listenInPlace(server, opts.path);
   return {
     close: () =>
       new Promise<void>((res) => {
         server.close(() => res());
         server.closeAllConnections();
-        try {
-          if (statSync(opts.path).ino === ino) rmSync(opts.path, { force: true }); // not a newer broker's
-        } catch {
-          // gone already
-        }
+        if (ours()) rmSync(opts.path, { force: true }); // not a newer broker's
       }),
   };
 }
