@@ -3,13 +3,14 @@
 // a `bash -c` of the rewrite. Every agent's chain (SubagentStart → PreToolUse(Bash) → the routed command →
 // SubagentStop) runs concurrently with the 99 others against the real test server: 0 failures, every rewrite names
 // its own agent's branch, every command lands on it, every branch is created and retired, and nothing is left.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
-import { backendsOn, bash, bashEnv, branchFromContext, hook, hookEnv, registryRows, rewriteOf, type HookRun } from '../helpers/hooks.js';
-import { jsonOf, makeProject, runPgx, sql } from '../helpers/pgx.js';
+import { newAgentId, preToolUseBash, session, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import { bash, bashEnv, branchFromContext, hook, hookEnv, rewriteOf, type HookRun } from '../helpers/hooks.js';
+import { expectFanOutRetiredAndLeftNothing } from '../helpers/fanout.js';
+import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 
 const AGENTS = 100;
 const p = makeProject();
@@ -78,21 +79,6 @@ describe(`${AGENTS} concurrent subagents through the broker`, () => {
     expect(after.pid).toBe(started.pid);
     expect(after.requests).toBeGreaterThanOrEqual(4 * AGENTS); // 3 hooks + 1 routed exec each
 
-    // Created and retired: one record per agent, none active, no backend left on any of them.
-    const rows = (await registryRows(p.name)).filter((r) => r.kind === 'subagent');
-    expect(rows.length).toBe(AGENTS);
-    expect(rows.filter((r) => r.state === 'active').map((r) => r.name)).toEqual([]);
-    expect(new Set(rows.map((r) => r.name))).toEqual(new Set(chains.map((c) => c.branch)));
-    for (const c of chains) expect(await backendsOn(c.branch)).toEqual([]);
-
-    // Nothing left behind: the session ends, its branches go, no database of theirs remains.
-    await hook('session-end', sessionEnd(s), p);
-    const down = runPgx(['agent', 'down', '--project', '--now', '--yes', '--json'], { cwd: p.dir, env: { ...hookEnv(p, {}), PGX_BROKER: '0' }, timeout: 120_000 });
-    expect(down.status, down.stderr).toBe(0);
-    const left = await sql<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [chains.map((c) => c.branch)]);
-    expect(left).toEqual([]);
-    // SubagentStop dropped every agent's routing tickets (routing-ticket.ts: a directory per agent).
-    const tickets = join(p.home, 'agent', 'tickets');
-    expect(existsSync(tickets) ? readdirSync(tickets) : []).toEqual([]);
+    await expectFanOutRetiredAndLeftNothing(p, s, chains.map((c) => c.branch), AGENTS);
   });
 });

@@ -6,13 +6,14 @@
 // turn into a blocked call), every rewrite names its own agent's branch, every command lands on it, every branch is
 // created and retired, and nothing is left. The socket-broker version is hooks-broker-fanout.test.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
-import { assertHookInvariants, backendsOn, bash, bashEnv, branchFromContext, hook, hookEnv, pollUntil, registryRows, rewriteOf, type HookEvent, type HookRun } from '../helpers/hooks.js';
-import { LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
+import { newAgentId, preToolUseBash, session, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import { assertHookInvariants, bash, bashEnv, branchFromContext, hook, hookEnv, pollUntil, rewriteOf, type HookEvent, type HookRun } from '../helpers/hooks.js';
+import { expectFanOutRetiredAndLeftNothing } from '../helpers/fanout.js';
+import { LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 import { FORWARDED_VARS } from '../../src/broker/http.js';
 
 const AGENTS = 100;
@@ -124,20 +125,6 @@ describe(`${AGENTS} concurrent subagents through the HTTP broker`, () => {
     expect(JSON.parse(readFileSync(join(runtime, 'pgx', 'http.json'), 'utf8')).pid).toBe(broker.pid);
     expect(broker.exitCode).toBeNull();
 
-    // Created and retired: one record per agent, none active, no backend left on any of them.
-    const rows = (await registryRows(p.name)).filter((r) => r.kind === 'subagent');
-    expect(rows.length).toBe(AGENTS);
-    expect(rows.filter((r) => r.state === 'active').map((r) => r.name)).toEqual([]);
-    expect(new Set(rows.map((r) => r.name))).toEqual(new Set(chains.map((c) => c.branch)));
-    for (const c of chains) expect(await backendsOn(c.branch)).toEqual([]);
-
-    // Nothing left behind: the session ends, its branches go, no database of theirs remains, no routing ticket.
-    await hook('session-end', sessionEnd(s), p);
-    const down = runPgx(['agent', 'down', '--project', '--now', '--yes', '--json'], { cwd: p.dir, env: { ...hookEnv(p, {}), PGX_BROKER: '0' }, timeout: 120_000 });
-    expect(down.status, down.stderr).toBe(0);
-    const left = await sql<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [chains.map((c) => c.branch)]);
-    expect(left).toEqual([]);
-    const tickets = join(p.home, 'agent', 'tickets');
-    expect(existsSync(tickets) ? readdirSync(tickets) : []).toEqual([]);
+    await expectFanOutRetiredAndLeftNothing(p, s, chains.map((c) => c.branch), AGENTS);
   }, 300_000);
 });

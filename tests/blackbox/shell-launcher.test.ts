@@ -52,6 +52,14 @@ async function startedBroker(p: Project): Promise<number> {
   return pid as number;
 }
 
+/** A project whose PATH holds no node, its broker started: a routed command there runs through sh or not at all. */
+async function nodelessBrokerProject(extra: NodeJS.ProcessEnv = {}): Promise<ReturnType<typeof nodelessPath> & { p: ReturnType<typeof brokerProject> }> {
+  const nodeless = nodelessPath();
+  const p = brokerProject({ PATH: nodeless.path, ...extra });
+  await startedBroker(p);
+  return { ...nodeless, p };
+}
+
 /**
  * The rewrite for `command` from a subagent, and the env its Bash would run it with. `brokerless`: the hook runs
  * in-process and starts no broker, so none is there when the command runs.
@@ -68,9 +76,7 @@ const DECOYS = { DATABASE_URL: 'postgres://decoy@127.0.0.1:1/shared', PGDATABASE
 
 describe('shell launcher', () => {
   it('runs a routed command with no node process: the branch, no decoy, the launcher replaced by the command, no password in curl\'s argv', async () => {
-    const { path, curlLog } = nodelessPath();
-    const p = brokerProject({ PATH: path, ...DECOYS });
-    await startedBroker(p);
+    const { p, curlLog } = await nodelessBrokerProject(DECOYS);
     const rw = await rewrite(p, `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`);
     const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
     expect(run.status, run.stderr).toBe(0);
@@ -105,9 +111,7 @@ describe('shell launcher', () => {
   });
 
   it('passes the exit status and signals through', async () => {
-    const { path } = nodelessPath();
-    const p = brokerProject({ PATH: path });
-    await startedBroker(p);
+    const { p } = await nodelessBrokerProject();
     const rw = await rewrite(p, 'exit 3');
     expect((await bash(rw.command, { cwd: p.dir, env: rw.env })).status).toBe(3);
     // A signal to the launcher's process is the command's own: its trap runs and its status comes back.
@@ -132,9 +136,7 @@ describe('shell launcher', () => {
   });
 
   it('refuses a launcher the model typed (no ticket), with the exec\'s text and exit code, no node needed', async () => {
-    const { path } = nodelessPath();
-    const p = brokerProject({ PATH: path });
-    await startedBroker(p);
+    const { p } = await nodelessBrokerProject();
     const rw = await rewrite(p, 'true');
     const forged = rw.command.replace("-c 'true'", "-c 'psql -c select'");
     const out = await bash(forged, { cwd: p.dir, env: rw.env });
@@ -195,9 +197,7 @@ describe('shell launcher', () => {
   });
 
   it("answers no one but the launcher it names: another process's pid, another agent id or another build get a 409", async () => {
-    const { path, hold } = nodelessPath();
-    const p = brokerProject({ PATH: path });
-    await startedBroker(p);
+    const { p, hold } = await nodelessBrokerProject();
     const socket = join(p.sockets, readdirSync(p.sockets).find((f) => /^h-[0-9a-f]{24}\.sock$/.test(f))!);
     const build = readFileSync(join(import.meta.dirname, '../../dist/build-id'), 'utf8').trim();
     // A launcher held before its curl asks: its argv is the rewrite's form, its environment the Bash tool's.
