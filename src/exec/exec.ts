@@ -63,7 +63,6 @@ export async function runExec(load: LoadTarget, command: string[], opts: { keep?
     return report(opts, routed.target, routed.branch === null ? routed.warning : routed.ensured, setupMs, await spawnCommand(command, routed.env));
   }
   const { config, target: t } = load();
-  refuseUnrouted(config, t, command, process.env, false);
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
   // branch is retired by whichever of its concurrent execs ends last (exec-lease.ts). A --agent exec (a routed
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
@@ -86,8 +85,8 @@ export interface RoutedEnv {
  * requester's: whether it runs in an agent's shell (CLAUDECODE, CODEX_THREAD_ID), and the base of the command's
  * environment.
  */
-export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, failOpen = false): Promise<RoutedEnv> {
-  refuseUnrouted(config, t, command, env, failOpen);
+export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<RoutedEnv> {
+  refuseUnrouted(config, t, command, env, false);
   const ensured = await attachOrEnsure(config, t, opts, ensureOpts);
   return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
 }
@@ -123,10 +122,12 @@ export async function routeFailOpen(load: LoadTarget, command: string[], env: No
     return { env, branch: null, warning: unroutedWarning(e) };
   }
   const { config, target } = loaded;
+  // The ticket check here, once, outside the try below: its refusal must never turn into an unrouted run. route()'s
+  // own check has no owner for a session's target without --fail-open, so it doesn't repeat the lookup.
   refuseUnrouted(config, target, command, env, true);
   if (env.CODEX_SANDBOX_NETWORK_DISABLED === '1') return { env, branch: null, warning: SANDBOX_WARNING, target };
   try {
-    return { ...(await route(config, target, command, env, opts, ensureOpts, true)), target };
+    return { ...(await route(config, target, command, env, opts, ensureOpts)), target };
   } catch (e) {
     return { env, branch: null, warning: unroutedWarning(e), target };
   }
