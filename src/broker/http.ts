@@ -15,7 +15,7 @@ import * as z from 'zod/mini';
 import { writeFileAtomic } from '../lib/fsutil.js';
 import { idSchema } from '../engine/identity.js';
 import { KeptConnections } from './connections.js';
-import { BUILD_ID, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
+import { BUILD_ID, forwardedHeader, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
 import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, MAX_REQUEST_BYTES, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
 
 /** The env variable the HTTP entries read the secret from (their `allowedEnvVars`). */
@@ -109,7 +109,7 @@ function secretMatches(header: string | undefined, secret: string): boolean {
 function requestEnv(base: NodeJS.ProcessEnv, req: IncomingMessage, payload: Record<string, unknown>, project: string | null): { env: NodeJS.ProcessEnv; vars: RequestVars; cwd: string } {
   const env: NodeJS.ProcessEnv = { ...base };
   for (const k of FORWARDED_VARS) {
-    const v = req.headers[`x-pgx-env-${k.toLowerCase().replaceAll('_', '-')}`];
+    const v = req.headers[forwardedHeader(k)];
     if (typeof v === 'string' && v !== '') env[k] = v;
   }
   // Claude Code interpolates headers from its own environment, which has no CLAUDE_PROJECT_DIR or session id (they

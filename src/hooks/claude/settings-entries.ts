@@ -3,6 +3,7 @@
 // (scripts/plugins-sync.mjs, pluginHooksText) are produced from, and what the hook runner (run.ts), the installer and
 // doctor read back (docs/pgx/local-dev/decisions/311-one-event-table.md). Here beside the table, so that the hooks
 // need nothing of install/.
+import { forwardedHeader } from '../../broker/protocol.js';
 import { isPlainObject, serializeSettings, type JsonObject } from '../../lib/settings-file.js';
 import { shellQuote } from '../../lib/shell.js';
 import { HOOK_EVENTS, type HookEntry, type HookEvent } from './events.js';
@@ -127,7 +128,7 @@ export interface HttpHandler {
 export function httpHandler(entry: HookEntry, opts: { port: number; projectDir?: string; secretVar: string; forwarded: readonly string[] }): HttpHandler {
   const query = opts.projectDir !== undefined ? `?project=${encodeURIComponent(opts.projectDir)}` : '';
   const headers: Record<string, string> = { Authorization: `Bearer $${opts.secretVar}` };
-  for (const v of opts.forwarded) headers[`x-pgx-env-${v.toLowerCase().replaceAll('_', '-')}`] = `$${v}`;
+  for (const v of opts.forwarded) headers[forwardedHeader(v)] = `$${v}`;
   const handler: HttpHandler = { type: 'http', url: `http://127.0.0.1:${opts.port}/hook/${entry.cli}${query}`, headers, allowedEnvVars: [opts.secretVar, ...opts.forwarded], timeout: entry.timeout };
   if (entry.onFailure) handler.onFailure = entry.onFailure;
   return handler;
