@@ -18,7 +18,8 @@ import { ensureTemplate, templateName } from './template.js';
 import * as roles from './roles.js';
 import { claimMember, gcPool } from './pool.js';
 import { dropSwapLeftovers, finishSwap } from './reset.js';
-import { copyBranch, defaultRequest, planFork, type ForkMethod, type ForkPlan, type ForkRequest } from './fork.js';
+import { defaultRequest, planFork, type ForkMethod, type ForkPlan, type ForkRequest } from './fork.js';
+import { FrozenCopyWaitError, forkViaFrozenCopy, gcFrozen, type FrozenUse } from './freeze.js';
 
 /** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
 export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
@@ -37,7 +38,7 @@ export interface EnsureResult {
    * (`unchanged`: the parent held the template's contents, so the pool's claim or a template clone), and, when the
    * fork asked for could not be made, why (`note`, one sentence; the branch then has the template).
    */
-  fork?: { parent: string | null; method: ForkMethod; note?: string };
+  fork?: { parent: string | null; method: ForkMethod; note?: string; frozen?: FrozenUse };
 }
 
 export interface EnsureOptions {
@@ -111,7 +112,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       if (!rec.role) rec = await withRoleIfDue(e, rec);
       if (plan && (rec.parent ?? null) !== plan.parent) rec = await records.setLineage(reg, rec.name, plan.parent); // record first
     }
-    const fork = (method: ForkMethod, note = plan?.note): EnsureResult['fork'] => (plan ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}) } : undefined);
+    const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse): EnsureResult['fork'] => (plan ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) } : undefined);
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
     // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge. A fork of
     // an unchanged parent is the template's contents too.
@@ -124,7 +125,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     }
     const made = await createBranchDatabase(e, rec, { ...opts, copyFrom: plan?.copyFrom ?? null });
     rec = made.record;
-    return done(made.record, 'clone', made.guards, fork(made.method, made.note ?? plan?.note));
+    return done(made.record, 'clone', made.guards, fork(made.method, made.note ?? plan?.note, made.frozen));
   }
 }
 
@@ -192,7 +193,7 @@ async function claimName(e: EngineContext, id: Identity, key: string, parent: st
  * resumed (stamped: guards and rename) or, unstamped (killed between CREATE and COMMENT), dropped and made again:
  * its name, recorded before it existed, is the proof it is ours.
  */
-async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions & { copyFrom?: string | null }): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string }> {
+async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions & { copyFrom?: string | null }): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string; frozen?: FrozenUse }> {
   const reg = e.registry;
   const there = await catalog.databaseInfo(reg, rec.name);
   if (there.exists) {
@@ -217,6 +218,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
   let baseTemplate: string | null = null;
   let method: ForkMethod = rec.parent ? 'template-copy' : 'template';
   let note: string | undefined;
+  let frozen: FrozenUse | undefined;
   try {
     if (!left.exists || !catalog.isOwnBranch(left, rec)) {
       const clone = async () => {
@@ -228,8 +230,11 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
       const fromTemplate = () => clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
       if (opts.copyFrom) {
         try {
-          method = await copyBranch(e, opts.copyFrom, tmp);
+          // One frozen copy of the parent per state of it, shared by its forks (freeze.ts, decision 400).
+          frozen = await forkViaFrozenCopy(e, opts.copyFrom, tmp);
+          method = 'frozen';
         } catch (err) {
+          if (err instanceof FrozenCopyWaitError) throw err; // not the template instead: the next ensure clones the copy
           // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
           await dropCreation(e, rec);
           rec = await records.setLineage(reg, rec.name, null);
@@ -262,7 +267,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
       await catalog.renameDatabase(reg, tmp, rec.name);
       return records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: baseTemplate });
     });
-    return { record, guards, method, ...(note ? { note } : {}) };
+    return { record, guards, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) };
   } catch (err) {
     const code = catalog.sqlstateOf(err);
     if (code !== catalog.SQLSTATE.DUPLICATE_DATABASE && code !== catalog.SQLSTATE.UNIQUE_VIOLATION) throw err;
@@ -408,6 +413,8 @@ export interface GcResult {
   foreign: DownResult[];
   /** Warm-pool members dropped: retired by a template refresh, of another build, or left by a dead filler. */
   pool_dropped: string[];
+  /** Frozen copies dropped (freeze.ts): superseded, their parent gone or inactive, or left by a dead maker. */
+  frozen_dropped: string[];
   errors: { name: string; error: string }[];
 }
 
@@ -417,7 +424,7 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], errors: [] };
+  const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], frozen_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(e, rec, async (cur) => {
@@ -434,6 +441,11 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
     out.pool_dropped = await gcPool(e, limit);
   } catch (err) {
     out.errors.push({ name: '(pool)', error: (err as Error).message });
+  }
+  try {
+    out.frozen_dropped = await gcFrozen(e, limit);
+  } catch (err) {
+    out.errors.push({ name: '(frozen copies)', error: (err as Error).message });
   }
   return out;
 }

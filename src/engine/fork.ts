@@ -31,7 +31,8 @@ import { copyByDump } from './dump-restore.js';
 /** What a new branch starts as: the template, its session's branch, or a named branch of this project. */
 export type ForkRequest = { kind: 'template' } | { kind: 'session'; sessionId?: string } | { kind: 'branch'; ref: string };
 
-export type ForkMethod = 'template' | 'unchanged' | 'template-copy' | 'dump-restore';
+/** `frozen`: a clone of the parent's frozen copy (freeze.ts), shared with the other forks of the same parent state. */
+export type ForkMethod = 'template' | 'unchanged' | 'template-copy' | 'dump-restore' | 'frozen';
 
 export interface ForkPlan {
   /** The lineage recorded: the parent's database name, null for the template. */

@@ -93,6 +93,26 @@ CREATE TABLE IF NOT EXISTS pgx_source_copy (
   state       text NOT NULL CHECK (state IN ('new','old')),
   started_at  timestamptz NOT NULL DEFAULT now()
 );
+-- Frozen copies of a branch (engine/freeze.ts): one copy per state of a session's branch, shared by the subagents that
+-- fork from it. Recorded BEFORE its database is created (pgx_frz_<nonce>), as a branch's creation is. ticket: the
+-- sequence value drawn before its copy began (a subagent whose own ticket is lower arrived before it, so it holds
+-- everything that subagent's parent had committed); signature: the parent's activity read after the copy, when it
+-- proves nothing ran on the parent while the copy was made (NULL: not reusable by later arrivals).
+CREATE SEQUENCE IF NOT EXISTS pgx_frozen_ticket;
+CREATE TABLE IF NOT EXISTS pgx_frozen (
+  name        text PRIMARY KEY,
+  project     text NOT NULL,
+  parent      text NOT NULL,
+  nonce       text NOT NULL,
+  state       text NOT NULL CHECK (state IN ('making','ready')),
+  ticket      bigint NOT NULL,
+  signature   text,
+  method      text,
+  bytes       bigint,
+  started_at  timestamptz NOT NULL DEFAULT now(),
+  ready_at    timestamptz
+);
+CREATE INDEX IF NOT EXISTS pgx_frozen_parent ON pgx_frozen (parent, state);
 CREATE TABLE IF NOT EXISTS pgx_pool_demand (
   template    text PRIMARY KEY,
   peak        int NOT NULL,

@@ -7,6 +7,7 @@
 // advisory locks in `pgx_registry` (nobody should) would only ever collide on these classes.
 import { createHash } from 'node:crypto';
 import type { Db } from '../server/db.js';
+import { SQLSTATE, sqlstateOf } from '../server/sqlstate.js';
 
 declare const registryBrand: unique symbol;
 /**
@@ -31,6 +32,13 @@ export const LOCK_CLASS = {
   lease: 5,
   /** One per source database name: held by `pgx source import` and `sync` while they make and swap in a copy. */
   source: 6,
+  /**
+   * One per parent database name: held by the one process making a frozen copy of it (engine/freeze.ts), and briefly
+   * by every fork that decides which frozen copy it clones. Single flight across hooks, the broker and the CLI.
+   */
+  freeze: 7,
+  /** One per frozen copy: held SHARED by each fork cloning it; the one dropping it takes it exclusively (try). */
+  frozen: 8,
 } as const;
 
 /** A lock key: the class in the top byte, then the first 56 bits of `hex` (a sha256 in hex). */
@@ -48,6 +56,8 @@ export const LOCK = {
   pool: (templateName: string) => lockKey(LOCK_CLASS.pool, sha(templateName)),
   lease: (identityKey: string) => lockKey(LOCK_CLASS.lease, identityKey),
   source: (database: string) => lockKey(LOCK_CLASS.source, sha(database)),
+  freeze: (parent: string) => lockKey(LOCK_CLASS.freeze, sha(parent)),
+  frozen: (copy: string) => lockKey(LOCK_CLASS.frozen, sha(copy)),
 };
 
 /** Holds `key` while fn runs; waits for it. */
@@ -137,4 +147,46 @@ export async function releaseLease(db: RegistryDb, identityKey: string): Promise
 /** True when no exec holds a lease on the identity's branch (checked by briefly taking the lease exclusively). */
 export async function noLeaseHeld(db: RegistryDb, identityKey: string): Promise<boolean> {
   return (await withTryLock(db, LOCK.lease(identityKey), async () => true)) === true;
+}
+
+/**
+ * The parent's freeze lock, waited for at most `waitMs` (the server's lock_timeout: its own queue, no polling); undefined
+ * when it stayed held that long. No bound: waits.
+ */
+export async function withFreezeLock<T>(db: RegistryDb, parent: string, waitMs: number | undefined, fn: () => Promise<T>): Promise<T | undefined> {
+  const key = LOCK.freeze(parent);
+  if (waitMs === undefined) return withLock(db, key, fn);
+  await db.query(`SET lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);
+  try {
+    await db.query('SELECT pg_advisory_lock($1::bigint)', [key]);
+  } catch (e) {
+    if (sqlstateOf(e) === SQLSTATE.LOCK_NOT_AVAILABLE) return undefined;
+    throw e;
+  } finally {
+    await db.query('RESET lock_timeout').catch(() => {});
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlock(db, key);
+  }
+}
+
+/** gc: the parent's freeze lock only if nobody is making or choosing a frozen copy of it. */
+export function tryFreezeLock<T>(db: RegistryDb, parent: string, fn: () => Promise<T>): Promise<T | undefined> {
+  return withTryLock(db, LOCK.freeze(parent), fn);
+}
+
+/** A fork cloning a frozen copy holds it shared, so that nobody drops it under the clone. */
+export async function takeFrozenLease(db: RegistryDb, copy: string): Promise<void> {
+  await db.query('SELECT pg_advisory_lock_shared($1::bigint)', [LOCK.frozen(copy)]);
+}
+
+export async function releaseFrozenLease(db: RegistryDb, copy: string): Promise<void> {
+  await db.query('SELECT pg_advisory_unlock_shared($1::bigint)', [LOCK.frozen(copy)]).catch(() => {});
+}
+
+/** Runs fn only when no fork is cloning the frozen copy (its lease taken exclusively, try-only). */
+export function whenFrozenUnused<T>(db: RegistryDb, copy: string, fn: () => Promise<T>): Promise<T | undefined> {
+  return withTryLock(db, LOCK.frozen(copy), fn);
 }

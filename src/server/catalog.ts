@@ -38,6 +38,8 @@ export const STAMP_PREFIX = {
    * pgx_source record carries the same nonce: only then may `pgx source sync` replace and drop it.
    */
   source: 'pgx:source:',
+  /** A frozen copy of a branch that its forks clone (engine/freeze.ts). */
+  frozen: 'pgx:frozen:',
   registry: 'pgx:registry',
 } as const;
 
@@ -76,6 +78,8 @@ export type Stamp =
   | { kind: 'importing'; project: string; from: string; started_at: string; nonce?: string }
   /** A finished imported copy (origin details are in the registry, which only the admin may read). */
   | { kind: 'source'; project: string; nonce: string; imported_at: string }
+  /** A frozen copy of branch `parent` (`nonce`: of its pgx_frozen record, which names it pgx_frz_<nonce>). */
+  | { kind: 'frozen'; project: string; parent: string; nonce: string; taken_at: string }
   | { kind: 'registry' };
 
 export function formatStamp(s: Stamp): string {
@@ -100,7 +104,7 @@ export function parseStamp(comment: string | null): Stamp | undefined {
     if (!m) return undefined;
     return m[2] ? { kind: 'branch', identityKey: m[1]!, nonce: m[2] } : { kind: 'branch', identityKey: m[1]! };
   }
-  for (const kind of ['building', 'template', 'pool', 'importing', 'source'] as const) {
+  for (const kind of ['building', 'template', 'pool', 'importing', 'source', 'frozen'] as const) {
     if (!comment.startsWith(STAMP_PREFIX[kind])) continue;
     try {
       const body = JSON.parse(comment.slice(STAMP_PREFIX[kind].length)) as Record<string, unknown>;
@@ -167,6 +171,16 @@ export function isOwnSourceCopy(info: DatabaseInfo, rec: { nonce: string }): boo
 /** The pgx-only name a source copy is made under (and set aside under when it is replaced): nonce 16 of [a-z0-9]. */
 export function sourceCopyName(nonce: string): string {
   return `pgx_src_${nonce}`;
+}
+
+/** The pgx-only name of a frozen copy (engine/freeze.ts), recorded before it exists (nonce: 16 of [a-z0-9]). */
+export function frozenCopyName(nonce: string): string {
+  return `pgx_frz_${nonce}`;
+}
+
+/** Is this the frozen copy of that record: named and stamped with its nonce (unstamped: only a killed maker's)? */
+export function isOwnFrozenCopy(info: DatabaseInfo, rec: { nonce: string }): boolean {
+  return info.exists && info.stamp?.kind === 'frozen' && info.stamp.nonce === rec.nonce;
 }
 
 /** The pgx-only name a branch is created under before it is renamed into place (nonce: 16 of [a-z0-9]). */
@@ -291,6 +305,42 @@ export async function databaseSize(db: Db, name: string): Promise<number> {
 export async function databaseOid(db: Db, name: string): Promise<string | undefined> {
   const [row] = await db.query<{ oid: string }>('SELECT oid::text AS oid FROM pg_database WHERE datname = $1', [name]);
   return row?.oid;
+}
+
+/**
+ * What runs on a database now, for the frozen copies' freshness proof (engine/freeze.ts). Every backend on it but
+ * autovacuum (which changes no row anyone reads): pid, start, last state change (every statement moves it, twice)
+ * and state; how many of them are not idle or could not be read (another role's, without pg_read_all_stats: NULL);
+ * the prepared transactions on it (COMMIT PREPARED may come from any database); its cumulative session count
+ * (PostgreSQL 14+; a session leaves pg_stat_activity only after its counters are flushed) and the counters' reset
+ * times (its own, and pg_stat_archiver's, which a crash restart moves). null: no such database.
+ */
+export interface DatabaseActivity {
+  oid: string;
+  backends: string;
+  busy: number;
+  prepared: number;
+  sessions: string | null;
+  resets: string | null;
+  tracked: boolean;
+}
+
+export async function databaseActivity(db: Db, name: string): Promise<DatabaseActivity | null> {
+  const sessions = db.serverVersionNum >= 140000 ? '(SELECT s.sessions::text FROM pg_stat_database s WHERE s.datid = d.oid)' : 'NULL::text';
+  const [row] = await db.query<DatabaseActivity>(
+    `SELECT d.oid::text AS oid,
+            (SELECT coalesce(string_agg(concat_ws('/', a.pid, extract(epoch FROM a.backend_start), extract(epoch FROM a.state_change), a.state), ',' ORDER BY a.pid), '')
+               FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid() AND a.backend_type IS DISTINCT FROM 'autovacuum worker') AS backends,
+            (SELECT count(*) FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid() AND a.backend_type IS DISTINCT FROM 'autovacuum worker'
+                AND (a.state IS NULL OR a.state_change IS NULL OR a.state NOT IN ('idle', 'idle in transaction', 'idle in transaction (aborted)')))::int AS busy,
+            (SELECT count(*) FROM pg_prepared_xacts x WHERE x.database = d.datname)::int AS prepared,
+            ${sessions} AS sessions,
+            concat_ws('@', (SELECT extract(epoch FROM s.stats_reset) FROM pg_stat_database s WHERE s.datid = d.oid), (SELECT extract(epoch FROM a.stats_reset) FROM pg_stat_archiver a)) AS resets,
+            (current_setting('track_counts')::bool AND current_setting('track_activities')::bool) AS tracked
+       FROM pg_database d WHERE d.datname = $1`,
+    [name],
+  );
+  return row ?? null;
 }
 
 export async function renameDatabase(db: Db, from: string, to: string): Promise<void> {

@@ -14,6 +14,8 @@ export const SQLSTATE = {
   UNDEFINED_COLUMN: '42703',
   DEPENDENT_OBJECTS_STILL_EXIST: '2BP01',
   OBJECT_IN_USE: '55006',
+  /** lock_timeout expired (an advisory lock waited for with a bound: registry/locks.ts). */
+  LOCK_NOT_AVAILABLE: '55P03',
 } as const;
 
 /** The SQLSTATE of a driver error (or of the error it wraps), if any. */

@@ -49,7 +49,7 @@ describe.concurrent('fork from the session', () => {
     const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
     expect(a.fork?.parent).toBe(s.branch);
     // A TEMPLATE copy, or (the parent's backend still exiting) a dump: never "unchanged".
-    expect(['template-copy', 'dump-restore']).toContain(a.fork?.method);
+    expect(a.fork?.method).toBe('frozen');
     expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(6);
     const owners = await asBranch<{ o: string }>(a.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
     expect(owners[0]!.o).toBe(a.record.role);
@@ -74,7 +74,7 @@ describe.concurrent('fork from the session', () => {
       const t0 = performance.now();
       const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
       const ms = performance.now() - t0;
-      expect(a.fork).toEqual({ parent: s.branch, method: 'dump-restore' });
+      expect(a.fork).toMatchObject({ parent: s.branch, method: 'frozen', frozen: { reused: false, made: 'dump-restore' } });
       expect(ms).toBeLessThan(4500); // not the 5 s a TEMPLATE copy waits before failing 55006
       expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(7);
       const owners = await asBranch<{ o: string }>(a.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
@@ -105,7 +105,7 @@ describe.concurrent('fork from the session', () => {
     const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
     await asBranch(s.conn, 'SELECT 1');
     const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
-    expect(['template-copy', 'dump-restore']).toContain(a.fork?.method);
+    expect(a.fork?.method).toBe('frozen');
   });
 
   it('no session branch, or a foreign one: the template, and a note; never an error', async () => {
@@ -142,7 +142,7 @@ describe.concurrent('fork from the session', () => {
     await asBranch(base.conn, 'CREATE TABLE base_t (x int)');
     const f = await t.run((e) => e.ensure({ execId: 'f1' }, { from: { kind: 'branch', ref: 'base' } }));
     expect(f.fork?.parent).toBe(base.branch);
-    expect(['template-copy', 'dump-restore']).toContain(f.fork?.method);
+    expect(f.fork?.method).toBe('frozen');
     expect(await tables(f.conn)).toBe('base_t,users');
     await expect(t.run((e) => e.ensure({ execId: 'f2' }, { from: { kind: 'branch', ref: 'f1' } }))).rejects.toMatchObject({ code: 'USAGE' });
     await expect(t.run((e) => e.ensure({ execId: 'f3' }, { from: { kind: 'branch', ref: 'nosuch' } }))).rejects.toMatchObject({ code: 'NOT_FOUND' });

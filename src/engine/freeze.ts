@@ -1,0 +1,241 @@
+// Frozen copies: a fan-out of subagents copies its session's branch ONCE, not once per subagent (decision 400).
+//
+// A branch with a connection open can't be a TEMPLATE (55006), so a fork of it is a pg_dump | psql, ~9 s per GB; ten
+// subagents starting at once made ten dumps and all missed SubagentStart's deadline. Instead the forks of one parent
+// share a frozen copy of it: a pgx-stamped database that refuses connections, so CREATE DATABASE … TEMPLATE of it
+// works at once (FILE_COPY for large ones, a copy-on-write clone on PostgreSQL 18 with reflinks: clone-method.ts) and
+// it never holds a connection slot. At most one copy of a parent is made at a time (its freeze lock, across hooks,
+// the broker and the CLI); the forks waiting for it clone it as soon as it is ready.
+//
+// Which copy serves a fork (the fork's ticket is drawn when it arrives, before it waits for anything):
+// - a copy whose ticket is higher than the fork's: it began after the fork arrived, so it holds everything the parent
+//   had committed when the fork arrived (pg_dump's snapshot, or the TEMPLATE copy, is taken after its ticket);
+// - an older copy whose recorded signature equals the parent's signature now: "fresh", proven as follows. A signature
+//   (catalog.databaseActivity) is null unless every backend on the parent is idle (or idle in a transaction) and
+//   readable, no prepared transaction is on it, and the session counters are tracked. Around the copy the parent's
+//   activity is read twice; the copy gets a signature only when the two readings have the same backends (pid, start,
+//   last state change, state), the same counter resets, and a session count grown by exactly the copy's own dump
+//   sessions. A commit needs a statement (a COMMIT, or a statement in autocommit), and every statement moves its
+//   backend's state_change; a session that came and went since moved the session count; a procedure committing inside
+//   one long statement shows as 'active', which has no signature. So an equal signature later proves nothing was
+//   committed on the parent since before the copy began.
+// - anything else (no copy, or any doubt): a new copy.
+//
+// Crash safety: the copy is recorded (pgx_frozen, state 'making') before its database pgx_frz_<nonce> exists, stamped
+// after, marked ready last. A maker killed at any step leaves a 'making' record; its freeze lock went with its
+// connection, so the next fork of that parent (which holds the lock) or gc drops the leftover (unstamped, or stamped
+// with the record's nonce: nothing else under that name) and its record. Waiting forks are waiting on the server's
+// lock, which the dead maker's connection released: they go on, and one of them makes the copy.
+// A fork clones a copy holding its lease (a shared lock); a copy is dropped only with its lease taken exclusively.
+// gc drops a copy nobody clones once a newer one of its parent is ready, or its parent is not an active branch.
+import { randomBytes } from 'node:crypto';
+import { PgxError } from '../lib/errors.js';
+import * as frozen from '../registry/frozen.js';
+import type { FrozenRow } from '../registry/frozen.js';
+import { releaseFrozenLease, takeFrozenLease, tryFreezeLock, whenFrozenUnused, withFreezeLock } from '../registry/locks.js';
+import * as records from '../registry/records.js';
+import * as catalog from '../server/catalog.js';
+import type { DatabaseActivity } from '../server/catalog.js';
+import { cloneDatabase, planClone } from './clone-method.js';
+import type { EngineContext } from './context.js';
+import { copyByDump } from './dump-restore.js';
+
+/** Which frozen copy a fork cloned, and whether this fork made it (`made`: how) or found it ready. */
+export interface FrozenUse {
+  copy: string;
+  reused: boolean;
+  made?: 'template-copy' | 'dump-restore';
+  /** Why an existing copy served: it began after this fork arrived, or the parent provably did not change since. */
+  why?: 'newer' | 'unchanged';
+}
+
+/**
+ * The wait for another process's copy of the parent ran out of the hook's time. Not a reason to give the subagent
+ * the template instead: the copy is nearly there, and the next ensure (before the subagent's next Bash command) clones it.
+ */
+export class FrozenCopyWaitError extends PgxError {
+  constructor(parent: string, waitedMs: number) {
+    super(
+      'BRANCH_FAILED',
+      `The copy of "${parent}" that its subagents share was still being made by another pgx process after ${Math.round(waitedMs / 1000)} s.`,
+      'Nothing is wrong: the copy takes as long as a pg_dump of the branch. Once it is ready a new branch clones it at once; `pgx agent doctor` shows it.',
+    );
+  }
+}
+
+/** Left to the hook to answer with, after a wait for the parent's copy gave up. */
+const ANSWER_MARGIN_MS = 1500;
+
+/**
+ * The parent's state as a signature that proves "nothing committed since" when it is equal later; null when it
+ * can't prove it (a backend running a statement, another role's backend unreadable, a prepared transaction, counters
+ * off, PostgreSQL < 14).
+ */
+export function activitySignature(a: DatabaseActivity | null): string | null {
+  if (!a || !a.tracked || a.busy > 0 || a.prepared > 0 || a.sessions === null || a.resets === null) return null;
+  return `${a.oid}|${a.backends}|${a.sessions}|${a.resets}`;
+}
+
+/** Two readings around a copy: the same backends, in the same states, no session but the copy's own `own` since. */
+export function unchangedAcross(before: DatabaseActivity | null, after: DatabaseActivity | null, own: number): boolean {
+  const b = activitySignature(before);
+  const a = activitySignature(after);
+  if (b === null || a === null || before!.oid !== after!.oid || before!.backends !== after!.backends || before!.resets !== after!.resets) return false;
+  return BigInt(after!.sessions!) === BigInt(before!.sessions!) + BigInt(own);
+}
+
+/** How long a fork may wait for another process's copy of its parent: the hook's time left, less the answer's. */
+function waitBudgetMs(e: EngineContext): number | undefined {
+  const a = e.admin;
+  if (a.connectDeadlineAt !== undefined) return Math.max(1, a.connectDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
+  if (a.statementTimeoutMs !== undefined) return Math.max(1, a.statementTimeoutMs - ANSWER_MARGIN_MS);
+  return undefined;
+}
+
+/**
+ * Makes `into` (which must not exist) a clone of a frozen copy of `parent` that holds everything committed on the
+ * parent before this call: an existing copy when one serves (see the top of this file), else a new one made now.
+ */
+export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: string): Promise<FrozenUse> {
+  const reg = e.registry;
+  const ticket = await frozen.drawTicket(reg);
+  const t0 = Date.now();
+  const use = await withFreezeLock(reg, parent, waitBudgetMs(e), async () => {
+    const chosen = await chooseOrFreeze(e, parent, ticket);
+    await takeFrozenLease(reg, chosen.copy); // before the lock goes: nobody drops it between the choice and the clone
+    return chosen;
+  });
+  if (!use) throw new FrozenCopyWaitError(parent, Date.now() - t0);
+  try {
+    await cloneDatabase(e, into, use.copy, await planClone(e, use.copy));
+  } finally {
+    await releaseFrozenLease(reg, use.copy);
+  }
+  return use;
+}
+
+/** Under the parent's freeze lock: the copy that serves a fork with this ticket, made now if none does. */
+async function chooseOrFreeze(e: EngineContext, parent: string, ticket: string): Promise<FrozenUse> {
+  const reg = e.registry;
+  const copies = await frozen.copiesOf(reg, parent);
+  for (const c of copies.filter((c) => c.state === 'making')) await dropFrozen(e, c); // a dead maker's: we hold its lock
+  const ready = copies.filter((c) => c.state === 'ready');
+  const newest = ready[0];
+  if (newest && newest.db_exists && isOwn(newest)) {
+    if (BigInt(newest.ticket) > BigInt(ticket)) return { copy: newest.name, reused: true, why: 'newer' };
+    if (newest.signature !== null && newest.signature === activitySignature(await catalog.databaseActivity(reg, parent))) return { copy: newest.name, reused: true, why: 'unchanged' };
+  }
+  const made = await freezeSessionState(e, parent);
+  for (const c of ready) await dropFrozenIfUnused(e, c); // superseded: gc drops the ones being cloned right now
+  return { copy: made.name, reused: false, made: made.method };
+}
+
+const isOwn = (c: FrozenRow) => catalog.isOwnFrozenCopy({ exists: c.db_exists, comment: c.comment, stamp: catalog.parseStamp(c.comment), allowConn: false, isTemplate: false }, c);
+
+/** 16 of [a-z0-9] (~82 bits), as a branch's creation nonce. */
+const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+
+/**
+ * One frozen copy of `parent` as it is now (the caller holds its freeze lock): recorded, copied (a TEMPLATE copy when
+ * nobody is connected to it, else pg_dump | psql, which leaves the parent's sessions and transactions alone), stamped,
+ * frozen (connections refused), and recorded ready with the signature that lets later forks reuse it.
+ */
+export async function freezeSessionState(e: EngineContext, parent: string): Promise<{ name: string; method: 'template-copy' | 'dump-restore'; signature: string | null }> {
+  const reg = e.registry;
+  const nonce = newNonce();
+  const name = catalog.frozenCopyName(nonce);
+  await frozen.insertMaking(reg, { name, project: e.config.project, parent, nonce }); // record first
+  const takenAt = new Date().toISOString();
+  let method: 'template-copy' | 'dump-restore' = 'dump-restore';
+  let own = 0;
+  let before: DatabaseActivity | null = null;
+  try {
+    before = await catalog.databaseActivity(reg, parent);
+    if (!before) throw new PgxError('BRANCH_FAILED', `"${parent}" no longer exists.`, 'See `pgx agent ls`.');
+    if (before.backends === '') {
+      try {
+        await cloneDatabase(e, name, parent, await planClone(e, parent));
+        method = 'template-copy';
+      } catch (err) {
+        if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err; // someone connected meanwhile
+      }
+    }
+    if (method === 'dump-restore') {
+      await catalog.createEmptyDatabase(reg, name);
+      own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
+    }
+    await catalog.writeStamp(reg, name, { kind: 'frozen', project: e.config.project, parent, nonce, taken_at: takenAt });
+    await catalog.allowConnections(reg, name, false);
+  } catch (err) {
+    await dropFrozen(e, { name, nonce }).catch(() => {});
+    throw err;
+  }
+  const after = await settledActivity(e, parent, before!, own);
+  const signature = unchangedAcross(before, after, own) ? activitySignature(after) : null;
+  await frozen.markReady(reg, name, { signature, method, bytes: await catalog.databaseSize(reg, name) });
+  return { name, method, signature };
+}
+
+/**
+ * The parent's activity after the copy, read again (for up to 1 s) while the dump's own backend is still leaving:
+ * its counters are flushed when it exits, so the proof would fail for nothing but timing.
+ */
+async function settledActivity(e: EngineContext, parent: string, before: DatabaseActivity, own: number): Promise<DatabaseActivity | null> {
+  const until = Date.now() + 1000;
+  for (;;) {
+    const after = await catalog.databaseActivity(e.registry, parent);
+    if (own === 0 || unchangedAcross(before, after, own) || Date.now() >= until || (after && after.backends !== before.backends && !stillLeaving(before, after))) return after;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+/** Only backends added since `before` (the dump's, on its way out), none of before's gone or changed. */
+function stillLeaving(before: DatabaseActivity, after: DatabaseActivity): boolean {
+  const b = new Set(before.backends.split(',').filter(Boolean));
+  const a = after.backends.split(',').filter(Boolean);
+  return [...b].every((x) => a.includes(x)) && a.length > b.size;
+}
+
+/** Drops a copy's database when it is provably that record's (stamped with its nonce, or unstamped under its name), then the record. */
+async function dropFrozen(e: EngineContext, c: Pick<FrozenRow, 'name' | 'nonce'>): Promise<void> {
+  const info = await catalog.databaseInfo(e.registry, c.name);
+  if (info.exists && (info.comment === null || catalog.isOwnFrozenCopy(info, c))) await catalog.dropDatabase(e.registry, c.name);
+  await frozen.deleteFrozen(e.registry, c.name);
+}
+
+async function dropFrozenIfUnused(e: EngineContext, c: FrozenRow): Promise<boolean> {
+  return (await whenFrozenUnused(e.registry, c.name, async () => (await dropFrozen(e, c), true))) === true;
+}
+
+/**
+ * gc: drops the copies no fork needs: a dead maker's, one superseded by a newer ready copy of its parent, one whose
+ * parent is not an active branch any more (its session ended, it was dropped or replaced). A parent whose freeze lock
+ * is held (a fork choosing or making a copy now) and a copy being cloned are passed by.
+ */
+export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]> {
+  const reg = e.registry;
+  const dropped: string[] = [];
+  const byParent = new Map<string, FrozenRow[]>();
+  for (const c of await frozen.listFrozen(reg)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
+  for (const [parent, copies] of byParent) {
+    if (dropped.length >= limit) break;
+    await tryFreezeLock(reg, parent, async () => {
+      const p = await records.findByName(reg, parent);
+      const parentLive = p !== undefined && p.state === 'active' && p.db_exists === true;
+      let newestSeen = false;
+      for (const c of copies) {
+        const keep = parentLive && c.state === 'ready' && !newestSeen && c.db_exists && isOwn(c);
+        if (c.state === 'ready') newestSeen = true;
+        if (keep) continue;
+        if (c.state === 'making') await dropFrozen(e, c).then(() => dropped.push(c.name));
+        else if (await dropFrozenIfUnused(e, c)) dropped.push(c.name);
+      }
+    });
+  }
+  return dropped;
+}
+
+/** `agent ls --all`, doctor: the frozen copies (all, or one project's), with what each is a copy of. */
+export async function listFrozenCopies(e: EngineContext, project?: string): Promise<FrozenRow[]> {
+  return frozen.listFrozen(e.registry, project);
+}
