@@ -49,6 +49,21 @@ export interface Target {
 /** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
 export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
 
+/** A frozen copy (freeze.ts): what it is a copy of, how made, and whether a later fork may reuse it (its proof). */
+export interface FrozenCopySummary {
+  name: string;
+  project: string;
+  parent: string;
+  /** making: a copy in progress, or a killed maker's leftover (the next fork of its parent, or gc, drops it). */
+  state: 'making' | 'ready';
+  method: string | null;
+  bytes: number | null;
+  /** false: it serves only the forks that arrived before it began; later ones make a new copy. */
+  reusable: boolean;
+  started_at: Date;
+  exists: boolean;
+}
+
 export interface BranchSummary {
   name: string;
   project: string;
@@ -337,6 +352,22 @@ export class Engine {
   /** Drops every warm-pool member of this project's template. */
   drainPool(): Promise<DrainResult> {
     return drainPool(this.ctx);
+  }
+
+  /** The frozen copies forks clone (freeze.ts): this project's, or (`all`) every project's on the server. */
+  async frozenCopies(filter: { all?: boolean } = {}): Promise<FrozenCopySummary[]> {
+    const { listFrozenCopies } = await import('./freeze.js');
+    return (await listFrozenCopies(this.ctx, filter.all ? undefined : this.ctx.config.project)).map((f) => ({
+      name: f.name,
+      project: f.project,
+      parent: f.parent,
+      state: f.state,
+      method: f.method,
+      bytes: f.bytes === null ? null : Number(f.bytes),
+      reusable: f.signature !== null,
+      started_at: f.started_at,
+      exists: f.db_exists,
+    }));
   }
 
   /** This project's branches, or (`all`) every project's on the server. */
