@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config.js';
-import { withEngine, type Selector } from '../engine/api.js';
+import { withEngine, type FrozenCopySummary, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../server/local-access.js';
 import { paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
@@ -37,13 +37,13 @@ export function registerBranchCommands(agent: Command, program: Command): void {
         // Outside a project, ls of "this project" would list a project named after the directory (as exec refuses
         // to make one): the same exit 3 and hint; --all lists every project from anywhere.
         const config = opts.all ? configFor(opts) : projectConfigFor(opts);
-        const { branches, pool } = await withEngine(config, async (e) => ({ branches: await e.list({ all: opts.all }), pool: await e.poolStatus() }));
-        out.result({ branches, pool }, () => {
-          if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim') + `\n${poolLine(pool)}`;
+        const { branches, pool, frozen } = await withEngine(config, async (e) => ({ branches: await e.list({ all: opts.all }), pool: await e.poolStatus(), frozen: await e.frozenCopies({ all: opts.all }) }));
+        out.result({ branches, pool, frozen }, () => {
+          if (!branches.length) return paint(`no branches for project "${config.project}"${opts.all ? '' : ' (try --all)'}`, 'dim') + frozenLines(frozen) + `\n${poolLine(pool)}`;
           return table(
             ['NAME', 'AGENT', 'SESSION', 'HOST', 'STATE', 'DEADLINE', 'DEADLINE_KIND', ...(opts.all ? ['PROJECT'] : [])],
             branches.map((b) => [b.name, b.agent_id ?? (b.id ? `id:${b.id}` : null), b.session_id?.slice(0, 8), b.host, stateColor(b.state, b.exists), relativeTime(b.deadline), b.deadline_kind, ...(opts.all ? [b.project] : [])]),
-          ) + changeNotes(branches) + `\n${poolLine(pool)}`;
+          ) + changeNotes(branches) + frozenLines(frozen) + `\n${poolLine(pool)}`;
         });
       }),
     );
@@ -136,6 +136,16 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       );
     }),
   );
+}
+
+/** The frozen copies forks clone (one per state of a parent branch): what each is a copy of, its size, its state. */
+function frozenLines(frozen: FrozenCopySummary[]): string {
+  return frozen
+    .map((f) => {
+      const what = f.state === 'making' ? 'in the making (or a killed maker\'s: the next fork or gc drops it)' : `${f.method}, ${Math.round((f.bytes ?? 0) / 1048576)} MB${f.reusable ? '' : ', not reusable'}`;
+      return `\nfrozen copy ${f.name} of ${f.parent}: ${what}`;
+    })
+    .join('');
 }
 
 /** "10:42:13 (in 9m 58s)": a deadline as a wall-clock time and how far off it is. */

@@ -14,6 +14,7 @@ import { permissionsCheck } from './permissions-check.js';
 import { hookLogCheck } from './hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './branch-checks.js';
 import { rolesCheck } from './roles-check.js';
+import { frozenCheck } from './frozen-check.js';
 import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
 import { fail, ok, skip, type Check, type DoctorContext } from './types.js';
@@ -60,6 +61,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['hook-log', () => hookLogCheck(ctx)],
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],
+    ['frozen-copies', () => frozenCheck(ctx)],
     ['guards', () => guardsCheck(ctx)],
     ['env-files', () => dotenvCheck(ctx)],
   ];

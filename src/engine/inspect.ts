@@ -18,6 +18,7 @@ export { connectRegistryIfExists as registryIfItExists } from '../registry/conne
 export { findRecords as branchRecords, orphanDatabases as stampedWithoutRecord, recordedRoles } from '../registry/records.js';
 export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBehind } from '../registry/sources.js';
 export { msSinceLastBranch } from '../registry/pool.js';
+export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';
 
 // The server's catalogs, read.
 export { serverVersion, currentRole, databaseInfo, databaseSettings, isOwnBranch, stampedDatabases, stampedRoles, roleDependentDatabases } from '../server/catalog.js';

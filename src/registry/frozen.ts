@@ -67,3 +67,9 @@ export async function listFrozen(db: RegistryDb, project?: string): Promise<Froz
 export async function deleteFrozen(db: RegistryDb, name: string): Promise<void> {
   await q(db, 'DELETE FROM pgx_frozen WHERE name = $1', [name]);
 }
+
+/** The doctor's read: every frozen copy, [] when the table was never made (nothing is created). */
+export async function listFrozenReadOnly(db: RegistryDb): Promise<FrozenRow[]> {
+  const [t] = await db.query<{ ok: boolean }>(`SELECT to_regclass('pgx_frozen') IS NOT NULL AS ok`);
+  return t!.ok ? db.query<FrozenRow>(`${SELECT} ORDER BY f.parent, f.ticket DESC`) : [];
+}

@@ -161,8 +161,9 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
     if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
     const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
-    // What it is a copy of (engine/fork.ts): the session's branch as it is now, or (said in one sentence) why not.
-    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now (its migrations and data included)` : snapshot;
+    // What it is a copy of (engine/fork.ts, freeze.ts): everything the session's branch had committed when this
+    // subagent started, or (said in one sentence) why not.
+    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now: everything committed on it before you started (its migrations and data included; not a transaction still open there)` : snapshot;
     const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
