@@ -3,7 +3,8 @@
 //  - SubagentStart forking a CHANGED 22 MB session branch (`pgbench -i -s 1` + a migration), alone and 20 at once
 //    (a TEMPLATE copy of the session's branch), against `node -e 0` alone and 20 concurrent `node -e 0`;
 //  - the same with the parent holding an open connection to its branch (pg_dump | psql), and whether that
-//    connection is still the same backend afterwards.
+//    connection is still the same backend afterwards;
+//  - then (bench/fork-size.mjs) the same at a real project's size: ~1 GB, 1–20 at once, ext4 and XFS-reflink.
 // Needs a server: PGX_DATABASE_URL, else a throwaway `pgx local up` in a temp PGX_HOME. Prints a markdown table and
 // writes .tmp/bench-fork.json. Never asserts: the figures are read, not judged.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -139,3 +140,6 @@ console.log('\n| fork case | ms | ratio | note |\n|---|---:|---:|---|');
 for (const r of rows) console.log(`| ${r.name} | ${r.ms ?? '-'} | ${r.ratio ? `${r.ratio.toFixed(1)}×` : '-'} | ${r.note} |`);
 mkdirSync(join(repo, '.tmp'), { recursive: true });
 writeFileSync(join(repo, '.tmp', 'bench-fork.json'), JSON.stringify(rows, null, 1) + '\n');
+
+// At a real project's size (issue 29): a ~1 GB session branch, 1–20 subagents at once, on ext4 and XFS-reflink.
+await (await import('./fork-size.mjs')).forkAtSize();
