@@ -115,7 +115,7 @@ export function registerBranchCommands(agent: Command, program: Command): void {
           const retiring = done.dropped.length ? [] : (await e.list()).filter((b) => b.state === 'retiring').map((b) => ({ name: b.name, deadline: b.deadline }));
           return { ...done, retiring };
         });
-        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : gcNothing(r.retiring)) + foreignNotes(r.foreign) + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
+        out.result(r, () => (r.dropped.length ? table(['NAME', 'ACTION', 'TERMINATED'], r.dropped.map((d) => [d.name, d.action, String(d.backends_terminated)])) : gcNothing(r.retiring)) + foreignNotes(r.foreign) + r.frozen_dropped.map((f) => `\nfrozen copy ${f} dropped`).join('') + r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') + r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') + r.dropped.filter((d) => d.role_note).map((d) => `\nwarning: ${d.role_note}`).join(''));
         return r.errors.length ? 7 : 0;
       }),
     );
