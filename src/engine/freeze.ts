@@ -2,7 +2,7 @@
 //
 // A branch with a connection open can't be a TEMPLATE (55006), so a fork of it is a pg_dump | psql, ~9 s per GB; ten
 // subagents starting at once made ten dumps and all missed SubagentStart's deadline. Instead the forks of one parent
-// share a frozen copy of it: a pgx-stamped database that refuses connections, so CREATE DATABASE … TEMPLATE of it
+// share a frozen copy of it: a pgx-stamped database that refuses connections, so cloning it (… TEMPLATE it)
 // works at once (FILE_COPY for large ones, a copy-on-write clone on PostgreSQL 18 with reflinks: clone-method.ts) and
 // it never holds a connection slot. At most one copy of a parent is made at a time (its freeze lock, across hooks,
 // the broker and the CLI); the forks waiting for it clone it as soon as it is ready.

@@ -13,6 +13,7 @@ describe('stamps: one prefix table', () => {
     { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z' },
     { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z', nonce: 'abcdefgh01234567' },
     { kind: 'source', project: 'p', nonce: 'abcdefgh01234567', imported_at: '2026-01-01T00:00:00.000Z' },
+    { kind: 'frozen', project: 'p', parent: 'agent_h_1234abcd', nonce: 'abcdefgh01234567', taken_at: '2026-01-01T00:00:00.000Z' },
     { kind: 'registry' },
   ];
   it('formats every kind under its prefix and parses it back', () => {
