@@ -6,6 +6,7 @@ import { registerPoolCommands } from './cli/agent-pool.js';
 import { registerBrokerCommands } from './cli/agent-broker.js';
 import { registerExecCommand } from './cli/agent-exec.js';
 import { registerResetCommands } from './cli/agent-reset.js';
+import { registerFreezeCommand } from './cli/agent-freeze.js';
 import { registerHookCommand } from './cli/agent-hook.js';
 import { registerInstallCommands } from './cli/agent-install.js';
 import { registerVerifyCommands } from './cli/agent-verify.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerBranchCommands(agent, program);
   registerDiffCommand(agent);
   registerResetCommands(agent);
+  registerFreezeCommand(agent);
   registerPoolCommands(agent);
   registerBrokerCommands(agent);
   registerHookCommand(agent);

@@ -23,7 +23,7 @@ import type { Against, DiffBounds, DiffResult } from './diff.js';
 import type { ChangeSummary } from './handoff-text.js';
 export { handoffText } from './handoff-text.js';
 
-export type { ConnectionReuse } from './context.js';
+export type { ConnectionReuse, FreezeElsewhere } from './context.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { ForkRequest, ResetResult };
 export type { DownResult, EnsureOptions, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
@@ -48,6 +48,16 @@ export interface Target {
 
 /** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
 export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
+
+/** `pgx agent freeze`'s answer: the copy, whether it was there already (and why it serves), how long it took. */
+export interface FrozenUseResult {
+  branch: string;
+  copy: string;
+  reused: boolean;
+  made?: 'template-copy' | 'dump-restore';
+  why?: 'newer' | 'unchanged';
+  elapsed_ms: number;
+}
 
 /** A frozen copy (freeze.ts): what it is a copy of, how made, and whether a later fork may reuse it (its proof). */
 export interface FrozenCopySummary {
@@ -352,6 +362,20 @@ export class Engine {
   /** Drops every warm-pool member of this project's template. */
   drainPool(): Promise<DrainResult> {
     return drainPool(this.ctx);
+  }
+
+  /**
+   * `pgx agent freeze`: the frozen copy of a branch that its forks clone, made now unless one serves (one that began
+   * after `afterTicket` was drawn, or a fresh one). Command hooks start it detached for a large branch (freeze.ts).
+   */
+  async freeze(sel: Selector, afterTicket?: string): Promise<FrozenUseResult> {
+    if (afterTicket !== undefined && !/^[0-9]{1,18}$/.test(afterTicket)) throw new PgxError('USAGE', `--after-ticket must be a number (got "${afterTicket}").`, 'It is what a hook passes; leave it out.');
+    const rec = await this.one(sel, 'freeze');
+    const info = await catalog.databaseInfo(this.ctx.registry, rec.name);
+    if (!catalog.isOwnBranch(info, rec)) throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`, 'See `pgx agent doctor`.');
+    const t0 = performance.now();
+    const { freezeFor } = await import('./freeze.js');
+    return { branch: rec.name, ...(await freezeFor(this.ctx, rec.name, afterTicket)), elapsed_ms: Math.round(performance.now() - t0) };
   }
 
   /** The frozen copies forks clone (freeze.ts): this project's, or (`all`) every project's on the server. */

@@ -16,7 +16,16 @@ export interface EngineContext {
   gate?: StatementGate;
   /** Set when the registry connection is lent by the broker: close() gives it back instead of closing it. */
   giveBack?: () => void;
+  /** Command hooks: makes a frozen copy in a process that outlives this one (engine/freeze.ts). */
+  freezeElsewhere?: FreezeElsewhere;
 }
+
+/**
+ * Starts `pgx agent freeze --branch <parent> --after-ticket <ticket>` detached (a hook process ends at its deadline,
+ * and a copy of a large branch may take longer); resolves `ended` with its exit code (null: it could not run).
+ * Undefined: it could not be started.
+ */
+export type FreezeElsewhere = (parent: string, ticket: string) => { ended: Promise<number | null> } | undefined;
 
 export interface OpenOptions {
   /** No progress output (hooks): the local server starts silently. */
@@ -31,6 +40,8 @@ export interface OpenOptions {
   gate?: StatementGate;
   /** The broker: the hot path's registry connection is kept for the next request (broker/connections.ts). */
   reuse?: ConnectionReuse;
+  /** Command hooks: frozen copies of large branches are made by a detached process (EngineContext.freezeElsewhere). */
+  freezeElsewhere?: FreezeElsewhere;
 }
 
 /** Registry connections kept open between pieces of work; only the one-statement attach uses them. */
@@ -70,8 +81,8 @@ export async function openContext(config: Config, opts: OpenOptions = {}): Promi
   const admin = withLimits(server, opts);
   if (opts.reuse) {
     const lent = await opts.reuse.lend({ ...admin, database: REGISTRY_DB }, () => openRegistry(admin, { gate: opts.gate }));
-    return { config, admin, registry: lent.db as RegistryDb, gate: opts.gate, giveBack: lent.giveBack };
+    return { config, admin, registry: lent.db as RegistryDb, gate: opts.gate, giveBack: lent.giveBack, freezeElsewhere: opts.freezeElsewhere };
   }
   const registry = await openRegistry(admin, { gate: opts.gate });
-  return { config, admin, registry, gate: opts.gate };
+  return { config, admin, registry, gate: opts.gate, freezeElsewhere: opts.freezeElsewhere };
 }

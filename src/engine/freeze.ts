@@ -93,19 +93,31 @@ function waitBudgetMs(e: EngineContext): number | undefined {
 }
 
 /**
+ * From this size a hook process (which ends at its deadline) has the copy made by a detached `pgx agent freeze`
+ * instead of making it itself: a dump cut off by the deadline would be lost, and every retry cut off again. Below it
+ * a copy takes a second or two. PGX_FREEZE_DETACH_FROM_BYTES overrides (tests).
+ */
+const DETACH_FROM_BYTES = Number(process.env.PGX_FREEZE_DETACH_FROM_BYTES ?? 128 * 1024 * 1024);
+
+/**
  * Makes `into` (which must not exist) a clone of a frozen copy of `parent` that holds everything committed on the
- * parent before this call: an existing copy when one serves (see the top of this file), else a new one made now.
+ * parent before this call: an existing copy when one serves (see the top of this file), else a new one made now,
+ * here or (a command hook, a large parent) by a detached `pgx agent freeze` this fork waits for.
  */
 export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: string): Promise<FrozenUse> {
   const reg = e.registry;
   const ticket = await frozen.drawTicket(reg);
   const t0 = Date.now();
-  const use = await withFreezeLock(reg, parent, waitBudgetMs(e), async () => {
-    const chosen = await chooseOrFreeze(e, parent, ticket);
-    await takeFrozenLease(reg, chosen.copy); // before the lock goes: nobody drops it between the choice and the clone
-    return chosen;
+  const budget = waitBudgetMs(e);
+  const until = budget === undefined ? Infinity : t0 + budget;
+  const chosen = await withFreezeLock(reg, parent, budget, async (): Promise<FrozenUse | 'elsewhere'> => {
+    const found = await servingCopy(e, parent, ticket);
+    if (found) return leased(e, found);
+    if (e.freezeElsewhere && (await catalog.databaseSize(reg, parent)) >= DETACH_FROM_BYTES) return 'elsewhere';
+    return leased(e, await makeCopy(e, parent));
   });
-  if (!use) throw new FrozenCopyWaitError(parent, Date.now() - t0);
+  if (chosen === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
+  const use = chosen === 'elsewhere' ? await copyMadeElsewhere(e, parent, ticket, t0, until) : chosen;
   try {
     await cloneDatabase(e, into, use.copy, await planClone(e, use.copy));
   } finally {
@@ -114,19 +126,66 @@ export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: 
   return use;
 }
 
-/** Under the parent's freeze lock: the copy that serves a fork with this ticket, made now if none does. */
-async function chooseOrFreeze(e: EngineContext, parent: string, ticket: string): Promise<FrozenUse> {
+/** Under the freeze lock: takes the copy's lease before the lock goes, so nobody drops it between choice and clone. */
+async function leased(e: EngineContext, use: FrozenUse): Promise<FrozenUse> {
+  await takeFrozenLease(e.registry, use.copy);
+  return use;
+}
+
+/**
+ * Starts a detached `pgx agent freeze` for this fork's ticket and waits, within the hook's time, for the copy it makes
+ * (or one another fork's freezer made meanwhile). If it can't be started, the copy is made here.
+ */
+async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: string, t0: number, until: number): Promise<FrozenUse> {
+  const reg = e.registry;
+  const child = e.freezeElsewhere!(parent, ticket);
+  let ended: number | null | undefined;
+  void child?.ended.then((code) => (ended = code));
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0) throw new FrozenCopyWaitError(parent, Date.now() - t0);
+    const exitedBefore = ended;
+    const got = await withFreezeLock(reg, parent, left, async () => {
+      const found = await servingCopy(e, parent, ticket);
+      if (found) return leased(e, found);
+      return child ? null : leased(e, await makeCopy(e, parent));
+    });
+    if (got === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
+    if (got) return got;
+    if (exitedBefore !== undefined) {
+      throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+    }
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/**
+ * `pgx agent freeze`: a frozen copy of `parent` that serves a fork with `afterTicket` (none: the parent's state now),
+ * made now unless one does. Waits for the freeze lock (a detached freezer outlives the hook that started it).
+ */
+export async function freezeFor(e: EngineContext, parent: string, afterTicket?: string): Promise<FrozenUse> {
+  const reg = e.registry;
+  const ticket = afterTicket ?? (await frozen.drawTicket(reg));
+  return (await withFreezeLock(reg, parent, undefined, async () => (await servingCopy(e, parent, ticket)) ?? makeCopy(e, parent)))!;
+}
+
+/** Under the parent's freeze lock: the copy that serves a fork with this ticket, if any (a dead maker's leftovers go). */
+async function servingCopy(e: EngineContext, parent: string, ticket: string): Promise<FrozenUse | undefined> {
   const reg = e.registry;
   const copies = await frozen.copiesOf(reg, parent);
   for (const c of copies.filter((c) => c.state === 'making')) await dropFrozen(e, c); // a dead maker's: we hold its lock
-  const ready = copies.filter((c) => c.state === 'ready');
-  const newest = ready[0];
-  if (newest && newest.db_exists && isOwn(newest)) {
-    if (BigInt(newest.ticket) > BigInt(ticket)) return { copy: newest.name, reused: true, why: 'newer' };
-    if (newest.signature !== null && newest.signature === activitySignature(await catalog.databaseActivity(reg, parent))) return { copy: newest.name, reused: true, why: 'unchanged' };
-  }
+  const newest = copies.find((c) => c.state === 'ready');
+  if (!newest || !newest.db_exists || !isOwn(newest)) return undefined;
+  if (BigInt(newest.ticket) > BigInt(ticket)) return { copy: newest.name, reused: true, why: 'newer' };
+  if (newest.signature !== null && newest.signature === activitySignature(await catalog.databaseActivity(reg, parent))) return { copy: newest.name, reused: true, why: 'unchanged' };
+  return undefined;
+}
+
+/** Under the freeze lock: a new copy, and the older ones nobody is cloning dropped (gc drops the rest). */
+async function makeCopy(e: EngineContext, parent: string): Promise<FrozenUse> {
+  const older = (await frozen.copiesOf(e.registry, parent)).filter((c) => c.state === 'ready');
   const made = await freezeSessionState(e, parent);
-  for (const c of ready) await dropFrozenIfUnused(e, c); // superseded: gc drops the ones being cloned right now
+  for (const c of older) await dropFrozenIfUnused(e, c);
   return { copy: made.name, reused: false, made: made.method };
 }
 

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig, findConfigFile, pgxHome } from '../../project/config.js';
+import { freezeElsewhere } from './freeze-elsewhere.js';
 import { PgxError } from '../../lib/errors.js';
 import { findPgxHandlers } from './settings-entries.js';
 import { hookDeadlineMs, type HookEvent } from './events.js';
@@ -152,7 +153,10 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
     const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    // A command hook's process ends at its deadline: a large frozen copy is made by a detached freezer (the broker
+    // lives on, and makes it itself).
+    const freezer = ctx.reuse ? {} : { freezeElsewhere: freezeElsewhere(config) };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };
