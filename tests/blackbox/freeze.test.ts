@@ -31,6 +31,10 @@ describe('frozen copies from the CLI and a command hook', () => {
       expect((await runPgxAsync(['agent', 'freeze', '--branch', `nosuch_${p.host}`], { cwd: p.dir, env: p.env })).status).toBe(5);
       const ls = jsonOf(await runPgxAsync(['agent', 'ls', '--json'], { cwd: p.dir, env: p.env }));
       expect(ls.frozen.map((f: { name: string }) => f.name)).toContain(a.copy);
+      const all = await runPgxAsync(['agent', 'ls', '--all'], { cwd: p.dir, env: p.env });
+      expect(all.stdout).toContain(`frozen copy ${a.copy} of ${sessionBranch}: dump-restore`);
+      const doctor = JSON.parse((await runPgxAsync(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).stdout);
+      expect(doctor.checks.find((c: { name: string }) => c.name === 'frozen-copies')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^1 for 1 branch\(es\), \d+ MB$/) });
 
       await parent.query('INSERT INTO parent_mig VALUES (10)'); // a change: the next fork needs a new copy
       const r = await hook('subagent-start', subagentStart(s, newAgentId()), p, { env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' } });
