@@ -18,9 +18,11 @@ export async function diskCheck(ctx: DoctorContext): Promise<Check> {
   const missing = pool && pool.template_bytes !== null ? Math.max(0, pool.target - pool.ready - pool.filling) : 0;
   const poolMore = d.cow ? 0 : missing * (pool?.template_bytes ?? 0);
   const poolText = !pool || pool.size === 0 ? 'the warm pool is off' : missing === 0 ? 'the warm pool is full' : `the warm pool would use ${d.cow ? `~0 more for ${missing} member(s) (copy-on-write clones)` : `${missing} × ${bytesText(pool.template_bytes ?? 0)} = ${bytesText(poolMore)} more`}, and stops at ${bytesText(2 * d.reserve)} free`;
-  const detail = `${bytesText(d.fs.free)} free of ${bytesText(d.fs.size)} on ${where}; ${reserve}; ${poolText}`;
+  // statfs's free space, less what the server may still write from its buffers (disk-budget.ts: counted as used)
+  const avail = d.fs.free - d.owed;
+  const detail = `${bytesText(d.fs.free)} free of ${bytesText(d.fs.size)} on ${where} (${bytesText(Math.max(0, avail))} once the server has written out its ${bytesText(d.owed)} of buffers); ${reserve}; ${poolText}`;
   const fix = `free space on that file system (pgx agent gc; pgx agent pool drain), or lower [disk] reserve in ${config.file ?? '.pgx.toml'}`;
-  if (d.fs.free < d.reserve) return warn('disk', `${detail}: below the reserve, so every copy (a new branch not from the pool, a fork, a reset, a template refresh) is refused`, fix);
-  if (poolMore && d.fs.free - poolMore < 2 * d.reserve) return warn('disk', `${detail}: the pool will stop short of its target`, fix);
+  if (avail < d.reserve) return warn('disk', `${detail}: below the reserve, so every copy (a new branch not from the pool, a fork, a reset, a template refresh) is refused`, fix);
+  if (poolMore && avail - poolMore < 2 * d.reserve) return warn('disk', `${detail}: the pool will stop short of its target`, fix);
   return ok('disk', detail);
 }

@@ -301,15 +301,16 @@ export async function copySource(db: Db, name: string): Promise<{ bytes: number;
 }
 
 /**
- * Where the server keeps its files (undefined without superuser or pg_read_all_settings), and what its
- * postmaster.pid says when the directory is this machine's: its port and start time (epoch seconds).
+ * Where the server keeps its files (undefined without superuser or pg_read_all_settings), what its postmaster.pid
+ * says when the directory is this machine's (its port and start time, epoch seconds), and shared_buffers in bytes.
  */
-export async function serverPlace(db: Db): Promise<{ dataDirectory?: string; port: number; startedAt: number }> {
-  const [row] = await db.query<{ data_directory: string | null; port: string; started: string }>(
+export async function serverPlace(db: Db): Promise<{ dataDirectory?: string; port: number; startedAt: number; sharedBuffers: number }> {
+  const [row] = await db.query<{ data_directory: string | null; port: string; started: string; shared_buffers: string }>(
     `SELECT CASE WHEN pg_has_role('pg_read_all_settings', 'member') THEN current_setting('data_directory') END AS data_directory,
-            current_setting('port') AS port, extract(epoch FROM pg_postmaster_start_time())::bigint::text AS started`,
+            current_setting('port') AS port, extract(epoch FROM pg_postmaster_start_time())::bigint::text AS started,
+            pg_size_bytes(current_setting('shared_buffers'))::text AS shared_buffers`,
   );
-  return { ...(row!.data_directory ? { dataDirectory: row!.data_directory } : {}), port: Number(row!.port), startedAt: Number(row!.started) };
+  return { ...(row!.data_directory ? { dataDirectory: row!.data_directory } : {}), port: Number(row!.port), startedAt: Number(row!.started), sharedBuffers: Number(row!.shared_buffers) };
 }
 
 /** The database's oid (undefined: no such database). A rebuilt database under the same name has a new one. */
