@@ -60,7 +60,7 @@ const places = new Map<string, Promise<Place>>();
 
 /** Once per process and server: the broker asks the server once, a hook process at its first copy. */
 export function placeOf(e: ServerView): Promise<Place> {
-  const key = `${e.config.serverUrl ? 'url' : 'local'}:${e.admin.host}:${e.admin.port}`;
+  const key = `${e.config.serverUrl ? 'url' : 'local'}:${e.admin.user}@${e.admin.host}:${e.admin.port}`; // what a role may read differs
   let p = places.get(key);
   if (!p) {
     p = findPlace(e).catch((err: unknown) => ({ dataDir: null, why: `the server's data directory could not be read (${(err as Error).message})` }));

@@ -7,10 +7,13 @@ import { statfsSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/api.js';
-import { DiskBudgetError } from '../../src/engine/disk-budget.js';
+import { DiskBudgetError, withRoomFor } from '../../src/engine/disk-budget.js';
+import type { EngineContext } from '../../src/engine/context.js';
+import type { RegistryDb } from '../../src/registry/connection.js';
+import { connect, parseUrl } from '../../src/server/db.js';
 import type { Config } from '../../src/project/config.js';
 import { dbRow, expectNoOrphans, registryRows, testProject, type TestProject } from '../helpers/engine.js';
-import { sql } from '../helpers/pgx.js';
+import { pgInfo, sql } from '../helpers/pgx.js';
 
 const MB = 1024 * 1024;
 
@@ -156,4 +159,22 @@ describe('disk budget on the data directory\'s file system', () => {
     expect(await sql(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1`, [prefix, prefix.length])).toEqual([]);
     await expectNoOrphans(t);
   }, 120_000);
+
+  it("a server whose data directory pgx can't see (the role may not read data_directory) is not budgeted: the copy runs", async () => {
+    const t = testProject({ source: await bigSource() });
+    const role = `r_${Math.random().toString(36).slice(2, 10)}`;
+    await sql(`CREATE ROLE ${role} LOGIN CREATEDB PASSWORD 'pw_${role}'`);
+    await sql(`GRANT CONNECT ON DATABASE ${t.config.source} TO ${role}`);
+    const admin = { ...parseUrl(pgInfo().url), user: role, password: `pw_${role}` };
+    const db = await connect(admin);
+    try {
+      // a reserve of 90% would refuse every copy on a file system pgx can see
+      const e = { config: { ...t.config, disk: { reserve: { percent: 90 } } }, admin, registry: db as RegistryDb } as EngineContext;
+      expect(await withRoomFor(e, { from: t.config.source!, way: 'wal-log', what: 'a test copy' }, async () => 'made')).toBe('made');
+    } finally {
+      await db.close();
+      await sql(`REVOKE CONNECT ON DATABASE ${t.config.source} FROM ${role}`);
+      await sql(`DROP ROLE ${role}`);
+    }
+  });
 });
