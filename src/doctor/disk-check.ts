@@ -11,7 +11,7 @@ export async function diskCheck(ctx: DoctorContext): Promise<Check> {
   const d = await inspectDisk(config, s.admin, s.db);
   if (!d.visible) return ok('disk', `not budgeted: pgx can't see the server's file system (${d.why}), so it refuses no copy for disk there; watch that server's free space yourself`);
   const where = `${d.fs.path} (${d.proof === 'local server' ? "pgx's local server" : d.proof === 'postmaster.pid' ? 'the data directory, proven by its postmaster.pid' : 'the data directory, found by its path'})`;
-  const reserve = `reserve ${bytesText(d.reserve)} ([disk] reserve = "${d.reserve_setting}")`;
+  const reserve = `reserve ${bytesText(d.reserve)} (${d.reserve_setting})`;
   // What the pool would still clone: its missing members, each the template's size (about nothing copy-on-write).
   const reg = await ctx.registry();
   const pool = reg ? (await inspectPool(config, s.admin, reg))?.status : undefined;

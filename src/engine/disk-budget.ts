@@ -123,8 +123,9 @@ export function fileSystemAt(path: string): FileSystem | undefined {
   }
 }
 
+/** The reserve on a file system of `size` bytes: the size given, the share given, or the smaller of both. */
 export function reserveBytes(reserve: DiskReserve, size: number): number {
-  return 'bytes' in reserve ? reserve.bytes : Math.ceil((size * reserve.percent) / 100);
+  return Math.min(reserve.bytes ?? Infinity, reserve.percent !== undefined ? Math.ceil((size * reserve.percent) / 100) : Infinity);
 }
 
 /** What a copy of `bytes` writes: on the file system it lands on, and (WAL) on the data directory's pg_wal. */
@@ -189,7 +190,7 @@ export class DiskBudgetError extends PgxError {
     const busy = less.length ? ` (less ${less.join(' and ')})` : '';
     super(
       'DISK_RESERVE',
-      `Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free there ([disk] reserve = "${reserveSetting}")${pool}.`,
+      `Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free there (${reserveSetting})${pool}.`,
       `Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower [disk] reserve in ${file}; then retry.`,
     );
   }
@@ -209,8 +210,11 @@ export function bytesText(n: number): string {
   return `${Math.round(n / 1024)} kB`;
 }
 
+/** The setting as the refusal and the doctor quote it: `[disk] reserve = "2GB"`, or the default's two parts. */
 export function reserveText(r: DiskReserve): string {
-  return 'bytes' in r ? bytesText(r.bytes).replace(/ /g, '') : `${r.percent}%`;
+  const size = r.bytes !== undefined ? bytesText(r.bytes).replace(/ /g, '').replace(/\.0(?=[GMk]B)/, '') : undefined;
+  if (size !== undefined && r.percent !== undefined) return `[disk] reserve unset: ${size}, or ${r.percent}% of a smaller file system`;
+  return `[disk] reserve = "${size ?? `${r.percent}%`}"`;
 }
 
 /**

@@ -114,8 +114,14 @@ const size = z.pipe(
 );
 const count = z.int().check(z.gte(0), z.lte(256));
 
-/** How much of a file system pgx leaves free: a size, or a share of the file system's size. */
-export type DiskReserve = { bytes: number } | { percent: number };
+/** How much of a file system pgx leaves free: a size, a share of the file system's size, or (both) the smaller. */
+export interface DiskReserve {
+  bytes?: number;
+  percent?: number;
+}
+
+/** Unset: 2 GB, or 10% of a file system smaller than 20 GB (a small data volume is not refused everything). */
+export const DEFAULT_RESERVE: DiskReserve = { bytes: 2 * 1024 ** 3, percent: 10 };
 
 const PERCENT_RE = /^(\d+(?:\.\d+)?)\s*%$/;
 
@@ -191,7 +197,7 @@ const fileSchema = z.strictObject({
     {},
   ),
   // The disk budget (src/engine/disk-budget.ts; decision 410): what no copy pgx makes may take the file system below.
-  disk: z.prefault(z.strictObject({ reserve: z.prefault(reserve, '2GB') }), {}),
+  disk: z.prefault(z.strictObject({ reserve: z.optional(reserve) }), {}),
   guards: z.prefault(
     z.strictObject({
       enabled: z._default(z.boolean(), true),
@@ -394,7 +400,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
       },
     },
     pool: { size: poolSizeFrom(env.PGX_POOL, c.agent.pool), max: c.agent.pool_max, maxBytes: c.agent.pool_max_bytes },
-    disk: { reserve: c.disk.reserve },
+    disk: { reserve: c.disk.reserve ?? DEFAULT_RESERVE },
     home: pgxHome(env),
   };
 }

@@ -63,7 +63,7 @@ describe('disk budget through the CLI and the hooks', () => {
     const disk = () => jsonOf<{ checks: { name: string; status: string; detail: string; fix?: string }[] }>(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).checks.find((c) => c.name === 'disk')!;
     const ok = disk();
     expect(ok.status).toBe('ok');
-    expect(ok.detail).toMatch(/^[\d.]+ GB free of [\d.]+ GB on \/\S+ \(the data directory, proven by its postmaster\.pid\) \([\d.]+ GB once the server has written out its \d+ MB of buffers\); reserve 1\.0 GB \(\[disk\] reserve = "1\.0GB"\); the warm pool is off$/);
+    expect(ok.detail).toMatch(/^[\d.]+ GB free of [\d.]+ GB on \/\S+ \(the data directory, proven by its postmaster\.pid\) \([\d.]+ GB once the server has written out its \d+ MB of buffers\); reserve 1\.0 GB \(\[disk\] reserve = "1GB"\); the warm pool is off$/);
 
     withReserve(p, source, (await headroom()) + 1024 * MB);
     const low = disk();

@@ -64,6 +64,17 @@ function expectFigures(err: DiskBudgetError, reserve: number, atLeast: number): 
   expect(err.toJSON()).toMatchObject({ code: 'DISK_RESERVE', exit_code: 7, disk: { free: f.free, needed: f.needed, reserve: reserve } });
 }
 
+/** Runs `fn` on an engine whose reserve sits 20 MB under the free space measured just before; expects its refusal. */
+async function refusedUnder(t: TestProject, fn: (e: Engine) => Promise<unknown>): Promise<DiskBudgetError & { reserveGiven: number }> {
+  const cfg = await tight(t, 20 * MB);
+  const e = await open(cfg);
+  try {
+    return Object.assign(await refusal(fn(e)), { reserveGiven: cfg.disk.reserve.bytes! });
+  } finally {
+    await e.close();
+  }
+}
+
 async function open(config: Config): Promise<Engine> {
   return Engine.open(config, { quiet: true });
 }
@@ -75,15 +86,9 @@ describe('disk budget on the data directory\'s file system', () => {
     const size = Number((await sql<{ s: string }>(`SELECT pg_database_size($1)::text AS s`, [t.template]))[0]!.s);
     expect(size).toBeGreaterThan(40 * MB);
 
-    const cfg = await tight(t, 20 * MB);
-    const e = await open(cfg);
-    try {
-      const err = await refusal(e.ensure({ execId: 'second' }));
-      expectFigures(err, (cfg.disk.reserve as { bytes: number }).bytes, size);
-      expect(err.figures.what).toMatch(/^branch "exec_.+_second" \(a clone of the template "pgx_tpl_/);
-    } finally {
-      await e.close();
-    }
+    const err = await refusedUnder(t, (e) => e.ensure({ execId: 'second' }));
+    expectFigures(err, err.reserveGiven, size);
+    expect(err.figures.what).toMatch(/^branch "exec_.+_second" \(a clone of the template "pgx_tpl_/);
     // nothing of the refused branch: no record, no pgx_new_<nonce>
     expect((await registryRows(t.name)).filter((r) => r.host === t.host).map((r) => r.name)).toEqual([`exec_${t.host}_first`]);
     expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_new\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%${t.host}%second%`])).toEqual([]);
@@ -108,27 +113,23 @@ describe('disk budget on the data directory\'s file system', () => {
     await parent.connect();
     try {
       await parent.query('ALTER TABLE t ADD COLUMN note text; CREATE TABLE migrated (id int)');
-      const cfg = await tight(t, 20 * MB);
-      const e = await open(cfg);
-      try {
-        const err = await refusal(e.ensure({ sessionId: 's1', agentId: 'a1' }));
-        expectFigures(err, (cfg.disk.reserve as { bytes: number }).bytes, 40 * MB);
-        expect(err.figures.what).toBe(`branch "agent_${t.host}_s1_a1" (a copy of "${s.branch}")`);
-        // the parent's session and its branch are untouched
-        expect((await parent.query(`SELECT count(*)::int AS n FROM migrated`)).rows[0].n).toBe(0);
+      // Each refusal on an engine of its own, its reserve measured right before: the disk is shared with other tests,
+      // and one of them freeing 100 MB between the measurement and the copy would let the copy through.
+      const err = await refusedUnder(t, (e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
+      expectFigures(err, err.reserveGiven, 40 * MB);
+      expect(err.figures.what).toBe(`branch "agent_${t.host}_s1_a1" (a copy of "${s.branch}")`);
+      // the parent's session and its branch are untouched
+      expect((await parent.query(`SELECT count(*)::int AS n FROM migrated`)).rows[0].n).toBe(0);
 
-        // A reset of the session's branch to the template: also a copy, also refused; the branch is unchanged.
-        const before = (await dbRow(s.branch))!.oid;
-        const r = await refusal(e.reset({ session: 's1' }, 'template'));
-        expect(r.figures.what).toBe(`the reset of "${s.branch}" (a clone of the template "${t.template}")`);
-        expect((await dbRow(s.branch))!.oid).toBe(before);
+      // A reset of the session's branch to the template: also a copy, also refused; the branch is unchanged.
+      const before = (await dbRow(s.branch))!.oid;
+      const r = await refusedUnder(t, (e) => e.reset({ session: 's1' }, 'template'));
+      expect(r.figures.what).toBe(`the reset of "${s.branch}" (a clone of the template "${t.template}")`);
+      expect((await dbRow(s.branch))!.oid).toBe(before);
 
-        // A template refresh copies the source: refused before its build exists.
-        const f = await refusal(e.refreshTemplate());
-        expect(f.figures.what).toMatch(new RegExp(`^the template's build "${t.template}_b[a-z0-9]{6}" \\(a copy of "${t.config.source}"\\)$`));
-      } finally {
-        await e.close();
-      }
+      // A template refresh copies the source: refused before its build exists.
+      const f = await refusedUnder(t, (e) => e.refreshTemplate());
+      expect(f.figures.what).toMatch(new RegExp(`^the template's build "${t.template}_b[a-z0-9]{6}" \\(a copy of "${t.config.source}"\\)$`));
     } finally {
       await parent.end();
     }

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bytesWritten, COW_BYTES, judge, reserveBytes, type FileSystem } from '../../src/engine/disk-budget.js';
+import { bytesWritten, COW_BYTES, judge, reserveBytes, reserveText, type FileSystem } from '../../src/engine/disk-budget.js';
 import { copyWay } from '../../src/engine/clone-method.js';
 import { loadConfig, parseReserve } from '../../src/project/config.js';
 
@@ -65,8 +65,14 @@ describe('[disk] reserve', () => {
     return dir;
   };
 
-  it('defaults to 2GB; takes a size, a number of bytes or a percentage of the file system', () => {
-    expect(loadConfig({ cwd: project(''), env: {} }).disk).toEqual({ reserve: { bytes: 2 * 1024 ** 3 } });
+  it('defaults to 2GB, or 10% of a file system under 20 GB; takes a size, a number of bytes or a percentage', () => {
+    const byDefault = loadConfig({ cwd: project(''), env: {} }).disk.reserve;
+    expect(byDefault).toEqual({ bytes: 2 * 1024 ** 3, percent: 10 });
+    expect(reserveBytes(byDefault, 252 * 1024 ** 3)).toBe(2 * 1024 ** 3);
+    expect(reserveBytes(byDefault, 2 * 1024 ** 3)).toBe(Math.ceil(0.2 * 1024 ** 3));
+    expect(reserveText(byDefault)).toBe('[disk] reserve unset: 2GB, or 10% of a smaller file system');
+    expect(reserveText({ bytes: 24 * MB })).toBe('[disk] reserve = "24MB"');
+    expect(reserveText({ percent: 5 })).toBe('[disk] reserve = "5%"');
     expect(loadConfig({ cwd: project('[disk]\nreserve = "500MB"\n'), env: {} }).disk.reserve).toEqual({ bytes: 500 * MB });
     expect(loadConfig({ cwd: project('[disk]\nreserve = 0\n'), env: {} }).disk.reserve).toEqual({ bytes: 0 });
     expect(loadConfig({ cwd: project('[disk]\nreserve = "12.5%"\n'), env: {} }).disk.reserve).toEqual({ percent: 12.5 });
