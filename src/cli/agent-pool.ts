@@ -35,7 +35,8 @@ export function registerPoolCommands(agent: Command): void {
         if (opts.background) {
           try {
             const r = await withEngine(config, (e) => e.fillPool(undefined, { settleMs: FILL_SETTLE_MS }), { quiet: true });
-            finishPoolFill(config, { outcome: r.busy ? 'busy' : 'filled', created: r.created.length, swept: r.swept.length, ready: r.ready, target: r.target, elapsed_ms: r.elapsed_ms });
+            // 'disk_reserve': stopped short of the target for the disk budget (the doctor's pool line says so)
+            finishPoolFill(config, { outcome: r.busy ? 'busy' : r.disk_note ? 'disk_reserve' : 'filled', created: r.created.length, swept: r.swept.length, ready: r.ready, target: r.target, elapsed_ms: r.elapsed_ms, ...(r.disk_note ? { error: r.disk_note } : {}) });
           } catch (err) {
             finishPoolFill(config, { outcome: 'error', error: (err as Error).message });
             return 7;
@@ -43,7 +44,7 @@ export function registerPoolCommands(agent: Command): void {
           return;
         }
         const r = await withEngine(config, (e) => e.fillPool((m) => out.progress(m)));
-        out.result(r, () => (r.busy ? 'another filler is running; it tops the pool up' : `pool: ${r.ready}/${r.target} ready (${r.created.length} cloned, ${r.swept.length} stale dropped) in ${r.elapsed_ms} ms`));
+        out.result(r, () => (r.busy ? 'another filler is running; it tops the pool up' : `pool: ${r.ready}/${r.target} ready (${r.created.length} cloned, ${r.swept.length} stale dropped) in ${r.elapsed_ms} ms${r.disk_note ? `; stopped short: ${r.disk_note}` : ''}`));
       }),
     );
 

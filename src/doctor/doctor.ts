@@ -8,6 +8,7 @@ import { lazyServer } from './connection.js';
 import { serverCheck, roleCheck } from './server-checks.js';
 import { originCheck, templateCheck } from './template-check.js';
 import { poolCheck } from './pool-check.js';
+import { diskCheck } from './disk-check.js';
 import { brokerCheck } from './broker-check.js';
 import { hooksCheck, inspectScopes } from './hooks-check.js';
 import { permissionsCheck } from './permissions-check.js';
@@ -53,6 +54,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['template', () => templateCheck(ctx)],
     ['origin', () => originCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
+    ['disk', () => diskCheck(ctx)],
     ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
     // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)

@@ -37,6 +37,7 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   if (st.size === 0) return st.ready ? warn('pool', `off, but ${st.ready} member(s) are left`, 'pgx agent pool drain') : ok('pool', 'off ([agent] pool = 0)');
   const last = lastFill(config.home);
   if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time}): ${last.error}`, 'pgx agent pool fill');
+  if (last?.outcome === 'disk_reserve' && st.ready < st.target) return warn('pool', `${detail}; the last background fill stopped short for the disk budget (${last.time}): ${last.error}`, 'free space on the server\'s file system (pgx agent gc), or lower [disk] reserve; then: pgx agent pool fill');
   if (st.stale) return warn('pool', `${detail}; ${st.stale} stale member(s) (an older template build, other guards, or a dead filler's)`, 'pgx agent gc');
   // Right after install nothing has filled the pool yet: no template build, or no branch of it and no background
   // fill ever logged. That is how it starts, not a fault: the first SessionStart starts the filler (decision 137).

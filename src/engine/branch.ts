@@ -14,6 +14,7 @@ import type { ConnParams } from '../server/db.js';
 import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';
+import { isDiskBudgetError } from './disk-budget.js';
 import { ensureTemplate, templateName } from './template.js';
 import * as roles from './roles.js';
 import { claimMember, gcPool } from './pool.js';
@@ -224,7 +225,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
       const clone = async () => {
         const template = await ensureTemplate(e);
         baseTemplate = (await catalog.databaseOid(reg, template)) ?? null;
-        await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes));
+        await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes), { what: `branch "${rec.name}" (a clone of the template "${template}")` });
       };
       // A template refresh can swap the template between ensureTemplate's unlocked look and the clone: once more.
       const fromTemplate = () => clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
@@ -235,6 +236,8 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
           method = 'frozen';
         } catch (err) {
           if (err instanceof FrozenCopyWaitError) throw err; // not the template instead: the next ensure clones the copy
+          // No room for the copy: refused, not replaced by a template clone (another copy, and not what was asked).
+          if (isDiskBudgetError(err)) throw err;
           // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
           await dropCreation(e, rec);
           rec = await records.setLineage(reg, rec.name, null);
@@ -251,6 +254,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
   } catch (err) {
     await dropCreation(e, rec).catch(() => {});
     if (rec.state === 'creating') await records.deleteRecord(reg, rec.name).catch(() => {});
+    if (isDiskBudgetError(err)) throw err; // its own code and figures: the refusal says what to free
     throw new PgxError(
       'BRANCH_FAILED',
       `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,

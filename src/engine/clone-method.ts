@@ -14,6 +14,7 @@ import * as catalog from '../server/catalog.js';
 import type { CloneStrategy } from '../server/catalog.js';
 import type { Db } from '../server/db.js';
 import type { EngineContext } from './context.js';
+import { withRoomFor, type CopyWay } from './disk-budget.js';
 
 export interface ClonePlan {
   strategy?: CloneStrategy;
@@ -52,7 +53,12 @@ export function rememberedVerdict(home: string, server: string): CloneVerdict | 
   }
 }
 
-const serverKey = (e: EngineContext) => `${e.admin.host}:${e.admin.port}`;
+const serverKey = (e: Pick<EngineContext, 'admin'>) => `${e.admin.host}:${e.admin.port}`;
+
+/** Whether this server's clones are known to be copy-on-write (its probe found reflinks): the doctor's disk line. */
+export function knownCopyOnWrite(e: Pick<EngineContext, 'admin' | 'config'>): boolean {
+  return rememberedVerdict(e.config.home, serverKey(e))?.reflink === true;
+}
 
 export async function planClone(e: EngineContext, template: string, fileCopyFromBytes = FILE_COPY_FROM_BYTES): Promise<ClonePlan & { bytes: number }> {
   const db = e.registry;
@@ -89,13 +95,44 @@ async function oneOfTheClones<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function cloneDatabase(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
-  return oneOfTheClones(() => cloneNow(e, name, template, plan));
+/**
+ * What a clone by this plan writes (disk-budget.ts): copy-on-write only once the probe found reflinks (the probe
+ * itself counts as a full copy), and PostgreSQL 15+'s default strategy is WAL_LOG.
+ */
+export function copyWay(plan: ClonePlan, serverVersionNum: number): CopyWay {
+  if (plan.fileCopyMethod === 'clone' && !plan.probe) return 'cow';
+  const strategy = plan.strategy ?? (serverVersionNum >= 150000 ? 'WAL_LOG' : 'FILE_COPY');
+  return strategy === 'FILE_COPY' ? 'file-copy' : 'wal-log';
 }
 
-async function cloneNow(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
+/**
+ * Clones `template` as `name` once the disk budget has room for it (checked in the clone's turn, so the clones ahead
+ * of it are on the disk already); a copy that would cross [disk] reserve is refused before anything is created.
+ */
+export function cloneDatabase(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }, o: CloneOptions = {}): Promise<void> {
+  const copy = { from: template, way: copyWay(plan, e.registry.serverVersionNum), what: o.what ?? `"${name}" (a copy of "${template}")` };
+  return oneOfTheClones(() => withRoomFor(e, copy, () => cloneNow(e, name, template, plan, o.allowConnections), { speculative: o.speculative }));
+}
+
+export interface CloneOptions {
+  /** What is being made, for a disk-budget refusal. */
+  what?: string;
+  /** The warm pool's clone: it leaves twice the reserve free (disk-budget.ts). */
+  speculative?: boolean;
+  /** false: the database refuses connections from its creation (a warm-pool member). */
+  allowConnections?: false;
+}
+
+async function cloneNow(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }, allowConnections?: false): Promise<void> {
   const db: Db = e.registry;
-  if (!plan.probe) return catalog.createDatabase(db, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod });
+  if (!plan.probe) return catalog.createDatabase(db, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod, allowConnections });
+  await probeClone(e, name, template, plan);
+  // the probe measures a plain clone; a member refuses connections right after (nobody knows its name yet)
+  if (allowConnections === false) await catalog.allowConnections(db, name, false);
+}
+
+async function probeClone(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
+  const db: Db = e.registry;
   const dir = await catalog.dataDirectory(db);
   const used = () => {
     try {

@@ -22,6 +22,7 @@ import * as catalog from '../server/catalog.js';
 import type { SchemaObject, TableShape } from '../server/catalog.js';
 import { connect, type Db } from '../server/db.js';
 import type { EngineContext } from './context.js';
+import { withRoomFor } from './disk-budget.js';
 import { templateName } from './template.js';
 
 /** What to compare against: the record's parent (null: the template), the template, or a branch by name. */
@@ -194,8 +195,11 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
   if (copy !== undefined) return copy;
   // Not under the template's name prefix (a build's or an aside's): `pgx_base_<slug>_<hash>_<6 hex>`, ≤ 49 bytes.
   const name = `${template.replace(/^pgx_tpl_/, 'pgx_base_')}_${randomBytes(3).toString('hex')}`;
-  await records.recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
-  await catalog.createDatabase(reg, name, { template });
+  // The disk budget (disk-budget.ts) first: a refusal leaves neither a record nor a database.
+  await withRoomFor(e, { from: template, way: reg.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy', what: `the diff's baseline "${name}" (a copy of the template "${template}")` }, async () => {
+    await records.recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
+    await catalog.createDatabase(reg, name, { template });
+  });
   await catalog.writeStamp(reg, name, { kind: 'building', project: e.config.project, started_at: new Date().toISOString(), baseline_of: oid });
   await catalog.revokePublicConnect(reg, name);
   return name;

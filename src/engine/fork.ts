@@ -27,6 +27,7 @@ import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import type { EngineContext } from './context.js';
 import { copyByDump } from './dump-restore.js';
+import { withRoomFor } from './disk-budget.js';
 
 /** What a new branch starts as: the template, its session's branch, or a named branch of this project. */
 export type ForkRequest = { kind: 'template' } | { kind: 'session'; sessionId?: string } | { kind: 'branch'; ref: string };
@@ -87,18 +88,21 @@ export function isUnchanged(p: ForkParent): boolean {
  * Copies `from` into the new database `into` (which must not exist): a TEMPLATE copy when nobody is connected to
  * `from`, else (or when someone connected in between: 55006) pg_dump | psql into an empty database.
  */
-export async function copyBranch(e: EngineContext, from: string, into: string): Promise<'template-copy' | 'dump-restore'> {
+export async function copyBranch(e: EngineContext, from: string, into: string, what = `"${into}" (a copy of "${from}")`): Promise<'template-copy' | 'dump-restore'> {
   const reg = e.registry;
   if ((await catalog.countBackends(reg, from)) === 0) {
     try {
-      await cloneDatabase(e, into, from, await planClone(e, from));
+      await cloneDatabase(e, into, from, await planClone(e, from), { what });
       return 'template-copy';
     } catch (err) {
       if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
     }
   }
-  await catalog.createEmptyDatabase(reg, into);
-  await copyByDump(e, from, into);
+  // The disk budget (disk-budget.ts) before the empty database: a refusal leaves nothing to drop.
+  await withRoomFor(e, { from, way: 'dump-restore', what }, async () => {
+    await catalog.createEmptyDatabase(reg, into);
+    await copyByDump(e, from, into);
+  });
   return 'dump-restore';
 }
 

@@ -37,6 +37,7 @@ import * as records from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import type { DatabaseActivity } from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
+import { withRoomFor } from './disk-budget.js';
 import type { EngineContext } from './context.js';
 import { copyByDump } from './dump-restore.js';
 
@@ -220,8 +221,11 @@ export async function freezeSessionState(e: EngineContext, parent: string): Prom
       }
     }
     if (method === 'dump-restore') {
-      await catalog.createEmptyDatabase(reg, name);
-      own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
+      // The disk budget (disk-budget.ts) before the empty database: a refusal leaves only the record, dropped below.
+      await withRoomFor(e, { from: parent, way: 'dump-restore', what: `the frozen copy "${name}" of "${parent}"` }, async () => {
+        await catalog.createEmptyDatabase(reg, name);
+        own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
+      });
     }
     await catalog.writeStamp(reg, name, { kind: 'frozen', project: e.config.project, parent, nonce, taken_at: takenAt });
     await catalog.allowConnections(reg, name, false);

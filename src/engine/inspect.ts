@@ -6,12 +6,17 @@ import type { ConnParams } from '../server/db.js';
 import type { RegistryDb } from '../registry/connection.js';
 import { poolTableExists, recordedMemberNames } from '../registry/pool.js';
 import type { Config } from '../project/config.js';
+import type { Db } from '../server/db.js';
 import { poolStatus, type PoolStatus } from './pool.js';
+import { diskState, type DiskState } from './disk-budget.js';
+import { knownCopyOnWrite } from './clone-method.js';
 
 export type { RegistryDb } from '../registry/connection.js';
 export type { BranchRecord } from '../registry/records.js';
 export type { SourceRecord } from '../registry/sources.js';
 export type { PoolStatus } from './pool.js';
+export type { DiskState } from './disk-budget.js';
+export { bytesText } from './disk-budget.js';
 
 // The registry if it exists (never created), and reads of it that change nothing.
 export { connectRegistryIfExists as registryIfItExists } from '../registry/connection.js';
@@ -36,4 +41,12 @@ export async function inspectPool(config: Config, admin: ConnParams, registry: R
   if (!registry || !(await poolTableExists(registry))) return undefined;
   const status = await poolStatus({ config, admin, registry });
   return { status, recorded: await recordedMemberNames(registry) };
+}
+
+/**
+ * The disk budget as it stands (engine/disk-budget.ts): the data directory's file system, its reserve, and whether
+ * clones there are copy-on-write; or why pgx can't see it.
+ */
+export async function inspectDisk(config: Config, admin: ConnParams, db: Db): Promise<DiskState & { cow: boolean }> {
+  return { ...(await diskState({ config, admin, registry: db })), cow: knownCopyOnWrite({ config, admin }) };
 }

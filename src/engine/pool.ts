@@ -25,6 +25,7 @@ import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
+import { isDiskBudgetError } from './disk-budget.js';
 import type { EngineContext } from './context.js';
 import { applyGuards } from './guards.js';
 import { ensureTemplate, templateName } from './template.js';
@@ -118,8 +119,11 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
 export interface PoolTarget {
   /** How many ready members the filler aims for. */
   target: number;
-  /** What bounds it: the configured size, the recent peak, the cap, or the disk budget. */
-  bound: 'off' | 'size' | 'peak' | 'pool_max' | 'pool_max_bytes';
+  /**
+   * What bounds it: the configured size, the recent peak, the cap, pool_max_bytes; after a fill, `disk_reserve`: the
+   * next member would have taken the file system below twice [disk] reserve (disk-budget.ts), so the fill stopped.
+   */
+  bound: 'off' | 'size' | 'peak' | 'pool_max' | 'pool_max_bytes' | 'disk_reserve';
 }
 
 /** max(size, recent peak), capped by pool_max and by pool_max_bytes / template size. Size 0 turns the pool off. */
@@ -189,6 +193,8 @@ export interface FillResult {
   target: number;
   bound: PoolTarget['bound'];
   ready: number;
+  /** The fill stopped short of its target for the disk budget: the refusal's text (its figures and fix). */
+  disk_note?: string;
   elapsed_ms: number;
 }
 
@@ -201,17 +207,26 @@ export async function fillPool(e: EngineContext, progress: (msg: string) => void
     const swept = await sweepLocked(e, template, false);
     const tpl = await ensureTemplate(e);
     const peak = await members.recordDemand(reg, template);
-    const t = poolTarget(e.config.pool, peak, await catalog.databaseSize(reg, tpl));
+    const t: PoolTarget = poolTarget(e.config.pool, peak, await catalog.databaseSize(reg, tpl));
     const created: string[] = [];
     let ready = (await members.countMembers(reg, template, guardsKey(e.config))).ready;
+    let diskNote: string | undefined;
     // Bounded by the target: claims racing the filler must not keep it cloning forever.
     while (ready < t.target && created.length < t.target) {
       if (opts.settleMs) await waitForLull(e, template, opts.settleMs);
       progress(`pool: cloning member ${ready + 1} of ${t.target} …`);
-      created.push(await createMember(e, tpl));
+      try {
+        created.push(await createMember(e, tpl));
+      } catch (err) {
+        if (!isDiskBudgetError(err)) throw err;
+        // The pool is a shortcut: it stops short of the reserve, and a branch asked for gets the room left.
+        diskNote = err.message;
+        progress(`pool: stopped at ${ready} of ${t.target}: ${err.message}`);
+        break;
+      }
       ready = (await members.countMembers(reg, template, guardsKey(e.config))).ready;
     }
-    return { template, busy: false, created, swept, target: t.target, bound: t.bound, ready };
+    return { template, busy: false, created, swept, target: t.target, bound: diskNote ? 'disk_reserve' : t.bound, ready, ...(diskNote ? { disk_note: diskNote } : {}) };
   });
   const elapsed_ms = Math.round(performance.now() - t0);
   if (result) return { ...result, elapsed_ms };
@@ -244,13 +259,14 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   const name = memberName(template);
   const creds = await roles.credentialsFor(e);
   await members.insertFilling(reg, { name, project: e.config.project, template, generation, guards: guardsKey(e.config), ...(creds ? { role: creds.role, role_password: creds.password } : {}) });
-  // The clone method the branches get (clone-method.ts: copy-on-write where the server has reflinks).
+  // The clone method the branches get (clone-method.ts: copy-on-write where the server has reflinks), within the disk
+  // budget the pool keeps (twice the reserve: disk-budget.ts). A refusal made nothing: the record goes with it.
   const plan = await planClone(e, template);
-  if (plan.probe) {
-    await cloneDatabase(e, name, template, plan); // the server's first clone measures it; the member refuses after
-    await catalog.allowConnections(reg, name, false);
-  } else {
-    await catalog.createDatabase(reg, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod, allowConnections: false });
+  try {
+    await cloneDatabase(e, name, template, plan, { what: `warm-pool member "${name}" (a clone of the template "${template}")`, speculative: true, allowConnections: false });
+  } catch (err) {
+    if (isDiskBudgetError(err)) await members.deleteMember(reg, name);
+    throw err;
   }
   await catalog.writeStamp(reg, name, { kind: 'pool', project: e.config.project, template, generation, member: name });
   await applyGuards(reg, name, e.config);

@@ -18,6 +18,7 @@ import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
+import { isDiskBudgetError } from './disk-budget.js';
 import type { EngineContext } from './context.js';
 import { copyBranch, type ForkMethod } from './fork.js';
 import { applyGuards } from './guards.js';
@@ -94,15 +95,16 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
     if (from === null) {
       const template = await ensureTemplate(e);
       baseTemplate = (await catalog.databaseOid(reg, template)) ?? null;
-      await cloneDatabase(e, tmp, template, await planClone(e, template));
+      await cloneDatabase(e, tmp, template, await planClone(e, template), { what: `the reset of "${cur.name}" (a clone of the template "${template}")` });
       method = 'template';
     } else {
-      method = await copyBranch(e, from, tmp);
+      method = await copyBranch(e, from, tmp, `the reset of "${cur.name}" (a copy of "${from}")`);
     }
     await catalog.writeStamp(reg, tmp, { kind: 'branch', identityKey: cur.identity_key, nonce: n2 });
   } catch (err) {
     await dropSwapLeftovers(e, cur).catch(() => {});
     await records.clearSwap(reg, cur.name).catch(() => {});
+    if (isDiskBudgetError(err)) throw err; // its own code and figures; the branch is unchanged
     throw new PgxError('BRANCH_FAILED', `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`, err instanceof PgxError ? err.hint : 'Check the server (`pgx agent doctor`); the branch is unchanged.', { cause: err });
   }
   try {

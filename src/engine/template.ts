@@ -18,6 +18,7 @@ import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { Stamp, TemplateStamp } from '../server/catalog.js';
 import { copyByDump } from './dump-restore.js';
+import { withRoomFor } from './disk-budget.js';
 import { schemaFingerprint } from './fingerprint.js';
 import type { EngineContext } from './context.js';
 
@@ -202,10 +203,17 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
   }
 }
 
-/** Create the build's database, then the building stamp at once. */
+/**
+ * Create the build's database, then the building stamp at once. A copy of the source is budgeted (disk-budget.ts:
+ * PostgreSQL 15+'s default strategy, WAL_LOG); template0 for an empty build or a restore's target is a few MB.
+ */
 async function createBuilding<M extends TemplateStamp['method']>(e: EngineContext, into: string, from: string, method: M): Promise<M> {
-  await catalog.createDatabase(e.registry, into, { template: from });
-  await catalog.writeStamp(e.registry, into, { kind: 'building', project: e.config.project, started_at: new Date().toISOString() });
+  const create = async () => {
+    await catalog.createDatabase(e.registry, into, { template: from });
+    await catalog.writeStamp(e.registry, into, { kind: 'building', project: e.config.project, started_at: new Date().toISOString() });
+  };
+  if (from === 'template0') await create();
+  else await withRoomFor(e, { from, way: e.registry.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy', what: `the template's build "${into}" (a copy of "${from}")` }, create);
   return method;
 }
 
@@ -218,6 +226,10 @@ async function copyOrDump(e: EngineContext, source: string, into: string): Promi
       if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
     }
   }
-  await createBuilding(e, into, 'template0', 'dump-restore');
-  return { method: 'dump-restore', privileges: await copyByDump(e, source, into) }; // on failure build() drops `into`
+  // on failure build() drops `into`; a refusal of the disk budget comes before it exists
+  const privileges = await withRoomFor(e, { from: source, way: 'dump-restore', what: `the template's build "${into}" (a dump and restore of "${source}")` }, async () => {
+    await createBuilding(e, into, 'template0', 'dump-restore');
+    return copyByDump(e, source, into);
+  });
+  return { method: 'dump-restore', privileges };
 }

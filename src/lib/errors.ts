@@ -39,7 +39,8 @@ export type ErrorCode =
   | 'EXEC_FAILED'
   | 'IMPORT_FAILED'
   | 'INVALID_INPUT'
-  | 'BROKER_UNAVAILABLE';
+  | 'BROKER_UNAVAILABLE'
+  | 'DISK_RESERVE';
 
 const exitFor: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
@@ -56,6 +57,8 @@ const exitFor: Record<ErrorCode, number> = {
   TEMPLATE_FAILED: EXIT.branch,
   EXEC_FAILED: EXIT.execFailed,
   IMPORT_FAILED: EXIT.branch,
+  // a copy that would take the server's file system below [disk] reserve (engine/disk-budget.ts)
+  DISK_RESERVE: EXIT.branch,
   // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
   BROKER_UNAVAILABLE: EXIT.refused,
 };

@@ -113,6 +113,38 @@ const size = z.pipe(
   }),
 );
 const count = z.int().check(z.gte(0), z.lte(256));
+
+/** How much of a file system pgx leaves free: a size, a share of the file system's size, or (both) the smaller. */
+export interface DiskReserve {
+  bytes?: number;
+  percent?: number;
+}
+
+/** Unset: 2 GB, or 10% of a file system smaller than 20 GB (a small data volume is not refused everything). */
+export const DEFAULT_RESERVE: DiskReserve = { bytes: 2 * 1024 ** 3, percent: 10 };
+
+const PERCENT_RE = /^(\d+(?:\.\d+)?)\s*%$/;
+
+/** "2GB", a number of bytes, or "10%" (of the file system's size, at most 90%) → a reserve. */
+export function parseReserve(value: string | number): DiskReserve {
+  const m = typeof value === 'string' ? PERCENT_RE.exec(value.trim()) : null;
+  if (!m) return { bytes: parseSize(value) };
+  const percent = Number(m[1]);
+  if (percent > 90) throw new Error(`"${value}" is more than 90% of the file system: nothing could ever be copied`);
+  return { percent };
+}
+
+const reserve = z.pipe(
+  z.union([z.string(), z.number()]),
+  z.transform((v: string | number, ctx) => {
+    try {
+      return parseReserve(v);
+    } catch (e) {
+      ctx.issues.push({ code: 'custom', message: (e as Error).message, input: v });
+      return z.NEVER;
+    }
+  }),
+);
 /**
  * Databases that can't be a source: the registry (branches would carry pgx's own bookkeeping), PostgreSQL's templates
  * (template0 refuses connections; template1 is what every new database is copied from by default) and the maintenance
@@ -164,6 +196,8 @@ const fileSchema = z.strictObject({
     }),
     {},
   ),
+  // The disk budget (src/engine/disk-budget.ts; decision 410): what no copy pgx makes may take the file system below.
+  disk: z.prefault(z.strictObject({ reserve: z.optional(reserve) }), {}),
   guards: z.prefault(
     z.strictObject({
       enabled: z._default(z.boolean(), true),
@@ -212,6 +246,8 @@ export interface Config {
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
   pool: { size: number; max: number; maxBytes: number };
+  /** What every copy (branch, fork, reset, pool member, template build) leaves free on the server's file system. */
+  disk: { reserve: DiskReserve };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
 }
@@ -364,6 +400,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
       },
     },
     pool: { size: poolSizeFrom(env.PGX_POOL, c.agent.pool), max: c.agent.pool_max, maxBytes: c.agent.pool_max_bytes },
+    disk: { reserve: c.disk.reserve ?? DEFAULT_RESERVE },
     home: pgxHome(env),
   };
 }

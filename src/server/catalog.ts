@@ -301,6 +301,32 @@ export async function databaseSize(db: Db, name: string): Promise<number> {
   return Number(row!.size);
 }
 
+/**
+ * What a copy of `name` writes, and where: its size, and its default tablespace's location ('': the data
+ * directory; relative: an in-place tablespace under it). Undefined: no such database.
+ */
+export async function copySource(db: Db, name: string): Promise<{ bytes: number; tablespace: string; location: string } | undefined> {
+  const [row] = await db.query<{ bytes: string; tablespace: string; location: string }>(
+    `SELECT pg_database_size(d.oid)::text AS bytes, t.spcname AS tablespace, pg_tablespace_location(d.dattablespace) AS location
+       FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace WHERE d.datname = $1`,
+    [name],
+  );
+  return row ? { bytes: Number(row.bytes), tablespace: row.tablespace, location: row.location } : undefined;
+}
+
+/**
+ * Where the server keeps its files (undefined without superuser or pg_read_all_settings), what its postmaster.pid
+ * says when the directory is this machine's (its port and start time, epoch seconds), and shared_buffers in bytes.
+ */
+export async function serverPlace(db: Db): Promise<{ dataDirectory?: string; port: number; startedAt: number; sharedBuffers: number }> {
+  const [row] = await db.query<{ data_directory: string | null; port: string; started: string; shared_buffers: string }>(
+    `SELECT CASE WHEN pg_has_role('pg_read_all_settings', 'member') THEN current_setting('data_directory') END AS data_directory,
+            current_setting('port') AS port, extract(epoch FROM pg_postmaster_start_time())::bigint::text AS started,
+            pg_size_bytes(current_setting('shared_buffers'))::text AS shared_buffers`,
+  );
+  return { ...(row!.data_directory ? { dataDirectory: row!.data_directory } : {}), port: Number(row!.port), startedAt: Number(row!.started), sharedBuffers: Number(row!.shared_buffers) };
+}
+
 /** The database's oid (undefined: no such database). A rebuilt database under the same name has a new one. */
 export async function databaseOid(db: Db, name: string): Promise<string | undefined> {
   const [row] = await db.query<{ oid: string }>('SELECT oid::text AS oid FROM pg_database WHERE datname = $1', [name]);
