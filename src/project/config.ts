@@ -9,6 +9,7 @@ import * as z from 'zod/mini';
 import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
 import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
+import { maskSection, type MaskRule } from '../mask/rules.js';
 
 export const CONFIG_FILE = '.pgx.toml';
 
@@ -173,6 +174,8 @@ const fileSchema = z.strictObject({
     }),
     {},
   ),
+  // One rule per column of personal data: how pgx's copy replaces its values (src/mask/, decision 460).
+  mask: z.prefault(maskSection, {}),
 });
 
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
@@ -214,6 +217,8 @@ export interface Config {
   pool: { size: number; max: number; maxBytes: number };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
+  /** [mask]: how each column of personal data is masked in pgx's copies (empty: no rules). */
+  mask: MaskRule[];
 }
 
 export { pgxHome };
@@ -365,6 +370,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     },
     pool: { size: poolSizeFrom(env.PGX_POOL, c.agent.pool), max: c.agent.pool_max, maxBytes: c.agent.pool_max_bytes },
     home: pgxHome(env),
+    mask: c.mask,
   };
 }
 

@@ -53,6 +53,8 @@ export interface TemplateStamp {
    * Absent: no source, or a template made before this was recorded.
    */
   privileges?: 'kept' | 'dropped';
+  /** The [mask] rules' digest the template's data was masked with (src/mask/rules.ts); absent or null: unmasked. */
+  mask?: string | null;
 }
 
 export type Stamp =
@@ -75,7 +77,7 @@ export type Stamp =
   /** A source being imported (`from`: the URL without its password, or the dump's path; `nonce`: of its copy record). */
   | { kind: 'importing'; project: string; from: string; started_at: string; nonce?: string }
   /** A finished imported copy (origin details are in the registry, which only the admin may read). */
-  | { kind: 'source'; project: string; nonce: string; imported_at: string }
+  | { kind: 'source'; project: string; nonce: string; imported_at: string; mask?: string | null }
   | { kind: 'registry' };
 
 export function formatStamp(s: Stamp): string {
