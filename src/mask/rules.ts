@@ -79,21 +79,21 @@ type RawValue = string | { jsonb: Record<string, string> };
 
 function ruleOf(key: string, raw: RawValue): MaskRule | string {
   const where = parseKey(key);
-  if (!where) return `"${key}": a key must name one column as "schema.table.column"`;
+  if (!where) return `a key must name one column as "schema.table.column"`;
   if (typeof raw === 'string') {
     const s = parseStrategy(raw);
-    if (typeof s === 'string') return `"${key}": ${s}`;
+    if (typeof s === 'string') return s;
     return { key, ...where, strategy: s, text: raw };
   }
   const paths: { path: string[]; strategy: Strategy }[] = [];
   for (const [path, text] of Object.entries(raw.jsonb)) {
     const s = parseStrategy(text);
-    if (typeof s === 'string') return `"${key}" path "${path}": ${s}`;
-    if (s.kind === 'keep' || s.kind === 'date_shift') return `"${key}" path "${path}": ${s.kind} is not a strategy for a jsonb path`;
-    if (!/^[^.]+(\.[^.]+)*$/.test(path)) return `"${key}" path "${path}": a path is keys (or array indexes) joined by "."`;
+    if (typeof s === 'string') return `path "${path}": ${s}`;
+    if (s.kind === 'keep' || s.kind === 'date_shift') return `path "${path}": ${s.kind} is not a strategy for a jsonb path`;
+    if (!/^[^.]+(\.[^.]+)*$/.test(path)) return `path "${path}": a path is keys (or array indexes) joined by "."`;
     paths.push({ path: path.split('.'), strategy: s });
   }
-  if (!paths.length) return `"${key}": { jsonb = { ... } } names no path`;
+  if (!paths.length) return '{ jsonb = { ... } } names no path';
   const text = `jsonb{${Object.entries(raw.jsonb).map(([p, t]) => `${p}=${t}`).sort().join(',')}}`;
   return { key, ...where, strategy: { kind: 'jsonb', paths }, text };
 }

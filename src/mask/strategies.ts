@@ -83,7 +83,8 @@ export function maskExpression(s: Strategy, c: ColumnInfo, defs: string[] = []):
       return `${quoteLiteral(s.value)}::${c.type}`;
     case 'date_shift':
       if (c.category !== 'D' || /^time( |$)/.test(c.type)) throw new StrategyMismatch(`date_shift applies to date and timestamp columns, not ${c.type}`);
-      return cast(`${col} + ((${num(v)} % ${2 * s.days + 1}) - ${s.days}) * interval '1 day'`);
+      // -days … -1 or 1 … days: never 0, so no value stays where it was.
+      return cast(`${col} + ((${num(v)} % ${2 * s.days}) - ${s.days} + (${num(v)} % ${2 * s.days}) / ${s.days}) * interval '1 day'`);
     case 'ip':
       if (c.category !== 'I' && c.category !== 'S') throw new StrategyMismatch(`ip applies to inet and text columns, not ${c.type}`);
       return cast(textExpr(s, v, { unique: c.unique, max: c.maxLength }));
@@ -106,7 +107,7 @@ function jsonbExpr(s: Extract<Strategy, { kind: 'jsonb' }>, c: ColumnInfo, defs:
   for (const { path, strategy } of s.paths) {
     if (!TEXTUAL.includes(strategy.kind) && strategy.kind !== 'null') throw new StrategyMismatch(`${strategy.kind} does not apply to a jsonb path`);
     const p = `${quoteLiteral(`{${path.map((k) => `"${k.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
-    const value = strategy.kind === 'null' ? `'null'::jsonb` : `to_jsonb(${textExpr(strategy, 'j #>> ' + p, { unique: false, max: null })})`;
+    const value = strategy.kind === 'null' ? `'null'::jsonb` : `to_jsonb(${textExpr(strategy, `(j #>> ${p})`, { unique: false, max: null })})`;
     const fn = `pg_temp.pgx_mask_jsonb_${defs.length + 1}`;
     defs.push(`CREATE FUNCTION ${fn}(j jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $pgx$ SELECT CASE WHEN jsonb_typeof(j #> ${p}) IN ('string', 'number') THEN jsonb_set(j, ${p}, ${value}) ELSE j END $pgx$`);
     e = `${fn}(${e})`;
