@@ -67,4 +67,18 @@ describe('pgx source scan, and import refusing and masking', () => {
     expect(await checksum(ORIGIN)).toBe(sum);
     runPgx(['template', 'drop'], p);
   }, 180_000);
+
+  it("a routed exec on the user's own database with rules: the hot-path bundle masks the template it builds (dist/mask.cjs)", async () => {
+    const own = `scan_own_${Math.random().toString(36).slice(2, 8)}`;
+    made.push(own);
+    await sql(`CREATE DATABASE ${own} TEMPLATE ${ORIGIN}`);
+    const p = makeProject({ source: own, toml: RULES_TOML });
+    dirs.push(p.dir);
+    const r = runPgx(['agent', 'exec', '--id', 'masked', '--', 'psql', '-X', '-At', '-c', 'SELECT email FROM customers ORDER BY id LIMIT 1'], p);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^u[0-9a-f]{16}@example\.com$/);
+    expect((await sql(`SELECT email FROM customers ORDER BY id LIMIT 1`, [], own))[0].email).not.toMatch(/example\.com/);
+    runPgx(['agent', 'down', '--id', 'masked', '--now'], p);
+    runPgx(['template', 'drop'], p);
+  }, 120_000);
 });
