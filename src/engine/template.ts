@@ -43,11 +43,23 @@ const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxy
 /** Returns the project's template, building it on first use. */
 export async function ensureTemplate(e: EngineContext): Promise<string> {
   const name = templateName(e.config.project, e.config.source);
-  if (await templateExists(e, name)) return name;
+  if (await usableTemplate(e, name)) return name;
   return withTemplateLock(e.registry, name, async () => {
-    if (!(await templateExists(e, name))) await rebuild(e, name);
+    if (!(await usableTemplate(e, name))) await rebuild(e, name);
     return name;
   });
+}
+
+/**
+ * Is there a template to clone? With [mask] rules, one masked with other rules (or built before them, unmasked) is
+ * not: it is rebuilt, so that no branch is cloned from data the rules now mask (decision 465). Same one statement.
+ */
+async function usableTemplate(e: EngineContext, name: string): Promise<boolean> {
+  const info = await catalog.databaseInfo(e.registry, name);
+  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
+  if (!info.exists || info.stamp?.kind !== 'template') return false;
+  const want = rulesDigest(e.config.mask);
+  return want === null || (info.stamp.mask ?? null) === want;
 }
 
 export interface RefreshResult {

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyInput } from '../../src/project/source-input.js';
 import { loadConfig } from '../../src/project/config.js';
+import { Engine } from '../../src/engine/api.js';
 import { Faults } from '../helpers/faults.js';
 import { dbRow, expectNoOrphans, testProject, type TestProject } from '../helpers/engine.js';
 import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
@@ -150,6 +151,31 @@ describe('masked sources', () => {
     expect((err as Error).message).toMatch(/"public\.customers\.plan": "null" cannot mask text NOT NULL/);
     await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
   }, 60_000);
+
+  it('rules added to a project with an unmasked template: no pool member of it is claimed, the template is rebuilt masked', async () => {
+    const own = `mask_own_${rand()}`;
+    await sql(`CREATE DATABASE ${own} TEMPLATE ${ORIGIN}`);
+    const t = project(own, '[agent]\npool = 1\n');
+    const plain = await t.run((e) => e.ensure({ execId: `p${rand()}` }));
+    expect((await originalsIn(plain.branch))['customers.email']).toBe(600);
+    await t.run((e) => e.fillPool());
+    expect((await t.run((e) => e.poolStatus())).ready).toBe(1);
+    // The same project, now with rules.
+    const masked = { ...t.config, mask: loadConfig({ cwd: project(own, RULES_TOML).config.projectDir }).mask };
+    made.pop();
+    const e = await Engine.open(masked, { quiet: true });
+    try {
+      const b = await e.ensure({ execId: `m${rand()}` });
+      expect(b.method).not.toBe('claim');
+      expect(await originalsIn(b.branch)).toEqual(zeros);
+      expect((await dbRow(t.template))!.comment).toMatch(/"mask":"[0-9a-f]{16}"/);
+      await e.drainPool();
+      for (const x of [b.branch, plain.branch]) await e.down({ branch: x }, { now: true });
+    } finally {
+      await e.close();
+    }
+    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+  }, 120_000);
 
   it('an unknown strategy, a malformed key and a one-sided foreign key are errors that name them', async () => {
     const p = makeProject({ toml: '[mask]\n"public.customers.email" = "scramble"\n"customers.email" = "email"\n' });
