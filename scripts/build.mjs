@@ -32,6 +32,9 @@ const cliOnly = {
       /[\\/]src[\\/]engine[\\/]api\.ts$/.test(args.importer) ? { path: args.path, namespace: 'cli-only' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({ contents: `throw new Error('pgx: ${args.path} is not in the hot-path bundle');`, loader: 'js' }));
+    // Masking (src/mask/apply.ts, ~21 KB): a hook runs it only when it builds a masked template of the user's own
+    // database, so the hot-path bundles require it from its own file, dist/mask.cjs, at that moment (decision 464).
+    b.onResolve({ filter: /^\.\.\/mask\/apply\.js$/ }, (args) => (/[\\/]src[\\/]engine[\\/](api|template)\.ts$/.test(args.importer) ? { path: './mask.cjs', external: true } : undefined));
   },
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
@@ -79,7 +82,7 @@ await build({
 // 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
-  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts' },
+  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts', mask: 'src/mask/apply.ts' },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { ...common.define, 'import.meta.url': '__pgxModuleUrl' },

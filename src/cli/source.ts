@@ -52,6 +52,11 @@ function resolveRemembered(config: Config, o: SourceOrigin, out: Output): Resolv
   return { input: classifyInput(o.origin, config.projectDir), origin: {} };
 }
 
+function maskLine(m: { columns: number; tables: number; personal: number; foreign_keys_checked: number; elapsed_ms: number }): string | null {
+  if (!m.columns) return m.personal ? `  ${m.personal} personal-looking column(s), each kept by a "keep" rule` : null;
+  return `  masked ${m.columns} column(s) in ${m.tables} table(s) before the copy was finished (${m.elapsed_ms} ms${m.foreign_keys_checked ? `; ${m.foreign_keys_checked} foreign key(s) over them re-checked` : ''})`;
+}
+
 export function registerSourceCommands(program: Command): void {
   const source = program.command('source').description("the project's source database (what branches are cloned from)");
   withCommon(source.command('import').description("load a database (another server's, or a pg_dump file or directory) into pgx's server as the project's source"))
@@ -87,6 +92,7 @@ export function registerSourceCommands(program: Command): void {
         out.result(value, () =>
           [
             `imported ${r.from} into "${r.database}" (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
+            maskLine(r.mask),
             r.roles_created.length ? `  roles created (NOLOGIN, so ownership is kept): ${r.roles_created.join(', ')}` : null,
             configUpdated ? `  ${config.file}: [project] source = "${into}"` : null,
             template ? `  template ${template} built: new branches are clones of it` : null,
@@ -95,6 +101,32 @@ export function registerSourceCommands(program: Command): void {
           ]
             .filter(Boolean)
             .join('\n'),
+        );
+      }),
+    );
+
+  withCommon(source.command('scan').description('list the columns that look like personal data and the [mask] rule each has, without copying anything (import and sync refuse while one has no rule)'))
+    .option('--from <url>', 'scan this postgres:// URL (the database you would import) instead of [project] source')
+    .option('--from-env <var>', 'read the URL to scan from this variable (the environment, else .env / .env.local)')
+    .action(
+      action<ImportOpts>(async (opts, out) => {
+        if (opts.from !== undefined && opts.fromEnv !== undefined) throw new PgxError('USAGE', 'Pass at most one of --from <url> or --from-env <var>.', 'Without either, pgx scans [project] source on its server.');
+        const config = projectConfigFor(opts);
+        let conn: ImportInput['conn'];
+        if (opts.from !== undefined || opts.fromEnv !== undefined) {
+          const { input } = resolveFrom(config, opts, out, 'scanning');
+          if (input.kind !== 'url') throw new PgxError('USAGE', `${input.display} is a dump: pgx can only scan it by restoring it.`, '`pgx source import --from <file>` restores it into a private copy, scans that and refuses (dropping the copy) before anything is made from it; or scan the database the dump came from (--from <url>).');
+          conn = input.conn;
+        }
+        const r = await withEngine(config, (e) => e.scanSource({ conn, progress: (m) => out.progress(m) }));
+        const refuse = r.unruled.length > 0 || r.problems.length > 0;
+        out.result({ ...r, would_refuse: refuse }, () =>
+          [
+            `scanned "${r.database}": ${r.tables} table(s), ${r.columns} column(s); ${r.personal.length} look personal, ${r.unruled.length} without a rule; ${r.rules} rule(s) in [mask]`,
+            ...r.personal.map((f) => `  ${f.rule === null ? 'NO RULE ' : `${f.rule.padEnd(8)}`} ${f.key} (${f.type}): ${f.why.join('; ')}`),
+            ...r.problems.map((p) => `  BAD RULE "${p.key}": ${p.problem}`),
+            refuse ? (r.unruled.length ? `import and sync refuse until each column above has a rule; reviewed, paste into ${config.file ?? '.pgx.toml'}:\n\n${r.block}\n` : `import and sync refuse until the rules above are fixed`) : 'import and sync would go ahead: every personal-looking column has a rule',
+          ].join('\n'),
         );
       }),
     );
@@ -124,6 +156,7 @@ export function registerSourceCommands(program: Command): void {
         out.result({ ...r, next }, () =>
           [
             `synced "${r.database}" from ${r.from} (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
+            maskLine(r.mask),
             r.old_copy_dropped ? `  the old copy was dropped (nothing uses it: branches are clones of the template)` : null,
             r.old_copy_left ? `  the old copy ${r.old_copy_left} could not be dropped yet; the next sync drops it` : null,
             r.template ? `  template ${r.template.template} rebuilt by ${r.template.method}: new branches get the origin's current schema and data${r.template.pool_retired ? ` (${r.template.pool_retired} warm-pool member(s) of the old template retired)` : ''}` : null,

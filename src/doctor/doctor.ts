@@ -7,6 +7,7 @@ import { quoteIfNeeded } from '../lib/shell.js';
 import { lazyServer } from './connection.js';
 import { serverCheck, roleCheck } from './server-checks.js';
 import { originCheck, templateCheck } from './template-check.js';
+import { maskCheck } from './mask-check.js';
 import { poolCheck } from './pool-check.js';
 import { diskCheck } from './disk-check.js';
 import { brokerCheck } from './broker-check.js';
@@ -53,6 +54,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['roles', () => rolesCheck(ctx)],
     ['template', () => templateCheck(ctx)],
     ['origin', () => originCheck(ctx)],
+    ['mask', () => maskCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
     ['disk', () => diskCheck(ctx)],
     ['broker', () => brokerCheck(ctx)],

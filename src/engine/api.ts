@@ -22,6 +22,9 @@ import * as roles from './roles.js';
 import type { Against, DiffBounds, DiffResult } from './diff.js';
 import type { ChangeSummary } from './handoff-text.js';
 export { handoffText } from './handoff-text.js';
+import type { ScanReport } from '../mask/scan.js';
+import type { ConnParams } from '../server/db.js';
+export type { ScanReport };
 
 export type { ConnectionReuse, FreezeElsewhere } from './context.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
@@ -321,6 +324,17 @@ export class Engine {
   /** `pgx source import`: loads a database into this server as a source (never over an existing database). */
   async importSource(o: ImportOptions): Promise<ImportResult> {
     return (await import('./source-import.js')).importSource(this.ctx, o);
+  }
+
+  /**
+   * `pgx source scan`: which columns look personal and which [mask] rule each has, read from the origin (`conn`)
+   * or from [project] source on this server; nothing is copied or changed.
+   */
+  async scanSource(o: { conn?: ConnParams; progress: (msg: string) => void }): Promise<ScanReport> {
+    const { config, admin, gate } = this.ctx;
+    if (!o.conn && !config.source) throw new PgxError('USAGE', 'There is no [project] source to scan.', 'Scan a database to import: `pgx source scan --from-env DATABASE_URL` (or --from <url>).');
+    const conn = o.conn ?? { ...admin, database: config.source! };
+    return (await import('../mask/apply.js')).scanOnly(conn, config.mask, o.progress, gate);
   }
 
   /** What pgx remembers about where the source named `database` (default: [project] source) was copied from. */

@@ -29,6 +29,7 @@ import { isDiskBudgetError } from './disk-budget.js';
 import type { EngineContext } from './context.js';
 import { applyGuards } from './guards.js';
 import { ensureTemplate, templateName } from './template.js';
+import { rulesDigest } from '../mask/rules.js';
 import * as roles from './roles.js';
 
 /**
@@ -70,7 +71,8 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
   const template = templateName(e.config.project, e.config.source);
   let foreign: string | undefined;
   const claim = () => inTransaction(reg, async () => {
-    const m = await members.lockClaimable(reg, template, guardsKey(e.config));
+    // With [mask] rules, a member of a template that predates them is never claimed (decision 465).
+    const m = await members.lockClaimable(reg, template, guardsKey(e.config), rulesDigest(e.config.mask));
     if (!m) return undefined;
     if (m.project !== e.config.project || !isMemberStamp(catalog.parseStamp(m.comment), m)) {
       foreign = m.name; // never renamed: pgx does not alter what its stamp does not vouch for

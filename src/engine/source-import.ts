@@ -31,6 +31,7 @@ import type { EngineContext } from './context.js';
 import { fingerprintAt } from './fingerprint.js';
 import { templateName } from './template.js';
 import type { ImportFormat, ImportInput } from '../project/source-input.js';
+import { scanAndMask, scanOrigin, type MaskResult } from '../mask/apply.js';
 
 /** Where a source's copy came from, as pgx remembers it (no password in any field). */
 export interface SourceOrigin {
@@ -57,6 +58,8 @@ export interface ImportResult {
   elapsed_ms: number;
   /** What pgx now remembers about the origin (`pgx source sync` re-imports from it). */
   origin: SourceOrigin;
+  /** The copy's masking ([mask] in .pgx.toml): done before it was finished, so no template ever saw it unmasked. */
+  mask: MaskResult;
 }
 
 export interface SyncResult extends ImportResult {
@@ -224,6 +227,7 @@ interface Copy {
   missing: string[];
   warnings: string[];
   fingerprint: string | null;
+  mask: MaskResult;
 }
 
 /**
@@ -248,6 +252,9 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
     let fingerprint: string | null = null;
     if (input.kind === 'url') {
       fingerprint = await fingerprintAt(input.conn!).catch(() => null); // pg_dump reports an unreachable origin
+      // Personal columns without a rule refuse the import before anything is dumped (decision 460); the restored copy
+      // is scanned again before it is masked, so an origin that could not be scanned here is still checked.
+      if (fingerprint !== null) await scanOrigin(input.conn!, e.config.mask, e.config.file ?? '.pgx.toml', o.progress, e.gate);
       file = join(work, 'source.dump');
       const pgDump = findClientTool('pg_dump', home, '`pgx source import`');
       let tables = 0;
@@ -307,10 +314,13 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
       throw new PgxError('IMPORT_FAILED', `Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ${fatal.slice(0, 3).join(' | ') || '(no message)'}`, 'Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore older than the dump), then run the import again.');
     }
     if (tolerated) warnings.push(`${tolerated} statement(s) about ownership or grants to missing roles were skipped`);
-    // 4. Complete: stamped as a finished copy (still under its pgx-only name, still recorded as 'new').
-    await catalog.writeStamp(db, name, { kind: 'source', project: e.config.project, nonce, imported_at: new Date().toISOString() });
+    // 4. Scanned and masked while it is still an unfinished copy: refused (and dropped) while a personal column has
+    // no rule; a crash here leaves it unfinished, recorded, and never a source (decision 460).
+    const mask = await scanAndMask({ admin, registry: db, gate: e.gate, project: e.config.project, file: e.config.file ?? '.pgx.toml' }, name, e.config.mask, o.progress);
+    // 5. Complete: stamped as a finished copy (still under its pgx-only name, still recorded as 'new').
+    await catalog.writeStamp(db, name, { kind: 'source', project: e.config.project, nonce, imported_at: new Date().toISOString(), mask: mask.digest });
     recorded = false;
-    return { name, nonce, items, rolesCreated, missing: localServer ? [] : missing, warnings, fingerprint };
+    return { name, nonce, items, rolesCreated, missing: localServer ? [] : missing, warnings, fingerprint, mask };
   } catch (err) {
     if (recorded) await dropCopy(e, { name, database, project: e.config.project, nonce, state: 'new' }).catch(() => {});
     throw err;
@@ -344,6 +354,7 @@ function resultOf(input: ImportInput, database: string, copy: Copy, rec: sources
     owners_missing: copy.missing,
     warnings: copy.warnings,
     elapsed_ms: Math.round(performance.now() - t0),
+    mask: copy.mask,
     origin: { kind: rec.origin_kind, origin: rec.origin, env: rec.origin_env, env_file: rec.origin_env_file, format: rec.format, fingerprint: rec.origin_fingerprint, imported_at: new Date().toISOString() },
   };
 }

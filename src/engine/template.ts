@@ -19,6 +19,7 @@ import * as catalog from '../server/catalog.js';
 import type { Stamp, TemplateStamp } from '../server/catalog.js';
 import { copyByDump } from './dump-restore.js';
 import { withRoomFor } from './disk-budget.js';
+import { rulesDigest } from '../mask/rules.js';
 import { schemaFingerprint } from './fingerprint.js';
 import type { EngineContext } from './context.js';
 
@@ -43,11 +44,23 @@ const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxy
 /** Returns the project's template, building it on first use. */
 export async function ensureTemplate(e: EngineContext): Promise<string> {
   const name = templateName(e.config.project, e.config.source);
-  if (await templateExists(e, name)) return name;
+  if (await usableTemplate(e, name)) return name;
   return withTemplateLock(e.registry, name, async () => {
-    if (!(await templateExists(e, name))) await rebuild(e, name);
+    if (!(await usableTemplate(e, name))) await rebuild(e, name);
     return name;
   });
+}
+
+/**
+ * Is there a template to clone? With [mask] rules, one masked with other rules (or built before them, unmasked) is
+ * not: it is rebuilt, so that no branch is cloned from data the rules now mask (decision 465). Same one statement.
+ */
+async function usableTemplate(e: EngineContext, name: string): Promise<boolean> {
+  const info = await catalog.databaseInfo(e.registry, name);
+  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
+  if (!info.exists || info.stamp?.kind !== 'template') return false;
+  const want = rulesDigest(e.config.mask);
+  return want === null || (info.stamp.mask ?? null) === want;
 }
 
 export interface RefreshResult {
@@ -76,7 +89,7 @@ export async function refreshTemplate(e: EngineContext, progress: (msg: string) 
     const copyOf = rec ? { origin: rec.origin, imported_at: new Date(rec.imported_at).toISOString() } : null;
     const what = e.config.source ? `"${e.config.source}"${copyOf ? ` (pgx's copy of ${copyOf.origin})` : ''}` : 'an empty database';
     progress(`building a new template from ${what} …`);
-    const stamp = await rebuild(e, name);
+    const stamp = await rebuild(e, name, progress);
     progress(`template ${name} refreshed (${stamp.method})`);
     if (stamp.privileges === 'dropped') {
       progress(`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`);
@@ -93,10 +106,10 @@ async function templateExists(e: EngineContext, name: string): Promise<boolean> 
 }
 
 /** Under the template's lock: clear what killed builds left, build into a new name, swap it in. */
-async function rebuild(e: EngineContext, name: string): Promise<TemplateStamp> {
+async function rebuild(e: EngineContext, name: string, progress: (msg: string) => void = () => {}): Promise<TemplateStamp> {
   await dropLeftovers(e, name);
   const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
-  const stamp = await build(e, name, into);
+  const stamp = await build(e, name, into, progress);
   await swapIn(e, into, name);
   await records.forgetBuild(e.registry, into);
   return stamp;
@@ -171,7 +184,7 @@ function foreignTemplate(name: string): PgxError {
 }
 
 /** Builds the template for `name` into `into`: recorded, created, stamped as building, filled, finished. */
-async function build(e: EngineContext, name: string, into: string): Promise<TemplateStamp> {
+async function build(e: EngineContext, name: string, into: string, progress: (msg: string) => void): Promise<TemplateStamp> {
   const { registry: reg, config } = e;
   const source = config.source ?? null;
   if (source && !(await catalog.databaseInfo(reg, source)).exists) {
@@ -184,15 +197,24 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
       `Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" (or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall claude\` removes pgx's hooks.`,
     );
   }
+  const imported = source ? await importedMask(e, source) : null;
   await records.recordBuild(reg, into, name, config.project);
   try {
     const copied = source ? await copyOrDump(e, source, into) : { method: await createBuilding(e, into, 'template0', 'empty') };
+    // The user's own database with [mask] rules: the build is the masked intermediate copy, scanned and masked while
+    // it is still stamped as building, so a template never holds an unmasked value (decision 460).
+    let mask = imported?.mask ?? null;
+    if (source && !imported && config.mask.length) {
+      const { scanAndMask } = await import('../mask/apply.js');
+      mask = (await scanAndMask({ admin: e.admin, registry: reg, gate: e.gate, project: config.project, file: config.file ?? '.pgx.toml' }, into, config.mask, progress)).digest;
+    }
     const stamp: TemplateStamp = {
       project: config.project,
       source,
       fingerprint: source ? await schemaFingerprint(e, source) : null,
       refreshed_at: new Date().toISOString(),
       ...copied,
+      ...(mask ? { mask } : {}),
     };
     await catalog.writeStamp(reg, into, { kind: 'template', ...stamp });
     await catalog.freezeAsTemplate(reg, into);
@@ -201,6 +223,25 @@ async function build(e: EngineContext, name: string, into: string): Promise<Temp
     await discardBuild(e, into);
     throw err;
   }
+}
+
+/**
+ * A source pgx imported was masked at its import or sync (source-import.ts): its stamp says with which rules. Null:
+ * the source is the user's own database. Refused when the rules have changed since: the copy may hold a column the
+ * new rules mask, unmasked, and only a sync re-imports it from the origin to mask it.
+ */
+async function importedMask(e: EngineContext, source: string): Promise<{ mask: string | null } | null> {
+  const stamp = (await catalog.databaseInfo(e.registry, source)).stamp;
+  if (stamp?.kind !== 'source') return null;
+  const digest = rulesDigest(e.config.mask);
+  if (digest !== null && stamp.mask !== digest) {
+    throw new PgxError(
+      'REFUSED',
+      `The [mask] rules in ${e.config.file ?? '.pgx.toml'} changed since "${source}" was imported${stamp.mask ? '' : ' (it was copied without masking)'}: a template of it could hold values the rules now mask.`,
+      'Run `pgx source sync`: it copies the origin again and masks it with the current rules, then builds the template.',
+    );
+  }
+  return { mask: stamp.mask ?? null };
 }
 
 /**

@@ -9,6 +9,7 @@ import * as z from 'zod/mini';
 import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
 import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
+import { maskSection, type MaskRule } from '../mask/rules.js';
 
 export const CONFIG_FILE = '.pgx.toml';
 
@@ -207,6 +208,8 @@ const fileSchema = z.strictObject({
     }),
     {},
   ),
+  // One rule per column of personal data: how pgx's copy replaces its values (src/mask/, decision 460).
+  mask: z.prefault(maskSection, {}),
 });
 
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
@@ -250,6 +253,8 @@ export interface Config {
   disk: { reserve: DiskReserve };
   /** Where pgx keeps its own state (local server, hook log, passfiles). */
   home: string;
+  /** [mask]: how each column of personal data is masked in pgx's copies (empty: no rules). */
+  mask: MaskRule[];
 }
 
 export { pgxHome };
@@ -402,6 +407,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     pool: { size: poolSizeFrom(env.PGX_POOL, c.agent.pool), max: c.agent.pool_max, maxBytes: c.agent.pool_max_bytes },
     disk: { reserve: c.disk.reserve ?? DEFAULT_RESERVE },
     home: pgxHome(env),
+    mask: c.mask,
   };
 }
 

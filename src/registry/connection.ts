@@ -113,6 +113,12 @@ CREATE TABLE IF NOT EXISTS pgx_frozen (
   ready_at    timestamptz
 );
 CREATE INDEX IF NOT EXISTS pgx_frozen_parent ON pgx_frozen (parent, state);
+-- Each project's masking salt (src/mask/salt.ts): on the server with its copies, never in git; made on first use.
+CREATE TABLE IF NOT EXISTS pgx_mask_salt (
+  project     text PRIMARY KEY,
+  salt        text NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now()
+);
 CREATE TABLE IF NOT EXISTS pgx_pool_demand (
   template    text PRIMARY KEY,
   peak        int NOT NULL,

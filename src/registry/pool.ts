@@ -47,7 +47,8 @@ export async function markReady(db: RegistryDb, name: string, bytes: number): Pr
  * Inside the claim's transaction: the oldest ready member of the template's CURRENT build (its generation is the
  * template database's oid now) made with these guards, row-locked; members other claimers hold are skipped.
  */
-export async function lockClaimable(db: RegistryDb, template: string, guards: string): Promise<MemberRow | undefined> {
+/** `mask`: the [mask] rules' digest; when set, only members of a template masked with those rules are claimable. */
+export async function lockClaimable(db: RegistryDb, template: string, guards: string, mask: string | null = null): Promise<MemberRow | undefined> {
   // Not through q(): inside a transaction a missing table aborts it, so the caller rolls back, creates the schema
   // and retries (engine/pool.ts claimMember).
   const [row] = await db.query<MemberRow>(
@@ -57,9 +58,10 @@ export async function lockClaimable(db: RegistryDb, template: string, guards: st
        JOIN pg_database d ON d.datname = p.name
        JOIN pg_database t ON t.datname = p.template AND t.oid = p.generation
       WHERE p.template = $1 AND p.guards = $2 AND p.state = 'ready'
+        AND ($3::text IS NULL OR strpos(shobj_description(t.oid, 'pg_database'), '"mask":"' || $3 || '"') > 0)
       ORDER BY p.created_at, p.name LIMIT 1
         FOR UPDATE OF p SKIP LOCKED`,
-    [template, guards],
+    [template, guards, mask],
   );
   return row;
 }

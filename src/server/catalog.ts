@@ -55,6 +55,8 @@ export interface TemplateStamp {
    * Absent: no source, or a template made before this was recorded.
    */
   privileges?: 'kept' | 'dropped';
+  /** The [mask] rules' digest the template's data was masked with (src/mask/rules.ts); absent or null: unmasked. */
+  mask?: string | null;
 }
 
 export type Stamp =
@@ -77,7 +79,7 @@ export type Stamp =
   /** A source being imported (`from`: the URL without its password, or the dump's path; `nonce`: of its copy record). */
   | { kind: 'importing'; project: string; from: string; started_at: string; nonce?: string }
   /** A finished imported copy (origin details are in the registry, which only the admin may read). */
-  | { kind: 'source'; project: string; nonce: string; imported_at: string }
+  | { kind: 'source'; project: string; nonce: string; imported_at: string; mask?: string | null }
   /** A frozen copy of branch `parent` (`nonce`: of its pgx_frozen record, which names it pgx_frz_<nonce>). */
   | { kind: 'frozen'; project: string; parent: string; nonce: string; taken_at: string }
   | { kind: 'registry' };

@@ -151,6 +151,7 @@ describe('cli.md JSON fields against real output', () => {
     cleanup.push(q.dir);
     expect(runPgx(['source', 'import', '--from', dump, '--no-template', '--json'], q).status).toBe(0);
     expectDocumented('pgx source sync', jsonOf(runPgx(['source', 'sync', '--json'], q)));
+    expectDocumented('pgx source scan', jsonOf(runPgx(['source', 'scan', '--json'], q)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], q)));
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
    }, 300_000); // many processes in a row: slow on a loaded machine

@@ -69,7 +69,7 @@ describe('pgx source import', () => {
     // the imported database is stamped as pgx's copy (with the nonce of the registry's record of it, which holds the
     // origin: the stamp, readable by every role, names neither the origin nor a password)
     const stamp = count(runPgx(['local', 'psql', '-X', '-Atc', `select shobj_description(oid, 'pg_database') from pg_database where datname = '${SRC}'`], p));
-    expect(stamp).toMatch(/^pgx:source:\{"project":"[^"]+","nonce":"[a-z0-9]{16}","imported_at":"[^"]+"\}$/);
+    expect(stamp).toMatch(/^pgx:source:\{"project":"[^"]+","nonce":"[a-z0-9]{16}","imported_at":"[^"]+","mask":null\}$/);
 
     // importing again into the same name is refused (exit 6); nothing is overwritten
     const again = runPgx(['source', 'import', '--from-env', 'DATABASE_URL', '--json'], p);
