@@ -35,15 +35,17 @@ export interface HookContext {
   via?: 'broker';
   /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
   afterAnswer?: (fn: () => void) => void;
-  /** Another runtime's hook layer (src/hooks/codex/): its handlers, and how a project installs them. */
+  /** Another runtime's hook layer (src/hooks/codex/, src/hooks/copilot/): its handlers, and how a project installs them. */
   runtime?: HookRuntime;
 }
 
 /** What differs for another agent runtime: the handlers by event, and whether a project's own config runs them. */
 export interface HookRuntime {
-  name: 'codex';
+  name: 'codex' | 'copilot';
   handlers: Record<string, AnyHandler>;
   projectInstalls(projectDir: string): boolean;
+  /** The shell its shell tool runs (the routed command's inner shell); absent: the one Claude Code would pick. */
+  shell?: string;
 }
 
 /** The hook's own process (process.cwd() throws in a deleted directory: inside the runner, whose caller catches it). */
@@ -152,7 +154,7 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
     const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };
