@@ -187,3 +187,52 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
     expect(after.checks.some((c: { name: string }) => c.name === 'copilot')).toBe(false);
   }, 240_000);
 });
+
+// Copilot's permission modes and flags (docs/pgx/local-dev/permissions-copilot.md), each run twice on the same root
+// psql: without pgx's hooks, and with them (routed to the session branch). pgx never makes a command run that
+// Copilot would have refused: ran with pgx ⇒ ran without. Where it differs, pgx is the stricter.
+const MATRIX: { flags: string[]; env?: NodeJS.ProcessEnv; without: boolean; withPgx: boolean }[] = [
+  { flags: ['--allow-all'], without: true, withPgx: true },
+  { flags: [], env: { COPILOT_ALLOW_ALL: 'true' }, without: true, withPgx: true },
+  { flags: ['--allow-all-tools'], without: true, withPgx: true },
+  { flags: ['--allow-tool=shell'], without: true, withPgx: true },
+  { flags: ['--allow-all', '--deny-tool=shell(psql)'], without: false, withPgx: false },
+  { flags: ['--allow-tool=shell', '--deny-tool=shell(psql)'], without: false, withPgx: false },
+  { flags: [], without: false, withPgx: false },
+  // the user allowed psql only: the routed command also runs pgx, which they did not allow, so -p refuses it (stricter)
+  { flags: ['--allow-tool=shell(psql)'], without: true, withPgx: false },
+];
+
+describe.skipIf(!copilotBin)(`Copilot ${PINNED_COPILOT}'s permission matrix, with and without pgx`, () => {
+  it('ran with pgx ⇒ ran without, for every mode and flag', async () => {
+    const { p, copilotHome, env } = await copilotProject();
+    let n = 0;
+    const model = await startFakeChat((): Step[] => [{ bash: `psql -X -Atc 'select current_database()'; echo RAN-${n}` }, { say: 'done' }]);
+    try {
+      const seen: { flags: string; without: boolean; withPgx: boolean; branch: boolean }[] = [];
+      for (const row of MATRIX) {
+        const once = async (): Promise<{ ran: boolean; branch: boolean }> => {
+          const mark = `RAN-${++n}`;
+          const before = model.requests.length;
+          const r = await runCopilot(copilotBin!, `PARENT: ${row.flags.join(' ')}`, { cwd: p.dir, env: { ...copilotEnv(env, model.url, copilotHome), ...row.env }, args: row.flags });
+          expect(r.status, r.stderr.slice(-1000)).toBe(0);
+          const out = toolResultsOf(model, before).join('\n');
+          return { ran: out.includes(mark), branch: hookLog(p.home).some((l) => l.event === 'pre-tool-use' && !!l.branch && out.includes(l.branch)) };
+        };
+        runPgx(['agent', 'uninstall', 'copilot', '--json'], { cwd: p.dir, env });
+        const without = await once();
+        expect(runPgx(['agent', 'install', 'copilot', '--json'], { cwd: p.dir, env }).status).toBe(0);
+        const withPgx = await once();
+        seen.push({ flags: [...row.flags, ...Object.entries(row.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(' ') || '(none)', without: without.ran, withPgx: withPgx.ran, branch: withPgx.branch });
+      }
+      console.log(`copilot permission matrix:\n${seen.map((s) => `  ${s.flags.padEnd(48)} without pgx: ${s.without ? 'runs' : 'refused'}  with pgx: ${s.withPgx ? 'runs' : 'refused'}`).join('\n')}`);
+      expect(seen.map((s) => [s.flags, s.without, s.withPgx])).toEqual(MATRIX.map((m, i) => [seen[i]!.flags, m.without, m.withPgx]));
+      for (const s of seen) if (s.withPgx) expect([s.flags, s.without, s.branch]).toEqual([s.flags, true, true]); // and on the session branch
+      // every run with pgx was routed by the hook (rewritten), whatever Copilot then decided
+      const pre = hookLog(p.home).filter((l) => l.event === 'pre-tool-use');
+      expect(pre.map((l) => l.outcome.split(':')[0])).toEqual(MATRIX.map(() => 'rewritten'));
+    } finally {
+      await model.close();
+    }
+  }, 300_000);
+});

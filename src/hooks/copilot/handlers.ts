@@ -9,12 +9,17 @@
 //  - The root session's commands have no env file to ride on (Copilot gives hooks none), so with session_branch on
 //    they are rewritten to the session's branch with a selector that fails open, as a Codex parent's (decision 205).
 //  - Copilot has sessionEnd: the session's branches end there, as under Claude Code.
+//  - The rewrite names pgx as `pgx` (found on PATH) when that is this very launcher: Copilot's path check asks before a
+//    command that names a file outside the allowed directories, which `--allow-all-tools` (without
+//    `--allow-all-paths`) does not grant, so the absolute launcher path would make -p refuse every routed command
+//    there (measured on 1.0.102; decisions/472). Where pgx on PATH is another file, the absolute path stays (stricter).
 import { attachOrEnsure } from '../../engine/api.js';
 import { issueTicket } from '../../exec/routing-ticket.js';
 import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { invokesLauncher, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
+import { invokesLauncher, isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
+import { pgxOnPath } from '../../install/path-launcher.js';
 import { deny, launcherDeny, original, planSubagentBash, preToolUseFailure, sessionEnd, subagentStart, subagentStop, userPromptSubmit, type Handler } from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
@@ -36,8 +41,11 @@ export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
     const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
     const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
     const params: RewriteParams = { ...who, launcher: h.launcher, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
-    const ticket = () => issueTicket(h.config.home, who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId }, params.projectDir, [params.shell, '-c', original(command, params)]);
-    const plan = planSubagentBash(command, params);
+    // What the rewrite names (see the top of this file); the launcher checks keep the absolute path (a bare `pgx`
+    // would match every command that mentions pgx).
+    const written: RewriteParams = { ...params, launcher: rewriteLauncher(h.launcher) };
+    const ticket = () => issueTicket(h.config.home, who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId }, params.projectDir, [params.shell, '-c', original(command, written)]);
+    const plan = isRouted(command, written) ? ({ kind: 'routed' } as const) : planSubagentBash(command, params);
     if (plan.kind === 'routed') {
       ticket();
       return { outcome: 'already-routed', branch: ensured.branch };
@@ -45,10 +53,15 @@ export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
     if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
     ticket();
     // No permissionDecision: Copilot's own permission check judges the rewritten command (see the top of this file).
-    return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: plan.command } } }, outcome: `rewritten:${ensured.method}`, branch: ensured.branch };
+    return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: rewriteCommand(command, written) } } }, outcome: `rewritten:${ensured.method}`, branch: ensured.branch };
   },
   onError: preToolUseFailure,
 };
+
+/** `pgx` when the first pgx on PATH is this launcher (the agent's shell has the hook's PATH), else the absolute path. */
+export function rewriteLauncher(launcher: string, env: NodeJS.ProcessEnv = process.env): string {
+  return pgxOnPath(env) === launcher ? 'pgx' : launcher;
+}
 
 /** SessionStart: warm the pool before the first subagent asks. No env file (Copilot gives none), no output. */
 export const sessionStart: Handler<typeof P.copilotBaseSchema> = {
