@@ -19,7 +19,7 @@ import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { invokesLauncher, isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
-import { pgxOnPath } from '../../install/path-launcher.js';
+import { executableOnPath } from '../../lib/fsutil.js';
 import { deny, launcherDeny, original, planSubagentBash, preToolUseFailure, sessionEnd, subagentStart, subagentStop, userPromptSubmit, type Handler } from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
@@ -60,7 +60,8 @@ export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
 
 /** `pgx` when the first pgx on PATH is this launcher (the agent's shell has the hook's PATH), else the absolute path. */
 export function rewriteLauncher(launcher: string, env: NodeJS.ProcessEnv = process.env): string {
-  return pgxOnPath(env) === launcher ? 'pgx' : launcher;
+  // as the agent's shell finds `pgx` (an absolute PATH entry only: a relative one depends on the command's cwd)
+  return executableOnPath('pgx', env, { absoluteOnly: true }) === launcher ? 'pgx' : launcher;
 }
 
 /** SessionStart: warm the pool before the first subagent asks. No env file (Copilot gives none), no output. */
