@@ -21,7 +21,7 @@ afterAll(async () => {
   for (const s of sources) await sql(`DROP DATABASE IF EXISTS ${s} WITH (FORCE)`).catch(() => undefined);
 });
 
-type LogLine = { event: string; outcome: string; branch: string | null; agent_id: string | null; session_id?: string; runtime?: string };
+type LogLine = { event: string; outcome: string; branch: string | null; agent_id: string | null; session_id?: string; runtime?: string; elapsed_ms?: number };
 const hookLog = (home: string): LogLine[] =>
   existsSync(join(home, 'agent', 'hooks.log'))
     ? readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
@@ -72,8 +72,10 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
       const run = await runCopilot(copilotBin!, 'PARENT: a table, then three agents', { cwd: p.dir, env: copilotEnv(env, model.url, copilotHome), args: ['--allow-all'] });
       const ms = Math.round(performance.now() - t0);
       expect(run.status, run.stderr.slice(-2000)).toBe(0);
-      console.log(`e2e copilot: one root psql + 3 task subagents: ${ms} ms`);
       const log = hookLog(p.home);
+      // figures only (never asserted): the run, and what pgx's hooks took inside it, by event
+      const byEvent = [...new Set(log.map((l) => l.event))].map((e) => `${e} ${log.filter((l) => l.event === e).map((l) => l.elapsed_ms).join('/')}`);
+      console.log(`e2e copilot: one root psql + 3 task subagents: ${ms} ms; hooks (elapsed_ms): ${byEvent.join(', ')}`);
       const starts = log.filter((l) => l.event === 'subagent-start');
       expect(starts.map((l) => l.outcome), JSON.stringify(log)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^ok:/)));
       const branches = starts.map((l) => l.branch!);
