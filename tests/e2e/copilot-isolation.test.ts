@@ -101,6 +101,8 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
         return [...new Set((row?.changes?.lines ?? []).join('\n').match(/marker_\d|rootmark/g) ?? [])];
       });
       expect(markers).toEqual([['marker_1'], ['marker_2'], ['marker_3']]);
+      // each forked from the session's branch as it was (with the root's table), as under Claude Code
+      for (const b of branches) expect(ls.find((r) => r.name === b)?.parent, b).toBe(sessionBranch);
       for (const b of branches) expect((await sql('SELECT datallowconn FROM pg_database WHERE datname = $1', [b]))[0]).toEqual({ datallowconn: false });
       // the session's branch holds the root's table and no subagent's; sessionEnd retired it
       expect(log.filter((l) => l.event === 'session-end').map((l) => l.outcome)).toEqual([expect.stringMatching(/^retired:/)]);
