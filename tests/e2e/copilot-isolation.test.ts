@@ -59,7 +59,9 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
     const model = await startFakeChat((user): Step[] => {
       const k = /^SUBAGENT (\d)/.exec(user)?.[1];
       if (k) return [{ bash: psqlMark(`marker_${k}`) }, { say: `subagent ${k} done` }];
-      return [{ bash: psqlMark('rootmark') }, ...[1, 2, 3].map((k): Step => ({ task: `SUBAGENT ${k}: make your marker table` })), { say: 'all done' }];
+      // after its subagents, the root lists its own branch's tables
+      const listing = `psql -X -Atc "select 'tables=' || string_agg(tablename, ',' order by tablename) from pg_tables where schemaname = 'public'"`;
+      return [{ bash: psqlMark('rootmark') }, ...[1, 2, 3].map((k): Step => ({ task: `SUBAGENT ${k}: make your marker table` })), { bash: listing }, { say: 'all done' }];
     });
     try {
       const install = jsonOf(runPgx(['agent', 'install', 'copilot', '--json'], { cwd: p.dir, env: { ...env, COPILOT_HOME: join(copilotHome, '.copilot') } }));
@@ -85,13 +87,15 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
       expect(subPre.map((l) => [l.outcome.split(':')[0], l.branch])).toEqual(branches.map((b) => ['rewritten', b]));
       // the root's own psql: rewritten to the session branch (session_branch = true), its `task` calls left alone
       const rootPre = log.filter((l) => l.event === 'pre-tool-use' && !l.agent_id);
-      expect(rootPre.map((l) => l.outcome.split(':')[0])).toEqual(['rewritten', 'skipped', 'skipped', 'skipped']);
+      expect(rootPre.map((l) => l.outcome.split(':')[0])).toEqual(['rewritten', 'skipped', 'skipped', 'skipped', 'rewritten']);
       const sessionBranch = rootPre[0]!.branch!;
       expect(branches).not.toContain(sessionBranch);
       // every psql printed its own branch (current_database()), as the model got it back
       const results = toolResultsOf(model).join('\n');
       for (const b of [sessionBranch, ...branches]) expect(results, results).toContain(b);
       expect(results).not.toMatch(/WARNING|denied|Denied/);
+      // the session's branch, after the three subagents: the root's table, none of theirs
+      expect(results).toMatch(/^tables=items,rootmark$/m);
       // subagentStop retired each branch; each changed its own marker only
       expect(log.filter((l) => l.event === 'subagent-stop').map((l) => l.outcome)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^retire/)));
       const ls = await lsBranches(p);
