@@ -82,6 +82,8 @@ describe.skipIf(!copilotBin)(`pgx with the real GitHub Copilot CLI ${PINNED_COPI
       expect(starts.map((l) => l.outcome), JSON.stringify(log)).toEqual([1, 2, 3].map(() => expect.stringMatching(/^ok:/)));
       const branches = starts.map((l) => l.branch!);
       expect(new Set(branches).size).toBe(3);
+      // subagentStart's additionalContext reaches each subagent's model (measured: Copilot takes it from a native answer)
+      for (const b of branches) expect(model.requests.some((m) => JSON.stringify(m).includes(`you have your own PostgreSQL database branch \\"${b}\\"`)), b).toBe(true);
       // the subagents' bash, rewritten with no decision of pgx's (Copilot's --allow-all judged it)
       const subPre = log.filter((l) => l.event === 'pre-tool-use' && l.agent_id);
       expect(subPre.map((l) => [l.outcome.split(':')[0], l.branch])).toEqual(branches.map((b) => ['rewritten', b]));
