@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'plugins/**', 'node_modules/**', 'tests/e2e/.cc/**', '.tmp/**'] },
+  { ignores: ['dist/**', 'plugins/**', 'node_modules/**', 'tests/e2e/.cc/**', 'tests/e2e/.copilot-cli*/**', '.tmp/**'] },
   {
     files: ['src/**/*.ts', 'tests/**/*.ts', 'bench/**/*.ts'],
     extends: [tseslint.configs.base],

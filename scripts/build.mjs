@@ -82,7 +82,7 @@ await build({
 // 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
-  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts', mask: 'src/mask/apply.ts' },
+  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts', 'copilot-hook': 'src/hooks/copilot/hook-entry.ts', mask: 'src/mask/apply.ts' },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { ...common.define, 'import.meta.url': '__pgxModuleUrl' },

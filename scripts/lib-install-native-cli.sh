@@ -1,4 +1,4 @@
-# Sourced by scripts/install-claude-code.sh and scripts/install-codex.sh: the one way the e2e tests' agent CLIs are
+# Sourced by scripts/install-claude-code.sh, scripts/install-codex.sh and scripts/install-copilot.sh: the one way the e2e tests' agent CLIs are
 # installed. Both packages ship a large native binary in an optional platform package, and both are pinned exactly,
 # so the steps are the same: find a binary of the wanted version, else npm-install the package into a private prefix
 # (its own tiny npm project, so npm never touches the repo's package.json or lock) and find it again.
@@ -7,12 +7,12 @@
 #
 # Prints the binary's absolute path on stdout on success (everything else goes to stderr). Safe as root, no stdin.
 
-# Does this binary print the wanted version? Claude Code prints "2.1.328 (Claude Code)", Codex "codex-cli 0.171.0":
-# the version as a whole word either way.
+# Does this binary print the wanted version? Claude Code prints "2.1.328 (Claude Code)", Codex "codex-cli 0.171.0",
+# Copilot "GitHub Copilot CLI 1.0.102." (a full stop after it): the version as a whole word either way.
 native_cli_version_ok() {
   local out
   out="$("$1" --version </dev/null 2>/dev/null)" || return 1
-  [[ " $out " == *" $2 "* ]]
+  [[ " $out " == *" $2 "* || " $out " == *" $2."[[:space:]]* ]]
 }
 
 # The first binary among the platform packages (glibc and musl may both be there) that runs here with the version.

@@ -4,6 +4,8 @@ import { HOOK_EVENTS, type HookEvent } from '../hooks/claude/events.js';
 import { runHookCommand } from '../hooks/claude/hook-entry.js';
 import { CODEX_HANDLERS, type CodexHookName } from '../hooks/codex/handlers.js';
 import { runCodexHookCommand } from '../hooks/codex/hook-entry.js';
+import { COPILOT_HANDLERS, type CopilotHookName } from '../hooks/copilot/handlers.js';
+import { runCopilotHookCommand } from '../hooks/copilot/hook-entry.js';
 
 export function registerHookCommand(agent: Command): void {
   agent
@@ -16,4 +18,9 @@ export function registerHookCommand(agent: Command): void {
     .description('Codex CLI hook entry point (JSON on stdin; prints one JSON object or nothing; exits 0)')
     .addArgument(new Argument('<event>', 'the hook event').choices(Object.keys(CODEX_HANDLERS)))
     .action((event: CodexHookName) => runCodexHookCommand(event));
+  agent
+    .command('copilot-hook')
+    .description('GitHub Copilot CLI hook entry point (JSON on stdin; prints one JSON object or nothing; exits 0)')
+    .addArgument(new Argument('<event>', 'the hook event').choices(Object.keys(COPILOT_HANDLERS)))
+    .action((event: CopilotHookName) => runCopilotHookCommand(event));
 }

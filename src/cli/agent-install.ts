@@ -18,6 +18,7 @@ import { action, type CommonOpts } from './common.js';
 import type { Output } from '../lib/output.js';
 import { codexHome, installCodex, uninstallCodex, type CodexScope } from '../install/codex.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';
+import { installCopilotCommand, uninstallCopilotCommand } from './agent-install-copilot.js';
 
 interface InstallOpts extends CommonOpts {
   scope: Scope;
@@ -45,14 +46,16 @@ export function registerInstallCommands(agent: Command): void {
       .option('--dry-run', 'show what would change, write nothing')
       .option('--json', 'machine-readable output');
 
-  scopeOpt(agent.command('install').description('install the Claude Code hooks (six) or the Codex CLI hooks (five, trusted), idempotent').argument('<client>', '"claude" or "codex"'))
+  scopeOpt(agent.command('install').description('install the Claude Code hooks (six), the Codex CLI hooks (five, trusted) or the GitHub Copilot CLI hooks (six), idempotent').argument('<client>', '"claude", "codex" or "copilot"'))
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
     .option('--transport <transport>', 'claude: how Claude Code reaches pgx: command (a hook process per event) or http (PreToolUse, SubagentStart and SubagentStop POST to your HTTP broker on 127.0.0.1; opt-in, decision 223)', 'command')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
-        if (checkClient(cmd.args[0]) === 'codex') return installCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
+        const client = checkClient(cmd.args[0]);
+        if (client === 'codex') return installCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
+        if (client === 'copilot') return installCopilotCommand(opts, out);
         const scope = checkScope(opts.scope);
         const transport = checkTransport(opts.transport);
         const dir = resolve(opts.cwd ?? process.cwd());
@@ -95,9 +98,11 @@ export function registerInstallCommands(agent: Command): void {
       }),
     );
 
-  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules (codex: and their trust entries)").argument('<client>', '"claude" or "codex"')).action(
+  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules (codex: and their trust entries)").argument('<client>', '"claude", "codex" or "copilot"')).action(
     action<InstallOpts>(async (opts, out, cmd) => {
-      if (checkClient(cmd.args[0]) === 'codex') return uninstallCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
+      const client = checkClient(cmd.args[0]);
+      if (client === 'codex') return uninstallCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
+      if (client === 'copilot') return uninstallCopilotCommand(opts, out);
       const scope = checkScope(opts.scope);
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
@@ -166,8 +171,8 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
   }
 }
 
-function checkClient(client: string | undefined): 'claude' | 'codex' {
-  if (client !== 'claude' && client !== 'codex') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Use `claude` (Claude Code) or `codex` (the Codex CLI): `pgx agent install claude`.');
+function checkClient(client: string | undefined): 'claude' | 'codex' | 'copilot' {
+  if (client !== 'claude' && client !== 'codex' && client !== 'copilot') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Use `claude` (Claude Code), `codex` (the Codex CLI) or `copilot` (the GitHub Copilot CLI): `pgx agent install claude`.');
   return client;
 }
 

@@ -19,6 +19,7 @@ import { rolesCheck } from './roles-check.js';
 import { frozenCheck } from './frozen-check.js';
 import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
+import { copilotCheck } from './copilot-check.js';
 import { fail, ok, skip, type Check, type DoctorContext } from './types.js';
 
 export type { Check, CheckStatus } from './types.js';
@@ -61,6 +62,8 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['hooks', () => hooksCheck(ctx, found)],
     // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)
     ...(codexCheck(projectDir) ? ([['codex', () => codexCheck(projectDir)!]] as [string, () => Check][]) : []),
+    // the same for the GitHub Copilot CLI's hooks
+    ...(copilotCheck(projectDir) ? ([['copilot', () => copilotCheck(projectDir)!]] as [string, () => Check][]) : []),
     ['permissions', () => permissionsCheck(ctx, found)],
     ['hook-log', () => hookLogCheck(ctx)],
     ['branches', () => branchesCheck(ctx)],
@@ -82,11 +85,13 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
   } finally {
     await conn.close();
   }
-  // A Codex-only setup: the Claude Code checks have no install to check (not a failure); the codex line checks it.
-  if (checks.some((c) => c.name === 'codex')) {
+  // A Codex-only (or Copilot-only) setup: the Claude Code checks have no install to check (not a failure); the codex
+  // (copilot) line checks it.
+  const other = checks.find((c) => c.name === 'codex' || c.name === 'copilot')?.name;
+  if (other) {
     for (const [i, c] of checks.entries()) {
       const none = (c.name === 'hooks' && c.status === 'fail' && c.detail.startsWith('no pgx hooks in')) || (c.name === 'permissions' && c.status === 'warn' && c.detail.startsWith('no wrapper rule'));
-      if (none && !found.some((f) => f.insp.count > 0 || f.plugin)) checks[i] = skip(c.name, 'no Claude Code install (the Codex CLI install is the codex check)');
+      if (none && !found.some((f) => f.insp.count > 0 || f.plugin)) checks[i] = skip(c.name, `no Claude Code install (the ${other === 'codex' ? 'Codex CLI install is the codex check' : 'Copilot CLI install is the copilot check'})`);
     }
   }
   return { ok: !checks.some((c) => c.status === 'fail'), checks };

@@ -32,8 +32,11 @@ export interface ExecReport {
   unrouted?: string;
 }
 
-/** Is this command run by an agent's shell tool: Claude Code's Bash (CLAUDECODE=1), Codex's (CODEX_THREAD_ID, measured in decision 205)? */
-const inAgentShell = (env: NodeJS.ProcessEnv) => env.CLAUDECODE === '1' || !!env.CODEX_THREAD_ID;
+/**
+ * Is this command run by an agent's shell tool: Claude Code's Bash (CLAUDECODE=1), Codex's (CODEX_THREAD_ID, measured in
+ * decision 205), the GitHub Copilot CLI's bash (COPILOT_CLI=1, measured on 1.0.102: decision 471)?
+ */
+const inAgentShell = (env: NodeJS.ProcessEnv) => env.CLAUDECODE === '1' || !!env.CODEX_THREAD_ID || env.COPILOT_CLI === '1';
 
 /**
  * From an agent's shell, a routed exec (a subagent's `--agent`, a session's `--fail-open`) runs only what pgx's hook

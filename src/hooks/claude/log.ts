@@ -21,15 +21,15 @@ export interface HookLogLine {
   changes?: unknown;
   /** "broker": the resident broker ran it for the hook process (broker/server.ts). */
   via?: 'broker';
-  /** "codex": a Codex CLI hook (src/hooks/codex/); absent for Claude Code. */
-  runtime?: 'codex';
+  /** "codex": a Codex CLI hook (src/hooks/codex/); "copilot": a GitHub Copilot CLI hook (src/hooks/copilot/); absent for Claude Code. */
+  runtime?: 'codex' | 'copilot';
 }
 
 /** A payload field as logged: a string, capped at 256 characters, else null. */
 const logged = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 256) : null);
 
 /** The one log line of a hook, whichever entry answered it: the payload's ids, what was done, how long it took. */
-export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; runtime?: 'codex'; projectDir: string | null; changes?: unknown; via?: 'broker' }): HookLogLine {
+export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; runtime?: 'codex' | 'copilot'; projectDir: string | null; changes?: unknown; via?: 'broker' }): HookLogLine {
   return {
     time: new Date().toISOString(),
     event,

@@ -36,15 +36,17 @@ export interface HookContext {
   via?: 'broker';
   /** The broker: work to run once the answer is sent (HookEnv.afterAnswer). */
   afterAnswer?: (fn: () => void) => void;
-  /** Another runtime's hook layer (src/hooks/codex/): its handlers, and how a project installs them. */
+  /** Another runtime's hook layer (src/hooks/codex/, src/hooks/copilot/): its handlers, and how a project installs them. */
   runtime?: HookRuntime;
 }
 
 /** What differs for another agent runtime: the handlers by event, and whether a project's own config runs them. */
 export interface HookRuntime {
-  name: 'codex';
+  name: 'codex' | 'copilot';
   handlers: Record<string, AnyHandler>;
   projectInstalls(projectDir: string): boolean;
+  /** The shell its shell tool runs (the routed command's inner shell); absent: the one Claude Code would pick. */
+  shell?: string;
 }
 
 /** The hook's own process (process.cwd() throws in a deleted directory: inside the runner, whose caller catches it). */
@@ -156,7 +158,7 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // A command hook's process ends at its deadline: a large frozen copy is made by a detached freezer (the broker
     // lives on, and makes it itself).
     const freezer = ctx.reuse ? {} : { freezeElsewhere: freezeElsewhere(config) };
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };
