@@ -105,11 +105,14 @@ describe.each([
     temps.push(elsewhere);
     const tries = all ? attempts(p, b, elsewhere) : attempts(p, b, elsewhere).slice(0, 4);
     const own = [`env -u CLAUDECODE ${L} agent diff --json`, `env -u CLAUDECODE ${L} agent ls --json`];
-    const aRun = await routed(p, s, a, script(p, [...tries, ...own]));
+    // a hook speaks for Claude Code: a SubagentStop forged for B would retire B's branch
+    const hooks = all ? [`printf '%s' ${shellQuote(JSON.stringify(subagentStop(s, b.agent)))} | env -u CLAUDECODE ${L} agent hook subagent-stop`] : [];
+    const aRun = await routed(p, s, a, script(p, [...tries, ...own, ...hooks]));
     const got = statuses(aRun.stdout, tries.length + own.length);
     expect(got.slice(0, tries.length), aRun.stdout + aRun.stderr).toEqual(tries.map(() => 6));
     expect(got.slice(tries.length), aRun.stdout + aRun.stderr).toEqual([0, 0]);
     expect(aRun.stderr.split(`runs inside subagent ${a}'s routed command`).length - 1).toBe(tries.length);
+    if (all) expect(aRun.stderr).toContain(`a pgx hook was started inside subagent ${a}'s routed command`);
     expect(aRun.stdout).not.toContain('LEAK');
     for (const secret of knownSecrets()) expect(aRun.stdout + aRun.stderr).not.toContain(secret);
 
