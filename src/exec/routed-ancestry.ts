@@ -31,6 +31,7 @@ export type Confinement = { kind: 'free' } | ({ kind: 'agent' } & RoutedRecord) 
 interface Link {
   pid: number;
   start: string;
+  comm: string;
 }
 
 const memory = new Map<string, RoutedRecord>();
@@ -47,13 +48,14 @@ function bootId(): string {
   return boot;
 }
 
-/** `/proc/<pid>/stat`: the parent and the start time (clock ticks since boot). The name may hold ')' and spaces. */
-function procStat(pid: number): { ppid: number; start: string } | undefined {
+/** `/proc/<pid>/stat`: the name, the parent and the start time (clock ticks since boot). The name may hold ')'. */
+function procStat(pid: number): { comm: string; ppid: number; start: string } | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    const close = s.lastIndexOf(')');
+    const f = s.slice(close + 2).split(' ');
     const ppid = Number(f[1]);
-    return Number.isSafeInteger(ppid) && f[19] ? { ppid, start: f[19] } : undefined;
+    return Number.isSafeInteger(ppid) && f[19] ? { comm: s.slice(s.indexOf('(') + 1, close), ppid, start: f[19] } : undefined;
   } catch {
     return undefined;
   }
@@ -65,7 +67,7 @@ function ancestry(pid: number): Link[] {
   for (let p = pid, i = 0; p > 0 && i < 128; i++) {
     const s = procStat(p);
     if (!s) break;
-    out.push({ pid: p, start: s.start });
+    out.push({ pid: p, start: s.start, comm: s.comm });
     if (p === 1) break;
     p = s.ppid;
   }
@@ -92,7 +94,10 @@ function homesOf(pid: number): string[] {
 }
 
 const recordsDir = (home: string) => join(home, 'agent', 'routed', bootId());
-const keyOf = (l: Link) => `${l.pid}-${l.start}`;
+const keyOf = (l: Pick<Link, 'pid' | 'start'>) => `${l.pid}-${l.start}`;
+
+/** Names a launcher process can have: node's, or the script's own (the kernel names a `#!` script after its file). */
+const LAUNCHER_COMMS = new Set(['node', 'pgx.js', 'pgx']);
 
 /** A node launcher in the rewrite's form on the chain: `node <dir>/pgx.js agent exec --agent <id> …`. */
 function launcherAgent(pid: number): string | undefined {
@@ -157,14 +162,14 @@ export function pruneRoutedRecords(home: string): void {
 export function confinementOf(pid: number, homes: readonly string[] = []): Confinement {
   const chain = ancestry(pid);
   const dirs = new Set(homes.map(recordsDir));
-  for (const l of chain) for (const h of homesOf(l.pid)) dirs.add(recordsDir(h));
+  for (const l of chain) if (l.pid !== 1) for (const h of homesOf(l.pid)) dirs.add(recordsDir(h));
   const found: RoutedRecord[] = [];
   for (const [i, l] of chain.entries()) {
     const key = keyOf(l);
     const rec = memory.get(key) ?? [...dirs].map((d) => readRecord(join(d, key))).find(Boolean);
     if (rec) found.push(rec);
     // the caller's own argv is what is being judged, not a confinement
-    const agent = i > 0 ? launcherAgent(l.pid) : undefined;
+    const agent = i > 0 && LAUNCHER_COMMS.has(l.comm) ? launcherAgent(l.pid) : undefined;
     if (agent !== undefined) found.push({ agent, session: null, project: null, branch: null });
   }
   if (!found.length) return { kind: 'free' };

@@ -59,10 +59,10 @@ async function viaBroker(req: BrokerAsk, timeoutMs: number, onSent?: () => void)
  */
 export async function lightHook(event: string): Promise<string | undefined> {
   const t0 = performance.now();
-  if (refuseHookInsideRoutedCommand()) return undefined;
   const text = await readHookStdin();
   try {
-    if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
+    if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined; // does nothing but log: no check needed
+    if (refuseHookInsideRoutedCommand()) return undefined;
     if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
     const deadline = hookDeadlineMs(event);
     const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
