@@ -15,7 +15,8 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './lib/errors.js';
+import { EXIT, EXIT_CODES_HELP, isPgxError, PgxError, redactSecrets } from './lib/errors.js';
+import { refuseOutsideOwnBranch } from './cli/routed-guard.js';
 import { printError } from './lib/output.js';
 
 export function buildProgram(): Command {
@@ -27,7 +28,9 @@ export function buildProgram(): Command {
     // Inherited too (set before any subcommand exists): with --json a parse error becomes the JSON error object below.
     // commander quotes the argument it stumbled on (`unknown option '--urll=postgres://me:secret@…'`): masked too
     .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = redactSecrets(text)) : write(redactSecrets(text))) })
-    .addHelpText('after', EXIT_CODES_HELP);
+    .addHelpText('after', EXIT_CODES_HELP)
+    // Inside a subagent's routed command, only its own branch (cli/routed-guard.ts): thrown before the action runs.
+    .hook('preAction', (_program, actionCommand) => refuseOutsideOwnBranch(actionCommand));
   const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
@@ -55,13 +58,18 @@ let parseError: string | undefined;
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (e) {
+  const execStream = ownArgs[0] === 'agent' && ownArgs[1] === 'exec' ? process.stderr : process.stdout; // exec's stdout is the command's
+  // the preAction refusal (routed-guard.ts): printed as an action's error is
+  if (isPgxError(e)) process.exitCode = printError(e, wantsJson, execStream);
   // commander already printed its message (unknown option, missing argument, bad choice; or help/version), unless
   // --json held it back for the JSON error object
-  if (!(e instanceof CommanderError)) throw e;
-  process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
-  if (parseError !== undefined) {
-    const message = parseError.trim().replace(/^error: /, '');
-    const err = new PgxError('USAGE', message.charAt(0).toUpperCase() + message.slice(1), `See \`pgx ${ownArgs.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')} --help\`.`.replace(/ +--help/, ' --help'));
-    printError(err, true, ownArgs[0] === 'agent' && ownArgs[1] === 'exec' ? process.stderr : process.stdout); // exec's stdout is the command's
+  else if (!(e instanceof CommanderError)) throw e;
+  else {
+    process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (parseError !== undefined) {
+      const message = parseError.trim().replace(/^error: /, '');
+      const err = new PgxError('USAGE', message.charAt(0).toUpperCase() + message.slice(1), `See \`pgx ${ownArgs.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')} --help\`.`.replace(/ +--help/, ' --help'));
+      printError(err, true, execStream);
+    }
   }
 }

@@ -134,7 +134,7 @@ export function requestVars(env: NodeJS.ProcessEnv): RequestVars {
 export type BrokerRequest =
   | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; vars: RequestVars }
   /** A routed exec: a subagent's (`agent`), or a Codex session's own (`session`, which fails open: decision 205). */
-  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[] } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
+  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[]; pid?: number } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
   | { op: 'status'; fp: string; fpm: string }
   | { op: 'stop'; fp: string; fpm: string };
 

@@ -72,8 +72,9 @@ const id = { fp: z.string(), fpm: z.string() };
 const requestSchema = z.union([
   z.object({ op: z.literal('hook'), ...id, event: z.string(), stdin: z.string(), cwd: z.string(), vars }),
   // a subagent's routed exec (agent) or a Codex session's own (session): exactly one of them
-  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)) }),
-  z.object({ op: z.literal('exec'), ...id, session: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)) }),
+  // pid: the launcher asking, whose process tree the routing judges and records (exec/routed-ancestry.ts)
+  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
+  z.object({ op: z.literal('exec'), ...id, session: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
   // Anyone of this user may ask any of its brokers how it is, or stop it (`agent broker status|stop` from a terminal
   // whose environment differs from the hooks'): the socket's name is enough.
   z.object({ op: z.literal('status'), fp: z.string(), fpm: z.optional(z.string()) }),

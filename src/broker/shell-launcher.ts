@@ -23,7 +23,7 @@ import { BUILD_ID, environmentMaterial, listenInPlace, requestVars, socketDirSta
 export type ParseExec = (argv: string[]) => { agent?: string; session?: string; cwd?: string; command: string[] } | undefined;
 
 /** The exec request the socket would have received, or why there is none (the launcher then execs node). */
-export type ShellExecRequest = { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; vars: Record<string, string>; env: Record<string, string>; command: string[] };
+export type ShellExecRequest = { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; vars: Record<string, string>; env: Record<string, string>; command: string[]; pid: number };
 
 /** `<dir>/h-<key>.sock`: the launcher tries every such socket of its socket directory (bin/pgx.js). */
 export function shellSocketPath(dir: string, fp: string): string {
@@ -69,7 +69,7 @@ export function requestOfPid(pid: number, parseExec: ParseExec, fp: string): She
   } catch {
     return 'not a launcher';
   }
-  return { op: 'exec', fp, fpm: environmentMaterial(env, launcher), agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(env), env, command: routed.command };
+  return { op: 'exec', fp, fpm: environmentMaterial(env, launcher), agent: routed.agent, cwdFlag: routed.cwd, cwd, vars: requestVars(env), env, command: routed.command, pid };
 }
 
 /**

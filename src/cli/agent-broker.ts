@@ -9,6 +9,7 @@ import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
+import { isLauncherOf } from '../exec/routed-ancestry.js';
 import type { OpenOptions } from '../engine/api.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
@@ -29,12 +30,14 @@ export const brokerWork: BrokerWork = {
     return print === undefined ? { ok: true } : { ok: true, print };
   },
   async exec(req, ctx) {
+    // The routing judges and records the launcher's process tree: only for the launcher that asks (else: in-process).
+    if (!isLauncherOf(req.pid, { ...req, agent: 'agent' in req ? req.agent : undefined, session: 'session' in req ? req.session : undefined })) return { fallback: 'the request names no launcher of this exec' };
     try {
       const session = 'session' in req ? req.session : undefined;
       const load = () => routedTarget('agent' in req ? { agent: req.agent, cwd: req.cwdFlag } : { session, cwd: req.cwdFlag }, req.cwd, ctx.env);
       const opts = { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs };
       // a session's command fails open (decision 205); a subagent's fails closed: any error below is its refusal
-      const routed = session !== undefined ? await routeFailOpen(load, req.command, req.env, opts) : await routeSubagent(load(), req.command, req.env, opts);
+      const routed = session !== undefined ? await routeFailOpen(load, req.command, req.env, opts, {}, req.pid) : await routeSubagent(load(), req.command, req.env, opts, req.pid!);
       const env = Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined));
       return routed.branch === null ? { ok: true, env, branch: null, warning: routed.warning } : { ok: true, env, branch: routed.branch };
     } catch (e) {
@@ -45,7 +48,7 @@ export const brokerWork: BrokerWork = {
   parseExec: parseRoutedExec,
 };
 
-const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions) => route(l.config, l.target, command, env, opts);
+const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
 
 interface Listed extends BrokerStatus {
   socket: string;

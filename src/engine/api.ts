@@ -20,8 +20,8 @@ import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
 import type { Against, DiffBounds, DiffResult } from './diff.js';
-import type { ChangeSummary } from './handoff-text.js';
-export { handoffText } from './handoff-text.js';
+import { handoffsFrom, type ChangeSummary, type HandoffRef } from './handoff-text.js';
+export { handoffText, type HandoffRef } from './handoff-text.js';
 import type { ScanReport } from '../mask/scan.js';
 import type { ConnParams } from '../server/db.js';
 export type { ScanReport };
@@ -289,6 +289,12 @@ export class Engine {
     }
     await gc(this.ctx, 2).catch(() => {}); // bounded, opportunistic
     return { retired, changes, kept };
+  }
+
+  /** The parent's handoffs for the doorbells its inbox held: the words made from the session's records (handoff-text.ts). */
+  async handoffs(sessionId: string, refs: readonly HandoffRef[]): Promise<string[]> {
+    if (!refs.length) return [];
+    return handoffsFrom(await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId, includeSubagents: true }), refs);
   }
 
   /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */

@@ -8,7 +8,7 @@ import { isPgxError } from '../lib/errors.js';
 import type { BranchRecord } from '../registry/records.js';
 import type { EngineContext } from './context.js';
 import { diffBranch, type DiffResult, type SchemaChange } from './diff.js';
-import type { ChangeSummary } from './handoff-text.js';
+import { plainName, type ChangeSummary } from './handoff-text.js';
 
 export type { ChangeSummary };
 
@@ -36,7 +36,7 @@ export function summaryOf(d: DiffResult, at = new Date().toISOString()): ChangeS
     names('added', d.schema.added),
     names('dropped', d.schema.dropped),
     names('altered', d.schema.altered),
-    changedTables.length ? cap(`rows: ${changedTables.map((t) => `${t.table} ${[t.rows_added ? `+${t.rows_added}` : '', t.rows_removed ? `-${t.rows_removed}` : '', t.rows_changed ? `~${t.rows_changed}` : ''].filter(Boolean).join(' ')}${t.compared === 'counts' ? ' (counted)' : ''}`).join(', ')}`) : '',
+    changedTables.length ? cap(`rows: ${rowsLine(changedTables)}`) : '',
   ].filter(Boolean);
   return {
     changed: d.changed,
@@ -50,8 +50,26 @@ export function summaryOf(d: DiffResult, at = new Date().toISOString()): ChangeS
   };
 }
 
+function rowsLine(tables: DiffResult['data']): string {
+  const plain = tables.flatMap((t) => {
+    const name = plainName(t.table);
+    return name ? [`${name} ${[t.rows_added ? `+${t.rows_added}` : '', t.rows_removed ? `-${t.rows_removed}` : '', t.rows_changed ? `~${t.rows_changed}` : ''].filter(Boolean).join(' ')}${t.compared === 'counts' ? ' (counted)' : ''}`] : [];
+  });
+  return withUnusual(plain, tables.length - plain.length, 'table');
+}
+
+/** Names as plain identifiers only; the others counted, never quoted (handoff-text.ts plainName). */
 function names(verb: string, list: SchemaChange[]): string {
-  return list.length ? cap(`${verb}: ${list.map((c) => `${c.kind} ${c.name}`).join(', ')}`) : '';
+  if (!list.length) return '';
+  const parts = list.flatMap((c) => {
+    const name = plainName(c.name);
+    return name ? [`${c.kind} ${name}`] : [];
+  });
+  return cap(`${verb}: ${withUnusual(parts, list.length - parts.length, 'object')}`);
+}
+
+function withUnusual(parts: string[], odd: number, what: 'object' | 'table'): string {
+  return odd ? [...parts, `${parts.length ? 'and ' : ''}${odd} ${what}${odd === 1 ? '' : 's'} with unusual names`].join(', ') : parts.join(', ');
 }
 
 /** One line at most MAX_LINE characters, cut at an item with the count of what was cut. */

@@ -9,6 +9,7 @@ import { attachOrEnsure, Engine, withEngine, type EnsureOptions, type EnsureResu
 import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
+import { confinementOf, recordRoutedCommand, type Confinement } from './routed-ancestry.js';
 import { FORWARDED, spawnCommand, type CommandRun } from './exec-spawn.js';
 import { signalStatus } from '../lib/processes.js';
 
@@ -42,15 +43,39 @@ const inAgentShell = (env: NodeJS.ProcessEnv) => env.CLAUDECODE === '1' || !!env
  * From an agent's shell, a routed exec (a subagent's `--agent`, a session's `--fail-open`) runs only what pgx's hook
  * routed (routing-ticket.ts): a launcher the model typed is refused, whatever rule or approval let it start.
  */
-function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, failOpen: boolean): void {
+function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, failOpen: boolean, confined: Confinement): void {
   const owner = t.agentId !== undefined ? { agentId: t.agentId } : failOpen && t.sessionId !== undefined ? { sessionId: t.sessionId } : undefined;
-  if (owner && inAgentShell(env) && !hasTicket(config.home, owner, config.projectDir, command)) {
+  // Inside a routed command the environment proves nothing (the command may unset CLAUDECODE): the tree says it.
+  if (owner && (inAgentShell(env) || confined.kind !== 'free') && !hasTicket(config.home, owner, config.projectDir, command)) {
     throw new PgxError(
       'REFUSED',
       `pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: its hook did not route this command, so your permission rules never judged it.`,
       'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
+}
+
+/**
+ * Inside agent A's routed command (routed-ancestry.ts: the process tree, never the environment) a routed exec may
+ * target only A's own branch: same agent, same session and project when the record knows them, never an --id or a
+ * session's branch. Returns where the caller stands.
+ */
+export function refuseCrossing(config: Config, t: Target, caller: number): Confinement {
+  const c = confinementOf(caller, [config.home]);
+  if (c.kind === 'free') return c;
+  const own = c.kind === 'agent' && t.agentId === c.agent && t.execId === undefined && (c.session === null || t.sessionId === undefined || t.sessionId === c.session) && (c.project === null || c.project === config.project);
+  if (!own) throw crossingError(c, `\`agent exec\` for ${t.agentId !== undefined ? `agent ${t.agentId}` : t.execId !== undefined ? `--id ${t.execId}` : 'a session'}`);
+  return c;
+}
+
+/** The refusal for anything a routed command may not do outside its own branch (the CLI's guard says it too). */
+export function crossingError(c: Exclude<Confinement, { kind: 'free' }>, what: string): PgxError {
+  const whose = c.kind === 'agent' ? `subagent ${c.agent}'s routed command${c.branch ? ` (branch "${c.branch}")` : ''}` : `routed commands of several agents (${c.agents.join(', ')})`;
+  return new PgxError(
+    'REFUSED',
+    `pgx refused ${what}: this runs inside ${whose}, and a subagent's command may act only on its own database branch. pgx judges this by the process tree, so no environment variable (CLAUDECODE, CLAUDE_*, PGX_*) changes it.`,
+    "Work on your own branch: every Bash command you run is already routed to it (no pgx command needed; `pgx agent reset` with no flags resets it). Another agent's branch is the user's to handle, outside any subagent's command.",
+  );
 }
 
 /** A routed command's config and target, loaded when the exec runs (a --fail-open exec fails open on a broken config too). */
@@ -69,7 +94,10 @@ export async function runExec(load: LoadTarget, command: string[], opts: { keep?
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
   // branch is retired by whichever of its concurrent execs ends last (exec-lease.ts). A --agent exec (a routed
   // subagent command) takes the one-round-trip path and leaves the branch's life to the hooks.
-  if (t.execId !== undefined) return runLeased(config, t, command, opts);
+  if (t.execId !== undefined) {
+    refuseCrossing(config, t, process.pid); // an --id branch is nobody's own: refused inside a routed command
+    return runLeased(config, t, command, opts);
+  }
   const t0 = performance.now();
   const routed = await route(config, t, command, process.env, {}, { from: opts.from }); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
@@ -88,9 +116,12 @@ export interface RoutedEnv {
  * requester's: whether it runs in an agent's shell (CLAUDECODE, CODEX_THREAD_ID), and the base of the command's
  * environment.
  */
-export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<RoutedEnv> {
-  refuseUnrouted(config, t, command, env, false);
+export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, caller = process.pid): Promise<RoutedEnv> {
+  const confined = refuseCrossing(config, t, caller);
+  refuseUnrouted(config, t, command, env, false, confined);
   const ensured = await attachOrEnsure(config, t, opts, ensureOpts);
+  // `caller` becomes the command (the sh launcher execs it) or its parent (node spawns it): A's from now on.
+  if (t.agentId !== undefined) recordRoutedCommand(config.home, caller, { agent: t.agentId, session: t.sessionId ?? ensured.record.session_id ?? null, project: config.project, branch: ensured.branch });
   return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
 }
 
@@ -117,7 +148,7 @@ export function unroutedWarning(e: unknown): string {
  * socket is refused (decision 203), so it does so at once, without a connect. The ticket check's refusal stays a
  * refusal: a launcher the model typed is never run, routed or not.
  */
-export async function routeFailOpen(load: LoadTarget, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<(RoutedEnv | UnroutedEnv) & { target?: Target }> {
+export async function routeFailOpen(load: LoadTarget, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, caller = process.pid): Promise<(RoutedEnv | UnroutedEnv) & { target?: Target }> {
   let loaded: ReturnType<LoadTarget>;
   try {
     loaded = load();
@@ -127,10 +158,10 @@ export async function routeFailOpen(load: LoadTarget, command: string[], env: No
   const { config, target } = loaded;
   // The ticket check here, once, outside the try below: its refusal must never turn into an unrouted run. route()'s
   // own check has no owner for a session's target without --fail-open, so it doesn't repeat the lookup.
-  refuseUnrouted(config, target, command, env, true);
+  refuseUnrouted(config, target, command, env, true, refuseCrossing(config, target, caller));
   if (env.CODEX_SANDBOX_NETWORK_DISABLED === '1') return { env, branch: null, warning: SANDBOX_WARNING, target };
   try {
-    return { ...(await route(config, target, command, env, opts, ensureOpts)), target };
+    return { ...(await route(config, target, command, env, opts, ensureOpts, caller)), target };
   } catch (e) {
     return { env, branch: null, warning: unroutedWarning(e), target };
   }

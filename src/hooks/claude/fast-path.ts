@@ -17,6 +17,7 @@ import { hasHandoff } from './handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
 import { requestVars } from '../../broker/protocol.js';
 import { parseRoutedExec } from '../../exec/exec-argv.js';
+import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 
 /** Answers a parent's Bash (true), or says the payload needs more than that (false). */
 function answerParentBash(text: string, t0: number): boolean {
@@ -60,7 +61,8 @@ export async function lightHook(event: string): Promise<string | undefined> {
   const t0 = performance.now();
   const text = await readHookStdin();
   try {
-    if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined;
+    if (event === 'pre-tool-use' && answerParentBash(text, t0)) return undefined; // does nothing but log: no check needed
+    if (refuseHookInsideRoutedCommand()) return undefined;
     if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
     const deadline = hookDeadlineMs(event);
     const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
@@ -100,7 +102,7 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
   const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
   const who = routed.agent !== undefined ? { agent: routed.agent } : { session: routed.session };
-  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
+  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command, pid: process.pid }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {

@@ -4,7 +4,7 @@ import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type * as z from 'zod/mini';
 import type { Config } from '../../project/config.js';
 import { describeError } from '../../lib/errors.js';
-import { attachOrEnsure, handoffText, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
+import { attachOrEnsure, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import type { ConnParams } from '../../server/db.js';
@@ -110,9 +110,9 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       // which pgx's wrapper rule would approve unseen, is refused.
       if (parentBashCall(p, h.launcher) === 'deny-launcher') return launcherDeny();
       // What its subagents changed, if any is waiting (a foreground agent's parent has no other hook before this).
-      const handoffs = takeHandoffs(h.config.home, p.session_id);
-      if (handoffs.length) return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: handoffs.join('\n') } }, outcome: `skipped:not-subagent-bash:handoffs=${handoffs.length}` };
-      return { outcome: 'skipped:not-subagent-bash' };
+      const handoffs = await handoffsFor(h, p.session_id);
+      if (handoffs.context) return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', additionalContext: handoffs.context } }, outcome: `skipped:not-subagent-bash${handoffs.tail}` };
+      return { outcome: `skipped:not-subagent-bash${handoffs.tail}` };
     }
     if (typeof command !== 'string') return { output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
@@ -194,7 +194,7 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
     const summary = changes?.error ? `:changes=failed(${changes.error})` : changes ? `:changes=${changes.changed ? 'yes' : 'none'}` : '';
     // No output: Claude Code gives a SubagentStop's additionalContext to the subagent, as one more turn. The parent
     // gets it from its inbox at its next prompt or Bash command (handoff-inbox.ts).
-    const posted = changes && changes.changed !== false && postHandoff(h.config.home, p.session_id, handoffText(r.name, p.agent_id, changes));
+    const posted = changes && changes.changed !== false && postHandoff(h.config.home, p.session_id, { branch: r.name, at: changes.at });
     return {
       outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}${summary}${kept ? ':kept' : ''}${posted ? ':handoff' : ''}`,
       branch: r.name,
@@ -226,9 +226,8 @@ export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
   async run(p, h) {
     if (p.agent_id !== undefined) return { outcome: 'skipped' };
     // What its subagents changed, if any is waiting: background agents' task notifications come in as prompts.
-    const handoffs = takeHandoffs(h.config.home, p.session_id);
-    const said = handoffs.length ? { output: { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: handoffs.join('\n') } } } : {};
-    const tail = handoffs.length ? `:handoffs=${handoffs.length}` : '';
+    const { context, tail } = await handoffsFor(h, p.session_id);
+    const said = context ? { output: { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: context } } } : {};
     if (!h.config.sessionBranch) return { ...said, outcome: `skipped${tail}` };
     const r = await withEngine(h.config, (e) => e.touch(sessionTarget(p)), h.engine);
     if (!r.branch) return { ...said, outcome: `no-branch${tail}` };
@@ -276,6 +275,25 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
   },
 };
+
+/**
+ * What its subagents changed, for the parent's context: the inbox's doorbells (handoff-inbox.ts) answered with the
+ * words pgx makes from the session's registry records, never with text from the inbox. A registry it can't reach
+ * leaves them for the next hook.
+ */
+async function handoffsFor(h: HookEnv, sessionId: string): Promise<{ context?: string; tail: string }> {
+  const { refs, dropped } = takeHandoffs(h.config.home, sessionId);
+  if (!refs.length) return { tail: dropped ? `:handoffs-dropped=${dropped}` : '' };
+  let texts: string[];
+  try {
+    texts = await withEngine(h.config, (e) => e.handoffs(sessionId, refs), h.engine);
+  } catch {
+    for (const r of refs) postHandoff(h.config.home, sessionId, r);
+    return { tail: ':handoffs=deferred' };
+  }
+  const unvouched = dropped + refs.length - texts.length;
+  return { context: texts.length ? texts.join('\n') : undefined, tail: `${texts.length ? `:handoffs=${texts.length}` : ''}${unvouched ? `:handoffs-dropped=${unvouched}` : ''}` };
+}
 
 /** One line for the model: why subagents' commands may ask for approval for a minute or two. */
 function verifyingContext(version: string): string {

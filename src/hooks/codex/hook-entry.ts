@@ -1,5 +1,6 @@
 // `pgx agent codex-hook <event>`: a Codex CLI hook. The same pipeline as Claude Code's hooks (../claude/run.ts: scope,
 // config, deadline, log line), with the Codex handlers (handlers.ts). Always exits 0; the decision is in the JSON.
+import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 import { describeError } from '../../lib/errors.js';
 import type { HookEvent } from '../claude/events.js';
 import { runHook } from '../claude/run.js';
@@ -32,6 +33,7 @@ export async function runCodexHookCommand(event: CodexHookName): Promise<void> {
 export async function fastCodexHook(argv: string[]): Promise<boolean> {
   const [a, b, event, extra] = argv;
   if (a !== 'agent' || b !== 'codex-hook' || extra !== undefined || !isCodexHookEvent(event)) return false;
+  if (refuseHookInsideRoutedCommand()) return true;
   await runCodexHookCommand(event);
   return true;
 }
