@@ -215,32 +215,41 @@ const MATRIX: { flags: string[]; env?: NodeJS.ProcessEnv; without: boolean; with
 
 describe.skipIf(!copilotBin)(`Copilot ${PINNED_COPILOT}'s permission matrix, with and without pgx`, () => {
   it('ran with pgx ⇒ ran without, for every mode and flag', async () => {
-    const { p, copilotHome, env } = await copilotProject();
-    let n = 0;
-    const model = await startFakeChat((): Step[] => [{ bash: `psql -X -Atc 'select current_database()'; echo RAN-${n}` }, { say: 'done' }]);
+    // two projects: one without pgx's hooks, one with them; every row runs once in each (each run's prompt carries
+    // its tag, which its command echoes)
+    const plain = await copilotProject();
+    const routed = await copilotProject();
+    expect(runPgx(['agent', 'install', 'copilot', '--json'], { cwd: routed.p.dir, env: routed.env }).status).toBe(0);
+    const model = await startFakeChat((user): Step[] => {
+      const tag = /^PARENT: (\S+)/.exec(user)?.[1] ?? 'none';
+      return [{ bash: `psql -X -Atc 'select current_database()'; echo RAN-${tag}` }, { say: 'done' }];
+    });
     try {
-      const seen: { flags: string; without: boolean; withPgx: boolean; branch: boolean }[] = [];
-      for (const row of MATRIX) {
-        const once = async (): Promise<{ ran: boolean; branch: boolean }> => {
-          const mark = `RAN-${++n}`;
-          const before = model.requests.length;
-          const r = await runCopilot(copilotBin!, `PARENT: ${row.flags.join(' ')}`, { cwd: p.dir, env: { ...copilotEnv(env, model.url, copilotHome), ...row.env }, args: row.flags });
-          expect(r.status, r.stderr.slice(-1000)).toBe(0);
-          const out = toolResultsOf(model, before).join('\n');
-          return { ran: out.includes(mark), branch: hookLog(p.home).some((l) => l.event === 'pre-tool-use' && !!l.branch && out.includes(l.branch)) };
-        };
-        runPgx(['agent', 'uninstall', 'copilot', '--json'], { cwd: p.dir, env });
-        const without = await once();
-        expect(runPgx(['agent', 'install', 'copilot', '--json'], { cwd: p.dir, env }).status).toBe(0);
-        const withPgx = await once();
-        seen.push({ flags: [...row.flags, ...Object.entries(row.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(' ') || '(none)', without: without.ran, withPgx: withPgx.ran, branch: withPgx.branch });
+      const run = async (tag: string, row: (typeof MATRIX)[number], where: typeof plain) => {
+        const r = await runCopilot(copilotBin!, `PARENT: ${tag}`, { cwd: where.p.dir, env: { ...copilotEnv(where.env, model.url, where.copilotHome), ...row.env }, args: row.flags });
+        expect(r.status, r.stderr.slice(-1000)).toBe(0);
+        return toolResultsOf(model).find((o) => o.includes(`RAN-${tag}`));
+      };
+      const outs: ({ without?: string; withPgx?: string })[] = MATRIX.map(() => ({}));
+      // a row's two runs at once: one per project, so no two runs share a COPILOT_HOME (its session store)
+      for (const [i, row] of MATRIX.entries()) {
+        [outs[i]!.without, outs[i]!.withPgx] = await Promise.all([run(`w${i}`, row, plain), run(`p${i}`, row, routed)]);
       }
+      const sessionBranches = new Set(hookLog(routed.p.home).filter((l) => l.event === 'pre-tool-use' && l.branch).map((l) => l.branch!));
+      const seen = MATRIX.map((row, i) => ({
+        flags: [...row.flags, ...Object.entries(row.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(' ') || '(none)',
+        without: outs[i]!.without !== undefined,
+        withPgx: outs[i]!.withPgx !== undefined,
+        // what the routed psql printed: its session's branch
+        branch: sessionBranches.has(outs[i]!.withPgx?.split('\n')[0] ?? ''),
+      }));
       console.log(`copilot permission matrix:\n${seen.map((s) => `  ${s.flags.padEnd(48)} without pgx: ${s.without ? 'runs' : 'refused'}  with pgx: ${s.withPgx ? 'runs' : 'refused'}`).join('\n')}`);
       expect(seen.map((s) => [s.flags, s.without, s.withPgx])).toEqual(MATRIX.map((m, i) => [seen[i]!.flags, m.without, m.withPgx]));
       for (const s of seen) if (s.withPgx) expect([s.flags, s.without, s.branch]).toEqual([s.flags, true, true]); // and on the session branch
       // every run with pgx was routed by the hook (rewritten), whatever Copilot then decided
-      const pre = hookLog(p.home).filter((l) => l.event === 'pre-tool-use');
+      const pre = hookLog(routed.p.home).filter((l) => l.event === 'pre-tool-use');
       expect(pre.map((l) => l.outcome.split(':')[0])).toEqual(MATRIX.map(() => 'rewritten'));
+      expect(hookLog(plain.p.home)).toEqual([]);
     } finally {
       await model.close();
     }
