@@ -232,6 +232,35 @@ describe.concurrent('masking: crash windows', () => {
     }, 120_000);
   }
 
+  it('sync: a crash while the new copy is masked leaves the old masked copy and template in place', async () => {
+    const t = project(`mask_copy_${rand()}`);
+    await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }));
+    await t.run((e) => e.refreshTemplate());
+    const before = (await dbRow(t.config.source!))!.comment;
+    const faults = new Faults();
+    const gate = faults.before.bind(faults);
+    let armed = true;
+    faults.before = async (text: string) => {
+      if (armed && /^ALTER TABLE "public"\."orders" ALTER COLUMN/.test(text)) {
+        armed = false;
+        faults.crash(/./);
+      }
+      return gate(text);
+    };
+    const e = await t.open(faults);
+    await e.syncSource({ input: input(), progress: quiet }).catch(() => undefined);
+    expect(faults.crashed).toBe(true);
+    await faults.settled();
+    expect((await dbRow(t.config.source!))!.comment).toBe(before);
+    const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
+    expect(await originalsIn(b.branch)).toEqual(zeros);
+    await t.run((e) => e.syncSource({ input: input(), progress: quiet }));
+    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
+    await t.run((e) => e.down({ branch: b.branch }, { now: true }));
+    await expectNoOrphans(t);
+    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+  }, 120_000);
+
   it("template build from the user's own database: a crash while masking leaves no template", async () => {
     const own = `mask_own_${rand()}`;
     await sql(`CREATE DATABASE ${own} TEMPLATE ${ORIGIN}`);
