@@ -149,7 +149,7 @@ describe('masked sources', () => {
     const err = await bad.run((e) => e.refreshTemplate()).catch((x: unknown) => x as Error);
     expect((err as Error).message).toMatch(/"public\.customers\.nope": names no column/);
     expect((err as Error).message).toMatch(/"public\.customers\.plan": "null" cannot mask text NOT NULL/);
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 60_000);
 
   it('rules added to a project with an unmasked template: no pool member of it is claimed, the template is rebuilt masked', async () => {
@@ -174,8 +174,19 @@ describe('masked sources', () => {
     } finally {
       await e.close();
     }
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 120_000);
+
+  it('rules without a source: the empty template is built once and cloned (nothing to mask)', async () => {
+    const t = testProject({ toml: RULES_TOML });
+    dirs.push(t.config.projectDir);
+    const a = await t.run((e) => e.ensure({ execId: `a${rand()}` }));
+    const oid = (await sql(`SELECT oid FROM pg_database WHERE datname = $1`, [t.template]))[0].oid;
+    const b = await t.run((e) => e.ensure({ execId: `b${rand()}` }));
+    expect((await sql(`SELECT oid FROM pg_database WHERE datname = $1`, [t.template]))[0].oid).toBe(oid);
+    for (const x of [a.branch, b.branch]) await t.run((e) => e.down({ branch: x }, { now: true }));
+    await t.run((e) => e.dropTemplates()).catch(() => {});
+  }, 60_000);
 
   it('an unknown strategy, a malformed key and a one-sided foreign key are errors that name them', async () => {
     const p = makeProject({ toml: '[mask]\n"public.customers.email" = "scramble"\n"customers.email" = "email"\n' });
@@ -228,7 +239,7 @@ describe.concurrent('masking: crash windows', () => {
       expect(await originalsIn(b.branch)).toEqual(zeros);
       await t.run((e) => e.down({ branch: b.branch }, { now: true }));
       await expectNoOrphans(t);
-      await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+      await t.run((e) => e.dropTemplates()).catch(() => {});
     }, 120_000);
   }
 
@@ -258,7 +269,7 @@ describe.concurrent('masking: crash windows', () => {
     expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
     await t.run((e) => e.down({ branch: b.branch }, { now: true }));
     await expectNoOrphans(t);
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 120_000);
 
   it("template build from the user's own database: a crash while masking leaves no template", async () => {
@@ -289,6 +300,6 @@ describe.concurrent('masking: crash windows', () => {
     expect(await checksum(own)).toBe(sum);
     await t.run((e) => e.down({ branch: b.branch }, { now: true }));
     await expectNoOrphans(t);
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 120_000);
 });
