@@ -60,7 +60,8 @@ async function usableTemplate(e: EngineContext, name: string): Promise<boolean> 
   if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
   if (!info.exists || info.stamp?.kind !== 'template') return false;
   const want = rulesDigest(e.config.mask);
-  return want === null || (info.stamp.mask ?? null) === want;
+  // An empty template (no source) has nothing to mask.
+  return want === null || info.stamp.source === null || (info.stamp.mask ?? null) === want;
 }
 
 export interface RefreshResult {

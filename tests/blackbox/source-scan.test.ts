@@ -78,6 +78,10 @@ describe('pgx source scan, and import refusing and masking', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toMatch(/^u[0-9a-f]{16}@example\.com$/);
     expect((await sql(`SELECT email FROM customers ORDER BY id LIMIT 1`, [], own))[0].email).not.toMatch(/example\.com/);
+    const mask = () => jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'mask');
+    expect(mask()).toMatchObject({ status: 'ok', detail: expect.stringMatching(/the template is a masked copy of your database, the template with the same rules/) });
+    appendFileSync(join(p.dir, '.pgx.toml'), '"public.customers.plan" = "keep"\n');
+    expect(mask()).toMatchObject({ status: 'warn', detail: expect.stringMatching(/the template predates them \(masked with other rules\)/), fix: expect.stringMatching(/^pgx template refresh/) });
     runPgx(['agent', 'down', '--id', 'masked', '--now'], p);
     runPgx(['template', 'drop'], p);
   }, 120_000);

@@ -149,7 +149,7 @@ describe('masked sources', () => {
     const err = await bad.run((e) => e.refreshTemplate()).catch((x: unknown) => x as Error);
     expect((err as Error).message).toMatch(/"public\.customers\.nope": names no column/);
     expect((err as Error).message).toMatch(/"public\.customers\.plan": "null" cannot mask text NOT NULL/);
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 60_000);
 
   it('rules added to a project with an unmasked template: no pool member of it is claimed, the template is rebuilt masked', async () => {
@@ -174,8 +174,19 @@ describe('masked sources', () => {
     } finally {
       await e.close();
     }
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 120_000);
+
+  it('rules without a source: the empty template is built once and cloned (nothing to mask)', async () => {
+    const t = testProject({ toml: RULES_TOML });
+    dirs.push(t.config.projectDir);
+    const a = await t.run((e) => e.ensure({ execId: `a${rand()}` }));
+    const oid = (await sql(`SELECT oid FROM pg_database WHERE datname = $1`, [t.template]))[0].oid;
+    const b = await t.run((e) => e.ensure({ execId: `b${rand()}` }));
+    expect((await sql(`SELECT oid FROM pg_database WHERE datname = $1`, [t.template]))[0].oid).toBe(oid);
+    for (const x of [a.branch, b.branch]) await t.run((e) => e.down({ branch: x }, { now: true }));
+    await t.run((e) => e.dropTemplates()).catch(() => {});
+  }, 60_000);
 
   it('an unknown strategy, a malformed key and a one-sided foreign key are errors that name them', async () => {
     const p = makeProject({ toml: '[mask]\n"public.customers.email" = "scramble"\n"customers.email" = "email"\n' });
@@ -228,9 +239,38 @@ describe.concurrent('masking: crash windows', () => {
       expect(await originalsIn(b.branch)).toEqual(zeros);
       await t.run((e) => e.down({ branch: b.branch }, { now: true }));
       await expectNoOrphans(t);
-      await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+      await t.run((e) => e.dropTemplates()).catch(() => {});
     }, 120_000);
   }
+
+  it('sync: a crash while the new copy is masked leaves the old masked copy and template in place', async () => {
+    const t = project(`mask_copy_${rand()}`);
+    await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }));
+    await t.run((e) => e.refreshTemplate());
+    const before = (await dbRow(t.config.source!))!.comment;
+    const faults = new Faults();
+    const gate = faults.before.bind(faults);
+    let armed = true;
+    faults.before = async (text: string) => {
+      if (armed && /^ALTER TABLE "public"\."orders" ALTER COLUMN/.test(text)) {
+        armed = false;
+        faults.crash(/./);
+      }
+      return gate(text);
+    };
+    const e = await t.open(faults);
+    await e.syncSource({ input: input(), progress: quiet }).catch(() => undefined);
+    expect(faults.crashed).toBe(true);
+    await faults.settled();
+    expect((await dbRow(t.config.source!))!.comment).toBe(before);
+    const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
+    expect(await originalsIn(b.branch)).toEqual(zeros);
+    await t.run((e) => e.syncSource({ input: input(), progress: quiet }));
+    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
+    await t.run((e) => e.down({ branch: b.branch }, { now: true }));
+    await expectNoOrphans(t);
+    await t.run((e) => e.dropTemplates()).catch(() => {});
+  }, 120_000);
 
   it("template build from the user's own database: a crash while masking leaves no template", async () => {
     const own = `mask_own_${rand()}`;
@@ -260,6 +300,6 @@ describe.concurrent('masking: crash windows', () => {
     expect(await checksum(own)).toBe(sum);
     await t.run((e) => e.down({ branch: b.branch }, { now: true }));
     await expectNoOrphans(t);
-    await sql(`DROP DATABASE IF EXISTS ${t.template}`).catch(() => {});
+    await t.run((e) => e.dropTemplates()).catch(() => {});
   }, 120_000);
 });
