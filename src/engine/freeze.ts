@@ -294,7 +294,48 @@ export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]
   return dropped;
 }
 
-/** `agent ls --all`, doctor: the frozen copies (all, or one project's), with what each is a copy of. */
-export async function listFrozenCopies(e: EngineContext, project?: string): Promise<FrozenRow[]> {
-  return frozen.listFrozen(e.registry, project);
+/** `pgx agent freeze`'s answer: the copy, whether it was there already (and why it serves), how long it took. */
+export interface FrozenUseResult {
+  branch: string;
+  copy: string;
+  reused: boolean;
+  made?: 'template-copy' | 'dump-restore';
+  why?: 'newer' | 'unchanged';
+  elapsed_ms: number;
+}
+
+/** A frozen copy (freeze.ts): what it is a copy of, how made, and whether a later fork may reuse it (its proof). */
+export interface FrozenCopySummary {
+  name: string;
+  project: string;
+  parent: string;
+  /** making: a copy in progress, or a killed maker's leftover (the next fork of its parent, or gc, drops it). */
+  state: 'making' | 'ready';
+  method: string | null;
+  bytes: number | null;
+  /** false: it serves only the forks that arrived before it began; later ones make a new copy. */
+  reusable: boolean;
+  started_at: Date;
+  exists: boolean;
+}
+
+/** `agent ls` (`--all`: project undefined): the frozen copies, with what each is a copy of. */
+export async function frozenCopySummaries(e: EngineContext, project?: string): Promise<FrozenCopySummary[]> {
+  return (await frozen.listFrozen(e.registry, project)).map((f) => ({
+    name: f.name,
+    project: f.project,
+    parent: f.parent,
+    state: f.state,
+    method: f.method,
+    bytes: f.bytes === null ? null : Number(f.bytes),
+    reusable: f.signature !== null,
+    started_at: f.started_at,
+    exists: f.db_exists,
+  }));
+}
+
+/** `pgx agent freeze`, timed. */
+export async function freezeBranch(e: EngineContext, branch: string, afterTicket?: string): Promise<FrozenUseResult> {
+  const t0 = performance.now();
+  return { branch, ...(await freezeFor(e, branch, afterTicket)), elapsed_ms: Math.round(performance.now() - t0) };
 }
