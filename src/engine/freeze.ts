@@ -138,9 +138,18 @@ async function leased(e: EngineContext, use: FrozenUse): Promise<FrozenUse> {
  */
 async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: string, t0: number, until: number): Promise<FrozenUse> {
   const reg = e.registry;
-  const child = e.freezeElsewhere!(parent, ticket);
+  // The freezer started now, or another fork's already running (its copy may be older than this fork's ticket: when
+  // it ends without one that serves, one more is started for this ticket).
+  let starts = 0;
   let ended: number | null | undefined;
-  void child?.ended.then((code) => (ended = code));
+  const start = () => {
+    starts++;
+    ended = undefined;
+    const child = e.freezeElsewhere!(parent, ticket);
+    void child?.ended.then((code) => (ended = code));
+    return child !== undefined;
+  };
+  let running = start();
   for (;;) {
     const left = until - Date.now();
     if (left <= 0) throw new FrozenCopyWaitError(parent, Date.now() - t0);
@@ -148,12 +157,14 @@ async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: strin
     const got = await withFreezeLock(reg, parent, left, async () => {
       const found = await servingCopy(e, parent, ticket);
       if (found) return leased(e, found);
-      return child ? null : leased(e, await makeCopy(e, parent));
+      return running ? null : leased(e, await makeCopy(e, parent));
     });
     if (got === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
     if (got) return got;
     if (exitedBefore !== undefined) {
-      throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+      if (starts >= 2) throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+      running = start();
+      continue;
     }
     await new Promise((res) => setTimeout(res, 200));
   }
