@@ -285,11 +285,12 @@ async function dropFrozenIfUnused(e: EngineContext, c: FrozenRow): Promise<boole
 export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]> {
   const reg = e.registry;
   const dropped: string[] = [];
-  const byParent = new Map<string, FrozenRow[]>();
-  for (const c of await frozen.listFrozen(reg)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
-  for (const [parent, copies] of byParent) {
+  const parents = [...new Set((await frozen.listFrozen(reg)).map((c) => c.parent))];
+  for (const parent of parents) {
     if (dropped.length >= limit) break;
     await tryFreezeLock(reg, parent, async () => {
+      // Read again under the lock: a copy listed as 'making' before it may be ready now (its maker let the lock go).
+      const copies = await frozen.copiesOf(reg, parent);
       const p = await records.findByName(reg, parent);
       const parentLive = p !== undefined && p.state === 'active' && p.db_exists === true;
       let newestSeen = false;
