@@ -148,7 +148,7 @@ async function rounds(server, rows) {
         p50_ms: Math.round(mid),
         ratio_clone: mid / cloneMs,
         ratio_alone: alone[connected] ? mid / alone[connected] : null,
-        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time${late.length ? `, the other ${late.length} had it at their first Bash command: all ready after ${Math.round(readyAll)} ms` : ''}, ${holding}/${count} hold the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
+        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time${late.length ? `; the other ${late.length} then ran one Bash command each (PreToolUse ensures the branch), done ${Math.round(readyAll)} ms from the start` : ''}; ${holding}/${count} then have their branch with the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
       });
       log(rows.at(-1).case + ': ' + rows.at(-1).note);
       execFileSync(pgx, ['agent', 'down', '--session', session, '--now', '--cwd', project], { env, stdio: 'ignore' });

@@ -3,6 +3,7 @@
 // so that a copy longer than the hook's deadline is not lost with the hook's process.
 import type { Command } from 'commander';
 import { withEngine } from '../engine/api.js';
+import { finishFreeze } from '../hooks/claude/freeze-elsewhere.js';
 import { action, branchSelector, configFor, withBranchSelector, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
 export function registerFreezeCommand(agent: Command): void {
@@ -11,8 +12,16 @@ export function registerFreezeCommand(agent: Command): void {
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; afterTicket?: string }>(async (opts, out) => {
         const sel = branchSelector(opts, process.env, 'freeze');
-        const r = await withEngine(configFor(opts), (e) => e.freeze(sel, opts.afterTicket));
-        out.result(r, () => `${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} in ${r.elapsed_ms} ms`);
+        const config = configFor(opts);
+        let branch: string | undefined;
+        try {
+          const r = await withEngine(config, (e) => e.freeze(sel, opts.afterTicket));
+          branch = r.branch;
+          out.result(r, () => `${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} in ${r.elapsed_ms} ms`);
+        } finally {
+          // started by a hook (its pid file): the next burst may start another
+          if (opts.afterTicket !== undefined) finishFreeze(config, branch ?? opts.branch ?? '');
+        }
       }),
     );
 }

@@ -27,6 +27,8 @@ import type { ConnParams } from '../server/db.js';
 export type { ScanReport };
 
 export type { ConnectionReuse, FreezeElsewhere } from './context.js';
+export type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
+import type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { ForkRequest, ResetResult };
 export type { DownResult, EnsureOptions, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
@@ -51,31 +53,6 @@ export interface Target {
 
 /** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
 export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
-
-/** `pgx agent freeze`'s answer: the copy, whether it was there already (and why it serves), how long it took. */
-export interface FrozenUseResult {
-  branch: string;
-  copy: string;
-  reused: boolean;
-  made?: 'template-copy' | 'dump-restore';
-  why?: 'newer' | 'unchanged';
-  elapsed_ms: number;
-}
-
-/** A frozen copy (freeze.ts): what it is a copy of, how made, and whether a later fork may reuse it (its proof). */
-export interface FrozenCopySummary {
-  name: string;
-  project: string;
-  parent: string;
-  /** making: a copy in progress, or a killed maker's leftover (the next fork of its parent, or gc, drops it). */
-  state: 'making' | 'ready';
-  method: string | null;
-  bytes: number | null;
-  /** false: it serves only the forks that arrived before it began; later ones make a new copy. */
-  reusable: boolean;
-  started_at: Date;
-  exists: boolean;
-}
 
 export interface BranchSummary {
   name: string;
@@ -393,25 +370,12 @@ export class Engine {
     const rec = await this.one(sel, 'freeze');
     const info = await catalog.databaseInfo(this.ctx.registry, rec.name);
     if (!catalog.isOwnBranch(info, rec)) throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`, 'See `pgx agent doctor`.');
-    const t0 = performance.now();
-    const { freezeFor } = await import('./freeze.js');
-    return { branch: rec.name, ...(await freezeFor(this.ctx, rec.name, afterTicket)), elapsed_ms: Math.round(performance.now() - t0) };
+    return (await import('./freeze.js')).freezeBranch(this.ctx, rec.name, afterTicket);
   }
 
   /** The frozen copies forks clone (freeze.ts): this project's, or (`all`) every project's on the server. */
   async frozenCopies(filter: { all?: boolean } = {}): Promise<FrozenCopySummary[]> {
-    const { listFrozenCopies } = await import('./freeze.js');
-    return (await listFrozenCopies(this.ctx, filter.all ? undefined : this.ctx.config.project)).map((f) => ({
-      name: f.name,
-      project: f.project,
-      parent: f.parent,
-      state: f.state,
-      method: f.method,
-      bytes: f.bytes === null ? null : Number(f.bytes),
-      reusable: f.signature !== null,
-      started_at: f.started_at,
-      exists: f.db_exists,
-    }));
+    return (await import('./freeze.js')).frozenCopySummaries(this.ctx, filter.all ? undefined : this.ctx.config.project);
   }
 
   /** This project's branches, or (`all`) every project's on the server. */

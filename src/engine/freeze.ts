@@ -139,9 +139,18 @@ async function leased(e: EngineContext, use: FrozenUse): Promise<FrozenUse> {
  */
 async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: string, t0: number, until: number): Promise<FrozenUse> {
   const reg = e.registry;
-  const child = e.freezeElsewhere!(parent, ticket);
+  // The freezer started now, or another fork's already running (its copy may be older than this fork's ticket: when
+  // it ends without one that serves, one more is started for this ticket).
+  let starts = 0;
   let ended: number | null | undefined;
-  void child?.ended.then((code) => (ended = code));
+  const start = () => {
+    starts++;
+    ended = undefined;
+    const child = e.freezeElsewhere!(parent, ticket);
+    void child?.ended.then((code) => (ended = code));
+    return child !== undefined;
+  };
+  let running = start();
   for (;;) {
     const left = until - Date.now();
     if (left <= 0) throw new FrozenCopyWaitError(parent, Date.now() - t0);
@@ -149,12 +158,14 @@ async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: strin
     const got = await withFreezeLock(reg, parent, left, async () => {
       const found = await servingCopy(e, parent, ticket);
       if (found) return leased(e, found);
-      return child ? null : leased(e, await makeCopy(e, parent));
+      return running ? null : leased(e, await makeCopy(e, parent));
     });
     if (got === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
     if (got) return got;
     if (exitedBefore !== undefined) {
-      throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+      if (starts >= 2) throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+      running = start();
+      continue;
     }
     await new Promise((res) => setTimeout(res, 200));
   }
@@ -278,11 +289,12 @@ async function dropFrozenIfUnused(e: EngineContext, c: FrozenRow): Promise<boole
 export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]> {
   const reg = e.registry;
   const dropped: string[] = [];
-  const byParent = new Map<string, FrozenRow[]>();
-  for (const c of await frozen.listFrozen(reg)) byParent.set(c.parent, [...(byParent.get(c.parent) ?? []), c]);
-  for (const [parent, copies] of byParent) {
+  const parents = [...new Set((await frozen.listFrozen(reg)).map((c) => c.parent))];
+  for (const parent of parents) {
     if (dropped.length >= limit) break;
     await tryFreezeLock(reg, parent, async () => {
+      // Read again under the lock: a copy listed as 'making' before it may be ready now (its maker let the lock go).
+      const copies = await frozen.copiesOf(reg, parent);
       const p = await records.findByName(reg, parent);
       const parentLive = p !== undefined && p.state === 'active' && p.db_exists === true;
       let newestSeen = false;
@@ -298,7 +310,48 @@ export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]
   return dropped;
 }
 
-/** `agent ls --all`, doctor: the frozen copies (all, or one project's), with what each is a copy of. */
-export async function listFrozenCopies(e: EngineContext, project?: string): Promise<FrozenRow[]> {
-  return frozen.listFrozen(e.registry, project);
+/** `pgx agent freeze`'s answer: the copy, whether it was there already (and why it serves), how long it took. */
+export interface FrozenUseResult {
+  branch: string;
+  copy: string;
+  reused: boolean;
+  made?: 'template-copy' | 'dump-restore';
+  why?: 'newer' | 'unchanged';
+  elapsed_ms: number;
+}
+
+/** A frozen copy (freeze.ts): what it is a copy of, how made, and whether a later fork may reuse it (its proof). */
+export interface FrozenCopySummary {
+  name: string;
+  project: string;
+  parent: string;
+  /** making: a copy in progress, or a killed maker's leftover (the next fork of its parent, or gc, drops it). */
+  state: 'making' | 'ready';
+  method: string | null;
+  bytes: number | null;
+  /** false: it serves only the forks that arrived before it began; later ones make a new copy. */
+  reusable: boolean;
+  started_at: Date;
+  exists: boolean;
+}
+
+/** `agent ls` (`--all`: project undefined): the frozen copies, with what each is a copy of. */
+export async function frozenCopySummaries(e: EngineContext, project?: string): Promise<FrozenCopySummary[]> {
+  return (await frozen.listFrozen(e.registry, project)).map((f) => ({
+    name: f.name,
+    project: f.project,
+    parent: f.parent,
+    state: f.state,
+    method: f.method,
+    bytes: f.bytes === null ? null : Number(f.bytes),
+    reusable: f.signature !== null,
+    started_at: f.started_at,
+    exists: f.db_exists,
+  }));
+}
+
+/** `pgx agent freeze`, timed. */
+export async function freezeBranch(e: EngineContext, branch: string, afterTicket?: string): Promise<FrozenUseResult> {
+  const t0 = performance.now();
+  return { branch, ...(await freezeFor(e, branch, afterTicket)), elapsed_ms: Math.round(performance.now() - t0) };
 }

@@ -3,6 +3,8 @@
 // parent (PGX_FREEZE_DETACH_FROM_BYTES=0 makes any parent large) has it made by a detached `pgx agent freeze`, waits
 // for it, and its branch holds the parent's migration while the parent holds its connection.
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
@@ -44,7 +46,17 @@ describe('frozen copies from the CLI and a command hook', () => {
       const copies = await sql<{ name: string; state: string }>(`SELECT name, state FROM pgx_frozen WHERE parent = $1`, [sessionBranch], 'pgx_registry');
       expect(copies).toHaveLength(1); // the detached freezer's, the superseded one dropped
       expect(copies[0]!.name).not.toBe(a.copy);
-      // The detached freezer is gone once its copy is ready (nothing left running).
+      // The detached freezer is gone once its copy is ready (nothing left running), and so is its pid file.
+      expect(await pollUntil(async () => !freezerRunning(sessionBranch), 10_000, 100)).toBe(true);
+      expect(readdirSync(join(p.home, 'agent')).filter((f) => f.startsWith('freeze-'))).toEqual([]);
+
+      // Three at once after another change: one freezer's copy serves them all.
+      await parent.query('INSERT INTO parent_mig VALUES (100)');
+      const three = await Promise.all([0, 1, 2].map(() => hook('subagent-start', subagentStart(s, newAgentId()), p, { env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' } })));
+      for (const h of three) expect((await sql<{ n: number }>('SELECT sum(x)::int AS n FROM parent_mig', [], branchFromContext(h)))[0]!.n).toBe(111);
+      const now = await sql<{ name: string }>(`SELECT name FROM pgx_frozen WHERE parent = $1`, [sessionBranch], 'pgx_registry');
+      expect(now).toHaveLength(1);
+      expect(now[0]!.name).not.toBe(copies[0]!.name);
       expect(await pollUntil(async () => !freezerRunning(sessionBranch), 10_000, 100)).toBe(true);
     } finally {
       await parent.end();
