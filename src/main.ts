@@ -14,7 +14,7 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './lib/errors.js';
+import { EXIT, EXIT_CODES_HELP, EXIT_CODES_POINTER, PgxError, redactSecrets } from './lib/errors.js';
 import { printError } from './lib/output.js';
 
 export function buildProgram(): Command {
@@ -26,8 +26,10 @@ export function buildProgram(): Command {
     // Inherited too (set before any subcommand exists): with --json a parse error becomes the JSON error object below.
     // commander quotes the argument it stumbled on (`unknown option '--urll=postgres://me:secret@…'`): masked too
     .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = redactSecrets(text)) : write(redactSecrets(text))) })
-    .addHelpText('after', EXIT_CODES_HELP);
-  const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
+    .addHelpText('after', EXIT_CODES_HELP)
+    // the table once, in `pgx --help`; every other help names where it is
+    .addHelpText('afterAll', ({ command }) => (command.parent ? EXIT_CODES_POINTER : ''));
+  const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions();
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
   registerDiffCommand(agent);

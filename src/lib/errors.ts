@@ -19,10 +19,13 @@ const EXIT_TABLE = {
 type ExitName = keyof typeof EXIT_TABLE;
 export const EXIT = Object.fromEntries(Object.entries(EXIT_TABLE).map(([k, [code]]) => [k, code])) as { readonly [K in ExitName]: (typeof EXIT_TABLE)[K][0] };
 
-/** The "Exit codes:" section of `pgx --help` and `pgx agent --help`, from the same table. */
+/** The "Exit codes:" section of `pgx --help` (only there: every other help points to it, EXIT_CODES_POINTER). */
 export const EXIT_CODES_HELP = `\nExit codes:\n${Object.values(EXIT_TABLE)
   .map(([code, means]) => `  ${String(code).padEnd(5)}${means}`)
   .join('\n')}`;
+
+/** What every help but the top-level one says instead of repeating the table. */
+export const EXIT_CODES_POINTER = '\nExit codes: `pgx --help` lists them (docs/pgx/local-dev/cli.md, "Exit codes").';
 
 export type ErrorCode =
   | 'USAGE'
