@@ -2,6 +2,7 @@
 // without a record, and the last background filler's outcome (<PGX_HOME>/agent/pool-fill.log). Reads only.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { clockTime } from '../lib/output.js';
 import { fixStatement, inspectPool, msSinceLastBranch, stampedDatabases, templateName } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
@@ -36,7 +37,7 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   }
   if (st.size === 0) return st.ready ? warn('pool', `off, but ${st.ready} member(s) are left`, 'pgx agent pool drain') : ok('pool', 'off ([agent] pool = 0)');
   const last = lastFill(config.home);
-  if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time}): ${last.error}`, 'pgx agent pool fill');
+  if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time ? clockTime(last.time) : 'time not logged'}): ${last.error}`, 'pgx agent pool fill');
   if (st.stale) return warn('pool', `${detail}; ${st.stale} stale member(s) (an older template build, other guards, or a dead filler's)`, 'pgx agent gc');
   // Right after install nothing has filled the pool yet: no template build, or no branch of it and no background
   // fill ever logged. That is how it starts, not a fault: the first SessionStart starts the filler (decision 137).
