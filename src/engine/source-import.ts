@@ -259,7 +259,7 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
         else if (!/^pg_dump: /.test(line) || /error|fatal/i.test(line)) tail.push(line);
       });
       progress.flush();
-      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail);
+      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail, input.where);
     }
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.

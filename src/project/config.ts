@@ -191,6 +191,8 @@ export interface Config {
   source?: string;
   /** The admin connection (a role with CREATEDB); undefined means the embedded local server. */
   serverUrl?: string;
+  /** Where serverUrl came from, as a hint names it: "PGX_DATABASE_URL", "[server] url in /p/.pgx.toml", … */
+  serverUrlFrom?: string;
   host: string;
   idleTtlMs: number;
   graceMs: number;
@@ -340,13 +342,16 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
   const file = found && (mainCheckoutConfig(found) ?? found);
   const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
-  const serverUrl = env.PGX_DATABASE_URL || serverUrlFile(env.PGX_DATABASE_URL_FILE) || c.server.url || undefined;
+  const fromFile = env.PGX_DATABASE_URL ? undefined : serverUrlFile(env.PGX_DATABASE_URL_FILE);
+  const serverUrl = env.PGX_DATABASE_URL || fromFile || c.server.url || undefined;
+  const serverUrlFrom = env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : fromFile ? `PGX_DATABASE_URL_FILE (${env.PGX_DATABASE_URL_FILE})` : serverUrl ? `[server] url in ${file}` : undefined;
   return {
     projectDir,
     file,
     project: c.project.name ?? (basename(projectDir) || 'project'),
     source: c.project.source,
     serverUrl,
+    serverUrlFrom,
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,
