@@ -33,8 +33,10 @@ function configCheck(cwd: string): { check: Check; config?: Config } {
     const server = config.serverUrl ? (process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : '[server] url') : 'the embedded local server';
     return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
   } catch (e) {
-    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, ' ') : String(e);
-    return { check: fail('config', message, `fix the keys named above in ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`) };
+    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, '; ').replace(/:; /g, ': ') : String(e);
+    // the loader's hint names the line, or each key (with "did you mean"); a generic "the keys named above" named none
+    const fix = isPgxError(e) ? (e.hint.includes('pgx init --force') ? e.hint : `${e.hint.replace(/\.$/, '')}; or rewrite it: pgx init --force`) : `fix ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`;
+    return { check: fail('config', message, fix) };
   }
 }
 

@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
+import { unknownKeyNote } from './config-hints.js';
 import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
 
 export const CONFIG_FILE = '.pgx.toml';
@@ -175,6 +176,12 @@ const fileSchema = z.strictObject({
   ),
 });
 
+/** Each table's keys (the top level's: the tables), for "did you mean" on an unknown one. */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(fileSchema.shape),
+  ...Object.fromEntries(Object.entries(fileSchema.shape).map(([t, v]) => [t, Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape)])),
+};
+
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
 
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
@@ -297,20 +304,21 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
       const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
       const open = unterminatedString(text, line, column, what);
       if (open) throw new PgxError('CONFIG_INVALID', `${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} (no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`, `Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
-      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax there (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
+      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
     }
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const path = i.path.join('.') || '(top level)';
-      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message;
+      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => unknownKeyNote(text, i.path.join('.'), k, KNOWN_KEYS)).join(', ')}` : i.message;
       return `  ${path}: ${msg}`;
     });
+    const named = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => (i.path.length ? `[${i.path.join('.')}] ${k}` : `[${k}]`)).join(', ') : i.path.length ? `[${i.path.slice(0, -1).join('.')}] ${String(i.path.at(-1))}` : '(top level)'));
     throw new PgxError(
       'CONFIG_INVALID',
       `${file}: invalid configuration:\n${lines.join('\n')}`,
-      `Every key is documented in ${exampleConfigPath()}; fix or remove the keys named above.`,
+      `Fix or remove ${named.join('; ')} in ${file}; every key is documented in ${exampleConfigPath()}.`,
     );
   }
   return parsed.data;
