@@ -72,6 +72,18 @@ describe('README', () => {
     }
   }, 600_000);
 
+  it('names every Claude Code version pgx is verified on: the pinned and the newest of scripts/install-claude-code.sh, as the built-in list', async () => {
+    const script = readFileSync(join(REPO, 'scripts/install-claude-code.sh'), 'utf8');
+    const pinned = /^PINNED="([\d.]+)"/m.exec(script)![1]!;
+    const newest = /^NEWEST="([\d.]+)"/m.exec(script)![1]!;
+    const { VERIFIED_CLAUDE_CODE_VERSIONS } = await import('../../src/hooks/claude/claude-version.js');
+    expect([...VERIFIED_CLAUDE_CODE_VERSIONS]).toEqual(expect.arrayContaining([pinned, newest]));
+    const verified = readme.split('\n').findIndex((l) => /Verified on Claude Code/.test(l));
+    const sentence = readme.split('\n').slice(verified, verified + 3).join(' ').replace(/\s+/g, ' ');
+    expect(sentence).toContain(`${pinned} (the pinned version)`);
+    expect(sentence).toContain(`${newest} (the newest)`);
+  });
+
   it('the "in your project" block runs as written', () => {
     const block = shBlocks[2]!;
     expect(block).toEqual(['pgx agent install claude', 'pgx agent doctor']);
