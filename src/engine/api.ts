@@ -16,6 +16,7 @@ import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
+import { fullSessionId } from './session-prefix.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
@@ -350,11 +351,16 @@ export class Engine {
     if ('branch' in sel) return records.findRecords(registry, { name: sel.branch });
     if ('target' in sel) {
       const rec = await records.findByIdentity(registry, identityKey(this.identity(sel.target)));
-      return rec ? [rec] : [];
+      const s = sel.target.sessionId;
+      if (rec || s === undefined) return rec ? [rec] : [];
+      const full = await fullSessionId(registry, config.project, s); // ls shows 8 characters (session-prefix.ts)
+      return full === s ? [] : this.resolve({ target: { ...sel.target, sessionId: full } });
     }
     if ('agent' in sel) return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter((r) => r.kind === 'subagent');
     if ('id' in sel) return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter((r) => r.kind === 'exec');
-    return records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+    const recs = await records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+    const full = recs.length ? sel.session : await fullSessionId(registry, config.project, sel.session);
+    return full === sel.session ? recs : records.findRecords(registry, { project: config.project, sessionId: full, includeSubagents: true });
   }
 
   /** `down --branch` of a database without a record: say whether it exists, and refuse anything pgx did not stamp. */
