@@ -4,6 +4,7 @@
 // payload, calls one method and shapes the hook output.
 import type { Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
+import { clockTime } from '../lib/output.js';
 import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
@@ -188,6 +189,8 @@ export class Engine {
     const agent = await this.one({ agent: agentId }, 'adopt');
     const [session] = agent.session_id ? (await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId: agent.session_id })).filter((r) => r.host === agent.host) : [];
     if (!session) throw new PgxError('NOT_FOUND', `Agent ${agentId}'s session has no branch of its own to adopt into.`, 'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.');
+    // An ended session's branch is retiring: an adopt would succeed and be dropped with it minutes later (decision 431).
+    if (session.state === 'retiring') throw endedSession(agentId, session, agent.name, agent.deadline);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
   }
 
@@ -388,6 +391,14 @@ export async function attachOrEnsure(config: Config, t: Target, opts: OpenOption
     if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
   }
   return withEngine(config, (e) => e.ensure(t, ensureOpts), opts);
+}
+
+function endedSession(agentId: string, session: BranchRecord, agentBranch: string, agentDeadline: Date): PgxError {
+  return new PgxError(
+    'REFUSED',
+    `Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; an adopt into it would go with it.`,
+    `To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`,
+  );
 }
 
 /** Opens the engine for one piece of work and closes it after, whatever happens. */

@@ -9,7 +9,7 @@ const EXIT_TABLE = {
   config: [3, '.pgx.toml invalid'],
   server: [4, 'PostgreSQL unreachable / login refused / local server failed'],
   notFound: [5, 'branch not found'],
-  refused: [6, 'refused: the database is not a pgx branch'],
+  refused: [6, 'refused: the database is not a pgx branch (or the change would be dropped with it: adopt into an ended session)'],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
   // the child's own status passes through otherwise
