@@ -90,6 +90,14 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
     expect(c.detail).toContain('last ran under Claude Code 2.9.1');
     expect(c.detail).toContain('mode last seen: acceptEdits');
     expect(c.fix).toContain('unverified_claude_code = "rules"');
+
+    // Another project (same pgx home, no hook call of its own): the version is the machine's, the mode is not its.
+    const other = makeProject();
+    other.env.PGX_HOME = p.env.PGX_HOME;
+    expect(runPgx(['agent', 'install', 'claude'], other).status).toBe(0);
+    const o = doctor(other).byName.permissions!;
+    expect(o.detail).not.toContain('acceptEdits');
+    expect(o.detail).not.toContain('mode last seen');
   });
 });
 
