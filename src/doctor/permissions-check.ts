@@ -12,7 +12,7 @@ import { settingsPathFor } from '../install/hook-events.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { installCmd, launchersInUse, type Found } from './hooks-check.js';
 import { inProject } from './hook-log-check.js';
-import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
+import { decide, fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
 /** Has the user accepted Claude Code's trust dialog for this directory (or a parent)? ~/.claude.json records it. */
 export function workspaceTrusted(projectDir: string, home = homedir()): boolean {
@@ -96,10 +96,10 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
   }
   const projectScoped = covering.every((f) => f.scope !== 'user');
   if (projectScoped && !workspaceTrusted(ctx.projectDir, home)) {
-    return warn(
+    return decide(
       'permissions',
       `pgx's rules are in ${covering.map((f) => f.insp.path).join(', ')}, but Claude Code ignores project-scope rules until the workspace is trusted: routed commands ask until then${modeNote}`,
-      `run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or: ${installCmd('user')})`,
+      `trust this folder or not: if you do, run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or keep pgx's rules for your user instead: ${installCmd('user')})`,
     );
   }
   if (seen.version && !isVerifiedClaudeCode(seen.version, process.env, ctx.home)) {
