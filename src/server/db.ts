@@ -30,6 +30,8 @@ export interface ConnParams {
   application_name?: string;
   /** From ?channel_binding=prefer|require. */
   channelBinding?: boolean;
+  /** Where the URL came from (parseUrl's `where`), for hints: "PGX_DATABASE_URL", "[server] url in /p/.pgx.toml", "--from". */
+  from?: string;
   /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS, connectWaitMs or 3 s (within connectDeadlineAt). */
   connectTimeoutMs?: number;
   /**
@@ -191,6 +193,7 @@ export function parseUrl(url: string, where = SERVER_URL_PLACES): ConnParams {
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
     ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
+    from: where,
   };
 }
 
@@ -260,7 +263,7 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
   const code = sqlstateOf(e);
   if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
     const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
-    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
+    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, `Check the user and password in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
   }
   if (code === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
     // pgx_registry refuses CONNECT to every role but its owner (it holds the branch roles' passwords).
@@ -274,10 +277,10 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     );
   }
   if (code === SQLSTATE.INVALID_CATALOG_NAME) {
-    return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, 'Point [server] url at an existing database (e.g. /postgres).', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, `Point ${p.from ?? '[server] url'} at an existing database (e.g. /postgres).`, { cause: e });
   }
   if (/does not support SSL/i.test(msg)) {
-    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, 'Turn on ssl in the server\'s postgresql.conf, or use sslmode=prefer (or disable) in [server] url / PGSSLMODE.', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, `Turn on ssl in the server's postgresql.conf, or use sslmode=prefer (or disable) in ${p.from ?? '[server] url'} / PGSSLMODE.`, { cause: e });
   }
   if (err.code && TLS_CERT_CODES.includes(err.code)) {
     return new PgxError('SERVER_UNREACHABLE', `The TLS certificate of PostgreSQL at ${where} failed verification (${err.code}, sslmode=${ssl}).`, 'Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or use sslmode=require (encrypted, certificate not checked).', { cause: e });
@@ -298,7 +301,7 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     );
   }
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, 'Fix the host in [server] url / PGX_DATABASE_URL.', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, `Fix the host in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
   }
   return new PgxError('SERVER_UNREACHABLE', `Cannot reach PostgreSQL at ${where}: ${msg}`, NOT_RUNNING_HINT, { cause: e });
 }
