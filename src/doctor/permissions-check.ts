@@ -114,8 +114,8 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
       'permissions',
       `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}.${verdict} ${trust ? consequence : 'Every routed subagent command asks for approval until then'}${modeNote}`,
       verdict
-        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`
-        : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`,
+        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`
+        : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`,
     );
   }
   const bypass = mode === 'bypassPermissions' ? ' (bypass mode: only deny rules apply, routed or not)' : '';

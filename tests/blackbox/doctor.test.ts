@@ -89,7 +89,7 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
     expect(c.status).toBe('warn');
     expect(c.detail).toContain('last ran under Claude Code 2.9.1');
     expect(c.detail).toContain('mode last seen: acceptEdits');
-    expect(c.fix).toContain('unverified_claude_code = "rules"');
+    expect(c.fix).toContain(`set [agent] unverified_claude_code = "rules" in ${join(p.dir, '.pgx.toml')}`); // the file, not ".pgx.toml"
 
     // Another project (same pgx home, no hook call of its own): the version is the machine's, the mode is not its.
     const other = makeProject();
