@@ -15,7 +15,7 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
-import { EXIT, EXIT_CODES_HELP, isPgxError, PgxError, redactSecrets } from './lib/errors.js';
+import { EXIT, EXIT_CODES_HELP, EXIT_CODES_POINTER, isPgxError, PgxError, redactSecrets } from './lib/errors.js';
 import { refuseOutsideOwnBranch } from './cli/routed-guard.js';
 import { printError } from './lib/output.js';
 
@@ -30,8 +30,10 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => (wantsJson ? (parseError = redactSecrets(text)) : write(redactSecrets(text))) })
     .addHelpText('after', EXIT_CODES_HELP)
     // Inside a subagent's routed command, only its own branch (cli/routed-guard.ts): thrown before the action runs.
-    .hook('preAction', (_program, actionCommand) => refuseOutsideOwnBranch(actionCommand));
-  const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions().addHelpText('after', EXIT_CODES_HELP);
+    .hook('preAction', (_program, actionCommand) => refuseOutsideOwnBranch(actionCommand))
+    // the table once, in `pgx --help`; every other help names where it is
+    .addHelpText('afterAll', ({ command }) => (command.parent ? EXIT_CODES_POINTER : ''));
+  const agent = program.command('agent').description('branches for coding agents').enablePositionalOptions();
   registerExecCommand(agent);
   registerBranchCommands(agent, program);
   registerDiffCommand(agent);

@@ -4,7 +4,7 @@ import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config.js';
 import { withEngine, type FrozenCopySummary, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../server/local-access.js';
-import { paint, relativeTime, table, type Output } from '../lib/output.js';
+import { clockTime, paint, relativeTime, table, type Output } from '../lib/output.js';
 import { confirmDestructive } from './confirm.js';
 import { poolLine } from './agent-pool.js';
 import { action, ANYWHERE_HELP, configFor, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
@@ -148,10 +148,9 @@ function frozenLines(frozen: FrozenCopySummary[]): string {
     .join('');
 }
 
-/** "10:42:13 (in 9m 58s)": a deadline as a wall-clock time and how far off it is. */
+/** "2026-12-05 10:42:13 (in 9m 58s)": a deadline as a date and time and how far off it is. */
 function untilText(deadline: string | null | undefined): string {
-  if (!deadline) return 'its deadline';
-  return `${new Date(deadline).toLocaleTimeString('en-GB', { hour12: false })} (${relativeTime(deadline)})`;
+  return deadline ? clockTime(deadline) : 'its deadline';
 }
 
 /** gc found nothing to drop: say when the retiring branches will be, and how to drop them now. */

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE, findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type HttpTarget, type Scope, type Transport } from '../install/claude.js';
+import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type HttpTarget, type LocalRulesResult, type Scope, type Transport } from '../install/claude.js';
 import { socketDirPath } from '../broker/protocol.js';
 import { ensureHttpState, FORWARDED_VARS, httpStatePath, readHttpState, SECRET_VAR } from '../broker/http.js';
 import { pgxOnPath } from '../install/path-launcher.js';
@@ -50,7 +50,7 @@ export function registerInstallCommands(agent: Command): void {
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
-    .option('--transport <transport>', 'claude: how Claude Code reaches pgx: command (a hook process per event) or http (PreToolUse, SubagentStart and SubagentStop POST to your HTTP broker on 127.0.0.1; opt-in, decision 223)', 'command')
+    .option('--transport <transport>', 'claude: how Claude Code reaches pgx: command (a hook process per event) or http (UserPromptSubmit, PreToolUse, SubagentStart and SubagentStop POST to your HTTP broker on 127.0.0.1; opt-in: docs/pgx/local-dev/cli.md, "--transport")', 'command')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         const client = checkClient(cmd.args[0]);
@@ -79,15 +79,13 @@ export function registerInstallCommands(agent: Command): void {
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
-            r.added.length ? `  added:     ${r.added.join(', ')}` : null,
-            r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
-            r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
+            ...eventLines(r),
             ...r.rules.blanketRemoved.map((b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`),
             r.rules.added.length ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)` : null,
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
-            http ? `  transport http: PreToolUse, SubagentStart and SubagentStop POST to 127.0.0.1:${http.port || '<port>'} (your HTTP broker, ${http.stateFile}); the secret (${SECRET_VAR}) is in ${r.private_files.join(', ')}, mode 0600, never in a shared file` : null,
+            http ? `  transport http: UserPromptSubmit, PreToolUse, SubagentStart and SubagentStop POST to 127.0.0.1:${http.port || '<port>'} (your HTTP broker, ${http.stateFile}); the secret (${SECRET_VAR}) is in ${r.private_files.join(', ')}, mode 0600, never in a shared file` : null,
             pathNote,
             verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
@@ -113,6 +111,27 @@ export function registerInstallCommands(agent: Command): void {
       out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`);
     }),
   );
+}
+
+/**
+ * Each file's own events: settings.json's, then (project scope) what settings.local.json gained or lost. An HTTP
+ * install moves events from the one to the other; saying so once beats listing them under both.
+ */
+function eventLines(r: { added: string[]; updated: string[]; unchanged: string[]; local?: LocalRulesResult }): string[] {
+  const l = r.local;
+  const moved = l ? r.updated.filter((e) => l.added.includes(e) || l.updated.includes(e)) : [];
+  const lines = [
+    r.added.length ? `  added:     ${r.added.join(', ')}` : null,
+    r.updated.some((e) => !moved.includes(e)) ? `  updated:   ${r.updated.filter((e) => !moved.includes(e)).join(', ')}` : null,
+    moved.length ? `  moved out: ${moved.join(', ')} (HTTP now: in ${l!.path})` : null,
+    r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
+  ];
+  if (l && (l.added.length || l.updated.length || l.unchanged.length)) {
+    lines.push(`${l.changed ? 'updated' : 'unchanged'}: ${l.path} (this machine's only: the HTTP entries, their keepers and the secret)`);
+    for (const [label, events] of [['added:    ', l.added], ['updated:  ', l.updated], ['unchanged:', l.unchanged]] as const) if (events.length) lines.push(`  ${label} ${events.join(', ')}`);
+  }
+  if (l?.removed.length) lines.push(`  removed from ${l.path}: pgx's HTTP entries and keepers of ${l.removed.join(', ')}, and its ${SECRET_VAR} env key (the command transport needs neither)`);
+  return lines.filter((x): x is string => x !== null);
 }
 
 type Verification =

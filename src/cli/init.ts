@@ -51,6 +51,28 @@ function safeUrl(url: string): string {
   }
 }
 
+/** The flags of init and the keys they write: a hint names the flag the user typed. */
+const FLAG_OF_KEY: [RegExp, string, string][] = [
+  [/\bproject\.source\b/, '--source', '[project] source'],
+  [/\bproject\.name\b/, '--name', '[project] name'],
+  [/\bserver\.url\b/, '--url', '[server] url'],
+];
+
+export function flagHint(message: string): string {
+  const named = FLAG_OF_KEY.filter(([re]) => re.test(message)).map(([, flag, key]) => `${flag} (it writes ${key})`);
+  return named.length ? `Fix ${named.join(' and ')}; nothing was written.` : 'Fix --url, --source or --name; nothing was written.';
+}
+
+/** A CONFIG_INVALID from checking a flag's value is a usage error: same message and hint, exit 2. */
+function asUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (isPgxError(e) && e.code === 'CONFIG_INVALID') throw new PgxError('USAGE', e.message, e.hint);
+    throw e;
+  }
+}
+
 export function registerInitCommand(program: Command): void {
   withCommon(program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'))
     .option('--url <url>', 'admin connection postgres://user@host:port/db (default: pgx runs its own local server)')
@@ -63,13 +85,14 @@ export function registerInitCommand(program: Command): void {
         const dir = resolve(opts.cwd ?? process.cwd());
         const refused = opts.url === undefined ? undefined : unsupportedConnectionString(opts.url);
         if (refused !== undefined) throw unsupportedConnectionError('--url', refused);
+        if (opts.url !== undefined) asUsage(() => parseUrl(opts.url!, '--url')); // its hint names --url, not .pgx.toml
         const existed = existsSync(join(dir, CONFIG_FILE));
         let r: ReturnType<typeof initProject>;
         try {
           r = initProject({ dir, url: opts.url, source: opts.source, name: opts.name, force: opts.force });
         } catch (e) {
           // The flags would have produced an invalid file (nothing was written): that is a usage error.
-          if (isPgxError(e) && e.code === 'CONFIG_INVALID') throw new PgxError('USAGE', e.message.replace(/invalid configuration/, 'these flags would write an invalid configuration'), 'Fix the flag named above.');
+          if (isPgxError(e) && e.code === 'CONFIG_INVALID') throw new PgxError('USAGE', e.message.replace(/invalid configuration/, 'these flags would write an invalid configuration'), flagHint(e.message));
           throw e;
         }
         const server = opts.url ? urlWithoutPassword(parseUrl(opts.url)) : null;

@@ -22,6 +22,11 @@ interface Resolved {
   origin: { env?: string; envFile?: string };
 }
 
+/** A variable as a hint names it: "$DATABASE_URL (from /p/.env)", "$X (from the environment)"; `remembered`: by sync. */
+function envWhere(name: string, from: string, remembered = false): string {
+  return `$${name} (from ${from.startsWith('$') ? 'the environment' : from}${remembered ? '; the variable `pgx source sync` remembered' : ''})`;
+}
+
 /** --from / --from-env to what to import; the URL's password stays in memory (pg_dump gets it in its environment). */
 function resolveFrom(config: Config, opts: { from?: string; fromEnv?: string }, out: Output, verb: string): Resolved {
   let from = opts.from;
@@ -36,7 +41,7 @@ function resolveFrom(config: Config, opts: { from?: string; fromEnv?: string }, 
   } else if (/^postgres(ql)?:\/\/[^/@]*:[^/@]*@/.test(from!)) {
     out.progress('warning: the --from URL holds a password, visible to other users in the process list; --from-env DATABASE_URL avoids that');
   }
-  return { input: classifyInput(from!, process.cwd()), origin };
+  return { input: classifyInput(from!, process.cwd(), origin.env ? envWhere(origin.env, origin.envFile!) : '--from'), origin };
 }
 
 /** The remembered origin back to what to import: the variable read again, or the URL (its password from PGPASSWORD / ~/.pgpass), or the file. */
@@ -46,10 +51,10 @@ function resolveRemembered(config: Config, o: SourceOrigin, out: Output): Resolv
     const found = findDatabaseUrl(config.projectDir, o.env!);
     if (!found) throw new PgxError('USAGE', `The source was imported from $${o.env} (read from ${o.env_file ?? 'the environment'}), which now holds no postgres:// URL (not in the environment, nor in .env / .env.local of ${config.projectDir}).`, `Set ${o.env} again, or pass --from-env <var> or --from <url|file|dir>.`);
     out.progress(`syncing from the database named by ${o.env} (from ${found.from}; ${since})`);
-    return { input: classifyInput(found.value, config.projectDir), origin: { env: o.env!, envFile: found.from } };
+    return { input: classifyInput(found.value, config.projectDir, envWhere(o.env!, found.from, true)), origin: { env: o.env!, envFile: found.from } };
   }
   out.progress(`syncing from ${o.origin} (${since})`);
-  return { input: classifyInput(o.origin, config.projectDir), origin: {} };
+  return { input: classifyInput(o.origin, config.projectDir, `the origin \`pgx source sync\` remembered, ${o.origin} (its password from PGPASSWORD or ~/.pgpass; or pass --from / --from-env)`), origin: {} };
 }
 
 function maskLine(m: { columns: number; tables: number; personal: number; foreign_keys_checked: number; elapsed_ms: number }): string | null {

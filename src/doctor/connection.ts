@@ -47,9 +47,9 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
   let admin: ConnParams;
   let what: string;
   if (config.serverUrl) {
-    what = process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : `[server] url in ${config.file}`;
+    what = config.serverUrlFrom ?? `[server] url in ${config.file}`;
     try {
-      admin = parseUrl(config.serverUrl);
+      admin = parseUrl(config.serverUrl, what);
     } catch (e) {
       // parseUrl's errors never quote the URL: safe to show, and they say what is wrong (an unencoded "#", template1…)
       return { ok: false, status: 'fail', detail: `${what}: ${isPgxError(e) ? e.message : 'not a valid postgres:// URL'}`, fix: isPgxError(e) ? e.hint : `fix ${what}` };

@@ -5,6 +5,7 @@ import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } f
 import { isPgxError } from '../lib/errors.js';
 import { quoteIfNeeded } from '../lib/shell.js';
 import { lazyServer } from './connection.js';
+import { isConnectionLost } from '../server/db.js';
 import { serverCheck, roleCheck } from './server-checks.js';
 import { originCheck, templateCheck } from './template-check.js';
 import { maskCheck } from './mask-check.js';
@@ -37,9 +38,26 @@ function configCheck(cwd: string): { check: Check; config?: Config } {
     const server = config.serverUrl ? (process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : '[server] url') : 'the embedded local server';
     return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
   } catch (e) {
-    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, ' ') : String(e);
-    return { check: fail('config', message, `fix the keys named above in ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`) };
+    const message = isPgxError(e) ? e.message.replace(/\n\s*/g, '; ').replace(/:; /g, ': ') : String(e);
+    // the loader's hint names the line, or each key (with "did you mean"); a generic "the keys named above" named none
+    const fix = isPgxError(e) ? (e.hint.includes('pgx init --force') ? e.hint : `${e.hint.replace(/\.$/, '')}; or rewrite it: pgx init --force`) : `fix ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`;
+    return { check: fail('config', message, fix) };
   }
+}
+
+/**
+ * A check that threw. A lost connection (the server stopped or restarted under the doctor) used to show the driver's
+ * "Client has encountered a connection error and is not queryable" as a bug to report; it is a state of the server,
+ * with a fix. The checks after the first one it hit say where to look.
+ */
+export function checkFailure(name: string, e: unknown, lostAt: string | undefined, config: Config | undefined): Check {
+  if (isConnectionLost(e)) {
+    if (lostAt) return skip(name, `not checked: the connection to the server was lost (see the ${lostAt} check)`);
+    const server = config?.serverUrl ? `the server of ${config.serverUrlFrom ?? '[server] url'}` : "pgx's local server";
+    const fix = config?.serverUrl ? `check that ${server} is up (\`pg_isready\`), then run \`pgx agent doctor\` again` : '`pgx local status` (`pgx local up` if it is stopped), then run `pgx agent doctor` again';
+    return fail(name, `the connection to ${server} was lost during this check (it stopped or restarted, or an administrator ended the session)`, fix);
+  }
+  return fail(name, `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`, 'rerun with DEBUG=pgx and report it');
 }
 
 export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorReport> {
@@ -73,13 +91,15 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['env-files', () => dotenvCheck(ctx)],
   ];
   const checks: Check[] = [cfg];
+  let lostAt: string | undefined;
   try {
     for (const [name, run] of steps) {
       try {
         checks.push(await run());
       } catch (e) {
-        // One broken check must not hide the others.
-        checks.push(fail(name, `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`, 'rerun with DEBUG=pgx and report it'));
+        // One broken check must not hide the others. The server going away is no bug of the check: said so, once.
+        checks.push(checkFailure(name, e, lostAt, config));
+        if (isConnectionLost(e)) lostAt ??= name;
       }
     }
   } finally {

@@ -17,7 +17,7 @@ export interface HookLogSummary {
 }
 
 /** Lines of this project: its directory or one below it. Lines of older pgx versions (no project_dir) all count. */
-function inProject(line: HookLogLine, projectDir: string | undefined): boolean {
+export function inProject(line: HookLogLine, projectDir: string | undefined): boolean {
   if (!projectDir || typeof line.project_dir !== 'string') return true;
   const dir = resolve(line.project_dir);
   return dir === projectDir || dir.startsWith(projectDir.endsWith(sep) ? projectDir : projectDir + sep);

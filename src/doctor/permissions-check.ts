@@ -11,7 +11,8 @@ import { EXIT_RULE, wrapperRuleCovers, wrapperRuleFor } from '../install/permiss
 import { settingsPathFor } from '../install/hook-events.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { installCmd, launchersInUse, type Found } from './hooks-check.js';
-import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
+import { inProject } from './hook-log-check.js';
+import { decide, fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
 /** Has the user accepted Claude Code's trust dialog for this directory (or a parent)? ~/.claude.json records it. */
 export function workspaceTrusted(projectDir: string, home = homedir()): boolean {
@@ -29,8 +30,12 @@ export function workspaceTrusted(projectDir: string, home = homedir()): boolean 
   }
 }
 
-/** The Claude Code version and permission mode of the most recent hook call that recorded them. */
-export function lastSeenClaude(home: string): { version?: string; mode?: string } {
+/**
+ * The Claude Code version and permission mode of the most recent hook call that recorded them. The mode is a
+ * project's (its settings' defaultMode, the session's choice): only this project's calls count for it, else another
+ * project's mode was shown here (issue 30). The version is the machine's Claude Code, wherever it ran.
+ */
+export function lastSeenClaude(home: string, projectDir?: string): { version?: string; mode?: string } {
   let text: string;
   try {
     const buf = readFileSync(hookLogPath(home));
@@ -43,7 +48,7 @@ export function lastSeenClaude(home: string): { version?: string; mode?: string 
     try {
       const l = JSON.parse(raw) as HookLogLine;
       seen.version ??= l.claude_code ?? undefined;
-      seen.mode ??= l.permission_mode ?? undefined;
+      if (projectDir === undefined || (typeof l.project_dir === 'string' && inProject(l, projectDir))) seen.mode ??= l.permission_mode ?? undefined;
       if (seen.version && seen.mode) break;
     } catch {
       // a torn line
@@ -78,9 +83,9 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
   const covering = found.filter((f) => f.insp.rules.wrapper.some((r) => launchers.some((l) => wrapperRuleCovers(r, l, ctx.projectDir))));
   const exitAllowed = found.some((f) => f.insp.rules.exit);
   const scope = found.find((f) => f.insp.count > 0)?.scope ?? 'project';
-  const seen = lastSeenClaude(ctx.home);
+  const seen = lastSeenClaude(ctx.home, ctx.projectDir);
   const mode = seen.mode ?? defaultMode(found);
-  const modeNote = mode ? `; mode last seen: ${mode}` : '';
+  const modeNote = seen.mode ? `; mode last seen: ${seen.mode}` : mode ? `; permission mode: ${mode} (defaultMode in the settings; no hook call of this project seen yet)` : '';
   if (!covering.length || !exitAllowed) {
     const what = !covering.length ? `no wrapper rule for ${launchers.join(', ')} in ${ctx.projectDir}` : 'Bash(exit) is not allowed';
     // The plugin cannot ship permission rules: name the two to add by hand.
@@ -91,10 +96,10 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
   }
   const projectScoped = covering.every((f) => f.scope !== 'user');
   if (projectScoped && !workspaceTrusted(ctx.projectDir, home)) {
-    return warn(
+    return decide(
       'permissions',
       `pgx's rules are in ${covering.map((f) => f.insp.path).join(', ')}, but Claude Code ignores project-scope rules until the workspace is trusted: routed commands ask until then${modeNote}`,
-      `run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or: ${installCmd('user')})`,
+      `trust this folder or not: if you do, run \`claude\` in ${ctx.projectDir} once and accept the trust dialog (or keep pgx's rules for your user instead: ${installCmd('user')})`,
     );
   }
   if (seen.version && !isVerifiedClaudeCode(seen.version, process.env, ctx.home)) {
@@ -109,8 +114,8 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
       'permissions',
       `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}.${verdict} ${trust ? consequence : 'Every routed subagent command asks for approval until then'}${modeNote}`,
       verdict
-        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`
-        : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in .pgx.toml'}`,
+        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`
+        : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`,
     );
   }
   const bypass = mode === 'bypassPermissions' ? ' (bypass mode: only deny rules apply, routed or not)' : '';

@@ -2,17 +2,32 @@
 // without a record, and the last background filler's outcome (<PGX_HOME>/agent/pool-fill.log). Reads only.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { clockTime } from '../lib/output.js';
 import { fixStatement, inspectPool, msSinceLastBranch, stampedDatabases, templateName } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
-function lastFill(home: string): { outcome?: string; error?: string; time?: string } | undefined {
+/**
+ * This project's last background fill: the log is the pgx home's, shared by every project (the demo's fills are in
+ * it too), and another project's fill said nothing of this one's pool (issue 30). A line without a project (older
+ * pgx) is nobody's.
+ */
+function lastFill(home: string, project: string): { outcome?: string; error?: string; time?: string } | undefined {
+  let lines: string[];
   try {
-    const lines = readFileSync(join(home, 'agent', 'pool-fill.log'), 'utf8').trim().split('\n');
-    return JSON.parse(lines.at(-1)!) as { outcome?: string; error?: string; time?: string };
+    lines = readFileSync(join(home, 'agent', 'pool-fill.log'), 'utf8').trim().split('\n');
   } catch {
     return undefined;
   }
+  for (const raw of lines.reverse()) {
+    try {
+      const l = JSON.parse(raw) as { outcome?: string; error?: string; time?: string; project?: string };
+      if (l.project === project) return l;
+    } catch {
+      // a torn line
+    }
+  }
+  return undefined;
 }
 
 export async function poolCheck(ctx: DoctorContext): Promise<Check> {
@@ -35,9 +50,9 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
     );
   }
   if (st.size === 0) return st.ready ? warn('pool', `off, but ${st.ready} member(s) are left`, 'pgx agent pool drain') : ok('pool', 'off ([agent] pool = 0)');
-  const last = lastFill(config.home);
-  if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time}): ${last.error}`, 'pgx agent pool fill');
-  if (last?.outcome === 'disk_reserve' && st.ready < st.target) return warn('pool', `${detail}; the last background fill stopped short for the disk budget (${last.time}): ${last.error}`, 'free space on the server\'s file system (pgx agent gc), or lower [disk] reserve; then: pgx agent pool fill');
+  const last = lastFill(config.home, config.project);
+  if (last?.outcome === 'error') return warn('pool', `${detail}; the last background fill failed (${last.time ? clockTime(last.time) : 'time not logged'}): ${last.error}`, 'pgx agent pool fill');
+  if (last?.outcome === 'disk_reserve' && st.ready < st.target) return warn('pool', `${detail}; the last background fill stopped short for the disk budget (${last.time ? clockTime(last.time) : 'time not logged'}): ${last.error}`, 'free space on the server\'s file system (pgx agent gc), or lower [disk] reserve; then: pgx agent pool fill');
   if (st.stale) return warn('pool', `${detail}; ${st.stale} stale member(s) (an older template build, other guards, or a dead filler's)`, 'pgx agent gc');
   // Right after install nothing has filled the pool yet: no template build, or no branch of it and no background
   // fill ever logged. That is how it starts, not a fault: the first SessionStart starts the filler (decision 137).

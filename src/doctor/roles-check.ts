@@ -18,7 +18,7 @@ export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
   const can = canCreateRoles(admin);
   const psql = (sql: string) => `psql ${shellQuote(urlWithoutPassword(s.admin))} -c ${shellQuote(sql)}`;
   if (configured === 'per-branch' && !can) {
-    return fail('roles', `[agent] roles = "per-branch", but "${name}" can't create roles: no branch can be made`, `${psql(fixStatement.grantCreaterole(name))}  (as a superuser), or roles = "auto" in .pgx.toml`);
+    return fail('roles', `[agent] roles = "per-branch", but "${name}" can't create roles: no branch can be made`, `${psql(fixStatement.grantCreaterole(name))}  (as a superuser), or [agent] roles = "auto" in ${ctx.config?.file ?? '.pgx.toml'}`);
   }
   const mode = configured === 'admin' || !can ? 'admin' : 'per-branch';
   const old = s.db.serverVersionNum < 150000 && mode === 'per-branch' ? `; ${PUBLIC_SCHEMA_NOTE}` : '';
@@ -44,7 +44,7 @@ export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
     );
   }
   if (mode === 'admin' && configured === 'auto') {
-    return warn('roles', `${detail}: "auto" fell back because "${name}" is neither a superuser nor has CREATEROLE`, `${psql(fixStatement.grantCreaterole(name))}  (as a superuser) for per-branch roles, or roles = "admin" in .pgx.toml to accept this`);
+    return warn('roles', `${detail}: "auto" fell back because "${name}" is neither a superuser nor has CREATEROLE`, `${psql(fixStatement.grantCreaterole(name))}  (as a superuser) for per-branch roles, or [agent] roles = "admin" in ${ctx.config?.file ?? '.pgx.toml'} to accept this`);
   }
   return ok('roles', detail);
 }

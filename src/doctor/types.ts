@@ -11,8 +11,13 @@ export interface Check {
   name: string;
   status: CheckStatus;
   detail: string;
-  /** The exact command (or edit) that fixes a warn/fail. */
+  /** The exact command (or edit) that fixes a warn/fail; for a `decide` warning, the choice and how to make it. */
   fix?: string;
+  /**
+   * A warning about a choice only the user can make (trust this folder; whether agents load .env with override), not
+   * a fault of the setup: the doctor then says the setup is done, and which choices are left (issue 30).
+   */
+  decide?: true;
 }
 
 /** The server as the doctor sees it: connected, or why not (and what fixes it). */
@@ -37,6 +42,8 @@ export interface DoctorContext {
 export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });
 export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
 export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
+/** A warning that is the user's decision: `choice` says what to weigh and what to do either way. */
+export const decide = (name: string, detail: string, choice: string): Check => ({ name, status: 'warn', detail, fix: choice, decide: true });
 export const skip = (name: string, detail: string): Check => ({ name, status: 'skip', detail });
 
 /**

@@ -4,6 +4,7 @@
 // payload, calls one method and shapes the hook output.
 import type { Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
+import { clockTime } from '../lib/output.js';
 import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord, BranchState } from '../registry/records.js';
@@ -16,6 +17,7 @@ import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
+import { fullSessionId } from './session-prefix.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
@@ -192,6 +194,8 @@ export class Engine {
     const agent = await this.one({ agent: agentId }, 'adopt');
     const [session] = agent.session_id ? (await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId: agent.session_id })).filter((r) => r.host === agent.host) : [];
     if (!session) throw new PgxError('NOT_FOUND', `Agent ${agentId}'s session has no branch of its own to adopt into.`, 'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.');
+    // An ended session's branch is retiring: an adopt would succeed and be dropped with it minutes later (decision 431).
+    if (session.state === 'retiring') throw endedSession(agentId, session, agent.name, agent.deadline);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
   }
 
@@ -389,11 +393,16 @@ export class Engine {
     if ('branch' in sel) return records.findRecords(registry, { name: sel.branch });
     if ('target' in sel) {
       const rec = await records.findByIdentity(registry, identityKey(this.identity(sel.target)));
-      return rec ? [rec] : [];
+      const s = sel.target.sessionId;
+      if (rec || s === undefined) return rec ? [rec] : [];
+      const full = await fullSessionId(registry, config.project, s); // ls shows 8 characters (session-prefix.ts)
+      return full === s ? [] : this.resolve({ target: { ...sel.target, sessionId: full } });
     }
     if ('agent' in sel) return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter((r) => r.kind === 'subagent');
     if ('id' in sel) return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter((r) => r.kind === 'exec');
-    return records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+    const recs = await records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+    const full = recs.length ? sel.session : await fullSessionId(registry, config.project, sel.session);
+    return full === sel.session ? recs : records.findRecords(registry, { project: config.project, sessionId: full, includeSubagents: true });
   }
 
   /** `down --branch` of a database without a record: say whether it exists, and refuse anything pgx did not stamp. */
@@ -421,6 +430,14 @@ export async function attachOrEnsure(config: Config, t: Target, opts: OpenOption
     if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
   }
   return withEngine(config, (e) => e.ensure(t, ensureOpts), opts);
+}
+
+function endedSession(agentId: string, session: BranchRecord, agentBranch: string, agentDeadline: Date): PgxError {
+  return new PgxError(
+    'REFUSED',
+    `Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; an adopt into it would go with it.`,
+    `To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`,
+  );
 }
 
 /** Opens the engine for one piece of work and closes it after, whatever happens. */

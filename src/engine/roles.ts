@@ -52,8 +52,8 @@ async function resolveRoleMode(e: EngineContext): Promise<ResolvedRoleMode> {
   if (configured === 'per-branch') {
     throw new PgxError(
       'BRANCH_FAILED',
-      `[agent] roles = "per-branch", but the role "${r?.rolname ?? e.admin.user}" of [server] url can't create roles.`,
-      `Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), or set roles = "admin" (or "auto") in .pgx.toml.`,
+      `[agent] roles = "per-branch", but the role "${r?.rolname ?? e.admin.user}" of ${e.config.serverUrlFrom ?? '[server] url'} can't create roles.`,
+      `Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), or set [agent] roles = "admin" (or "auto") in ${e.config.file ?? '.pgx.toml'}.`,
     );
   }
   return { configured, mode: 'admin', reason: `"${r?.rolname ?? e.admin.user}" is neither a superuser nor has CREATEROLE` };

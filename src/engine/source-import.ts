@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clockTime } from '../lib/output.js';
 import { PgxError } from '../lib/errors.js';
 import { randomBytes } from 'node:crypto';
 import { inTransaction } from '../registry/connection.js';
@@ -266,7 +267,7 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
         else if (!/^pg_dump: /.test(line) || /error|fatal/i.test(line)) tail.push(line);
       });
       progress.flush();
-      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail);
+      if (r.status !== 0) throw pgDumpFailure(input.display, r.status, tail, input.where);
     }
 
     // 2. Owners: create the missing roles on pgx's own server; elsewhere they fall back to the admin role.
@@ -373,12 +374,12 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
     if (existing.exists) {
       const rec = await sources.findSource(db, into);
       if (rec && catalog.isOwnSourceCopy(existing, rec)) {
-        throw new PgxError('REFUSED', `"${into}" is already pgx's copy of ${rec.origin} (imported ${new Date(rec.imported_at).toISOString()}); pgx never overwrites a database.`, `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
+        throw new PgxError('REFUSED', `"${into}" is already pgx's copy of ${rec.origin} (imported ${clockTime(rec.imported_at)}); pgx never overwrites a database.`, `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
       }
       throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>), or drop "${into}" yourself if it is a leftover.`);
     }
     if (input.kind === 'url' && input.conn!.host === admin.host && input.conn!.port === admin.port && input.conn!.database === into) {
-      throw new PgxError('USAGE', `--from names "${into}" on this same server: it is already there.`, `Set [project] source = "${into}" in .pgx.toml instead of importing.`);
+      throw new PgxError('USAGE', `${input.where} names "${into}" on this same server: it is already there.`, `Set [project] source = "${into}" in ${e.config.file ?? '.pgx.toml'} instead of importing.`);
     }
     await dropLeftovers(e, into);
     const copy = await makeCopy(e, input, into, o);

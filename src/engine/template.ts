@@ -57,7 +57,7 @@ export async function ensureTemplate(e: EngineContext): Promise<string> {
  */
 async function usableTemplate(e: EngineContext, name: string): Promise<boolean> {
   const info = await catalog.databaseInfo(e.registry, name);
-  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
+  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name, e.config.file);
   if (!info.exists || info.stamp?.kind !== 'template') return false;
   const want = rulesDigest(e.config.mask);
   // An empty template (no source) has nothing to mask.
@@ -102,7 +102,7 @@ export async function refreshTemplate(e: EngineContext, progress: (msg: string) 
 /** Is there a template under the name? A database there without a template stamp is refused, never replaced. */
 async function templateExists(e: EngineContext, name: string): Promise<boolean> {
   const info = await catalog.databaseInfo(e.registry, name);
-  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name);
+  if (info.exists && info.stamp?.kind !== 'template') throw foreignTemplate(name, e.config.file);
   return info.exists;
 }
 
@@ -180,8 +180,8 @@ async function dropLeftovers(e: EngineContext, name: string): Promise<void> {
   }
 }
 
-function foreignTemplate(name: string): PgxError {
-  return new PgxError('NOT_PGX_DATABASE', `A database named "${name}" exists but was not made by pgx.`, 'Rename or drop that database yourself, or change [project] name in .pgx.toml.');
+function foreignTemplate(name: string, file: string | undefined): PgxError {
+  return new PgxError('NOT_PGX_DATABASE', `A database named "${name}" exists but was not made by pgx.`, `Rename or drop that database yourself, or change [project] name in ${file ?? '.pgx.toml'}.`);
 }
 
 /** Builds the template for `name` into `into`: recorded, created, stamped as building, filled, finished. */

@@ -412,6 +412,12 @@ export interface LocalRulesResult {
   ownHooks: boolean;
   /** Is the file kept out of git? (install/git-exclude.ts) */
   gitIgnored: GitIgnoreResult;
+  /** Events whose pgx entries this file gained, or whose entries changed in it (an HTTP install's entries and keepers). */
+  added: string[];
+  updated: string[];
+  unchanged: string[];
+  /** Events whose HTTP entry or keeper was taken out of it (back to the command transport). */
+  removed: string[];
 }
 
 export function installClaude(opts: {
@@ -451,13 +457,15 @@ export function installClaude(opts: {
   if (localPlan.changed && !dryRun) write(opts.rulesPath!, localPlan.text);
   if (!dryRun) for (const f of privateFiles) if (existsSync(f)) chmodSync(realpathSync(f), 0o600);
   const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
+  // Each file's events apart: the top-level lists are settings.json's, `local` has settings.local.json's (merged,
+  // an event moved from one to the other was listed as both added and updated, and the file named was the shared one).
   const localAdded = httpLocal?.added ?? [];
-  const localUpdated = httpLocal?.updated ?? [];
+  const localUpdated = (httpLocal?.updated ?? []).filter((e) => !localAdded.includes(e));
+  const localRemoved = httpLocal ? [] : ((localPlan as RulesFilePlan).removed ?? []);
   return {
     ...plan,
-    added: [...new Set([...plan.added, ...localAdded])],
-    updated: [...new Set([...plan.updated, ...localUpdated])],
-    unchanged: plan.unchanged.filter((e) => !localAdded.includes(e) && !localUpdated.includes(e)),
+    // the HTTP events are the local file's, not "unchanged" in the shared one
+    unchanged: httpLocal ? plan.unchanged.filter((e) => EVENT_BY_NAME.get(e as HookEventName)?.http !== true) : plan.unchanged,
     changed: plan.changed || localPlan.changed,
     rules: mergeRules(plan.rules, localPlan.rules),
     ...(localPlan.rulesSkipped ? { rulesSkipped: localPlan.rulesSkipped } : {}),
@@ -465,7 +473,7 @@ export function installClaude(opts: {
     dryRun,
     transport,
     private_files: privateFiles,
-    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored },
+    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored, added: localAdded, updated: localUpdated, unchanged: httpLocal?.unchanged ?? [], removed: localRemoved },
   };
 }
 

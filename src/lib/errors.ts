@@ -9,7 +9,7 @@ const EXIT_TABLE = {
   config: [3, '.pgx.toml invalid'],
   server: [4, 'PostgreSQL unreachable / login refused / local server failed'],
   notFound: [5, 'branch not found'],
-  refused: [6, 'refused: the database is not a pgx branch'],
+  refused: [6, 'refused: the database is not a pgx branch (or the change would be dropped with it: adopt into an ended session)'],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
   // the child's own status passes through otherwise
@@ -19,10 +19,13 @@ const EXIT_TABLE = {
 type ExitName = keyof typeof EXIT_TABLE;
 export const EXIT = Object.fromEntries(Object.entries(EXIT_TABLE).map(([k, [code]]) => [k, code])) as { readonly [K in ExitName]: (typeof EXIT_TABLE)[K][0] };
 
-/** The "Exit codes:" section of `pgx --help` and `pgx agent --help`, from the same table. */
+/** The "Exit codes:" section of `pgx --help` (only there: every other help points to it, EXIT_CODES_POINTER). */
 export const EXIT_CODES_HELP = `\nExit codes:\n${Object.values(EXIT_TABLE)
   .map(([code, means]) => `  ${String(code).padEnd(5)}${means}`)
   .join('\n')}`;
+
+/** What every help but the top-level one says instead of repeating the table. */
+export const EXIT_CODES_POINTER = '\nExit codes: `pgx --help` lists them (docs/pgx/local-dev/cli.md, "Exit codes").';
 
 export type ErrorCode =
   | 'USAGE'

@@ -43,6 +43,17 @@ export function table(headers: string[], rows: (string | null | undefined)[][]):
     .join('\n');
 }
 
+/**
+ * "2026-12-05 17:07:04 (in 23h 59m)": a moment as local date and time, and how far off it is. Always with the date:
+ * a bare "until 17:07:04" a day away reads as today (issue 30). The one formatter for a deadline or a time in a message.
+ */
+export function clockTime(at: Date | string, now = Date.now()): string {
+  const d = new Date(at);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const date = `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  return `${date} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} (${relativeTime(d, now)})`;
+}
+
 /** "in 1h 59m", "3m ago", "now". */
 export function relativeTime(to: Date | string, now = Date.now()): string {
   const ms = new Date(to).getTime() - now;

@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import * as z from 'zod/mini';
 import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
+import { unknownKeyNote } from './config-hints.js';
 import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
 import { maskSection, type MaskRule } from '../mask/rules.js';
 
@@ -212,6 +213,12 @@ const fileSchema = z.strictObject({
   mask: z.prefault(maskSection, {}),
 });
 
+/** Each table's keys (the top level's: the tables), for "did you mean" on an unknown one. */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(fileSchema.shape),
+  ...Object.fromEntries(Object.entries(fileSchema.shape).map(([t, v]) => [t, Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape)])),
+};
+
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
 
 export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
@@ -228,6 +235,8 @@ export interface Config {
   source?: string;
   /** The admin connection (a role with CREATEDB); undefined means the embedded local server. */
   serverUrl?: string;
+  /** Where serverUrl came from, as a hint names it: "PGX_DATABASE_URL", "[server] url in /p/.pgx.toml", … */
+  serverUrlFrom?: string;
   host: string;
   idleTtlMs: number;
   graceMs: number;
@@ -336,20 +345,21 @@ function parseConfigText(text: string | undefined, file: string | undefined): z.
       const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
       const open = unterminatedString(text, line, column, what);
       if (open) throw new PgxError('CONFIG_INVALID', `${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} (no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`, `Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
-      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax there (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
+      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
     }
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const path = i.path.join('.') || '(top level)';
-      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message;
+      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => unknownKeyNote(text, i.path.join('.'), k, KNOWN_KEYS)).join(', ')}` : i.message;
       return `  ${path}: ${msg}`;
     });
+    const named = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => (i.path.length ? `[${i.path.join('.')}] ${k}` : `[${k}]`)).join(', ') : i.path.length ? `[${i.path.slice(0, -1).join('.')}] ${String(i.path.at(-1))}` : '(top level)'));
     throw new PgxError(
       'CONFIG_INVALID',
       `${file}: invalid configuration:\n${lines.join('\n')}`,
-      `Every key is documented in ${exampleConfigPath()}; fix or remove the keys named above.`,
+      `Fix or remove ${named.join('; ')} in ${file}; every key is documented in ${exampleConfigPath()}.`,
     );
   }
   return parsed.data;
@@ -381,13 +391,16 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
   const file = found && (mainCheckoutConfig(found) ?? found);
   const c = parseConfigText(file ? readFileSync(file, 'utf8') : undefined, file);
   const projectDir = file ? dirname(file) : cwd;
-  const serverUrl = env.PGX_DATABASE_URL || serverUrlFile(env.PGX_DATABASE_URL_FILE) || c.server.url || undefined;
+  const fromFile = env.PGX_DATABASE_URL ? undefined : serverUrlFile(env.PGX_DATABASE_URL_FILE);
+  const serverUrl = env.PGX_DATABASE_URL || fromFile || c.server.url || undefined;
+  const serverUrlFrom = env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : fromFile ? `PGX_DATABASE_URL_FILE (${env.PGX_DATABASE_URL_FILE})` : serverUrl ? `[server] url in ${file}` : undefined;
   return {
     projectDir,
     file,
     project: c.project.name ?? (basename(projectDir) || 'project'),
     source: c.project.source,
     serverUrl,
+    serverUrlFrom,
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,

@@ -186,7 +186,11 @@ export async function commitSwap(db: RegistryDb, name: string, newNonce: string,
     db,
     `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
             forked_at = CASE WHEN $5 THEN now() ELSE forked_at END, last_seen_at = now(),
-            deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond' ELSE deadline END
+            -- its contents are new: the summary of what it had changed is gone, and so is a retiring branch's longer
+            -- keep for having changed something (keep_changed): at most its grace from now
+            changes = NULL,
+            deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond'
+                            ELSE least(deadline, now() + grace_ms * interval '1 millisecond') END
       WHERE name = $1 RETURNING *`,
     [name, newNonce, oldNonce, baseline.template, forkedAt],
   );

@@ -3,6 +3,7 @@
 import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../lib/errors.js';
 import { sqlstateOf, SQLSTATE } from './sqlstate.js';
+export { isConnectionLost } from './sqlstate.js'; // for the doctor, which reaches the server layer only through this module
 import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
 
 type PgModule = typeof import('pg');
@@ -29,6 +30,8 @@ export interface ConnParams {
   application_name?: string;
   /** From ?channel_binding=prefer|require. */
   channelBinding?: boolean;
+  /** Where the URL came from (parseUrl's `where`), for hints: "PGX_DATABASE_URL", "[server] url in /p/.pgx.toml", "--from". */
+  from?: string;
   /** From ?connect_timeout= (seconds); else PGX_CONNECT_TIMEOUT_MS, connectWaitMs or 3 s (within connectDeadlineAt). */
   connectTimeoutMs?: number;
   /**
@@ -55,25 +58,38 @@ export interface ConnParams {
 /** The query parameters pgx honours. Any other one is refused: silently dropping e.g. sslmode would connect without TLS. */
 const URL_PARAMS = ['sslmode', 'host', 'port', 'application_name', 'channel_binding', 'connect_timeout', 'password'];
 
-/** How to write a special character of a password or user name in a URL; never quotes any part of the URL. */
-export const PERCENT_ENCODING_HINT =
-  'Percent-encode special characters of the user name and password: % → %25, @ → %40, # → %23, / → %2F, ? → %3F, : → %3A, space → %20. ' +
-  'To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ' +
-  'Then fix [server] url in .pgx.toml or PGX_DATABASE_URL.';
+/** Where a server URL came from, when the caller does not say: the two places a config gives it. */
+export const SERVER_URL_PLACES = '[server] url in .pgx.toml or PGX_DATABASE_URL';
+
+/**
+ * How to write a special character of a password or user name in a URL, naming where the URL came from (the flag,
+ * variable or file and key: `where`) and, when known, the character at fault; never quotes any part of the URL.
+ */
+export function percentEncodingHint(where = SERVER_URL_PLACES, char?: string): string {
+  const first = char ? `Write each "${char}" of the user name or password as ${encodeURIComponent(char)} in ${where}. ` : '';
+  return (
+    first +
+    'Percent-encode special characters of the user name and password: % → %25, @ → %40, # → %23, / → %2F, ? → %3F, : → %3A, space → %20. ' +
+    'To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ' +
+    `Then fix ${where}.`
+  );
+}
+
+export const PERCENT_ENCODING_HINT = percentEncodingHint();
 
 /**
  * Refuses URLs that a WHATWG parser would read "successfully" into the wrong parts because a password holds an
  * unencoded #, / or ?: the rest of the password would become the host, the port or the database, and show up in
  * error messages. None of these messages quotes the URL.
  */
-export function checkUrlShape(url: string): void {
-  const bad = (what: string) => new PgxError('CONFIG_INVALID', `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`, PERCENT_ENCODING_HINT);
+export function checkUrlShape(url: string, where = SERVER_URL_PLACES): void {
+  const bad = (what: string, char?: string) => new PgxError('CONFIG_INVALID', `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`, percentEncodingHint(where, char));
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
-  if (url.includes('#')) throw bad('contains "#" (a postgres URL has no fragment)');
+  if (url.includes('#')) throw bad('contains "#" (a postgres URL has no fragment)', '#');
   const end = rest.search(/[/?#]/);
   const authority = end === -1 ? rest : rest.slice(0, end);
   const after = end === -1 ? '' : rest.slice(end);
-  if ((authority.match(/@/g) ?? []).length > 1) throw bad('contains "@" more than once before the host');
+  if ((authority.match(/@/g) ?? []).length > 1) throw bad('contains "@" more than once before the host', '@');
   // An "@" in the path (a database name never has one), or in the query before any "=": the user info was cut short
   // by a "/" or "?" of the password, whose rest would otherwise become the host or the database (and be printed).
   const q = after.indexOf('?');
@@ -103,11 +119,11 @@ export function nameableQueryKey(key: string, search: URLSearchParams): boolean 
 }
 
 /** decodeURIComponent, as a CONFIG_INVALID naming the part (never its value) instead of "URI malformed". */
-function decodePart(value: string, part: string): string {
+function decodePart(value: string, part: string, where: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    throw new PgxError('CONFIG_INVALID', `The server URL's ${part} has a malformed percent escape ("%" must be followed by two hex digits).`, PERCENT_ENCODING_HINT);
+    throw new PgxError('CONFIG_INVALID', `The server URL's ${part} has a malformed percent escape ("%" must be followed by two hex digits).`, percentEncodingHint(where, '%'));
   }
 }
 
@@ -118,64 +134,66 @@ function decodePart(value: string, part: string): string {
  */
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
 
-export function parseUrl(url: string): ConnParams {
+/** `where`: the flag, variable or file and key the URL came from, named in every hint (default: both places a config gives it). */
+export function parseUrl(url: string, where = SERVER_URL_PLACES): ConnParams {
   // PGX_DATABASE_URL (and PGX_DATABASE_URL_FILE) reach here without the .pgx.toml schema's postgres:// check.
   const refused = unsupportedConnectionString(url) ?? (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
-  if (refused !== undefined) throw unsupportedConnectionError('The server URL ([server] url or PGX_DATABASE_URL)', refused, 'CONFIG_INVALID');
-  checkUrlShape(url);
+  if (refused !== undefined) throw unsupportedConnectionError(`The server URL (${where})`, refused, 'CONFIG_INVALID');
+  checkUrlShape(url, where);
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', `Check [server] url in .pgx.toml or PGX_DATABASE_URL. ${PERCENT_ENCODING_HINT}`);
+    throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', `Check ${where}. ${percentEncodingHint(where)}`);
   }
   // Errors name the parameter only, never the URL or a value: the URL may hold a password.
   for (const key of new Set(u.searchParams.keys())) {
     if (!URL_PARAMS.includes(key)) {
       // a key is named only when it reads as one: a password cut short by an unencoded "?" would be the key
       const named = nameableQueryKey(key, u.searchParams) ? `"${key}"` : '(not shown: it may be part of a password)';
-      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: ${named}.`, `pgx understands ${URL_PARAMS.join(', ')}; remove the others from [server] url or PGX_DATABASE_URL.`);
+      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: ${named}.`, `pgx understands ${URL_PARAMS.join(', ')}; remove the others from ${where}.`);
     }
   }
   const sslmode = u.searchParams.get('sslmode') ?? undefined;
   if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid sslmode.', `sslmode must be one of ${SSL_MODES.join(', ')} (in [server] url or PGX_DATABASE_URL).`);
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid sslmode.', `sslmode must be one of ${SSL_MODES.join(', ')} (in ${where}).`);
   }
   const portParam = u.searchParams.get('port');
   if (portParam !== null && !/^\d{1,5}$/.test(portParam)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid port parameter.', 'port must be a number (in [server] url or PGX_DATABASE_URL).');
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid port parameter.', `port must be a number (in ${where}).`);
   }
   const hostParam = u.searchParams.get('host');
   const appName = u.searchParams.get('application_name');
   // channel_binding (in e.g. Neon's URLs): node-postgres' SCRAM negotiates it when offered; `require` is not enforced.
   const channelBinding = u.searchParams.get('channel_binding');
   if (channelBinding !== null && !['disable', 'prefer', 'require'].includes(channelBinding)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid channel_binding.', 'channel_binding must be disable, prefer or require.');
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid channel_binding.', `channel_binding must be disable, prefer or require (in ${where}).`);
   }
   const connectTimeout = u.searchParams.get('connect_timeout');
   if (connectTimeout !== null && !/^\d{1,4}$/.test(connectTimeout)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid connect_timeout.', 'connect_timeout is a number of seconds.');
+    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid connect_timeout.', `connect_timeout is a number of seconds (in ${where}).`);
   }
-  const database = decodePart(u.pathname.replace(/^\//, ''), 'database name') || 'postgres';
+  const database = decodePart(u.pathname.replace(/^\//, ''), 'database name', where) || 'postgres';
   if (NOT_ADMIN_DATABASES.includes(database)) {
     throw new PgxError(
       'CONFIG_INVALID',
       `The server URL names the database "${database}": pgx can't use a template database for its admin connection (${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
-      'Point [server] url (or PGX_DATABASE_URL) at /postgres or another ordinary database; pgx creates its branches from there.',
+      `Point ${where} at /postgres or another ordinary database; pgx creates its branches from there.`,
     );
   }
   return {
     // an IPv6 host without its brackets (WHATWG keeps them; urlWithoutPassword adds them back)
-    host: hostParam ?? (decodePart(u.hostname.replace(/^\[(.*)\]$/, '$1'), 'host') || 'localhost'),
+    host: hostParam ?? (decodePart(u.hostname.replace(/^\[(.*)\]$/, '$1'), 'host', where) || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
-    user: decodePart(u.username, 'user name') || process.env.USER || 'postgres',
+    user: decodePart(u.username, 'user name', where) || process.env.USER || 'postgres',
     // libpq takes the password from the user info or from ?password=; the user info wins
-    password: u.password ? decodePart(u.password, 'password') : (u.searchParams.get('password') ?? undefined) || undefined,
+    password: u.password ? decodePart(u.password, 'password', where) : (u.searchParams.get('password') ?? undefined) || undefined,
     database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
     ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
+    from: where,
   };
 }
 
@@ -245,7 +263,7 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
   const code = sqlstateOf(e);
   if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
     const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
-    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, 'Check the user and password in [server] url or PGX_DATABASE_URL.', { cause: e });
+    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, `Check the user and password in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
   }
   if (code === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
     // pgx_registry refuses CONNECT to every role but its owner (it holds the branch roles' passwords).
@@ -259,10 +277,10 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     );
   }
   if (code === SQLSTATE.INVALID_CATALOG_NAME) {
-    return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, 'Point [server] url at an existing database (e.g. /postgres).', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, `Point ${p.from ?? '[server] url'} at an existing database (e.g. /postgres).`, { cause: e });
   }
   if (/does not support SSL/i.test(msg)) {
-    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, 'Turn on ssl in the server\'s postgresql.conf, or use sslmode=prefer (or disable) in [server] url / PGSSLMODE.', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, `Turn on ssl in the server's postgresql.conf, or use sslmode=prefer (or disable) in ${p.from ?? '[server] url'} / PGSSLMODE.`, { cause: e });
   }
   if (err.code && TLS_CERT_CODES.includes(err.code)) {
     return new PgxError('SERVER_UNREACHABLE', `The TLS certificate of PostgreSQL at ${where} failed verification (${err.code}, sslmode=${ssl}).`, 'Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or use sslmode=require (encrypted, certificate not checked).', { cause: e });
@@ -283,7 +301,7 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     );
   }
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, 'Fix the host in [server] url / PGX_DATABASE_URL.', { cause: e });
+    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, `Fix the host in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
   }
   return new PgxError('SERVER_UNREACHABLE', `Cannot reach PostgreSQL at ${where}: ${msg}`, NOT_RUNNING_HINT, { cause: e });
 }

@@ -16,7 +16,26 @@ export const SQLSTATE = {
   OBJECT_IN_USE: '55006',
   /** lock_timeout expired (an advisory lock waited for with a bound: registry/locks.ts). */
   LOCK_NOT_AVAILABLE: '55P03',
+  ADMIN_SHUTDOWN: '57P01',
+  CRASH_SHUTDOWN: '57P02',
+  CANNOT_CONNECT_NOW: '57P03',
 } as const;
+
+/** Class 08: connection exceptions (PostgreSQL, Appendix A). */
+const CONNECTION_EXCEPTION_CLASS = '08';
+
+/**
+ * The server went away under an open connection: stopped, restarted, crashed, or an administrator ended the session.
+ * node-postgres then says "Connection terminated unexpectedly" once, and "Client has encountered a connection error
+ * and is not queryable" for every later query on that client: neither carries a SQLSTATE.
+ */
+export function isConnectionLost(e: unknown): boolean {
+  const code = sqlstateOf(e);
+  if (code && ([SQLSTATE.ADMIN_SHUTDOWN, SQLSTATE.CRASH_SHUTDOWN, SQLSTATE.CANNOT_CONNECT_NOW] as string[]).includes(code)) return true;
+  if (code?.startsWith(CONNECTION_EXCEPTION_CLASS)) return true;
+  const message = e instanceof Error ? e.message : String(e);
+  return /is not queryable|Connection terminated|server closed the connection|ECONNRESET|EPIPE/i.test(message);
+}
 
 /** The SQLSTATE of a driver error (or of the error it wraps), if any. */
 export function sqlstateOf(e: unknown): string | undefined {

@@ -44,7 +44,7 @@ describe('down on a retiring branch, and gc', () => {
     const branch = `exec_${p.host}_a`;
     const text = runPgx(['agent', 'down', '--id', 'a'], p);
     expect(text.status, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`${branch} is already retiring until \\d\\d:\\d\\d:\\d\\d \\(in \\d+m( \\d+s)?\\); gc drops it then\\. To drop it now: pgx agent down --id a --now`));
+    expect(text.stdout).toMatch(new RegExp(`${branch} is already retiring until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m( \\d+s)?\\); gc drops it then\\. To drop it now: pgx agent down --id a --now`));
     const json = jsonOf(runPgx(['agent', 'down', '--id', 'a', '--json'], p));
     expect(json.next).toBe('pgx agent down --id a --now');
     expect(json.branches[0]).toMatchObject({ name: branch, action: 'already-retiring' });

@@ -102,6 +102,22 @@ afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
 
+describe('the exit-code table', () => {
+  it('is in `pgx --help` only, as in cli.md; every other help points to it', () => {
+    const top = runPgx(['--help'], { cwd: tmpdir(), env });
+    expect(top.status).toBe(0);
+    const table = cliMd.split('## Exit codes')[1]!.split('\n## ')[0]!;
+    const codes = [...table.matchAll(/^\| (\d+) \|/gm)].map((m) => m[1]!).filter((c) => !['126', '127'].includes(c)); // those two are a line of 125's
+    for (const code of codes) expect(top.stdout, code).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
+    for (const path of [['agent'], ['agent', 'ls'], ['agent', 'install'], ['local', 'up'], ['source', 'sync']]) {
+      const r = runPgx([...path, '--help'], { cwd: tmpdir(), env });
+      expect(r.status).toBe(0);
+      expect(r.stdout, path.join(' ')).not.toMatch(/^  8 +doctor/m);
+      expect(r.stdout, path.join(' ')).toContain('Exit codes: `pgx --help` lists them');
+    }
+  });
+});
+
 describe('cli.md JSON fields against real output', () => {
   it('init, agent up/exec/ls/down/gc, template refresh/ls/drop, doctor, source import, local status', () => {
     const fresh = mkdtempSync(join(tmpdir(), 'pgx-docs-'));

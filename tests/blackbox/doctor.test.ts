@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlink
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adminEnv, jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
+import { adminEnv, jsonOf, LAUNCHER, makeProject, REPO, runPgx, sql } from '../helpers/pgx.js';
 
 type Check = { name: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string };
 type Report = { ok: boolean; checks: Check[] };
@@ -89,7 +89,15 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
     expect(c.status).toBe('warn');
     expect(c.detail).toContain('last ran under Claude Code 2.9.1');
     expect(c.detail).toContain('mode last seen: acceptEdits');
-    expect(c.fix).toContain('unverified_claude_code = "rules"');
+    expect(c.fix).toContain(`set [agent] unverified_claude_code = "rules" in ${join(p.dir, '.pgx.toml')}`); // the file, not ".pgx.toml"
+
+    // Another project (same pgx home, no hook call of its own): the version is the machine's, the mode is not its.
+    const other = makeProject();
+    other.env.PGX_HOME = p.env.PGX_HOME;
+    expect(runPgx(['agent', 'install', 'claude'], other).status).toBe(0);
+    const o = doctor(other).byName.permissions!;
+    expect(o.detail).not.toContain('acceptEdits');
+    expect(o.detail).not.toContain('mode last seen');
   });
 });
 
@@ -368,9 +376,18 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status).toBe(8);
     expect(d.byName.config!.status).toBe('fail');
-    expect(d.byName.config!.detail).toContain('idle_tll');
-    expect(d.byName.config!.fix).toContain('pgx init --force');
+    expect(d.byName.config!.detail).toContain('"idle_tll" (line 4; did you mean "idle_ttl"?)');
+    expect(d.byName.config!.fix).toBe(`Fix or remove [agent] idle_tll in ${join(p.dir, '.pgx.toml')}; every key is documented in ${join(REPO, '.pgx.toml.example')}; or rewrite it: pgx init --force`);
     expect(d.byName.server!.status).toBe('skip');
+  });
+
+  it('a TOML syntax error: the config check names the file, the line and the problem, and the fix names the line', () => {
+    const p = makeProject({ toml: '[agent\nidle_ttl = "1h"\n' });
+    const c = doctor(p).byName.config!;
+    expect(c.status).toBe('fail');
+    expect(c.detail).toMatch(new RegExp(`^${join(p.dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+: not valid TOML: illegal character in key\\.$`));
+    expect(c.fix).toMatch(/^Fix the syntax at line 3 of \S+\.pgx\.toml/);
+    expect(c.fix).not.toMatch(/keys named above/);
   });
 
   it('env-files: warns when .env / .env.local names a database (the source called out), with what routing covers and what it cannot', () => {

@@ -132,6 +132,35 @@ describe('agent install claude --transport http', () => {
     expect(read(local(p))).toEqual({ env: { MY_VAR: '1' }, hooks: { SubagentStart: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:9/mine' }] }] } });
   });
 
+  it('says which file got which event, each once; back to command says what it removed; --help cites no decision', () => {
+    const p = project();
+    /** The events listed under `label` in the block of lines that follows the line naming `file`. */
+    const events = (text: string, file: string, label: string) => {
+      const rows = text.split('\n');
+      const start = rows.findIndex((r) => /^(updated|unchanged): /.test(r) && r.split(' ')[1] === file);
+      const block = rows.slice(start + 1).filter((_, k, all) => all.slice(0, k + 1).every((r) => r.startsWith('  ')));
+      return start === -1 ? undefined : block.find((r) => r.startsWith(`  ${label}`))?.slice(`  ${label}`.length).trim().split(', ');
+    };
+    expect(install(p).status).toBe(0);
+    const toHttp = install(p, '--transport', 'http');
+    expect(toHttp.status, toHttp.stderr).toBe(0);
+    // settings.json lost four events, settings.local.json gained them: said once, each under its own file
+    expect(toHttp.stdout).toContain(`  moved out: UserPromptSubmit, PreToolUse, SubagentStart, SubagentStop (HTTP now: in ${local(p)})`);
+    expect(events(toHttp.stdout, local(p), 'added:')).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop']);
+    expect(events(toHttp.stdout, shared(p), 'unchanged:')).toEqual(['SessionStart', 'SessionEnd']);
+    expect(toHttp.stdout).not.toMatch(/^  (added|updated):.*PreToolUse[\s\S]*^  (added|updated):.*PreToolUse[\s\S]*^  (added|updated):.*PreToolUse/m);
+    const j = jsonOf(install(p, '--transport', 'http', '--json'));
+    expect(j.local).toMatchObject({ path: local(p), added: [], updated: [], removed: [], unchanged: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop'] });
+    expect(j.unchanged).toEqual(['SessionStart', 'SessionEnd']);
+    const back = install(p);
+    expect(back.status, back.stderr).toBe(0);
+    expect(back.stdout).toContain(`  removed from ${local(p)}: pgx's HTTP entries and keepers of SessionStart, UserPromptSubmit, PreToolUse, SubagentStart, SubagentStop, and its PGX_HOOK_SECRET env key`);
+    expect(events(back.stdout, shared(p), 'added:')).toEqual(['UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop']);
+    const help = runPgx(['agent', 'install', '--help'], p);
+    expect(help.stdout).toMatch(/--transport/);
+    expect(help.stdout).not.toMatch(/decision/i);
+  });
+
   it("a PGX_HOOK_SECRET pgx didn't write (no HTTP entry of pgx's beside it) stays at uninstall", () => {
     const p = project();
     expect(install(p, '--scope', 'local').status).toBe(0);

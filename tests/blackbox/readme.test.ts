@@ -2,11 +2,11 @@
 // the tests — this suite itself, so only its text is checked), the install block (run by package-install.test.ts,
 // which reads it from here: installBlock) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LAUNCHER, REPO, jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+import { LAUNCHER, REPO, jsonOf, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
 import { installBlock, readme, shBlocks } from '../helpers/readme.js';
 
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
@@ -71,6 +71,61 @@ describe('README', () => {
       rmSync(home, { recursive: true, force: true });
     }
   }, 600_000);
+
+  it('names every Claude Code version pgx is verified on: the pinned and the newest of scripts/install-claude-code.sh, as the built-in list', async () => {
+    const script = readFileSync(join(REPO, 'scripts/install-claude-code.sh'), 'utf8');
+    const pinned = /^PINNED="([\d.]+)"/m.exec(script)![1]!;
+    const newest = /^NEWEST="([\d.]+)"/m.exec(script)![1]!;
+    const { VERIFIED_CLAUDE_CODE_VERSIONS } = await import('../../src/hooks/claude/claude-version.js');
+    expect([...VERIFIED_CLAUDE_CODE_VERSIONS]).toEqual(expect.arrayContaining([pinned, newest]));
+    const verified = readme.split('\n').findIndex((l) => /Verified on Claude Code/.test(l));
+    const sentence = readme.split('\n').slice(verified, verified + 3).join(' ').replace(/\s+/g, ' ');
+    expect(sentence).toContain(`${pinned} (the pinned version)`);
+    expect(sentence).toContain(`${newest} (the newest)`);
+  });
+
+  it("after the README's setup steps (a .env's DATABASE_URL imported, install, doctor) the doctor says the setup is done; each warning left is the user's choice", async () => {
+    const origin = `origin_${Math.random().toString(36).slice(2, 8)}`;
+    const copy = `copy_${origin}`;
+    await sql(`CREATE DATABASE ${origin}`);
+    await sql('CREATE TABLE users (id int PRIMARY KEY, email text)', [], origin);
+    const p = makeProject({ source: copy });
+    execFileSync('git', ['init', '-q'], { cwd: p.dir });
+    delete p.env.PGX_POOL; // the README's default: a warm pool of 4
+    const bin = join(p.dir, 'bin');
+    mkdirSync(bin);
+    symlinkSync(LAUNCHER, join(bin, 'pgx'));
+    const env = { ...p.env, PATH: `${bin}:${process.env.PATH}` };
+    const info = pgInfo();
+    writeFileSync(join(p.dir, '.env'), `DATABASE_URL=postgresql://${info.user}:${encodeURIComponent(info.password)}@${info.host}:${info.port}/${origin}\n`);
+    // what `npm run demo` leaves in the same pgx home: another project's background fill
+    mkdirSync(join(p.home, 'agent'), { recursive: true });
+    writeFileSync(join(p.home, 'agent', 'pool-fill.log'), JSON.stringify({ time: new Date().toISOString(), pid: 1, project: 'demo', outcome: 'filled', ready: 3, target: 3 }) + '\n' + JSON.stringify({ time: new Date().toISOString(), pid: 2, outcome: 'error', error: 'an older pgx, no project' }) + '\n');
+    try {
+      for (const line of ['pgx source import --from-env DATABASE_URL', 'pgx agent install claude']) {
+        const r = spawnSync('bash', ['-c', line], { cwd: p.dir, env, encoding: 'utf8' });
+        expect(r.status, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
+      }
+      const text = spawnSync('bash', ['-c', 'pgx agent doctor'], { cwd: p.dir, env, encoding: 'utf8' });
+      expect(text.status, text.stdout).toBe(0);
+      const lines = text.stdout.trim().split('\n');
+      expect(lines.at(-1)).toMatch(/^setup done \(0 fail, 2 warn, \d+ ok\); 2 warnings are choices only you can make: permissions, env-files \(→ your call\)$/);
+      for (const l of lines.filter((x) => x.startsWith('warn'))) expect(l).toContain('→ your call: ');
+      const j = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env }));
+      expect(j.setup_done).toBe(true);
+      const byName = Object.fromEntries(j.checks.map((c: { name: string }) => [c.name, c]));
+      expect(byName.pool).toMatchObject({ status: 'ok' }); // not filled yet, and the demo's fill is not this project's
+      // the .env pgx imported from is named for what it is: the real dev database, the origin of pgx's copy
+      expect(byName['env-files'].detail).toContain(`sets DATABASE_URL (database "${origin}": your real dev database, which \`pgx source import\` copied into pgx's server as the source "${copy}")`);
+      expect(byName['env-files'].detail).not.toContain('the SOURCE');
+      expect(byName['env-files'].detail).not.toContain(info.password);
+      expect(byName['env-files']).toMatchObject({ status: 'warn', decide: true });
+      expect(byName.permissions).toMatchObject({ status: 'warn', decide: true });
+    } finally {
+      await sql(`DROP DATABASE IF EXISTS ${origin} WITH (FORCE)`);
+      rmSync(p.dir, { recursive: true, force: true });
+    }
+  });
 
   it('the "in your project" block runs as written', () => {
     const block = shBlocks[2]!;

@@ -3,8 +3,8 @@
 // the documented exit codes; `--from` on exec and up.
 import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
-import { newAgentId, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
-import { branchFromContext, hook } from '../helpers/hooks.js';
+import { newAgentId, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import { branchFromContext, hook, routeAndRun } from '../helpers/hooks.js';
 
 /** A project whose server is in .pgx.toml: a routed command does not inherit PGX_DATABASE_URL (libpq-env.ts). */
 function project() {
@@ -81,5 +81,43 @@ describe('SubagentStart says what the branch is a copy of', () => {
     expect(r2.json.hookSpecificOutput.permissionDecision).toBeUndefined();
     runPgx(['agent', 'down', '--session', s.sessionId, '--now'], p);
     runPgx(['agent', 'down', '--session', lone.sessionId, '--now'], p);
+  });
+});
+
+describe('after a subagent stopped and its session ended', () => {
+  it("adopt into the ended session is refused (exit 6) with the way to keep the work; reset clears the old changes and the 24 h keep from ls", async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    await hook('session-start', sessionStart(s), p);
+    const agentId = newAgentId();
+    const agentBranch = branchFromContext(await hook('subagent-start', subagentStart(s, agentId), p));
+    const made = await routeAndRun(p, s, agentId, 'psql -X -q -c "create table kept_work (x int)"');
+    expect(made.run.status, made.run.stderr).toBe(0);
+    await hook('subagent-stop', subagentStop(s, agentId), p);
+    const mine = () => (jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches as { name: string; state: string; deadline: string; changes: { changed: boolean } | null }[]).find((b) => b.name === agentBranch)!;
+    expect(mine()).toMatchObject({ state: 'retiring', changes: { changed: true } });
+    expect(Date.parse(mine().deadline) - Date.now()).toBeGreaterThan(23 * 3600_000); // kept 24 h: it changed something
+    expect(runPgx(['agent', 'ls'], p).stdout).toContain(`${agentBranch} changed: `);
+
+    await hook('session-end', sessionEnd(s), p);
+    const adopt = runPgx(['agent', 'adopt', '--agent', agentId], p);
+    expect(adopt.status).toBe(6);
+    expect(adopt.stderr).toMatch(new RegExp(`error: Agent ${agentId}'s session has ended: its branch "\\S+" is retiring, and gc drops it at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m`));
+    expect(adopt.stderr).toContain(`hint: To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${s.sessionId}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`.`);
+    // the way out works: revived, then adopted
+    const revived = runPgx(['agent', 'up', '--session', s.sessionId, '--json'], p);
+    expect(revived.status, revived.stderr).toBe(0);
+    const adopted = runPgx(['agent', 'adopt', '--agent', agentId, '--json'], p);
+    expect(adopted.status, adopted.stderr + adopted.stdout).toBe(0);
+    expect(await tablesOf(jsonOf(revived).branch)).toBe('kept_work');
+
+    const reset = runPgx(['agent', 'reset', '--agent', agentId, '--to', 'template', '--json'], p);
+    expect(reset.status, reset.stderr).toBe(0);
+    expect(jsonOf(reset)).toMatchObject({ name: agentBranch, method: 'template' }); // retiring: no connection to look inside
+    // ls no longer shows the changes it no longer holds, nor keeps it 24 h for them: its grace (10m) at most
+    expect(mine().changes).toBeNull();
+    expect(Date.parse(mine().deadline) - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+    expect(runPgx(['agent', 'ls'], p).stdout).not.toContain(`${agentBranch} changed: `);
+    runPgx(['agent', 'down', '--project', '--now', '--yes'], p);
   });
 });

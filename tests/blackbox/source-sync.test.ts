@@ -164,6 +164,8 @@ describe('pgx source sync', () => {
     const noPw = runPgx(['source', 'sync', '--json'], p);
     expect(noPw.status).toBe(4); // login refused (decisions/136-import-login-refused-exit-4.md)
     expect(noPw.stdout + noPw.stderr).not.toContain(info.password);
+    // nobody passed --from to sync: the hint names the origin it remembered, and where its password comes from
+    expect(jsonOf(noPw).error.hint).toBe(`Check the user name and password of the URL of the origin \`pgx source sync\` remembered, ${withoutPassword(origin)} (its password from PGPASSWORD or ~/.pgpass; or pass --from / --from-env); a special character in the password must be percent-encoded (@ → %40).`);
     const sync = runPgx(['source', 'sync', '--json'], { cwd: p.cwd, env });
     expect(sync.status, sync.stdout + sync.stderr).toBe(0);
     const b = runPgx(['agent', 'exec', '--id', 'b', '--', 'psql', '-X', '-Atc', 'select count(*) from refunds'], p);
@@ -183,6 +185,19 @@ describe('pgx source sync', () => {
     const unreachable = doctor(withPw).byName.origin!;
     expect(unreachable.status).toBe('skip');
     expect(unreachable.detail).toContain('not reachable now');
+  });
+
+  it('a failed sync from a remembered variable names that variable and its .env, not a --from nobody passed', async () => {
+    const origin = await makeOrigin();
+    const p = project(`copy_${rand()}`);
+    const envFile = join(p.dir, '.env');
+    writeFileSync(envFile, `DATABASE_URL=${withPassword(origin)}\n`);
+    expect(runPgx(['source', 'import', '--from-env', 'DATABASE_URL', '--no-template'], p).status).toBe(0);
+    writeFileSync(envFile, `DATABASE_URL=postgresql://${pgInfo().user}@127.0.0.1:1/${origin}\n`); // the server moved
+    const r = runPgx(['source', 'sync'], p);
+    expect(r.status, r.stderr).toBe(4);
+    expect(r.stderr).toContain(`hint: Check the host and port of the URL of $DATABASE_URL (from ${envFile}; the variable \`pgx source sync\` remembered)`);
+    expect(r.stderr).not.toContain('--from URL');
   });
 
   it('--into beside the configured source names the edit that makes it the source, not the hooks', async () => {

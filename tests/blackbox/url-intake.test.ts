@@ -100,7 +100,46 @@ describe('URL intake: a clear error, never the password', () => {
     p.env.PGX_DATABASE_URL = `mysql://u:${SECRET}@127.0.0.1/x`;
     const r = runPgx(['agent', 'ls'], p);
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/The server URL \(\[server\] url or PGX_DATABASE_URL\): unsupported scheme 'mysql'/);
+    expect(r.stderr).toMatch(/The server URL \(PGX_DATABASE_URL\): unsupported scheme 'mysql'/);
+  });
+
+  it('a "#" in the password: every hint names the flag, variable or file and key it came from, and suggests %23', () => {
+    const arg = `postgresql://me:${SECRET}#x@127.0.0.1/shop`;
+    const suggests = (text: string, where: string) => expect(text).toContain(`Write each "#" of the user name or password as %23 in ${where}.`);
+    const hintOf = (r: { stdout: string; stderr: string }) => /^hint: (.*)$/m.exec(r.stderr)?.[1] ?? '';
+
+    const fresh = project();
+    rmSync(join(fresh.dir, '.pgx.toml'));
+    const init = runPgx(['init', '--url', arg], fresh);
+    expect(init.status).toBe(2);
+    suggests(hintOf(init), '--url');
+    expect(hintOf(init)).not.toMatch(/flag named above|\.pgx\.toml/);
+    // the other flags of init: the hint names the flag, and the key it writes
+    const source = runPgx(['init', '--source', 'postgres'], fresh);
+    expect(source.status).toBe(2);
+    expect(hintOf(source)).toBe('Fix --source (it writes [project] source); nothing was written.');
+
+    const viaEnv = project();
+    viaEnv.env.PGX_DATABASE_URL = arg;
+    const ls = runPgx(['agent', 'ls'], viaEnv);
+    expect(ls.status).toBe(3);
+    suggests(hintOf(ls), 'PGX_DATABASE_URL');
+    expect(hintOf(ls)).toMatch(/Then fix PGX_DATABASE_URL\.$/);
+
+    const inFile = project(`[server]\nurl = ${JSON.stringify(arg)}\n`);
+    delete inFile.env.PGX_DATABASE_URL;
+    const where = `[server] url in ${join(inFile.dir, '.pgx.toml')}`;
+    suggests(hintOf(runPgx(['agent', 'ls'], inFile)), where);
+    const server = jsonOf(runPgx(['agent', 'doctor', '--json'], inFile)).checks.find((c: { name: string }) => c.name === 'server');
+    suggests(server.fix, where);
+
+    const p = project();
+    const from = runPgx(['source', 'import', '--from', arg], p);
+    suggests(hintOf(from), '--from');
+    writeFileSync(join(p.dir, '.env'), `DATABASE_URL=${arg}\n`);
+    const fromEnv = runPgx(['source', 'import', '--from-env', 'DATABASE_URL'], p);
+    suggests(hintOf(fromEnv), `$DATABASE_URL (from ${join(p.dir, '.env')})`);
+    for (const r of [init, ls, from, fromEnv]) noSecret(r, arg);
   });
 });
 
@@ -115,11 +154,25 @@ describe('on the real server', () => {
     noSecret(r, 'wrong password');
     expect(r.status, r.stderr).toBe(4);
     expect(r.stderr).toMatch(/refused pg_dump's login: .*password authentication failed/);
-    expect(r.stderr).toMatch(/hint: Check the user name and password of the --from URL/);
+    expect(r.stderr).toMatch(/hint: Check the user name and password of the URL of \$WRONG_URL \(from the environment\)/);
     expect(r.stderr).not.toMatch(/pg_dump --version/);
     const j = runPgx(['source', 'import', '--from-env', 'WRONG_URL', ...into, '--json'], p);
     expect(j.status).toBe(4);
     expect(jsonOf(j).error).toMatchObject({ code: 'SERVER_AUTH' });
+  });
+
+  it('a refused login or a missing database: the hint names where the URL came from (PGX_DATABASE_URL, or [server] url in the file)', () => {
+    const viaEnv = project();
+    viaEnv.env.PGX_DATABASE_URL = url(SECRET);
+    const ls = runPgx(['agent', 'ls'], viaEnv);
+    noSecret(ls, 'wrong password via PGX_DATABASE_URL');
+    expect(ls.status).toBe(4);
+    expect(ls.stderr).toContain('hint: Check the user and password in PGX_DATABASE_URL.');
+    const inFile = project(`[server]\nurl = "${url(pgInfo().password, 'no_such_db_here')}"\n`);
+    delete inFile.env.PGX_DATABASE_URL;
+    const r = runPgx(['agent', 'ls'], inFile);
+    expect(r.status).toBe(4);
+    expect(r.stderr).toContain(`hint: Point [server] url in ${join(inFile.dir, '.pgx.toml')} at an existing database (e.g. /postgres).`);
   });
 
   it('init --url tries the URL: a dead port or a wrong password is a warning (the file is written), --no-check skips it', () => {

@@ -120,10 +120,24 @@ describe('config', () => {
     expect(e.message).toMatch(/unknown key\(s\) "guardz"/);
     // the hint names the example with its path, so it can be opened
     expect(e.hint).toContain(join(import.meta.dirname, '../../.pgx.toml.example'));
+    // and each key it means, in the file it means
+    expect(e.hint).toMatch(new RegExp(`^Fix or remove \\[project\\] nmae; \\[agent\\] idle_ttl; \\[guardz\\] in ${join(dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`));
+  });
+
+  it('an unknown key: its line, and "did you mean" the near one (idle_tl → idle_ttl), or the table it belongs under', () => {
+    const dir = project('[project]\nname = "x"\nidle_ttl = "3h"\n[agent]\nidle_tl = "2h"\n[gards]\n');
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/agent: unknown key\(s\) "idle_tl" \(line 5; did you mean "idle_ttl"\?\)/);
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/project: unknown key\(s\) "idle_ttl" \(line 3; it belongs under \[agent\]\)/);
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/\(top level\): unknown key\(s\) "gards" \(line 6; did you mean "guards"\?\)/);
   });
 
   it('rejects TOML syntax errors saying what is wrong, where, with a hint', () => {
     expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(/\.pgx\.toml:1:\d+: not valid TOML: illegal character in key\./);
+    try {
+      loadConfig({ cwd: project('[project]\nname = "a"\n[agent\n'), env: {} });
+    } catch (e) {
+      expect((e as PgxError).hint).toMatch(/^Fix the syntax at line 3 of \S+\.pgx\.toml \(/);
+    }
     expect(() => loadConfig({ cwd: project('[project]\nname = "a"\nname = "b"\n'), env: {} })).toThrow(/:3:\d+: not valid TOML: trying to redefine an already defined table or value/);
   });
 

@@ -23,7 +23,9 @@ function refusal(url: string): PgxError {
 
 describe('parseUrl', () => {
   it('reads user, password, host, port and database; no sslmode unless given', () => {
-    expect(parseUrl(`postgresql://app:${SECRET}@db.example.com:6543/shop`)).toEqual({ host: 'db.example.com', port: 6543, user: 'app', password: 's3cr@t', database: 'shop' });
+    expect(parseUrl(`postgresql://app:${SECRET}@db.example.com:6543/shop`)).toEqual({ host: 'db.example.com', port: 6543, user: 'app', password: 's3cr@t', database: 'shop', from: '[server] url in .pgx.toml or PGX_DATABASE_URL' });
+    // where it came from, for the hints of a later failure
+    expect(parseUrl('postgresql://app@db.example.com/shop', 'PGX_DATABASE_URL').from).toBe('PGX_DATABASE_URL');
   });
 
   it('keeps sslmode (every libpq value), the port and host parameters and application_name', () => {

@@ -58,7 +58,7 @@ export function finishPoolFill(config: Config, outcome: Record<string, unknown>)
   const log = join(config.home, 'agent', 'pool-fill.log');
   try {
     if ((statSync(log, { throwIfNoEntry: false })?.size ?? 0) > 256 * 1024) rmSync(log, { force: true });
-    appendFileSync(log, JSON.stringify({ time: new Date().toISOString(), pid: process.pid, ...outcome }) + '\n', { mode: 0o600 });
+    appendFileSync(log, JSON.stringify({ time: new Date().toISOString(), pid: process.pid, project: config.project, ...outcome }) + '\n', { mode: 0o600 });
   } catch {
     // the log is a courtesy
   }
