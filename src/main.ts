@@ -14,6 +14,7 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
+import { registerRegistryCommands } from './cli/registry.js';
 import { EXIT, EXIT_CODES_HELP, PgxError, redactSecrets } from './lib/errors.js';
 import { printError } from './lib/output.js';
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerInitCommand(program);
   registerSourceCommands(program);
   registerTemplateCommands(program);
+  registerRegistryCommands(program);
   return program;
 }
 

@@ -22,6 +22,7 @@ import * as roles from './roles.js';
 import type { Against, DiffBounds, DiffResult } from './diff.js';
 import type { ChangeSummary } from './handoff-text.js';
 export { handoffText } from './handoff-text.js';
+export { dropRegistry, type RegistryDropResult } from './registry-drop.js';
 
 export type { ConnectionReuse } from './context.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };

@@ -39,7 +39,9 @@ export type ErrorCode =
   | 'EXEC_FAILED'
   | 'IMPORT_FAILED'
   | 'INVALID_INPUT'
-  | 'BROKER_UNAVAILABLE';
+  | 'BROKER_UNAVAILABLE'
+  /** init or install in $HOME, /, or a directory with no project marker, without --here (project/markers.ts) */
+  | 'NOT_A_PROJECT';
 
 const exitFor: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
@@ -58,6 +60,7 @@ const exitFor: Record<ErrorCode, number> = {
   IMPORT_FAILED: EXIT.branch,
   // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
   BROKER_UNAVAILABLE: EXIT.refused,
+  NOT_A_PROJECT: EXIT.usage,
 };
 
 export class PgxError extends Error {

@@ -16,10 +16,13 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** A project (a package.json) with no .pgx.toml yet, and a HOME of its own beside it. */
 function bareDir() {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-inst-'));
-  dirs.push(dir);
-  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: dir, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
+  const home = mkdtempSync(join(tmpdir(), 'pgx-inst-home-'));
+  dirs.push(dir, home);
+  writeFileSync(join(dir, 'package.json'), '{}\n');
+  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
 }
 
 /** A bin directory holding `pgx` (a symlink to this checkout's launcher), as an npm install's bin/ does. */
@@ -63,8 +66,10 @@ describe('agent install / uninstall claude (CLI)', () => {
     expect(existsSync(join(p.dir, '.claude', 'settings.json'))).toBe(true);
     expect(existsSync(join(p.dir, '.claude', 'settings.local.json'))).toBe(true);
     const u = jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], p));
-    expect(u).toMatchObject({ changed: true, file_removed: true, local: { changed: true, file_removed: true } });
+    // and the .pgx.toml install wrote, unchanged, with no pgx hooks left to read it
+    expect(u).toMatchObject({ changed: true, file_removed: true, local: { changed: true, file_removed: true }, config_removed: join(p.dir, '.pgx.toml'), config_kept: null });
     expect(existsSync(join(p.dir, '.claude'))).toBe(false);
+    expect(existsSync(join(p.dir, '.pgx.toml'))).toBe(false);
     expect(jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], p))).toMatchObject({ changed: false }); // idempotent
 
     const q = bareDir();
