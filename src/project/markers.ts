@@ -3,7 +3,7 @@
 // $HOME, that turned the whole home into a project and put the hooks into Claude Code's user-wide settings file
 // (issue 30). So they go ahead only in a directory with a project marker, never in $HOME or /, unless told to with
 // `--here` (decision 421).
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PgxError } from '../lib/errors.js';
@@ -39,10 +39,19 @@ export function projectMarker(dir: string): string | undefined {
   return PROJECT_MARKERS.find((m) => existsSync(join(dir, m)));
 }
 
+/** The path with its links resolved (a HOME given as /home/me where /home is a link), or as given if it is not there. */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
 /** $HOME or /: never a project by default, whatever is in them (a dotfiles repo, a stray package.json). */
 export function isHomeOrRoot(dir: string, home = homedir()): boolean {
-  const d = resolve(dir);
-  return d === dirname(d) || d === resolve(home);
+  const d = real(dir);
+  return d === dirname(d) || d === real(home);
 }
 
 /** The nearest ancestor of `dir` below $HOME (or /) with a marker: where the user probably meant. */
@@ -65,7 +74,7 @@ export function requireProjectDir(dir: string, o: { here?: boolean; command: str
   const atTop = isHomeOrRoot(d, home);
   if (!atTop && projectMarker(d)) return;
   const near = atTop ? undefined : markedAncestor(d, home);
-  const what = d === dirname(d) ? `${d} is the root directory` : d === resolve(home) ? `${d} is your home directory ($HOME)` : `${d} has no project marker (${PROJECT_MARKERS.slice(0, 8).join(', ')}, …)`;
+  const what = d === dirname(d) ? `${d} is the root directory` : real(d) === real(home) ? `${d} is your home directory ($HOME)` : `${d} has no project marker (${PROJECT_MARKERS.slice(0, 8).join(', ')}, …)`;
   const why = atTop ? ': a .pgx.toml there makes every directory below it one project, and its .claude/settings.json is Claude Code\'s user-wide file.' : ': pgx would make it a project (a .pgx.toml, and every directory below it resolving to it).';
   const ways = [
     o.extra,
