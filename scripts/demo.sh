@@ -3,19 +3,27 @@
 # one Claude Code session share a database, so one agent's migration breaks another's, and a killed agent's open
 # transaction lingers. Here three subagents get their own branches through pgx's real hook handlers (payloads shaped
 # like Claude Code's): two run CONFLICTING migrations and each sees only its own; a third is killed mid-transaction
-# and nothing of it is committed. Then a summary, and everything the demo made is removed again.
+# and nothing of it is committed. Then a summary, and everything the demo made is removed again: it runs in a PGX_HOME
+# and a temp dir of its own (its own local server and broker), purged at the end, so nothing of yours is touched and nothing of it
+# stays (decisions/422-complete-uninstall.md).
 set -euo pipefail
 PGX_JS="$(cd "$(dirname "$0")/.." && pwd)/bin/pgx.js"
 pgx() { node "$PGX_JS" "$@"; }
 unset PGX_DATABASE_URL DATABASE_URL PGHOST PGPORT PGUSER PGDATABASE PGPASSWORD PGSERVICE # the embedded default
 demo=$(mktemp -d "${TMPDIR:-/tmp}/pgx-demo-XXXXXX")
-cd "$demo"
+mkdir "$demo/project" "$demo/pgx-home" "$demo/tmp"
+touch "$demo/project/package.json" # a project (pgx init refuses a directory that is none)
+# Its own PGX_HOME (so its own local server) and temp dir (so its own broker socket directory): the purge at the end
+# stops its brokers and deletes its server, never yours.
+export PGX_HOME="$demo/pgx-home" TMPDIR="$demo/tmp"
+unset XDG_RUNTIME_DIR
+PGX_STATE="$PGX_HOME"
+cd "$demo/project"
 SESSION="$(node -e 'console.log(crypto.randomUUID())')"
 SRC="demo_src_$$"
-PGX_STATE="${PGX_HOME:-$HOME/.pgx}"
 cleanup() {
   cd /
-  pgx agent down --session "$SESSION" --now --cwd "$demo" >/dev/null 2>&1 || true
+  pgx agent down --session "$SESSION" --now --cwd "$demo/project" >/dev/null 2>&1 || true
   # A SubagentStart that cloned started the warm pool's filler in the background: let it finish (its pid file goes),
   # then drop its members, then the template they were cloned from.
   for _ in $(seq 600); do
@@ -24,9 +32,8 @@ cleanup() {
     [ "$alive" = 0 ] && break
     sleep 0.1
   done
-  pgx agent pool drain --cwd "$demo" >/dev/null 2>&1 || true
-  pgx template drop --cwd "$demo" >/dev/null 2>&1 || true
-  pgx local psql -X -q -c "DROP DATABASE IF EXISTS $SRC" >/dev/null 2>&1 || true
+  # The demo's own local server, its data and everything under its PGX_HOME (the hook log, handoffs, passfiles).
+  pgx local down --purge --yes --cwd "$demo/project" >/dev/null 2>&1 || true
   rm -rf "$demo"
 }
 trap cleanup EXIT
@@ -35,8 +42,8 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-}" != dumb ]; then bold=$'\0
 say() { printf '\n%s# %s%s\n' "$bold" "$*" "$plain"; }
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v."+process.argv[1]))})' "$1"; }
 hook() { # hook <event> <agent> [command]: the JSON Claude Code would send, through pgx's real handler
-  node -e 'const [ev,s,c,a,cmd]=process.argv.slice(1);const names={"subagent-start":"SubagentStart","pre-tool-use":"PreToolUse","subagent-stop":"SubagentStop"};const p={session_id:s,cwd:c,hook_event_name:names[ev],agent_id:a,agent_type:"general-purpose"};if(ev==="pre-tool-use")Object.assign(p,{tool_name:"Bash",tool_input:{command:cmd,description:"demo"},tool_use_id:"toolu_demo"});if(ev==="subagent-stop")p.stop_hook_active=false;console.log(JSON.stringify(p))' "$1" "$SESSION" "$demo" "$2" "${3:-}" \
-    | CLAUDE_PROJECT_DIR="$demo" node "$PGX_JS" agent hook "$1"
+  node -e 'const [ev,s,c,a,cmd]=process.argv.slice(1);const names={"subagent-start":"SubagentStart","pre-tool-use":"PreToolUse","subagent-stop":"SubagentStop"};const p={session_id:s,cwd:c,hook_event_name:names[ev],agent_id:a,agent_type:"general-purpose"};if(ev==="pre-tool-use")Object.assign(p,{tool_name:"Bash",tool_input:{command:cmd,description:"demo"},tool_use_id:"toolu_demo"});if(ev==="subagent-stop")p.stop_hook_active=false;console.log(JSON.stringify(p))' "$1" "$SESSION" "$demo/project" "$2" "${3:-}" \
+    | CLAUDE_PROJECT_DIR="$demo/project" node "$PGX_JS" agent hook "$1"
 }
 routed() { # routed <agent> <command>: PreToolUse rewrites it; the rewritten command runs as Claude Code would run it
   hook pre-tool-use "$1" "$2" | json 'hookSpecificOutput.updatedInput.command'
@@ -123,4 +130,4 @@ console.log(`${made.length} branches made, ${ms.join(" / ")} ms each (${how}; th
 console.log(`${retired.length} of ${made.length} retired at SubagentStop; conflicting migrations isolated; 0 rows from the killed agent; source untouched`);
 ' "$PGX_STATE" "$SESSION"
 pgx agent down --session "$SESSION" --now >/dev/null
-echo "cleaned up: branches, template, source and $demo removed; the local server keeps running (pgx local status; pgx local down --purge deletes it)"
+echo "cleaning up: the demo's local server (its branches, template and source with it), its PGX_HOME and $demo are deleted on exit"

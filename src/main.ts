@@ -15,6 +15,7 @@ import { registerDoctorCommand } from './cli/doctor.js';
 import { registerInitCommand } from './cli/init.js';
 import { registerSourceCommands } from './cli/source.js';
 import { registerTemplateCommands } from './cli/template.js';
+import { registerRegistryCommands } from './cli/registry.js';
 import { EXIT, EXIT_CODES_HELP, EXIT_CODES_POINTER, isPgxError, PgxError, redactSecrets } from './lib/errors.js';
 import { refuseOutsideOwnBranch } from './cli/routed-guard.js';
 import { printError } from './lib/output.js';
@@ -49,6 +50,7 @@ export function buildProgram(): Command {
   registerInitCommand(program);
   registerSourceCommands(program);
   registerTemplateCommands(program);
+  registerRegistryCommands(program);
   return program;
 }
 

@@ -1,10 +1,9 @@
 // pgx agent broker status | start | stop (and the hidden `serve`, what start and the hooks spawn): the resident
 // process that hooks and routed commands hand their work to (src/broker/).
 import type { Command } from 'commander';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
-import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
+import { askBroker, brokerAddress, startBroker } from '../broker/client.js';
+import { brokerDisabled, socketDir } from '../broker/protocol.js';
+import { findBrokers, stopAllBrokers, type FoundBroker } from '../broker/inventory.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
@@ -50,34 +49,11 @@ export const brokerWork: BrokerWork = {
 
 const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
 
-interface Listed extends BrokerStatus {
-  socket: string;
-  this_environment: boolean;
-}
+/** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, of either kind, asked to exit. */
+export const stopBrokers = stopAllBrokers;
 
-/** Every broker of this user that answers (one per environment: the hooks' and a terminal's may differ). */
-async function listBrokers(own: BrokerAddress | undefined): Promise<Listed[]> {
-  const dir = socketDir(process.env);
-  if (!dir) return [];
-  const found: Listed[] = [];
-  for (const f of readdirSync(dir)) {
-    const m = /^b-([0-9a-f]{24})\.sock$/.exec(f);
-    if (!m) continue;
-    const addr = { fp: m[1]!, fpm: '', dir, path: join(dir, f) };
-    const asked = await askBroker(addr, { op: 'status' }, 2000);
-    if (asked.answer && 'status' in asked.answer) found.push({ ...asked.answer.status, socket: addr.path, this_environment: addr.fp === own?.fp });
-  }
-  return found;
-}
-
-/** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, asked to exit. */
-export async function stopBrokers(): Promise<Listed[]> {
-  const list = await listBrokers(brokerAddress(process.env, launcherPath()));
-  for (const b of list) await askBroker({ fp: b.fingerprint, fpm: '', dir: '', path: b.socket }, { op: 'stop' }, 2000);
-  return list;
-}
-
-function describe(b: Listed): string {
+function describe(b: FoundBroker): string {
+  if (b.kind === 'http') return `HTTP broker ${b.pid}: hooks POST to 127.0.0.1:${b.port}\n  port and secret in ${b.state}`;
   return `broker ${b.pid}${b.this_environment ? ' (this environment)' : ''}: ${b.requests} request(s), ${b.pooled_connections} kept connection(s), started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
 }
 
@@ -87,12 +63,14 @@ export function registerBrokerCommands(agent: Command): void {
   withCommon(broker.command('status').description("this user's brokers: pid, requests served, kept connections")).action(
     action<CommonOpts>(async (_opts, out) => {
       const own = brokerAddress(process.env, launcherPath());
-      const list = await listBrokers(own);
+      const found = await findBrokers(own);
+      const list = found.filter((b) => b.kind === 'socket');
+      const http = found.find((b) => b.kind === 'http') ?? null;
       const disabled = brokerDisabled();
-      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list }, () => {
-        if (disabled) return 'broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process';
+      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list.map(({ kind: _, ...b }) => b), http: http && { pid: http.pid, port: http.port, build: http.build, state: http.state } }, () => {
+        if (disabled) return ['broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process', ...(http ? [describe(http)] : [])].join('\n');
         if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx or <tmp>/pgx-<uid>, mode 0700)';
-        return list.length ? list.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
+        return found.length ? found.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
       });
     }),
   );
@@ -119,7 +97,7 @@ export function registerBrokerCommands(agent: Command): void {
   withCommon(broker.command('stop').description("stop this user's brokers (hooks then work in their own processes until one starts again)")).action(
     action<CommonOpts>(async (_opts, out) => {
       const list = await stopBrokers();
-      out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => b.pid).join(', ')}` : 'no broker was running'));
+      out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => `${b.pid}${b.kind === 'http' ? ' (HTTP)' : ''}`).join(', ')}` : 'no broker was running'));
     }),
   );
 

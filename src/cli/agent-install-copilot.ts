@@ -1,11 +1,10 @@
 // `pgx agent install copilot` / `pgx agent uninstall copilot`: parse, call the installer (src/install/copilot.ts),
 // print. Its own module so that agent-install.ts stays about Claude Code and Codex (decisions/470-copilot-install.md).
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { CONFIG_FILE, findConfigFile } from '../project/config.js';
+import { resolve } from 'node:path';
+import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
 import { SettingsFileError } from '../lib/settings-file.js';
-import { initProject } from '../project/init.js';
+import { installConfig, refuseNonProject } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { copilotHome, installCopilot, uninstallCopilot, type CopilotScope } from '../install/copilot.js';
@@ -16,6 +15,7 @@ interface CopilotOpts {
   cwd?: string;
   dryRun?: boolean;
   transport?: string;
+  here?: boolean;
 }
 
 function settingsErrors<T>(fn: () => T): T {
@@ -41,8 +41,11 @@ export async function installCopilotCommand(opts: CopilotOpts, out: Output): Pro
   if (opts.transport !== undefined && opts.transport !== 'command') throw new PgxError('USAGE', `The Copilot CLI hooks have no ${opts.transport} transport.`, 'Install the Copilot CLI hooks with the default --transport command.');
   const scope = copilotScope(opts);
   const projectDir = projectDirOf(opts);
-  let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
-  if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+  // Never a project by accident: not in $HOME or /, nor a directory with no project marker (decision 421).
+  refuseNonProject(resolve(opts.cwd ?? process.cwd()), projectDir, { here: opts.here, client: 'copilot', userScope: scope === 'user' });
+  // The same .pgx.toml rule as Claude Code's and Codex's install: none for a user-scope install outside a project.
+  const config = installConfig(projectDir, { here: opts.here, dryRun: opts.dryRun, userScope: scope === 'user' });
+  const configWritten = config.config_written;
   const launcher = launcherPath();
   const r = settingsErrors(() => installCopilot({ scope, projectDir, copilotHome: copilotHome(), launcher, dryRun: opts.dryRun }));
   // Project scope: the hooks find pgx on PATH; say where that is, or that it isn't.

@@ -1,14 +1,14 @@
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CONFIG_FILE, findConfigFile } from '../project/config.js';
+import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
 import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type HttpTarget, type LocalRulesResult, type Scope, type Transport } from '../install/claude.js';
 import { socketDirPath } from '../broker/protocol.js';
 import { ensureHttpState, FORWARDED_VARS, httpStatePath, readHttpState, SECRET_VAR } from '../broker/http.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import { initProject } from '../project/init.js';
+import { installConfig, refuseNonProject, removeInstallConfig, type ConfigRemoval } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
 import { pgxHome } from '../project/home.js';
@@ -27,6 +27,7 @@ interface InstallOpts extends CommonOpts {
   allowRule?: boolean;
   rules?: boolean;
   verify?: boolean;
+  here?: boolean;
 }
 
 function settingsErrors<T>(fn: () => T): T {
@@ -47,6 +48,7 @@ export function registerInstallCommands(agent: Command): void {
       .option('--json', 'machine-readable output');
 
   scopeOpt(agent.command('install').description('install the Claude Code hooks (six), the Codex CLI hooks (five, trusted) or the GitHub Copilot CLI hooks (six), idempotent').argument('<client>', '"claude", "codex" or "copilot"'))
+    .option('--here', 'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /')
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
@@ -60,10 +62,11 @@ export function registerInstallCommands(agent: Command): void {
         const transport = checkTransport(opts.transport);
         const dir = resolve(opts.cwd ?? process.cwd());
         const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
+        refuseNonProject(dir, projectDir, { here: opts.here, client: 'claude', userScope: scope === 'user' });
         const http = transport === 'http' ? await httpTarget(opts.dryRun === true) : undefined;
         // In a dry run config_written is the file that WOULD be written, like every other field of the result.
-        let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
-        if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+        const config = installConfig(projectDir, { here: opts.here, dryRun: opts.dryRun, userScope: scope === 'user' });
+        const configWritten = config.config_written;
         // Project scope: the shared settings.json finds pgx on PATH, and this machine's rules name the launcher the
         // hooks will run, the first pgx on PATH (decisions/111-portable-project-install.md).
         const onPath = scope === 'project' && !process.env.PGX_LAUNCHER ? pgxOnPath() : undefined;
@@ -74,10 +77,11 @@ export function registerInstallCommands(agent: Command): void {
         );
         const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
-        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten, verification, ...(http ? { http: { port: http.port, state: http.stateFile } } : {}) };
+        const value = { ...r, text: undefined, scope, launcher, ...config, verification, ...(http ? { http: { port: http.port, state: http.stateFile } } : {}) };
         out.result(value, () =>
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+            config.config_skipped,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
             ...eventLines(r),
             ...r.rules.blanketRemoved.map((b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`),
@@ -108,7 +112,10 @@ export function registerInstallCommands(agent: Command): void {
       const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun, rulesPath }));
       const fileRemoved = r.changed && !opts.dryRun && removeIfEmpty(r.path, scope);
       const local = r.local?.changed ? ` and ${r.local.path}${r.local.file_removed ? ', now empty: deleted' : ''}` : '';
-      out.result({ ...r, text: undefined, scope, file_removed: fileRemoved }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`);
+      const config = removeInstallConfig(dir, { dryRun: opts.dryRun });
+      out.result({ ...r, text: undefined, scope, file_removed: fileRemoved, ...config }, () =>
+        [`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`, configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+      );
     }),
   );
 }
@@ -190,6 +197,12 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
   }
 }
 
+/** What uninstall did about the project's .pgx.toml, as a line (none when there was nothing to say). */
+function configLine(c: ConfigRemoval, dryRun?: boolean): string | null {
+  if (c.config_removed) return `${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, and no pgx hooks left to read it)`;
+  return c.config_kept ? `kept ${c.config_kept}` : null;
+}
+
 function checkClient(client: string | undefined): 'claude' | 'codex' | 'copilot' {
   if (client !== 'claude' && client !== 'codex' && client !== 'copilot') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Use `claude` (Claude Code), `codex` (the Codex CLI) or `copilot` (the GitHub Copilot CLI): `pgx agent install claude`.');
   return client;
@@ -211,8 +224,9 @@ async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: bo
   if (opts.transport !== undefined && opts.transport !== 'command') throw new PgxError('USAGE', `Codex has no ${opts.transport} hooks.`, 'Install the Codex CLI hooks with the default --transport command.');
   const scope = codexScope(opts, defaulted);
   const projectDir = projectDirOf(opts);
-  let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
-  if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
+  refuseNonProject(resolve(opts.cwd ?? process.cwd()), projectDir, { here: opts.here, client: 'codex', userScope: scope === 'user' });
+  const config = installConfig(projectDir, { here: opts.here, dryRun: opts.dryRun, userScope: scope === 'user' });
+  const configWritten = config.config_written;
   const launcher = launcherPath();
   const r = settingsErrors(() => installCodex({ scope, projectDir, codexHome: codexHome(), launcher, dryRun: opts.dryRun }));
   const sandbox = codexSandboxNote();
@@ -220,9 +234,10 @@ async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: bo
   const onPath = scope === 'project' ? (pgxOnPath() ?? null) : undefined;
   const pathNote = onPath === undefined ? null : onPath === null ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcher ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})` : null;
   const fileChanged = r.added.length + r.updated.length > 0;
-  out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), config_written: configWritten, sandbox }, () =>
+  out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), ...config, sandbox }, () =>
     [
       configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+      config.config_skipped,
       `${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`,
       r.added.length ? `  added:     ${r.added.join(', ')}` : null,
       r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
@@ -242,7 +257,10 @@ async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: bo
 async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
   const scope = codexScope(opts, defaulted);
   const r = settingsErrors(() => uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }));
-  out.result({ ...r, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`);
+  const config = removeInstallConfig(resolve(opts.cwd ?? process.cwd()), { dryRun: opts.dryRun });
+  out.result({ ...r, scope, ...config }, () =>
+    [`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`, configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+  );
 }
 function checkTransport(transport: string | undefined): Transport {
   if (transport === undefined || transport === 'command' || transport === 'http') return transport ?? 'command';

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { CONFIG_FILE } from '../project/config.js';
 import { describeError, isPgxError, PgxError } from '../lib/errors.js';
 import { initProject } from '../project/init.js';
+import { requireProjectDir } from '../project/markers.js';
 import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
 import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
 import { findDatabaseUrl } from '../project/dotenv.js';
@@ -17,6 +18,7 @@ interface InitOpts extends CommonOpts {
   name?: string;
   force?: boolean;
   check?: boolean;
+  here?: boolean;
 }
 
 /** How long `init --url` waits for the server: long enough for a LAN server, short enough not to stall a typo. */
@@ -79,12 +81,14 @@ export function registerInitCommand(program: Command): void {
     .option('--source <db>', 'the database branches are cloned from (default: branches start empty)')
     .option('--name <name>', 'project name (default: the directory name)')
     .option('--force', 'overwrite an existing .pgx.toml')
+    .option('--here', 'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /')
     .option('--no-check', 'do not try to connect to --url (by default it is tried once, 2 s at most, and a failure is a warning)')
     .action(
       action<InitOpts>(async (opts, out) => {
         const dir = resolve(opts.cwd ?? process.cwd());
         const refused = opts.url === undefined ? undefined : unsupportedConnectionString(opts.url);
         if (refused !== undefined) throw unsupportedConnectionError('--url', refused);
+        requireProjectDir(dir, { here: opts.here, command: 'pgx init' });
         if (opts.url !== undefined) asUsage(() => parseUrl(opts.url!, '--url')); // its hint names --url, not .pgx.toml
         const existed = existsSync(join(dir, CONFIG_FILE));
         let r: ReturnType<typeof initProject>;

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { existsSync, readdirSync } from 'node:fs';
 import { loadConfig, pgxHome } from '../project/config.js';
-import { socketDirPath } from '../broker/protocol.js';
+import { removeSocketDir } from '../broker/inventory.js';
 import { inspectScopes } from '../doctor/hooks-check.js';
 import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
@@ -9,7 +8,7 @@ import { urlWithoutPassword } from '../server/db.js';
 import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../server/local-access.js';
 import { paint } from '../lib/output.js';
 import { EXIT, PgxError } from '../lib/errors.js';
-import { humanBytes, purgeLocalServer, purgeTargets, removeIfEmpty } from '../server/local-purge.js';
+import { humanBytes, purgeLocalServer, purgeTargets } from '../server/local-purge.js';
 import { confirmDestructive } from './confirm.js';
 
 /**
@@ -38,14 +37,6 @@ export function afterPurge(cwd: string): { hooks_remain: string[]; source_missin
     warning = "pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall claude\` in a project removes them.";
   }
   return { hooks_remain: hooks, source_missing: source, config: config?.file ?? null, warning };
-}
-
-/** The broker's socket directory, once its sockets are gone: pgx made it, and nothing else is in it. */
-async function removeSocketDir(): Promise<string | null> {
-  const dir = socketDirPath(process.env);
-  if (!dir || !existsSync(dir)) return null;
-  for (let i = 0; i < 20 && readdirSync(dir).length; i++) await new Promise((r) => setTimeout(r, 100)); // a stopping broker removes its socket
-  return removeIfEmpty(dir) ? dir : null;
 }
 
 import { action, withCommon, type CommonOpts } from './common.js';
@@ -109,7 +100,7 @@ export function registerLocalCommands(program: Command): void {
         out.result(value, () =>
           targets.length
             ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
-            : 'nothing to delete: no local server data under ' + home,
+            : `nothing to delete: no local server data under ${home}${brokers.length ? `; ${brokers.length} broker(s) stopped` : ''}${socketDir ? `; removed ${socketDir}` : ''}`,
         );
       }),
     );

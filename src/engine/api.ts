@@ -27,6 +27,7 @@ export { handoffText, type HandoffRef } from './handoff-text.js';
 import type { ScanReport } from '../mask/scan.js';
 import type { ConnParams } from '../server/db.js';
 export type { ScanReport };
+export { dropRegistry, type RegistryDropResult } from './registry-drop.js';
 
 export type { ConnectionReuse, FreezeElsewhere } from './context.js';
 export type { FrozenCopySummary, FrozenUseResult } from './freeze.js';

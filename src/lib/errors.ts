@@ -43,7 +43,9 @@ export type ErrorCode =
   | 'IMPORT_FAILED'
   | 'INVALID_INPUT'
   | 'BROKER_UNAVAILABLE'
-  | 'DISK_RESERVE';
+  | 'DISK_RESERVE'
+  /** init or install in $HOME, /, or a directory with no project marker, without --here (project/markers.ts) */
+  | 'NOT_A_PROJECT';
 
 const exitFor: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
@@ -64,6 +66,7 @@ const exitFor: Record<ErrorCode, number> = {
   DISK_RESERVE: EXIT.branch,
   // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
   BROKER_UNAVAILABLE: EXIT.refused,
+  NOT_A_PROJECT: EXIT.usage,
 };
 
 export class PgxError extends Error {

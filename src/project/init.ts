@@ -12,13 +12,18 @@ export interface InitOptions {
   url?: string;
   source?: string;
   force?: boolean;
+  /** `install`: the file `pgx agent install` writes when a project has none, which uninstall removes while unchanged. */
+  by?: 'install';
 }
 
 const tomlString = (s: string) => JSON.stringify(s); // TOML basic strings accept JSON string escapes
 
-export function renderConfig(o: { name: string; url?: string; source?: string }): string {
+/** The line that marks a .pgx.toml written by `pgx agent install` (decision 421). */
+export const INSTALL_WROTE = '# Written by `pgx agent install`: `pgx agent uninstall` deletes this file while it is unchanged.';
+
+export function renderConfig(o: { name: string; url?: string; source?: string; by?: 'install' }): string {
   return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: ${exampleConfigPath()}
-[server]
+${o.by === 'install' ? `${INSTALL_WROTE}\n` : ''}[server]
 # The admin connection (a role with CREATEDB). Unset = pgx runs its own local PostgreSQL (\`pgx local status\`).
 ${o.url ? `url = ${tomlString(o.url)}` : '# url = "postgresql://me@127.0.0.1:5432/postgres"'}
 
@@ -46,7 +51,7 @@ export function initProject(o: InitOptions): { path: string; written: boolean; n
     throw new PgxError('USAGE', `${path} already exists.`, 'Pass --force to overwrite it, or edit it by hand.');
   }
   const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[.-]+/, '').slice(0, 63) || 'project');
-  const text = renderConfig({ name, url: o.url, source: o.source });
+  const text = renderConfig({ name, url: o.url, source: o.source, by: o.by });
   validateConfigText(text, path);
   const hasPassword = o.url ? parseUrl(o.url).password !== undefined : false; // also rejects an unparseable url, before writing
   writeFileSync(path, text, { mode: hasPassword ? 0o600 : 0o644 });
@@ -71,4 +76,28 @@ export function setConfigSource(file: string, source: string): void {
     throw new PgxError('CONFIG_INVALID', `${file}: could not set [project] source safely.`, `Add \`${line}\` under [project] by hand.`);
   }
   writeFileSync(file, next);
+}
+
+/**
+ * Is `file` the .pgx.toml `pgx agent install` wrote, unchanged since? Its text must be what install writes for the
+ * name it holds, but for the path of the example file in the first comment (another pgx install or version there is
+ * not a change of the user's). 'changed' and 'not-install' say why it stays.
+ */
+export function installWroteUnchanged(file: string): 'unchanged' | 'changed' | 'not-install' | 'missing' {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return 'missing';
+  }
+  if (!text.split('\n').includes(INSTALL_WROTE)) return 'not-install';
+  let name: unknown;
+  try {
+    name = (parseToml(text).project as { name?: unknown } | undefined)?.name;
+  } catch {
+    return 'changed';
+  }
+  if (typeof name !== 'string') return 'changed';
+  const firstLine = (t: string) => t.replace(/^# pgx: every coding agent[^\n]*\n/, '');
+  return firstLine(text) === firstLine(renderConfig({ name, by: 'install' })) ? 'unchanged' : 'changed';
 }

@@ -40,6 +40,9 @@ const AGENT_ENTRIES: { re: RegExp; what: string }[] = [
   { re: /^hooks\.log(\.1)?$/, what: 'hook log' },
   { re: /^pool-fill\.log$/, what: 'pool filler log' },
   { re: /^pool-fill-[A-Za-z0-9_.-]+\.pid$/, what: 'pool filler pid file' },
+  { re: /^handoffs$/, what: "subagents' handoffs to their parent session" },
+  { re: /^claude-code-verdicts\.json$/, what: 'Claude Code versions verified on this machine' },
+  { re: /^claude-code-verify-[0-9.]+\.running$/, what: 'a Claude Code verification under way' },
 ];
 
 /** What `--purge` would delete, with sizes (nothing is touched). */

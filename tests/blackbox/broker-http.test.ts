@@ -11,9 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { BODY_TIMEOUT_MS, FORWARDED_VARS } from '../../src/broker/http.js';
 import { MAX_REQUEST_BYTES } from '../../src/broker/server.js';
-import { LAUNCHER, makeProject, sql } from '../helpers/pgx.js';
+import { jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
 import { hook, hookEnv, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
+import { otherUserUnavailable } from '../helpers/users.js';
+
+const asNobody = otherUserUnavailable();
+if (asNobody) console.warn(`SKIPPED the tests of broker-http.test.ts that act as another Unix user: ${asNobody}`);
 
 let p: Project;
 let runtime: string;
@@ -147,7 +151,7 @@ describe('the HTTP broker', () => {
     expect(wrongHost.stdout).toBe('401');
   });
 
-  it('another Unix user can read neither the secret nor its directory, and is refused', () => {
+  it.skipIf(asNobody !== undefined)('another Unix user can read neither the secret nor its directory, and is refused', () => {
     const file = join(runtime, 'pgx', 'http.json');
     expect(statSync(file).mode & 0o077).toBe(0);
     expect(statSync(join(runtime, 'pgx')).mode & 0o077).toBe(0);
@@ -283,7 +287,7 @@ describe('hostile HTTP requests (decision 226)', () => {
 
 
 describe('port squatting (decision 225)', () => {
-  it("a broker that finds its recorded port held by another user refuses it, warns with the fix, and burns the port and secret", async () => {
+  it.skipIf(asNobody !== undefined)("a broker that finds its recorded port held by another user refuses it, warns with the fix, and burns the port and secret", async () => {
     const own = mkdtempSync(join(tmpdir(), 'pgx-run-'));
     try {
       const env = { ...hookEnv(p, {}), XDG_RUNTIME_DIR: own, CLAUDE_PROJECT_DIR: undefined, AI_AGENT: undefined } as NodeJS.ProcessEnv;
@@ -314,4 +318,55 @@ describe('port squatting (decision 225)', () => {
       rmSync(own, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('every broker of the user, whatever its kind (decision 422)', () => {
+  it('broker status and stop see the HTTP broker beside the socket one; the purge stops both and leaves no socket directory, no http.json', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'pgx-run-'));
+    const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } }; // prettier-ignore
+    try {
+      // PGX_BROKER on: `broker start` may start one; its socket directory and http.json in `own`
+      const env = { ...hookEnv(p, {}), XDG_RUNTIME_DIR: own, PGX_BROKER: '1', CLAUDE_PROJECT_DIR: undefined, AI_AGENT: undefined } as NodeJS.ProcessEnv;
+      const at = { cwd: p.dir, env };
+      const startHttp = () => {
+        const h = spawn(process.execPath, [LAUNCHER, 'agent', 'broker', 'serve-http'], { cwd: own, env, stdio: 'ignore', detached: true });
+        h.unref();
+        return h.pid!;
+      };
+      const file = join(own, 'pgx', 'http.json');
+      const ready = (pid: number) => pollUntil(async () => { try { return JSON.parse(readFileSync(file, 'utf8')).pid === pid || undefined; } catch { return undefined; } }, 15_000); // prettier-ignore
+      let httpPid = startHttp();
+      await ready(httpPid);
+      const sock = jsonOf(runPgx(['agent', 'broker', 'start', '--json'], at)).pid as number;
+
+      const st = jsonOf(runPgx(['agent', 'broker', 'status', '--json'], at));
+      expect(st.brokers.map((b: { pid: number }) => b.pid)).toEqual([sock]);
+      expect(st.http).toMatchObject({ pid: httpPid, port: expect.any(Number), state: file });
+      expect(JSON.stringify(st)).not.toContain(JSON.parse(readFileSync(file, 'utf8')).secret); // the secret is never shown
+      const human = runPgx(['agent', 'broker', 'status'], at).stdout;
+      expect(human).toContain(`HTTP broker ${httpPid}: hooks POST to 127.0.0.1:`);
+
+      const stopped = jsonOf(runPgx(['agent', 'broker', 'stop', '--json'], at)).stopped as number[];
+      expect(stopped.sort()).toEqual([sock, httpPid].sort());
+      await pollUntil(async () => (!alive(sock) && !alive(httpPid)) || undefined, 10_000);
+      expect(jsonOf(runPgx(['agent', 'broker', 'status', '--json'], at))).toMatchObject({ brokers: [], http: null });
+
+      // again, and this time the purge: both stopped and counted, then the socket directory with http.json is gone
+      httpPid = startHttp();
+      await ready(httpPid);
+      const sock2 = jsonOf(runPgx(['agent', 'broker', 'start', '--json'], at)).pid as number;
+      writeFileSync(join(own, 'pgx', 'not-pgx.txt'), 'mine'); // someone else's file: it stays, and so does its directory
+      const purged = runPgx(['local', 'down', '--purge', '--yes', '--json'], at);
+      expect(purged.status, purged.stderr).toBe(0);
+      expect(jsonOf(purged).brokers_stopped.sort()).toEqual([sock2, httpPid].sort());
+      await pollUntil(async () => (!alive(sock2) && !alive(httpPid)) || undefined, 10_000);
+      expect(readdirSync(join(own, 'pgx'))).toEqual(['not-pgx.txt']);
+      rmSync(join(own, 'pgx', 'not-pgx.txt'));
+      const human2 = runPgx(['local', 'down', '--purge', '--yes'], at);
+      expect(human2.stdout).toContain(`removed ${join(own, 'pgx')}`);
+      expect(existsSync(join(own, 'pgx'))).toBe(false);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -123,7 +123,8 @@ describe('cli.md JSON fields against real output', () => {
     const fresh = mkdtempSync(join(tmpdir(), 'pgx-docs-'));
     cleanup.push(fresh);
     writeFileSync(join(fresh, '.env'), 'DATABASE_URL=postgresql://me@localhost:5432/app_dev\n');
-    expectDocumented('pgx init', jsonOf(runPgx(['init', '--json'], { cwd: fresh, env: { ...env, HOME: fresh } })));
+    writeFileSync(join(fresh, 'package.json'), '{}\n');
+    expectDocumented('pgx init', jsonOf(runPgx(['init', '--json'], { cwd: fresh, env })));
 
     const p = makeProject();
     const up = jsonOf(runPgx(['agent', 'up', '--id', 'docs', '--json'], p));
@@ -175,7 +176,8 @@ describe('cli.md JSON fields against real output', () => {
   it('agent install / uninstall codex', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pgx-docs-codex-'));
     cleanup.push(dir);
-    const codexEnv = { ...env, HOME: dir, CODEX_HOME: join(dir, 'codex-home') };
+    writeFileSync(join(dir, 'package.json'), '{}\n');
+    const codexEnv = { ...env, CODEX_HOME: join(dir, 'codex-home') };
     for (const scope of ['user', 'project']) {
       expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'install', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));
       expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));

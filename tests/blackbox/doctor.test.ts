@@ -33,9 +33,9 @@ function pgxOnPath(p: ReturnType<typeof makeProject>): void {
   p.env.PATH = `${bin}:${process.env.PATH}`;
 }
 
-/** What accepting Claude Code's trust dialog for the project records in ~/.claude.json (HOME is the project dir). */
+/** What accepting Claude Code's trust dialog for the project records in ~/.claude.json. */
 function trust(p: ReturnType<typeof makeProject>): void {
-  writeFileSync(join(p.dir, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }));
+  writeFileSync(join(p.env.HOME!, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }));
 }
 
 describe('pgx agent doctor: will routed commands prompt, and why', () => {

@@ -165,11 +165,11 @@ describe('zsh as the inner shell', () => {
     const { writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const p = makeProject();
-    writeFileSync(join(p.dir, '.zshenv'), 'export PGDATABASE=postgres\nexport MY_ZSH_READY=yes\n'); // HOME is p.dir
+    writeFileSync(join(p.env.HOME!, '.zshenv'), 'export PGDATABASE=postgres\nexport MY_ZSH_READY=yes\n');
     const r = runPgx(['agent', 'exec', '--id', 'zsh', '--', zsh!, '-c', 'echo $MY_ZSH_READY; psql -X -Atc "select current_database()"'], p);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual(['yes', `exec_${p.host}_zsh`]);
-    const ctl = require('node:child_process').spawnSync(zsh!, ['-c', 'echo $PGDATABASE'], { env: { PATH: process.env.PATH, HOME: p.dir }, encoding: 'utf8' });
+    const ctl = require('node:child_process').spawnSync(zsh!, ['-c', 'echo $PGDATABASE'], { env: { PATH: process.env.PATH, HOME: p.env.HOME }, encoding: 'utf8' });
     expect(ctl.stdout.trim()).toBe('postgres'); // without pgx the .zshenv would redirect it
   });
 });

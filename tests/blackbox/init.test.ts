@@ -1,13 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonOf, runPgx } from '../helpers/pgx.js';
 
+/** A project (a package.json) with no .pgx.toml yet, and a HOME of its own beside it. */
 function emptyDir() {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-init-'));
+  writeFileSync(join(dir, 'package.json'), '{}\n');
+  const home = mkdtempSync(join(tmpdir(), 'pgx-init-home-'));
   // No PGX_DATABASE_URL: init must not need a server, and the written file decides.
-  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: dir, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
+  return { dir, cwd: dir, home, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
 }
 
 describe('pgx init', () => {
@@ -80,19 +83,54 @@ describe('pgx init', () => {
 
 describe('init with a password in --url', () => {
   it('writes the file 0600, and an unparseable --url writes nothing', async () => {
-    const { mkdtempSync, statSync, existsSync } = await import('node:fs');
+    const { mkdtempSync, statSync, existsSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { runPgx } = await import('../helpers/pgx.js');
     const dir = mkdtempSync(join(tmpdir(), 'pgx-init-pw-'));
-    const env = { PATH: process.env.PATH, HOME: dir };
+    writeFileSync(join(dir, 'package.json'), '{}\n');
+    const env = { PATH: process.env.PATH, HOME: mkdtempSync(join(tmpdir(), 'pgx-init-home-')) };
     const r = runPgx(['init', '--url', 'postgresql://me:s3cret@127.0.0.1:5432/postgres', '--json'], { cwd: dir, env });
     expect(r.status, r.stderr).toBe(0);
     expect(statSync(join(dir, '.pgx.toml')).mode & 0o777).toBe(0o600);
     const dir2 = mkdtempSync(join(tmpdir(), 'pgx-init-bad-'));
+    writeFileSync(join(dir2, 'package.json'), '{}\n');
     const bad = runPgx(['init', '--url', 'postgres://u:pw@[bad/x'], { cwd: dir2, env });
     expect(bad.status).not.toBe(0);
     expect(existsSync(join(dir2, '.pgx.toml'))).toBe(false);
     expect(bad.stderr + bad.stdout).not.toContain('pw@');
+  });
+});
+
+describe('init never makes a directory a project by accident (decision 421)', () => {
+  it('refuses in $HOME, in / and in a directory with no project marker, writing nothing and naming the way forward; --here means it', () => {
+    const p = emptyDir();
+    const bare = mkdtempSync(join(tmpdir(), 'pgx-init-bare-'));
+    const sub = join(p.dir, 'src');
+    mkdirSync(sub);
+    for (const [cwd, says] of [
+      [p.home, `${p.home} is your home directory ($HOME)`],
+      ['/', '/ is the root directory'],
+      [bare, `${bare} has no project marker (.pgx.toml, .git,`],
+    ] as const) {
+      const r = runPgx(['init', '--json'], { cwd, env: p.env });
+      expect(r.status, r.stderr).toBe(2);
+      expect(jsonOf(r).error).toMatchObject({ code: 'NOT_A_PROJECT', message: expect.stringContaining(says), hint: expect.stringContaining('pgx init --here') });
+      expect(existsSync(join(cwd, '.pgx.toml'))).toBe(false);
+    }
+    // a directory inside a project: the hint names the project
+    const inSub = runPgx(['init'], { cwd: sub, env: p.env });
+    expect(inSub.status).toBe(2);
+    expect(inSub.stderr).toContain(`The project looks like ${p.dir} (it has package.json): \`pgx init --cwd ${p.dir}\``);
+    expect(existsSync(join(sub, '.pgx.toml'))).toBe(false);
+    // --here: the user means it
+    const here = runPgx(['init', '--here', '--json'], { cwd: bare, env: p.env });
+    expect(here.status, here.stderr).toBe(0);
+    expect(existsSync(join(bare, '.pgx.toml'))).toBe(true);
+    for (const marker of ['.git', 'go.mod', 'Cargo.toml', 'pyproject.toml', 'Gemfile', 'pom.xml']) {
+      const d = mkdtempSync(join(tmpdir(), 'pgx-init-marked-'));
+      mkdirSync(join(d, marker)); // a directory or a file: either marks it
+      expect(runPgx(['init'], { cwd: d, env: p.env }).status, marker).toBe(0);
+    }
   });
 });

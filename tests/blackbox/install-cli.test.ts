@@ -4,7 +4,7 @@
 // no path of this machine, and a teammate's clone of it behaves as decided, with pgx on PATH or without.
 import { randomUUID } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,10 +16,13 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+/** A project (a package.json) with no .pgx.toml yet, and a HOME of its own beside it. */
 function bareDir() {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-inst-'));
-  dirs.push(dir);
-  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: dir, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
+  const home = mkdtempSync(join(tmpdir(), 'pgx-inst-home-'));
+  dirs.push(dir, home);
+  writeFileSync(join(dir, 'package.json'), '{}\n');
+  return { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
 }
 
 /** A bin directory holding `pgx` (a symlink to this checkout's launcher), as an npm install's bin/ does. */
@@ -63,8 +66,10 @@ describe('agent install / uninstall claude (CLI)', () => {
     expect(existsSync(join(p.dir, '.claude', 'settings.json'))).toBe(true);
     expect(existsSync(join(p.dir, '.claude', 'settings.local.json'))).toBe(true);
     const u = jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], p));
-    expect(u).toMatchObject({ changed: true, file_removed: true, local: { changed: true, file_removed: true } });
+    // and the .pgx.toml install wrote, unchanged, with no pgx hooks left to read it
+    expect(u).toMatchObject({ changed: true, file_removed: true, local: { changed: true, file_removed: true }, config_removed: join(p.dir, '.pgx.toml'), config_kept: null });
     expect(existsSync(join(p.dir, '.claude'))).toBe(false);
+    expect(existsSync(join(p.dir, '.pgx.toml'))).toBe(false);
     expect(jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], p))).toMatchObject({ changed: false }); // idempotent
 
     const q = bareDir();
@@ -294,5 +299,72 @@ describe('agent install / uninstall codex --scope project (CLI)', () => {
     expect(jsonOf(runPgx(['agent', 'install', 'codex', '--json'], { cwd: p.dir, env }))).toMatchObject({ scope: 'user', hooks_launcher: realpathSync(LAUNCHER) });
     const user = JSON.parse(readFileSync(join(env.CODEX_HOME, 'hooks.json'), 'utf8')) as CodexHooks;
     expect(user.hooks.SessionStart![0]!.hooks[0]!.command).toBe(`'${realpathSync(LAUNCHER)}' agent codex-hook session-start`);
+  });
+});
+
+describe('install never makes a directory a project by accident; uninstall takes back the .pgx.toml it wrote (decision 421)', () => {
+  it('refuses $HOME, a directory with no marker, and a stray ~/.pgx.toml above a project, writing nothing; --here and --scope user', () => {
+    const p = bareDir();
+    const home = p.env.HOME!;
+    const inHome = runPgx(['agent', 'install', 'claude', '--json'], { cwd: home, env: p.env });
+    expect(inHome.status).toBe(2);
+    expect(jsonOf(inHome).error).toMatchObject({ code: 'NOT_A_PROJECT', hint: expect.stringContaining('pgx agent install claude --scope user') });
+    expect(readdirSync(home)).toEqual([]); // nothing written, not even by a dry run
+    expect(runPgx(['agent', 'install', 'claude', '--dry-run'], { cwd: home, env: p.env }).status).toBe(2);
+    const codex = runPgx(['agent', 'install', 'codex', '--scope', 'project'], { cwd: home, env: { ...p.env, CODEX_HOME: join(p.dir, 'codex-home') } });
+    expect(codex.status).toBe(2);
+    expect(codex.stderr).toContain('pgx agent install codex --here');
+
+    const bare = mkdtempSync(join(tmpdir(), 'pgx-inst-bare-'));
+    dirs.push(bare);
+    const r = runPgx(['agent', 'install', 'claude'], { cwd: bare, env: p.env });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${bare} has no project marker`);
+    expect(readdirSync(bare)).toEqual([]);
+    // --scope user: the user's own file, never refused; no .pgx.toml where there is no project
+    const user = jsonOf(runPgx(['agent', 'install', 'claude', '--scope', 'user', '--no-verify', '--json'], { cwd: bare, env: p.env }));
+    expect(user).toMatchObject({ config_written: null, config_skipped: expect.stringContaining(`${bare} is not a project`) });
+    expect(existsSync(join(home, '.claude', 'settings.json'))).toBe(true);
+    expect(readdirSync(bare)).toEqual([]);
+    expect(runPgx(['agent', 'uninstall', 'claude', '--scope', 'user'], { cwd: bare, env: p.env }).status).toBe(0);
+    // --here: meant
+    const here = jsonOf(runPgx(['agent', 'install', 'claude', '--here', '--no-verify', '--json'], { cwd: bare, env: p.env }));
+    expect(here.config_written).toBe(join(bare, '.pgx.toml'));
+
+    // An older pgx's ~/.pgx.toml above a real project: refused, naming that file
+    const stray = mkdtempSync(join(tmpdir(), 'pgx-inst-strayhome-'));
+    dirs.push(stray);
+    writeFileSync(join(stray, '.pgx.toml'), '[project]\nname = "newbie"\n');
+    const app = join(stray, 'code', 'app');
+    mkdirSync(join(app, '.git'), { recursive: true });
+    const s = runPgx(['agent', 'install', 'claude'], { cwd: app, env: { ...p.env, HOME: stray } });
+    expect(s.status).toBe(2);
+    expect(s.stderr).toContain(`${app} resolves to it through ${join(stray, '.pgx.toml')}`);
+    expect(existsSync(join(stray, '.claude'))).toBe(false);
+  });
+
+  it('uninstall deletes the .pgx.toml install wrote only while unchanged and no pgx hooks are left; says why it keeps it', () => {
+    const p = bareDir();
+    const toml = join(p.dir, '.pgx.toml');
+    const codexEnv = { ...p.env, CODEX_HOME: join(p.dir, 'codex-home') };
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
+    expect(readFileSync(toml, 'utf8')).toContain('# Written by `pgx agent install`');
+    expect(runPgx(['agent', 'install', 'codex', '--scope', 'project'], { ...p, env: codexEnv }).status).toBe(0);
+    // Claude's hooks go; Codex's still read it
+    const u1 = jsonOf(runPgx(['agent', 'uninstall', 'claude', '--json'], { ...p, env: codexEnv }));
+    expect(u1).toMatchObject({ config_removed: null, config_kept: expect.stringContaining('.codex/hooks.json still use it') });
+    expect(existsSync(toml)).toBe(true);
+    const dry = jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', 'project', '--dry-run', '--json'], { ...p, env: codexEnv }));
+    expect(dry.config_kept).toContain('.codex/hooks.json still use it'); // a dry run removes no hook, so they still would
+    const u2 = runPgx(['agent', 'uninstall', 'codex', '--scope', 'project'], { ...p, env: codexEnv });
+    expect(u2.stdout).toContain(`deleted ${toml} (written by \`pgx agent install\`, unchanged, and no pgx hooks left to read it)`);
+    expect(existsSync(toml)).toBe(false);
+
+    // changed by the user: kept
+    expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace('idle_ttl = "2h"', 'idle_ttl = "4h"'));
+    const u3 = runPgx(['agent', 'uninstall', 'claude'], p);
+    expect(u3.stdout).toContain(`kept ${toml}: changed since \`pgx agent install\` wrote it`);
+    expect(existsSync(toml)).toBe(true);
   });
 });

@@ -169,6 +169,8 @@ describe('the npm package', () => {
     expect((await asUser('command -v pgx', home, home)).stdout.trim()).toBe(join(home, '.local', 'bin', 'pgx'));
 
     const proj = userDir(join(home, 'shop'));
+    writeFileSync(join(proj, 'package.json'), '{"name": "shop"}\n'); // a project: init refuses a directory that is none
+    if (isRoot) chownSync(join(proj, 'package.json'), NOBODY, NOBODY);
     expect((await pgx('init', proj)).status).toBe(0);
     const dump = join(proj, 'shop_dev.sql');
     writeFileSync(dump, "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n");

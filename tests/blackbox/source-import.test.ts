@@ -25,10 +25,12 @@ afterAll(async () => {
   }
 });
 
-/** An empty directory, no .pgx.toml, no server configured: pgx's embedded local server is the target. */
+/** A project (a package.json) with no .pgx.toml and no server configured: pgx's embedded local server is the target. */
 function freshDir() {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-import-'));
-  const p = { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: dir, PGX_HOME: join(dir, '.pgx-home'), PGX_HOST: 'testhost' } as NodeJS.ProcessEnv };
+  writeFileSync(join(dir, 'package.json'), '{}\n');
+  const home = mkdtempSync(join(tmpdir(), 'pgx-import-home-'));
+  const p = { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home'), PGX_HOST: 'testhost' } as NodeJS.ProcessEnv };
   started.push(p);
   return p;
 }

@@ -8,9 +8,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, pgInfo, runPgx } from '../helpers/pgx.js';
 
 const dirs: string[] = [];
+/** A project (a package.json: still one once a test removes its .pgx.toml to run `init`). */
 function project(toml?: string) {
   const p = makeProject({ toml });
   dirs.push(p.dir);
+  writeFileSync(join(p.dir, 'package.json'), '{}\n');
   return p;
 }
 afterAll(() => {

@@ -23,6 +23,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { claudeOnPath, claudeVersionOf } from '../../src/verify/find-claude.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSTALL_SCRIPT = readFileSync(join(HERE, '..', '..', 'scripts', 'install-claude-code.sh'), 'utf8');
@@ -48,15 +49,20 @@ export function claudeInstallPrefix(version: string): string {
 export const CLAUDE_INSTALL_PREFIX = claudeInstallPrefix(CLAUDE_CODE_VERSION);
 
 /**
- * Path of the native Claude Code binary, or undefined when it is not installed.
- * `PGX_CLAUDE_BIN` overrides (it must point at an existing file). Otherwise the platform
- * package installed under the version's prefix is used: `@anthropic-ai/claude-code-<platform>/claude`
- * (we call it directly because npm may skip the wrapper's postinstall that copies it to
- * bin/claude.exe).
+ * Path of the Claude Code binary this run drives, or undefined when there is none.
+ * `PGX_CLAUDE_BIN` overrides (it must point at an existing file). Otherwise the platform package installed under the
+ * version's prefix by scripts/install-claude-code.sh: `@anthropic-ai/claude-code-<platform>/claude` (called directly
+ * because npm may skip the wrapper's postinstall that copies it to bin/claude.exe). Failing that, the `claude` on PATH
+ * when `claude --version` is exactly that version: the suite's figures and matrices are pinned to a version, so a
+ * PATH `claude` of another version is never used (the skip message says which one was found; decision 420).
  */
 export function findClaudeBinary(version: string = CLAUDE_CODE_VERSION): string | undefined {
   const override = version === CLAUDE_CODE_VERSION ? process.env.PGX_CLAUDE_BIN : undefined;
   if (override) return existsSync(override) ? resolve(override) : undefined;
+  return installedClaude(version) ?? pathClaude(version).bin;
+}
+
+function installedClaude(version: string): string | undefined {
   const scope = join(claudeInstallPrefix(version), 'node_modules', '@anthropic-ai');
   let entries: string[];
   try {
@@ -78,6 +84,28 @@ export function findClaudeBinary(version: string = CLAUDE_CODE_VERSION): string 
     }
   }
   return undefined;
+}
+
+const onPath = new Map<string, { bin?: string; found?: string; version?: string }>();
+/** The `claude` on PATH if it is `version` (asked once per version and process); else what was found, for the message. */
+function pathClaude(version: string): { bin?: string; found?: string; version?: string } {
+  let r = onPath.get(version);
+  if (!r) {
+    const found = claudeOnPath();
+    const v = found ? claudeVersionOf(found) : undefined;
+    r = { bin: v === version ? found : undefined, found, version: v };
+    onPath.set(version, r);
+  }
+  return r;
+}
+
+/** Why the e2e files of `version` skip (no binary), saying how to make them run. */
+export function claudeMissing(version: string = CLAUDE_CODE_VERSION): string {
+  if (version === CLAUDE_CODE_VERSION && process.env.PGX_CLAUDE_BIN) return `PGX_CLAUDE_BIN=${process.env.PGX_CLAUDE_BIN} is not a file`;
+  const p = pathClaude(version);
+  const path = p.found ? `the \`claude\` on PATH (${p.found}) is ${p.version ? `version ${p.version}` : 'of no version it would say'}, not ${version}` : 'no `claude` on PATH';
+  const arg = version === PINNED_CLAUDE_CODE ? '' : version === NEWEST_CLAUDE_CODE ? ' newest' : ` ${version}`;
+  return `Claude Code ${version} is not installed for the tests (${claudeInstallPrefix(version)}), and ${path}: run \`scripts/install-claude-code.sh${arg}\` (about 360 MB, from the npm registry), or point PGX_CLAUDE_BIN at a Claude Code ${version} binary`;
 }
 
 export interface RunClaudeOptions {

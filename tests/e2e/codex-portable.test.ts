@@ -101,7 +101,9 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
     cpSync(join(aDir, '.pgx.toml'), join(bDir, '.pgx.toml'));
     cpSync(join(aDir, '.codex', 'hooks.json'), join(bDir, '.codex', 'hooks.json'));
     mkdirSync(join(bDir, '.pgx-home'));
-    const bEnv = { ...a.env, HOME: bDir, PGX_HOME: join(bDir, '.pgx-home'), PATH: pathWithPgx(bDir), CODEX_HOME: join(bDir, 'codex-home') };
+    const bHome = mkdtempSync(join(tmpdir(), 'pgx-clone-home-')); // a HOME that is not the project (install refuses that)
+    dirs.push(bHome);
+    const bEnv = { ...a.env, HOME: bHome, PGX_HOME: join(bDir, '.pgx-home'), PATH: pathWithPgx(bDir), CODEX_HOME: join(bDir, 'codex-home') };
     mkdirSync(bEnv.CODEX_HOME);
     const b = { cwd: bDir, env: bEnv };
     projects.push(b);

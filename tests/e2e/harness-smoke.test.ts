@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFakeModel, waitFor, type FakeModel, type SubagentScript } from './fake-model.js';
-import { CLAUDE_CODE_VERSION, findClaudeBinary, findRunProcesses, runClaude, startClaude } from './claude.js';
+import { CLAUDE_CODE_VERSION, claudeMissing, findClaudeBinary, findRunProcesses, runClaude, startClaude } from './claude.js';
 
 const bin = findClaudeBinary();
-if (!bin) console.warn('claude binary not installed: run scripts/install-claude-code.sh (e2e harness smoke test skipped)');
+if (!bin) console.warn(`SKIPPED e2e harness smoke test: ${claudeMissing()}`);
 
 const EVENTS = ['SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'SessionEnd'] as const;
 

@@ -15,14 +15,14 @@ import { randomUUID } from 'node:crypto';
 import { jsonOf, LAUNCHER, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, templateMd5, type RunResult } from '../helpers/pgx.js';
 import type { HookLogLine } from '../../src/hooks/claude/log.js';
 import { templateName } from '../../src/engine/template.js';
-import { CLAUDE_CODE_VERSION, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
+import { CLAUDE_CODE_VERSION, claudeMissing, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
 
 export { CLAUDE_CODE_VERSION };
 
 export const claudeBin = findClaudeBinary();
 export function warnIfSkipped(): void {
-  if (!claudeBin) console.warn('SKIPPED: claude binary not installed (scripts/install-claude-code.sh)');
+  if (!claudeBin) console.warn(`SKIPPED: ${claudeMissing()}`);
 }
 
 /** The host label pgx uses in branch names: fixed, so the test's own `pgx` calls and the hooks agree. */

@@ -9,14 +9,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { realpathSync } from 'node:fs';
 import { LAUNCHER } from '../helpers/pgx.js';
-import { findClaudeBinary, NEWEST_CLAUDE_CODE } from './claude.js';
+import { claudeMissing, findClaudeBinary, NEWEST_CLAUDE_CODE } from './claude.js';
 import { cleanupRoots, describeRun, hookLog, makeE2eProject, makeSource, runScenario, type Source } from './pgx-harness.js';
 import { classify, judgeCell, VERIFY_COMMANDS, VERIFY_RULE_SETS, VERIFY_RUNS, writeFixture, type CellResult, type ModeName, type Observed, type RuleSetName, type Who } from '../../src/verify/cells.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const bin = findClaudeBinary(NEWEST_CLAUDE_CODE);
-if (!bin) console.warn(`SKIPPED: Claude Code ${NEWEST_CLAUDE_CODE} not installed (scripts/install-claude-code.sh newest)`);
+if (!bin) console.warn(`SKIPPED: ${claudeMissing(NEWEST_CLAUDE_CODE)}`);
 afterAll(cleanupRoots);
 
 const launcher = realpathSync(LAUNCHER);

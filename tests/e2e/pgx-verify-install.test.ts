@@ -9,11 +9,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { findClaudeBinary, NEWEST_CLAUDE_CODE, PINNED_CLAUDE_CODE } from './claude.js';
+import { claudeMissing, findClaudeBinary, NEWEST_CLAUDE_CODE, PINNED_CLAUDE_CODE } from './claude.js';
 import { branches, cleanupRoots, describeRun, hookLog, makeE2eProject, makeSource, PSQL_ALLOWED, recordFigures, runScenario } from './pgx-harness.js';
 
 const newest = findClaudeBinary(NEWEST_CLAUDE_CODE);
-if (!newest) console.warn(`SKIPPED: Claude Code ${NEWEST_CLAUDE_CODE} not installed (scripts/install-claude-code.sh newest)`);
+if (!newest) console.warn(`SKIPPED: ${claudeMissing(NEWEST_CLAUDE_CODE)}`);
 const dirs: string[] = [];
 afterAll(() => {
   cleanupRoots();

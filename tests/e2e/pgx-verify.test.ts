@@ -112,7 +112,7 @@ describe.skipIf(!claudeBin || CLAUDE_CODE_VERSION !== PINNED_CLAUDE_CODE)('Sessi
     symlinkSync(claudeBin!, join(userBin, 'claude'));
     p.env = { ...p.env, PATH: [userBin, p.env.PATH].join(delimiter) };
     expect(runPgx(['agent', 'install', 'claude', '--no-verify'], { cwd: p.dir, env: p.env }).status).toBe(0);
-    writeFileSync(join(p.dir, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } })); // HOME = p.dir
+    writeFileSync(join(p.env.HOME!, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }));
     const env = { AI_AGENT: 'claude-code_2-1-328_harness', PGX_VERIFIED_CLAUDE_CODE: 'none' };
     const s = session(p.dir, p.dir);
     const marker = join(p.home, 'agent', `claude-code-verify-${PINNED_CLAUDE_CODE}.running`);

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, pgInfo, REPO, runPgx, sql } from '../helpers/pgx.js';
-import { CLAUDE_CODE_VERSION, findClaudeBinary, runClaude } from './claude.js';
+import { CLAUDE_CODE_VERSION, claudeMissing, findClaudeBinary, runClaude } from './claude.js';
 import { startFakeModel, type SubagentScript } from './fake-model.js';
 
 const bin = findClaudeBinary();
-if (!bin) console.warn('SKIPPED tests/e2e/plugin.test.ts: the claude binary is not installed (run scripts/install-claude-code.sh)');
+if (!bin) console.warn(`SKIPPED tests/e2e/plugin.test.ts: ${claudeMissing()}`);
 
 const PLUGIN_DIR = join(REPO, 'plugins', 'claude', 'pgx');
 const roots: string[] = [];

@@ -14,9 +14,13 @@ export function pgInfo() {
   return inject('pg');
 }
 
-/** A fresh temp project with a .pgx.toml; the server comes from PGX_DATABASE_URL in the env (never argv). */
+/**
+ * A fresh temp project with a .pgx.toml, and a HOME of its own beside it (`env.HOME`, empty): a project is never the
+ * user's home, where install refuses to go (decision 421). The server comes from PGX_DATABASE_URL in the env (never argv).
+ */
 export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; host: string; home: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-proj-'));
+  const userHome = mkdtempSync(join(tmpdir(), 'pgx-home-'));
   const name = opts.name ?? `p${Math.random().toString(36).slice(2, 10)}`;
   const lines = ['[project]', `name = "${name}"`];
   if (opts.source) lines.push(`source = "${opts.source}"`);
@@ -27,7 +31,7 @@ export function makeProject(opts: { name?: string; source?: string; toml?: strin
   const host = `t${Math.random().toString(36).slice(2, 9)}`;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    HOME: dir,
+    HOME: userHome,
     // The test file's own temp dir (tests/helpers/file-hygiene.ts): a broker's socket directory and pgx's temp files
     // go there, and go with it.
     TMPDIR: tmpdir(),
