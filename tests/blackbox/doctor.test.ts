@@ -103,7 +103,7 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'origin', 'pool', 'broker', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
+    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'origin', 'pool', 'disk', 'broker', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'guards', 'env-files']);
     for (const name of ['config', 'server', 'role', 'roles', 'template', 'pool', 'broker', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
       // roles is server-wide: branch roles other tests left behind on this shared server make it warn, rightly
       const excused = name === 'roles' && d.byName[name]!.detail.includes('left without a branch');
