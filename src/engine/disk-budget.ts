@@ -63,7 +63,10 @@ export function placeOf(e: ServerView): Promise<Place> {
   const key = `${e.config.serverUrl ? 'url' : 'local'}:${e.admin.user}@${e.admin.host}:${e.admin.port}`; // what a role may read differs
   let p = places.get(key);
   if (!p) {
-    p = findPlace(e).catch((err: unknown) => ({ dataDir: null, why: `the server's data directory could not be read (${(err as Error).message})` }));
+    p = findPlace(e).catch((err: unknown): Place => {
+      places.delete(key); // a failure (a statement timeout in a hook) is not remembered: the next copy asks again
+      return { dataDir: null, why: `the server's data directory could not be read (${(err as Error).message})` };
+    });
     places.set(key, p);
   }
   return p;
