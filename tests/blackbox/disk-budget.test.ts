@@ -4,7 +4,7 @@
 // reserve and pool, and warns below the reserve; a role that may not read data_directory is not budgeted (nothing
 // refused, the doctor says so).
 import { randomBytes } from 'node:crypto';
-import { statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hook } from '../helpers/hooks.js';
@@ -88,5 +88,24 @@ describe('disk budget through the CLI and the hooks', () => {
       await sql(`REVOKE CONNECT ON DATABASE ${source} FROM ${role}`);
       await sql(`DROP ROLE ${role}`);
     }
+  }, 120_000);
+
+  it('a background pool fill stopped by the budget is logged as disk_reserve, and the doctor\'s pool line says so', async () => {
+    const source = await bigSource();
+    const p = makeProject({ source });
+    const env = { ...p.env, PGX_POOL: '2' };
+    withReserve(p, source, '1GB');
+    expect(runPgx(['agent', 'up', '--id', 'x', '--json'], { cwd: p.dir, env }).status).toBe(0); // the template, with room
+    // twice the reserve just under the free space: not one member fits
+    withReserve(p, source, Math.floor(((await headroom()) - 20 * MB) / 2));
+    mkdirSync(join(p.home, 'agent'), { recursive: true }); // where SessionStart's start of the filler would have made it
+    expect(runPgx(['agent', 'pool', 'fill', '--background'], { cwd: p.dir, env }).status).toBe(0);
+    const log = readFileSync(join(p.home, 'agent', 'pool-fill.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(log.at(-1)).toMatchObject({ outcome: 'disk_reserve', created: 0, ready: 0, target: 2 });
+    expect(log.at(-1).error).toMatch(/^Not enough disk for warm-pool member /);
+    const pool = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find((c: { name: string }) => c.name === 'pool');
+    expect(pool.status).toBe('warn');
+    expect(pool.detail).toMatch(/^0\/2 ready for pgx_tpl_\S+ \(bound: size; size 2, peak \d+, max 16\); the last background fill stopped short for the disk budget \(.+\): Not enough disk for warm-pool member /);
+    expect(pool.fix).toMatch(/lower \[disk\] reserve; then: pgx agent pool fill$/);
   }, 120_000);
 });
