@@ -50,8 +50,10 @@ describe('disk budget through the CLI and the hooks', () => {
 
     const up = runPgx(['agent', 'up', '--id', 'x', '--json'], { cwd: p.dir, env: p.env });
     expect(up.status).toBe(7);
-    const err = JSON.parse(up.stdout || up.stderr);
-    expect(err.error ?? err).toMatchObject({ code: 'DISK_RESERVE' });
+    const { error } = JSON.parse(up.stdout);
+    expect(error).toMatchObject({ code: 'DISK_RESERVE', message: expect.stringMatching(/^Not enough disk for the template's build /) });
+    expect(Object.keys(error.disk).sort()).toEqual(['floor', 'free', 'in_flight', 'needed', 'owed', 'path', 'reserve', 'size', 'what']);
+    expect(error.disk.needed).toBeGreaterThan(40 * MB);
     // nothing made: no template build, no branch database of this project
     expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [`pgx\\_tpl\\_${p.name}%`])).toEqual([]);
   }, 120_000);
