@@ -63,7 +63,10 @@ export function placeOf(e: ServerView): Promise<Place> {
   const key = `${e.config.serverUrl ? 'url' : 'local'}:${e.admin.user}@${e.admin.host}:${e.admin.port}`; // what a role may read differs
   let p = places.get(key);
   if (!p) {
-    p = findPlace(e).catch((err: unknown) => ({ dataDir: null, why: `the server's data directory could not be read (${(err as Error).message})` }));
+    p = findPlace(e).catch((err: unknown): Place => {
+      places.delete(key); // a failure (a statement timeout in a hook) is not remembered: the next copy asks again
+      return { dataDir: null, why: `the server's data directory could not be read (${(err as Error).message})` };
+    });
     places.set(key, p);
   }
   return p;
@@ -192,10 +195,8 @@ export class DiskBudgetError extends PgxError {
       'DISK_RESERVE',
       `Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free there (${reserveSetting})${pool}.`,
       `Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower [disk] reserve in ${file}; then retry.`,
+      { data: { disk: figures } },
     );
-  }
-  override toJSON() {
-    return { ...super.toJSON(), disk: this.figures };
   }
 }
 

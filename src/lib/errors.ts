@@ -73,7 +73,9 @@ export class PgxError extends Error {
   readonly code: ErrorCode;
   readonly hint: string;
   readonly exitCode: number;
-  constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown }) {
+  /** Figures a script can use, printed with the error's `--json` (e.g. `disk`: the disk budget's refusal). No secrets. */
+  readonly data?: Record<string, unknown>;
+  constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown; data?: Record<string, unknown> }) {
     // masked here too, so that a message printed without describeError (a doctor detail, a hook log reason, an
     // error wrapped into another's text) is as safe as one printed with it
     super(redactSecrets(message), options);
@@ -81,9 +83,10 @@ export class PgxError extends Error {
     this.code = code;
     this.hint = redactSecrets(hint);
     this.exitCode = exitFor[code];
+    if (options?.data) this.data = options.data;
   }
   toJSON() {
-    return { code: this.code, message: this.message, hint: this.hint, exit_code: this.exitCode };
+    return { code: this.code, message: this.message, hint: this.hint, exit_code: this.exitCode, ...this.data };
   }
 }
 
@@ -121,8 +124,8 @@ export function redactSecrets(text: string): string {
 }
 
 /** Any error as {code, message, hint}, credentials masked: for hook outputs, --json error objects and stderr. */
-export function describeError(e: unknown): { code: string; message: string; hint: string } {
-  if (isPgxError(e)) return { code: e.code, message: redactSecrets(e.message), hint: redactSecrets(e.hint) };
+export function describeError(e: unknown): { code: string; message: string; hint: string } & Record<string, unknown> {
+  if (isPgxError(e)) return { code: e.code, message: redactSecrets(e.message), hint: redactSecrets(e.hint), ...e.data };
   const message = e instanceof Error ? e.message : String(e);
   return { code: 'UNEXPECTED', message: redactSecrets(message), hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.' };
 }
