@@ -38,6 +38,8 @@ async function main() {
     if (await require('../dist/hook.cjs').runHookArgv(process.argv.slice(2), text)) return;
   } else if (a === 'agent' && b === 'codex-hook' && c !== undefined && extra === undefined) {
     if (await require('../dist/codex-hook.cjs').fastCodexHook(process.argv.slice(2))) return;
+  } else if (a === 'agent' && b === 'copilot-hook' && c !== undefined && extra === undefined) {
+    if (await require('../dist/copilot-hook.cjs').fastCopilotHook(process.argv.slice(2))) return;
   } else if (a === 'agent' && b === 'exec' && (c === '--agent' || c === '--session')) {
     if (await require('../dist/hook-fast.cjs').fastRoutedExec(process.argv.slice(2))) return;
     if (await require('../dist/exec-fast.cjs').fastExec(process.argv.slice(2))) return;
