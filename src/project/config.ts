@@ -216,7 +216,8 @@ const fileSchema = z.strictObject({
 /** Each table's keys (the top level's: the tables), for "did you mean" on an unknown one. */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': Object.keys(fileSchema.shape),
-  ...Object.fromEntries(Object.entries(fileSchema.shape).map(([t, v]) => [t, Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape)])),
+  // A table of fixed keys; [mask] is keyed by column names, so it has none to suggest.
+  ...Object.fromEntries(Object.entries(fileSchema.shape).map(([t, v]) => [t, Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape ?? {})])),
 };
 
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
