@@ -15,8 +15,10 @@ import * as z from 'zod/mini';
 import { writeFileAtomic } from '../lib/fsutil.js';
 import { idSchema } from '../engine/identity.js';
 import { KeptConnections } from './connections.js';
-import { BUILD_ID, forwardedHeader, idleExitMs, REQUEST_VARS, socketDir, type RequestVars } from './protocol.js';
-import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, MAX_REQUEST_BYTES, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
+import { BUILD_ID, forwardedHeader, idleExitMs, MAX_REQUEST_BYTES, socketDir } from './protocol.js';
+const REQUEST_VARS = ['CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_SESSION_ID', 'CLAUDE_ENV_FILE', 'AI_AGENT', 'CLAUDECODE'] as const;
+type RequestVars = Partial<Record<(typeof REQUEST_VARS)[number], string>>;
+import { BROKER_CONNECT_TIMEOUT_MS, collectRequest, runAfterAnswer, watchBroker, type BrokerWork, type RequestContext } from './server.js';
 
 /** The env variable the HTTP entries read the secret from (their `allowedEnvVars`). */
 export const SECRET_VAR = 'PGX_HOOK_SECRET';
@@ -210,10 +212,10 @@ export async function serveHttpBroker(opts: { work: Pick<BrokerWork, 'hook'>; on
     } catch {
       // not JSON: the hook's own parser says what it says (the same answer a command hook gives)
     }
-    const { env, vars, cwd } = requestEnv(base, req, payload, project ?? null);
+    const { env, cwd } = requestEnv(base, req, payload, project ?? null);
     const later: (() => void)[] = [];
     const ctx: RequestContext = { env, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: (fn) => void later.push(fn) };
-    const answer = await opts.work.hook({ op: 'hook', fp: '', fpm: '', event, stdin: body, cwd, vars }, ctx);
+    const answer = await opts.work.hook({ op: 'hook', fp: '', fpm: '', event, stdin: body, cwd, env: env as Record<string, string> }, ctx);
     // A hook's answer, or nothing; a `fallback` (the broker can't do it) is a failure, so PreToolUse blocks.
     if ('fallback' in answer || !('ok' in answer) || !answer.ok) send(res, 500, '');
     else send(res, 200, 'print' in answer && answer.print !== undefined ? answer.print : '');

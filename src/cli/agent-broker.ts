@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
-import { brokerDisabled, socketDir, type BrokerStatus } from '../broker/protocol.js';
+import { brokerDisabled, socketDir, socketDirProblem, type BrokerStatus } from '../broker/protocol.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
@@ -74,8 +74,18 @@ export async function stopBrokers(): Promise<Listed[]> {
   return list;
 }
 
+/** A socket directory that exists and is not private (decision 443): said with an exit code, never passed over. */
+function notPrivate(p: { dir: string; owner: number | undefined }): PgxError {
+  const others = p.owner !== undefined && p.owner !== process.getuid?.();
+  return new PgxError(
+    'BROKER_UNAVAILABLE',
+    `${p.dir}, the broker's socket directory, is not a private directory of yours (${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): pgx sends nothing there, and every hook works in its own process.`,
+    others ? 'Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; tell whoever runs that uid.' : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
+  );
+}
+
 function describe(b: Listed): string {
-  return `broker ${b.pid}${b.this_environment ? ' (this environment)' : ''}: ${b.requests} request(s), ${b.pooled_connections} kept connection(s), started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
+  return `broker ${b.pid}${b.this_environment ? ' (this launcher)' : ''}: ${b.requests} request(s), ${b.pooled_connections} of at most ${b.pool_limit} server connection(s) kept (${b.pooled_servers} server(s)), ${Math.round(b.rss_bytes / 1048576)} MB resident, started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
 }
 
 export function registerBrokerCommands(agent: Command): void {
@@ -83,6 +93,8 @@ export function registerBrokerCommands(agent: Command): void {
 
   withCommon(broker.command('status').description("this user's brokers: pid, requests served, kept connections")).action(
     action<CommonOpts>(async (_opts, out) => {
+      const problem = socketDirProblem();
+      if (problem) throw notPrivate(problem);
       const own = brokerAddress(process.env, launcherPath());
       const list = await listBrokers(own);
       const disabled = brokerDisabled();
@@ -98,6 +110,8 @@ export function registerBrokerCommands(agent: Command): void {
     action<CommonOpts>(async (_opts, out) => {
       const launcher = launcherPath();
       const addr = brokerAddress(process.env, launcher, true);
+      const problem = socketDirProblem();
+      if (problem) throw notPrivate(problem);
       if (!addr) throw new PgxError('BROKER_UNAVAILABLE', brokerDisabled() ? 'The broker is off (PGX_BROKER=0).' : 'No private socket directory for the broker.', 'Unset PGX_BROKER, or make $XDG_RUNTIME_DIR/pgx (or <tmp>/pgx-<uid>) a 0700 directory of yours.');
       let asked = await askBroker(addr, { op: 'status' }, 2000);
       if (!asked.answer) {

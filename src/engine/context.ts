@@ -49,7 +49,7 @@ export interface ConnectionReuse {
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */
 export async function resolveServer(config: Config, opts: { quiet?: boolean } = {}): Promise<ConnParams> {
-  if (config.serverUrl) return parseUrl(config.serverUrl);
+  if (config.serverUrl) return parseUrl(config.serverUrl, config.serverEnv ?? process.env);
   return ensureLocalServer(config.home, opts);
 }
 

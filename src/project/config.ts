@@ -191,6 +191,12 @@ export interface Config {
   source?: string;
   /** The admin connection (a role with CREATEDB); undefined means the embedded local server. */
   serverUrl?: string;
+  /**
+   * What libpq would take from the environment the config was read in, for serverUrl (db.ts parseUrl): USER (the
+   * role when the URL names none) and PGSSLMODE. Carried here because one broker serves many environments
+   * (decision 442); unset: the process's own.
+   */
+  serverEnv?: { USER?: string; PGSSLMODE?: string };
   host: string;
   idleTtlMs: number;
   graceMs: number;
@@ -347,6 +353,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     project: c.project.name ?? (basename(projectDir) || 'project'),
     source: c.project.source,
     serverUrl,
+    serverEnv: { USER: env.USER, PGSSLMODE: env.PGSSLMODE },
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,

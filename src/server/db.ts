@@ -25,6 +25,11 @@ export interface ConnParams {
   database: string;
   /** From the URL's ?sslmode=; unset: PGSSLMODE from the environment, else no TLS. */
   sslmode?: SslMode;
+  /**
+   * PGSSLMODE of the environment the URL was read in (parseUrl's `env`): a broker serves many environments, so it is
+   * carried with the parameters instead of read from the process's own (decision 442). Never rendered into a URL.
+   */
+  envSslmode?: SslMode;
   /** From the URL's ?application_name=; pgx's own connections otherwise say "pgx". */
   application_name?: string;
   /** From ?channel_binding=prefer|require. */
@@ -118,7 +123,7 @@ function decodePart(value: string, part: string): string {
  */
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
 
-export function parseUrl(url: string): ConnParams {
+export function parseUrl(url: string, env: NodeJS.ProcessEnv = process.env): ConnParams {
   // PGX_DATABASE_URL (and PGX_DATABASE_URL_FILE) reach here without the .pgx.toml schema's postgres:// check.
   const refused = unsupportedConnectionString(url) ?? (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
   if (refused !== undefined) throw unsupportedConnectionError('The server URL ([server] url or PGX_DATABASE_URL)', refused, 'CONFIG_INVALID');
@@ -168,11 +173,12 @@ export function parseUrl(url: string): ConnParams {
     // an IPv6 host without its brackets (WHATWG keeps them; urlWithoutPassword adds them back)
     host: hostParam ?? (decodePart(u.hostname.replace(/^\[(.*)\]$/, '$1'), 'host') || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
-    user: decodePart(u.username, 'user name') || process.env.USER || 'postgres',
+    user: decodePart(u.username, 'user name') || env.USER || 'postgres',
     // libpq takes the password from the user info or from ?password=; the user info wins
     password: u.password ? decodePart(u.password, 'password') : (u.searchParams.get('password') ?? undefined) || undefined,
     database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
+    ...(env.PGSSLMODE && (SSL_MODES as readonly string[]).includes(env.PGSSLMODE) ? { envSslmode: env.PGSSLMODE as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
     ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
@@ -324,9 +330,7 @@ function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
 
 /** libpq's PGSSLMODE applies when the URL names none, with the same fallbacks (node-postgres would not fall back). */
 function effectiveSslmode(p: ConnParams): SslMode | undefined {
-  if (p.sslmode) return p.sslmode;
-  const env = process.env.PGSSLMODE;
-  return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
+  return p.sslmode ?? p.envSslmode;
 }
 
 /** "15.18 (Debian 15.18-1.pgdg120+1)" → 150018; "9.6.24" → 90624; 0 when unreadable (then a query asks). */

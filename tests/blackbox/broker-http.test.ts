@@ -10,7 +10,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { BODY_TIMEOUT_MS, FORWARDED_VARS } from '../../src/broker/http.js';
-import { MAX_REQUEST_BYTES } from '../../src/broker/server.js';
+import { MAX_REQUEST_BYTES } from '../../src/broker/protocol.js';
 import { LAUNCHER, makeProject, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
 import { hook, hookEnv, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';

@@ -7,13 +7,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { FORWARDED_VARS } from '../../src/broker/http.js';
-import { MAX_REQUEST_BYTES } from '../../src/broker/server.js';
+import { MAX_REQUEST_BYTES } from '../../src/broker/protocol.js';
 import { recordedClaudeCode } from '../../src/hooks/claude/session-claude-code.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeptConnections } from '../../src/broker/connections.js';
-import { requestVars } from '../../src/broker/protocol.js';
+import { requestEnv } from '../../src/broker/protocol.js';
 import { brokerWork } from '../../src/cli/agent-broker.js';
 import { claudeCodeShell } from '../../src/lib/shell.js';
 import { loadConfig } from '../../src/project/config.js';
@@ -63,7 +63,7 @@ const spawnTransport = async (w: World, st: Step): Promise<Answer> => runPgxAsyn
 /** The broker's work, called as broker/server.ts calls it for a hook request (the text as the hook process read it). */
 async function inProcessTransport(w: World, st: Step): Promise<Answer> {
   const env = stepEnv(w, st);
-  const req = { op: 'hook' as const, fp: '', fpm: '', event: st.event, stdin: st.stdin.toString('utf8'), cwd: w.p.dir, vars: requestVars(env) };
+  const req = { op: 'hook' as const, fp: '', fpm: '', event: st.event, stdin: st.stdin.toString('utf8'), cwd: w.p.dir, env: requestEnv(env) };
   try {
     const r = await brokerWork.hook(req, { env, reuse: kept, connectWaitMs: 15_000, afterAnswer: (fn) => fn() });
     if ('fallback' in r) return { status: 0, stdout: '', stderr: '', fallback: r.fallback };

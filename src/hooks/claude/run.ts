@@ -152,7 +152,7 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
     const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse }, launcher: launcherPath(), shell: claudeCodeShell(ctx.env), env: ctx.env, envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };
