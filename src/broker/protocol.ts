@@ -61,9 +61,6 @@ export function socketDirPath(env: NodeJS.ProcessEnv = process.env): string | un
   return `/tmp/pgx-${uid}`;
 }
 
-/** The header an HTTP entry sends a forwarded variable in (`PGX_HOME` → `x-pgx-env-pgx-home`): install writes it, the HTTP broker reads it. */
-export const forwardedHeader = (name: string): string => `x-pgx-env-${name.toLowerCase().replaceAll('_', '-')}`;
-
 /**
  * Binds `server` (the broker's socket, or the shell launcher's) at `path` under a name of its own, then renames it
  * into place, mode 0600: a client never connects to a half-made socket, and a stale socket file left by a killed

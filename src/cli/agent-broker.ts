@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { askBroker, brokerAddress, startBroker, type BrokerAddress } from '../broker/client.js';
 import { brokerDisabled, socketDir, socketDirProblem, type BrokerStatus } from '../broker/protocol.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
-import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
 import type { OpenOptions } from '../engine/api.js';
@@ -139,23 +138,6 @@ export function registerBrokerCommands(agent: Command): void {
     if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
     process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);
-    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
-  });
-
-  broker.command('serve-http', { hidden: true }).description("run this user's HTTP hook broker in this process (127.0.0.1; port and secret in <socket dir>/http.json)").action(async () => {
-    const handle = await serveHttpBroker({ work: brokerWork, onClose: () => process.exit(0) });
-    if (handle === 'running') return void process.stderr.write('pgx: an HTTP broker of this build is running already\n');
-    if (handle === 'unavailable') return void process.stderr.write('pgx: no HTTP broker here: no private socket directory\n');
-    if ('squatted' in handle) {
-      const { port, uids, newPort } = handle.squatted;
-      process.stderr.write(
-        `pgx: WARNING: 127.0.0.1:${port}, the port your HTTP hooks post to, is held by another user (uid ${uids.join(', ')}). It received your hook secret and may answer your hooks. pgx made a new port (${newPort}) and secret and will not serve the old port.\n` +
-          `Fix: run \`pgx agent install claude --transport http\` again (or \`--transport command\`) in each project, restart its Claude Code sessions, and tell whoever runs uid ${uids.join(', ')}.\n`,
-      );
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(`pgx: HTTP broker ${process.pid} serving on 127.0.0.1:${handle.port}\n`);
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
   });
 }

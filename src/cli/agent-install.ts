@@ -4,9 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CONFIG_FILE, findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type HttpTarget, type Scope, type Transport } from '../install/claude.js';
-import { socketDirPath } from '../broker/protocol.js';
-import { ensureHttpState, FORWARDED_VARS, httpStatePath, readHttpState, SECRET_VAR } from '../broker/http.js';
+import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { initProject } from '../project/init.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -49,15 +47,14 @@ export function registerInstallCommands(agent: Command): void {
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
-    .option('--transport <transport>', 'claude: how Claude Code reaches pgx: command (a hook process per event) or http (PreToolUse, SubagentStart and SubagentStop POST to your HTTP broker on 127.0.0.1; opt-in, decision 223)', 'command')
+    .option('--transport <transport>', '(kept for older scripts) command, the only transport: the http one is retired, and an install moves an HTTP install back (decision 444)', 'command')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         if (checkClient(cmd.args[0]) === 'codex') return installCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
         const scope = checkScope(opts.scope);
-        const transport = checkTransport(opts.transport);
+        checkTransport(opts.transport);
         const dir = resolve(opts.cwd ?? process.cwd());
         const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
-        const http = transport === 'http' ? await httpTarget(opts.dryRun === true) : undefined;
         // In a dry run config_written is the file that WOULD be written, like every other field of the result.
         let configWritten: string | null = existsSync(join(projectDir, CONFIG_FILE)) ? null : join(projectDir, CONFIG_FILE);
         if (configWritten && !opts.dryRun) configWritten = initProject({ dir: projectDir }).path;
@@ -67,11 +64,11 @@ export function registerInstallCommands(agent: Command): void {
         const launcher = onPath ?? launcherPath();
         const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
         const r = settingsErrors(() =>
-          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath, transport, http, localFile: scope === 'local' }),
+          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
         const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
-        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten, verification, ...(http ? { http: { port: http.port, state: http.stateFile } } : {}) };
+        const value = { ...r, text: undefined, scope, launcher, config_written: configWritten, verification };
         out.result(value, () =>
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
@@ -84,7 +81,7 @@ export function registerInstallCommands(agent: Command): void {
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
-            http ? `  transport http: PreToolUse, SubagentStart and SubagentStop POST to 127.0.0.1:${http.port || '<port>'} (your HTTP broker, ${http.stateFile}); the secret (${SECRET_VAR}) is in ${r.private_files.join(', ')}, mode 0600, never in a shared file` : null,
+            r.httpRemoved ? `  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): the hooks are command hooks again, which start no node when the broker answers (decision 444); restart the project's Claude Code sessions` : null,
             pathNote,
             verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
@@ -220,21 +217,10 @@ async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: 
   const r = settingsErrors(() => uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }));
   out.result({ ...r, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`);
 }
-function checkTransport(transport: string | undefined): Transport {
-  if (transport === undefined || transport === 'command' || transport === 'http') return transport ?? 'command';
-  throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Use --transport command (the default: a hook process per event) or --transport http.');
-}
-
-/**
- * The user's HTTP broker as the entries will name it: its port is fixed in their url, so http.json is made now if
- * it isn't there (port and secret only; SessionStart starts the broker). A dry run makes nothing.
- */
-async function httpTarget(dryRun: boolean): Promise<HttpTarget> {
-  const state = dryRun ? readHttpState() : await ensureHttpState();
-  const dir = socketDirPath(process.env);
-  const stateFile = httpStatePath(process.env) ?? (dryRun && dir ? join(dir, 'http.json') : undefined);
-  if (!stateFile || (!state && !dryRun)) throw new PgxError('BROKER_UNAVAILABLE', 'No private directory for the HTTP broker\'s port and secret.', 'Make $XDG_RUNTIME_DIR/pgx (or <tmp>/pgx-<uid>) a 0700 directory of yours, or install with --transport command.');
-  return { port: state?.port ?? 0, secret: state?.secret ?? '0'.repeat(64), stateFile, secretVar: SECRET_VAR, forwarded: FORWARDED_VARS };
+function checkTransport(transport: string | undefined): void {
+  if (transport === undefined || transport === 'command') return;
+  if (transport === 'http') throw new PgxError('USAGE', 'The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over its unix socket with no node process, and no pgx process listens on TCP.', 'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.');
+  throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Leave out --transport: command hooks are the only transport.');
 }
 
 function checkScope(scope: string): Scope {
