@@ -200,6 +200,18 @@ describe('hostile hook payloads', () => {
     expect(last.pid, 'the broker never crashed or was replaced').toBe(first.pid);
     expect(last.requests - first.requests).toBeGreaterThan(corpus2.length / 2);
 
+
+    const changes = foreignChanges(before, await databases());
+    expect(changes).toEqual([]);
+    expect(await victimContent(victim)).toBe(victimBefore);
+  }, 900_000);
+
+  it(`${SIZE} scenarios through the installed entry as Claude Code runs it (the launcher's sh part, no node): the same answers`, async () => {
+    if (!classes.size) {
+      // run alone (-t): the in-process answers to compare with
+      const w0 = await makeWorld();
+      await runCorpus(w0, corpusOf(w0).filter(throughSh), inProcessTransport, 'in-process');
+    }
     // The whole corpus again in a world of its own, through the installed entry's sh part (decision 441): node
     // starts only for what the sh part leaves to it by design (SessionStart, a name that is not one of its events).
     const w3 = await makeWorld();
@@ -213,11 +225,9 @@ describe('hostile hook payloads', () => {
     const leftToNode = corpus3.flatMap((sc) => sc.steps).filter((st) => !SH_EVENTS.includes(st.event)).length;
     console.log(`hostile corpus, sh launcher: ${node.starts()} node start(s), ${leftToNode} step(s) the sh part leaves to node by design, ${last3.requests - first3.requests} broker request(s)`);
     expect(node.starts()).toBeLessThanOrEqual(leftToNode);
-
-    const changes = foreignChanges(before, await databases());
-    expect(changes).toEqual([]);
+    expect(foreignChanges(before, await databases())).toEqual([]);
     expect(await victimContent(victim)).toBe(victimBefore);
-  });
+  }, 900_000);
 
   it('a relative payload cwd (no CLAUDE_PROJECT_DIR) is the hook process\'s, not the broker\'s: the broker rewrites as the hook process would', async () => {
     const w = worlds[0] ?? (await makeWorld());
