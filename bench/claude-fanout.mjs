@@ -1,5 +1,6 @@
-// The real-Claude-Code fan-out rows: 20 subagents in one message, pgx over command hooks and over HTTP hooks, against
-// `cat > /dev/null` hooks and do-nothing node hooks, all in one run of tests/e2e/pgx-fanout.test.ts (ratios only;
+// The real-Claude-Code fan-out rows: 20 subagents in one message, pgx with the hooks install writes (the launcher's sh
+// part: no node, decision 441) and with PGX_SHELL_LAUNCHER=0 (node, the default before), against `cat > /dev/null`
+// hooks and do-nothing node hooks, all in one run of tests/e2e/pgx-fanout.test.ts (ratios only;
 // that test asserts isolation, never a time). The run is the test suite's: `npm test` records it in
 // .tmp/pgx-e2e-figures.jsonl, and CI runs the bench right after the suite, so this prints that record. With
 // BENCH_CLAUDE_FANOUT=1 the bench runs the file itself first (about 1.5 min on 2 cores). Without the pinned Claude
@@ -25,7 +26,7 @@ const last = existsSync(figuresFile)
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l))
-      .filter((f) => f.scenario === '3-fanout-vs-trivial-hooks' && f.http_ratio !== undefined)
+      .filter((f) => f.scenario === '3-fanout-vs-trivial-hooks' && f.node_launcher_ratio !== undefined)
       .at(-1)
   : undefined;
 if (!last) {
@@ -40,8 +41,8 @@ console.log(`\nreal Claude Code ${last.claude_code} fan-out, 20 subagents, one p
 console.log('| hooks | wall ms | ratio | hook processes started (by event) |\n|---|---:|---:|---|');
 console.log(`| \`cat > /dev/null\` | ${sum(last.wall_ms_trivial)} | 1.00× | - |`);
 if (last.wall_ms_node_nothing) console.log(`| node, doing nothing | ${sum(last.wall_ms_node_nothing)} | ${x(last.node_nothing_ratio)} | - |`);
-console.log(`| pgx, command | ${sum(last.wall_ms_pgx)} | ${x(last.pgx_ratio ?? last.ratio)} | ${procs(last.pgx_hook_processes)} |`);
-console.log(`| pgx, HTTP (${(last.http_events ?? ['PreToolUse', 'SubagentStart', 'SubagentStop']).join(', ')}) | ${sum(last.wall_ms_http)} | ${x(last.http_ratio)} | ${procs(last.http_hook_processes)} |`);
-const rt = last.http_cc_pre_tool_use_round_trip?.mean_ms;
-console.log(`\nPreToolUse as Claude Code saw it (mean): HTTP ${rt ?? '-'} ms, pgx command ${last.pgx_cc_pre_tool_use_mean_ms ?? '-'} ms, do-nothing node ${last.node_nothing_cc_pre_tool_use_mean_ms ?? '-'} ms; HTTP vs do-nothing node ${x(last.http_pre_tool_use_vs_node_nothing)} (goal ≤ 0.3×)`);
-console.log(`20 subagents, pgx over HTTP vs \`cat > /dev/null\`: ${x(last.http_ratio)} (goal ≤ 1.3×)`);
+console.log(`| pgx, as installed (sh → broker) | ${sum(last.wall_ms_pgx)} | ${x(last.pgx_ratio ?? last.ratio)} | ${procs(last.pgx_hook_processes)} |`);
+console.log(`| pgx, node launcher (PGX_SHELL_LAUNCHER=0) | ${sum(last.wall_ms_node_launcher)} | ${x(last.node_launcher_ratio)} | ${procs(last.node_launcher_hook_processes)} |`);
+console.log(`\nPreToolUse as Claude Code saw it (mean): pgx as installed ${last.pgx_cc_pre_tool_use_mean_ms ?? '-'} ms, node launcher ${last.node_launcher_cc_pre_tool_use_mean_ms ?? '-'} ms, do-nothing node ${last.node_nothing_cc_pre_tool_use_mean_ms ?? '-'} ms; as installed vs do-nothing node ${x(last.pgx_pre_tool_use_vs_node_nothing)} (goal ≤ 0.3×)`);
+console.log(`node processes started by the hooks and routed commands in the run (SessionStart's one included): ${last.pgx_node_starts ?? '-'}`);
+console.log(`20 subagents, pgx as installed vs \`cat > /dev/null\`: ${x(last.pgx_ratio ?? last.ratio)} (goal ≤ 1.3×)`);

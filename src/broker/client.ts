@@ -2,6 +2,7 @@
 // light hook entry on every hook, so node built-ins only. Whatever goes wrong here (no broker, a dead one, garbage),
 // the answer is undefined and the caller does the work itself, as it would without a broker; a broker that is
 // missing is started, detached, for the next call.
+import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { spawnDetachedOnce } from '../lib/processes.js';
 
@@ -34,8 +35,20 @@ export type Asked = { answer: BrokerResponse; failure?: undefined } | { answer?:
 /** A request as the client writes it (the socket key and its material are added on the way). */
 export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest ? Omit<R, 'fp' | 'fpm'> : never) : never;
 
+function ownSocket(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isSocket() && st.uid === process.getuid?.();
+  } catch {
+    return false;
+  }
+}
+
 /** Sends one request and waits up to timeoutMs for the answer. Never throws. */
 export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked> {
+  // A socket file another user left in a directory that was open to them once (decision 443) is never asked: only a
+  // socket of this user's is (bin/pgx.js's sh part checks the same with -O).
+  if (!ownSocket(addr.path)) return { failure: 'absent' };
   const { connect } = lazy('node:net') as typeof import('node:net'); // not loaded by the hooks that never get here
   return new Promise((resolve) => {
     let settled = false;

@@ -7,6 +7,11 @@ import type { ConnParams, Db } from '../server/db.js';
 
 /** Connections per server, role and timeout. */
 const PER_KEY = 2;
+/**
+ * The most connections one broker keeps open, over every server and environment it serves (one broker per user:
+ * decision 442). A request past it still gets a connection of its own, closed once the request is done.
+ */
+export const KEPT_LIMIT = 12;
 /** Unused this long, a connection closes (the broker itself lives on until its own idle exit). */
 export const KEPT_IDLE_MS = 60_000;
 
@@ -37,6 +42,13 @@ export class KeptConnections implements ConnectionReuse {
     for (const c of [...list]) if (c.users === 0 && !(await c.db.catch(() => undefined))?.isOpen()) this.drop(k, c); // ended while idle
     let kept = list.length >= PER_KEY ? list.reduce((a, b) => (b.users < a.users ? b : a)) : undefined;
     const reused = kept !== undefined;
+    if (!kept && this.size >= this.limit) this.evictIdle();
+    if (!kept && this.size >= this.limit) {
+      // full of connections in use: one of the request's own, never kept
+      if (!list.length) this.byKey.delete(k);
+      const db = await open();
+      return { db, reused: false, release: () => void db.close() };
+    }
     if (!kept) {
       kept = { db: open(), users: 0, lastUsed: Date.now() };
       list.push(kept);
@@ -85,7 +97,7 @@ export class KeptConnections implements ConnectionReuse {
           .query('SELECT pg_advisory_unlock_all()')
           .then(() => {
             const idle = this.idleLent.get(k) ?? [];
-            if (this.closed || idle.length >= LENT_IDLE_PER_KEY || db.txStatus() !== 'I') return void db.close();
+            if (this.closed || idle.length >= LENT_IDLE_PER_KEY || this.size >= this.limit || db.txStatus() !== 'I') return void db.close();
             idle.push({ db, since: Date.now() });
             this.idleLent.set(k, idle);
           })
@@ -113,6 +125,33 @@ export class KeptConnections implements ConnectionReuse {
       if (left.length) this.idleLent.set(k, left);
       else this.idleLent.delete(k);
     }
+  }
+
+  constructor(readonly limit: number = KEPT_LIMIT) {}
+
+  /** Closes the connection unused the longest (kept or lent), to make room under the limit. */
+  private evictIdle(): void {
+    let oldest: { at: number; close: () => void } | undefined;
+    for (const [k, list] of this.byKey)
+      for (const c of list)
+        if (c.users === 0 && (!oldest || c.lastUsed < oldest.at)) oldest = { at: c.lastUsed, close: () => this.drop(k, c) };
+    for (const [k, idle] of this.idleLent)
+      for (const x of idle)
+        if (!oldest || x.since < oldest.at)
+          oldest = {
+            at: x.since,
+            close: () => {
+              idle.splice(idle.indexOf(x), 1);
+              if (!idle.length) this.idleLent.delete(k);
+              void x.db.close();
+            },
+          };
+    oldest?.close();
+  }
+
+  /** How many servers (host, port, role, database…) the kept connections go to. */
+  get servers(): number {
+    return new Set([...this.byKey.keys(), ...this.idleLent.keys()]).size;
   }
 
   get size(): number {

@@ -1,42 +1,27 @@
-// The broker: one resident pgx process per user and environment, which the per-event hook processes and the routed
+// The broker: one resident pgx process per user (decision 442), which the per-event hook processes and the routed
 // `agent exec` hand their work to over a unix socket, so that each of those processes loads one small file instead
 // of pg, zod, the config parser and the engine, and logs in to no server (docs/pgx/local-dev/decisions/187-broker.md).
 //
 // This module is what both sides share, and the client side loads it on every hook: node built-ins only.
 import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 
 declare const __PGX_BUILD_ID__: string | undefined;
 /** Set by scripts/build.mjs; a client never talks to a broker of another build. */
 export const BUILD_ID: string = typeof __PGX_BUILD_ID__ === 'string' ? __PGX_BUILD_ID__ : 'dev';
 
-/**
- * Variables a request carries, because they differ from one hook or command to the next within the same user's
- * environment (Claude Code gives hooks AI_AGENT=…_harness and Bash commands …_agent). The broker reads them from
- * the request and never from its own environment.
- */
-export const REQUEST_VARS = ['CLAUDE_PROJECT_DIR', 'CLAUDE_CODE_SESSION_ID', 'CLAUDE_ENV_FILE', 'AI_AGENT', 'CLAUDECODE'] as const;
-
-/**
- * Every other variable pgx's code reads, directly or through libraries: a broker serves only clients whose values
- * of all of them equal its own (they are in the socket's name), so the broker's process.env is theirs.
- */
-const ENVIRONMENT_NAMES = new Set(['HOME', 'USER', 'LOGNAME', 'SHELL', 'CLAUDE_CODE_SHELL', 'PATH', 'TMPDIR', 'NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS', 'DEBUG', 'NO_COLOR', 'TERM', 'LANG']);
-const ENVIRONMENT_PREFIXES = /^(PGX_|PG[A-Z]|XDG_|LC_)/;
-
 export function brokerDisabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return /^(0|off|false|no)$/i.test(env.PGX_BROKER ?? '');
 }
 
-/** What a broker must share with its client: the build, node, the launcher, the user and those variables. */
-export function environmentMaterial(env: NodeJS.ProcessEnv, launcher: string): string {
-  const vars = Object.keys(env)
-    .filter((k) => ENVIRONMENT_NAMES.has(k) || ENVIRONMENT_PREFIXES.test(k))
-    .sort()
-    .map((k) => [k, env[k]]);
-  return JSON.stringify([BUILD_ID, process.version, launcher, process.getuid?.() ?? -1, vars]);
+/**
+ * What a broker must share with its client: the build, node, the launcher and the user. Nothing of the environment:
+ * one broker serves every environment of its user (PG*, PGX_*, HOME…), and each request carries the requester's
+ * whole environment, which the work reads instead of the broker's own (decision 442).
+ */
+export function environmentMaterial(_env: NodeJS.ProcessEnv, launcher: string): string {
+  return JSON.stringify([BUILD_ID, process.version, launcher, process.getuid?.() ?? -1]);
 }
 
 /**
@@ -54,15 +39,27 @@ export function socketKey(material: string): string {
   return out;
 }
 
-/** Where this user's broker sockets live: $XDG_RUNTIME_DIR/pgx, else <tmpdir>/pgx-<uid> (undefined: Windows). */
+/** The longest socket directory a broker's socket name (`b-<24 hex>.sock`) still fits under (MAX_SOCKET_PATH). */
+export const MAX_SOCKET_DIR = 68;
+
+/**
+ * Where this user's broker sockets live (undefined: Windows), in this order (decision 443; bin/pgx.js's sh part
+ * computes the same):
+ *  - $XDG_RUNTIME_DIR/pgx: the login's own runtime directory, 0700, made by the system;
+ *  - <$TMPDIR, $TMP or $TEMP>/pgx-<uid>, when one is set: the user chose that temporary directory;
+ *  - $HOME/.pgx/run, when it fits a socket path: nobody else can create a file in a home directory first;
+ *  - /tmp/pgx-<uid>: anyone may make that name first, and then it is refused loudly (socketDirState).
+ */
 export function socketDirPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined; // Windows: no unix sockets of this kind
-  return env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR) ? join(env.XDG_RUNTIME_DIR, 'pgx') : join(tmpdir(), `pgx-${uid}`);
+  if (env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR)) return join(env.XDG_RUNTIME_DIR, 'pgx');
+  const tmp = env.TMPDIR || env.TMP || env.TEMP;
+  if (tmp && isAbsolute(tmp)) return join(tmp, `pgx-${uid}`);
+  const home = env.HOME && isAbsolute(env.HOME) ? join(env.HOME, '.pgx', 'run') : undefined;
+  if (home && Buffer.byteLength(home) <= MAX_SOCKET_DIR) return home;
+  return `/tmp/pgx-${uid}`;
 }
-
-/** The header an HTTP entry sends a forwarded variable in (`PGX_HOME` → `x-pgx-env-pgx-home`): install writes it, the HTTP broker reads it. */
-export const forwardedHeader = (name: string): string => `x-pgx-env-${name.toLowerCase().replaceAll('_', '-')}`;
 
 /**
  * Binds `server` (the broker's socket, or the shell launcher's) at `path` under a name of its own, then renames it
@@ -98,6 +95,24 @@ export function socketDirState(dir: string): 'private' | 'missing' | 'not-privat
   }
 }
 
+/**
+ * Why this user's broker can't be used here, when the reason is one to say out loud: its socket directory exists
+ * but is not private (another user made that name first, it is a link, or it is open to others). Undefined when the
+ * broker is off, missing (made on first use) or fine.
+ */
+export function socketDirProblem(env: NodeJS.ProcessEnv = process.env): { dir: string; owner: number | undefined } | undefined {
+  if (brokerDisabled(env)) return undefined;
+  const dir = socketDirPath(env);
+  if (!dir || socketDirState(dir) !== 'not-private') return undefined;
+  let owner: number | undefined;
+  try {
+    owner = lstatSync(dir).uid;
+  } catch {
+    // gone since: its owner unknown
+  }
+  return { dir, owner };
+}
+
 /** The socket directory when it is private (made 0700 first with `create`), else undefined: no broker. */
 export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
   const dir = socketDirPath(env);
@@ -105,6 +120,8 @@ export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false):
   let state = socketDirState(dir);
   if (state === 'missing' && create) {
     try {
+      // $HOME/.pgx/run: its parent (~/.pgx, PGX_HOME's default) is made 0700 too, as pgx makes it everywhere
+      mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
       mkdirSync(dir, { mode: 0o700 });
     } catch {
       // another process made it first: judged below like any other
@@ -122,19 +139,20 @@ export function socketPath(dir: string, fp: string): string | undefined {
   return Buffer.byteLength(p) <= MAX_SOCKET_PATH ? p : undefined;
 }
 
-export type RequestVars = Partial<Record<(typeof REQUEST_VARS)[number], string>>;
+/** A requester's environment, as it sends it: every variable, for the work to read instead of the broker's own. */
+export type RequestEnv = Record<string, string>;
 
-export function requestVars(env: NodeJS.ProcessEnv): RequestVars {
-  const vars: RequestVars = {};
-  for (const k of REQUEST_VARS) if (env[k] !== undefined) vars[k] = env[k];
-  return vars;
+export function requestEnv(env: NodeJS.ProcessEnv): RequestEnv {
+  const out: RequestEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
 /** Every request carries the client's environment material (`fpm`), which the broker compares with its own. */
 export type BrokerRequest =
-  | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; vars: RequestVars }
+  | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; env: RequestEnv }
   /** A routed exec: a subagent's (`agent`), or a Codex session's own (`session`, which fails open: decision 205). */
-  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; vars: RequestVars; env: Record<string, string>; command: string[]; pid?: number } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
+  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; env: RequestEnv; command: string[]; pid?: number } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
   | { op: 'status'; fp: string; fpm: string }
   | { op: 'stop'; fp: string; fpm: string };
 
@@ -159,8 +177,18 @@ export interface BrokerStatus {
   requests: number;
   in_flight: number;
   idle_exit_ms: number;
+  /** Server connections it keeps open now (KeptConnections), across every environment it serves. */
   pooled_connections: number;
+  /** The most it keeps open at once (KEPT_LIMIT): past it, a request's connection closes after the request. */
+  pool_limit: number;
+  /** How many servers (host, port, role, database) those connections go to. */
+  pooled_servers: number;
+  /** Its resident memory, bytes (process.memoryUsage.rss). */
+  rss_bytes: number;
 }
+
+/** A request bigger than this is not kept whole (a hook payload is at most 1 MiB; an environment a few KB). */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** Idle this long (no request), the broker exits. PGX_BROKER_IDLE_MS overrides. */
 export function idleExitMs(env: NodeJS.ProcessEnv = process.env): number {

@@ -1,5 +1,5 @@
 // The broker's server side: `pgx agent broker serve`, started detached by SessionStart or by the first hook that
-// finds none (client.ts). It carries requests: it reads them, checks they come from its own environment, and hands
+// finds none (client.ts). It carries requests: it reads them, checks they come from its own build and launcher, and hands
 // a hook or a routed exec to the work its command wires in (cli/agent-broker.ts: the very code a hook process or a
 // routed `agent exec` runs in-process), with the requester's per-call variables and the registry connections it
 // keeps open between requests. It imports no hook, CLI or exec code. It holds no state a request depends on:
@@ -12,15 +12,13 @@ import { describeError } from '../lib/errors.js';
 import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
-import { BUILD_ID, idleExitMs, listenInPlace, REQUEST_VARS, type BrokerResponse, type BrokerStatus, type RequestVars } from './protocol.js';
+import { BUILD_ID, idleExitMs, listenInPlace, MAX_REQUEST_BYTES, type BrokerResponse, type BrokerStatus, type RequestEnv } from './protocol.js';
 import { serveShellLauncher, shellSocketPath, type ParseExec } from './shell-launcher.js';
 
 /** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
  * deadline still bounds its whole answer. PGX_CONNECT_TIMEOUT_MS or a URL's connect_timeout win over it. */
 export const BROKER_CONNECT_TIMEOUT_MS = 15_000;
 
-/** A request bigger than this is refused (a hook payload is at most 1 MiB; an environment a few KB). */
-export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /**
  * A request's bytes, up to MAX_REQUEST_BYTES: past it `onTooBig` runs (the HTTP side answers 413), else the stream
@@ -67,14 +65,14 @@ export function watchBroker(w: { kept: KeptConnections; reachable: () => boolean
   }, Math.max(50, Math.min(w.idleMs / 4, 15_000)));
 }
 
-const vars = z.record(z.string(), z.string());
+const env = z.record(z.string(), z.string());
 const id = { fp: z.string(), fpm: z.string() };
 const requestSchema = z.union([
-  z.object({ op: z.literal('hook'), ...id, event: z.string(), stdin: z.string(), cwd: z.string(), vars }),
+  z.object({ op: z.literal('hook'), ...id, event: z.string(), stdin: z.string(), cwd: z.string(), env }),
   // a subagent's routed exec (agent) or a Codex session's own (session): exactly one of them
   // pid: the launcher asking, whose process tree the routing judges and records (exec/routed-ancestry.ts)
-  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
-  z.object({ op: z.literal('exec'), ...id, session: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), vars, env: vars, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
+  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), env, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
+  z.object({ op: z.literal('exec'), ...id, session: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), env, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
   // Anyone of this user may ask any of its brokers how it is, or stop it (`agent broker status|stop` from a terminal
   // whose environment differs from the hooks'): the socket's name is enough.
   z.object({ op: z.literal('status'), fp: z.string(), fpm: z.optional(z.string()) }),
@@ -129,11 +127,9 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   let lastRequest = Date.now();
   let closing: Promise<void> | undefined;
 
-  // Each request's environment: the broker's own (equal to the requester's on every variable pgx reads: the socket's
-  // name says so), with the per-call variables taken from the request alone.
-  const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of REQUEST_VARS) delete base[k];
-  const contextOf = (v: RequestVars): RequestContext => ({ env: { ...base, ...v }, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: later });
+  // Each request's environment is the requester's, whole, from the request alone: one broker serves every environment
+  // of its user (PG*, PGX_HOME, PGX_DATABASE_URL…), and its own environment is only the one it happened to start in.
+  const contextOf = (e: RequestEnv): RequestContext => ({ env: { ...e }, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: later });
 
   const status = (): BrokerStatus => ({
     pid: process.pid,
@@ -144,6 +140,9 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
     in_flight: inFlight,
     idle_exit_ms: idleMs,
     pooled_connections: kept.size,
+    pool_limit: kept.limit,
+    pooled_servers: kept.servers,
+    rss_bytes: process.memoryUsage.rss(),
   });
 
   // Work a hook need not wait for (starting the pool filler: a fork of this process): run once its answer is sent.
@@ -156,8 +155,8 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   };
 
   async function respond(req: Request): Promise<BrokerResponse> {
-    if (req.fp !== address.fp) return { fallback: 'another environment' };
-    if ((req.op === 'hook' || req.op === 'exec') && req.fpm !== address.fpm) return { fallback: 'another environment' }; // a hash collision
+    // status and stop: any client of this user may ask any broker in its socket directory (`broker stop`, uninstall)
+    if (req.op !== 'status' && req.op !== 'stop' && (req.fp !== address.fp || req.fpm !== address.fpm)) return { fallback: 'another build or launcher' };
     switch (req.op) {
       case 'status':
         return { ok: true, status: status() };
@@ -165,9 +164,9 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
         setImmediate(() => void close());
         return { ok: true, status: status() };
       case 'hook':
-        return opts.work.hook(req, contextOf(req.vars));
+        return opts.work.hook(req, contextOf(req.env));
       case 'exec':
-        return opts.work.exec(req, contextOf(req.vars));
+        return opts.work.exec(req, contextOf(req.env));
     }
   }
 
@@ -205,6 +204,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   const shell = await serveShellLauncher({
     path: shellSocketPath(address.dir, address.fp),
     fp: address.fp,
+    fpm: address.fpm,
     parseExec: opts.work.parseExec,
     respond: (req) => {
       requests++;

@@ -2,10 +2,9 @@
 // process that hooks and routed commands hand their work to (src/broker/).
 import type { Command } from 'commander';
 import { askBroker, brokerAddress, startBroker } from '../broker/client.js';
-import { brokerDisabled, socketDir } from '../broker/protocol.js';
+import { brokerDisabled, socketDir, socketDirProblem } from '../broker/protocol.js';
 import { findBrokers, stopAllBrokers, type FoundBroker } from '../broker/inventory.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
-import { serveHttpBroker } from '../broker/http.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
 import { isLauncherOf } from '../exec/routed-ancestry.js';
@@ -49,12 +48,21 @@ export const brokerWork: BrokerWork = {
 
 const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
 
-/** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, of either kind, asked to exit. */
+/** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, asked to exit. */
 export const stopBrokers = stopAllBrokers;
 
+/** A socket directory that exists and is not private (decision 443): said with an exit code, never passed over. */
+function notPrivate(p: { dir: string; owner: number | undefined }): PgxError {
+  const others = p.owner !== undefined && p.owner !== process.getuid?.();
+  return new PgxError(
+    'BROKER_UNAVAILABLE',
+    `${p.dir}, the broker's socket directory, is not a private directory of yours (${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): pgx sends nothing there, and every hook works in its own process.`,
+    others ? 'Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; tell whoever runs that uid.' : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
+  );
+}
+
 function describe(b: FoundBroker): string {
-  if (b.kind === 'http') return `HTTP broker ${b.pid}: hooks POST to 127.0.0.1:${b.port}\n  port and secret in ${b.state}`;
-  return `broker ${b.pid}${b.this_environment ? ' (this environment)' : ''}: ${b.requests} request(s), ${b.pooled_connections} kept connection(s), started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
+  return `broker ${b.pid}${b.this_environment ? ' (this launcher)' : ''}: ${b.requests} request(s), ${b.pooled_connections} of at most ${b.pool_limit} server connection(s) kept (${b.pooled_servers} server(s)), ${Math.round(b.rss_bytes / 1048576)} MB resident, started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
 }
 
 export function registerBrokerCommands(agent: Command): void {
@@ -62,15 +70,15 @@ export function registerBrokerCommands(agent: Command): void {
 
   withCommon(broker.command('status').description("this user's brokers: pid, requests served, kept connections")).action(
     action<CommonOpts>(async (_opts, out) => {
+      const problem = socketDirProblem();
+      if (problem) throw notPrivate(problem);
       const own = brokerAddress(process.env, launcherPath());
-      const found = await findBrokers(own);
-      const list = found.filter((b) => b.kind === 'socket');
-      const http = found.find((b) => b.kind === 'http') ?? null;
+      const list = await findBrokers(own);
       const disabled = brokerDisabled();
-      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list.map(({ kind: _, ...b }) => b), http: http && { pid: http.pid, port: http.port, build: http.build, state: http.state } }, () => {
-        if (disabled) return ['broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process', ...(http ? [describe(http)] : [])].join('\n');
-        if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx or <tmp>/pgx-<uid>, mode 0700)';
-        return found.length ? found.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
+      out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list }, () => {
+        if (disabled) return 'broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process';
+        if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx, $TMPDIR/pgx-<uid>, ~/.pgx/run or /tmp/pgx-<uid>, mode 0700)';
+        return list.length ? list.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
       });
     }),
   );
@@ -79,6 +87,8 @@ export function registerBrokerCommands(agent: Command): void {
     action<CommonOpts>(async (_opts, out) => {
       const launcher = launcherPath();
       const addr = brokerAddress(process.env, launcher, true);
+      const problem = socketDirProblem();
+      if (problem) throw notPrivate(problem);
       if (!addr) throw new PgxError('BROKER_UNAVAILABLE', brokerDisabled() ? 'The broker is off (PGX_BROKER=0).' : 'No private socket directory for the broker.', 'Unset PGX_BROKER, or make $XDG_RUNTIME_DIR/pgx (or <tmp>/pgx-<uid>) a 0700 directory of yours.');
       let asked = await askBroker(addr, { op: 'status' }, 2000);
       if (!asked.answer) {
@@ -97,7 +107,7 @@ export function registerBrokerCommands(agent: Command): void {
   withCommon(broker.command('stop').description("stop this user's brokers (hooks then work in their own processes until one starts again)")).action(
     action<CommonOpts>(async (_opts, out) => {
       const list = await stopBrokers();
-      out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => `${b.pid}${b.kind === 'http' ? ' (HTTP)' : ''}`).join(', ')}` : 'no broker was running'));
+      out.result({ stopped: list.map((b) => b.pid) }, () => (list.length ? `stopped ${list.length} broker(s): ${list.map((b) => b.pid).join(', ')}` : 'no broker was running'));
     }),
   );
 
@@ -106,23 +116,6 @@ export function registerBrokerCommands(agent: Command): void {
     if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
     process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);
-    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
-  });
-
-  broker.command('serve-http', { hidden: true }).description("run this user's HTTP hook broker in this process (127.0.0.1; port and secret in <socket dir>/http.json)").action(async () => {
-    const handle = await serveHttpBroker({ work: brokerWork, onClose: () => process.exit(0) });
-    if (handle === 'running') return void process.stderr.write('pgx: an HTTP broker of this build is running already\n');
-    if (handle === 'unavailable') return void process.stderr.write('pgx: no HTTP broker here: no private socket directory\n');
-    if ('squatted' in handle) {
-      const { port, uids, newPort } = handle.squatted;
-      process.stderr.write(
-        `pgx: WARNING: 127.0.0.1:${port}, the port your HTTP hooks post to, is held by another user (uid ${uids.join(', ')}). It received your hook secret and may answer your hooks. pgx made a new port (${newPort}) and secret and will not serve the old port.\n` +
-          `Fix: run \`pgx agent install claude --transport http\` again (or \`--transport command\`) in each project, restart its Claude Code sessions, and tell whoever runs uid ${uids.join(', ')}.\n`,
-      );
-      process.exitCode = 1;
-      return;
-    }
-    process.stderr.write(`pgx: HTTP broker ${process.pid} serving on 127.0.0.1:${handle.port}\n`);
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => void handle.close());
   });
 }

@@ -1,12 +1,10 @@
 import { readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type HttpTarget, type LocalRulesResult, type Scope, type Transport } from '../install/claude.js';
-import { socketDirPath } from '../broker/protocol.js';
-import { ensureHttpState, FORWARDED_VARS, httpStatePath, readHttpState, SECRET_VAR } from '../broker/http.js';
+import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { installConfig, refuseNonProject, removeInstallConfig, type ConfigRemoval } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -52,18 +50,17 @@ export function registerInstallCommands(agent: Command): void {
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
-    .option('--transport <transport>', 'claude: how Claude Code reaches pgx: command (a hook process per event) or http (UserPromptSubmit, PreToolUse, SubagentStart and SubagentStop POST to your HTTP broker on 127.0.0.1; opt-in: docs/pgx/local-dev/cli.md, "--transport")', 'command')
+    .option('--transport <transport>', '(kept for older scripts) command, the only transport: the http one is retired, and an install moves an HTTP install back (decision 444)', 'command')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         const client = checkClient(cmd.args[0]);
         if (client === 'codex') return installCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
         if (client === 'copilot') return installCopilotCommand(opts, out);
         const scope = checkScope(opts.scope);
-        const transport = checkTransport(opts.transport);
+        checkTransport(opts.transport);
         const dir = resolve(opts.cwd ?? process.cwd());
         const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
         refuseNonProject(dir, projectDir, { here: opts.here, client: 'claude', userScope: scope === 'user' });
-        const http = transport === 'http' ? await httpTarget(opts.dryRun === true) : undefined;
         // In a dry run config_written is the file that WOULD be written, like every other field of the result.
         const config = installConfig(projectDir, { here: opts.here, dryRun: opts.dryRun, userScope: scope === 'user' });
         const configWritten = config.config_written;
@@ -73,23 +70,25 @@ export function registerInstallCommands(agent: Command): void {
         const launcher = onPath ?? launcherPath();
         const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
         const r = settingsErrors(() =>
-          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath, transport, http, localFile: scope === 'local' }),
+          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
         const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
-        const value = { ...r, text: undefined, scope, launcher, ...config, verification, ...(http ? { http: { port: http.port, state: http.stateFile } } : {}) };
+        const value = { ...r, text: undefined, scope, launcher, ...config, verification };
         out.result(value, () =>
           [
             configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
             config.config_skipped,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
-            ...eventLines(r),
+            r.added.length ? `  added:     ${r.added.join(', ')}` : null,
+            r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
+            r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
             ...r.rules.blanketRemoved.map((b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`),
             r.rules.added.length ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)` : null,
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
-            http ? `  transport http: UserPromptSubmit, PreToolUse, SubagentStart and SubagentStop POST to 127.0.0.1:${http.port || '<port>'} (your HTTP broker, ${http.stateFile}); the secret (${SECRET_VAR}) is in ${r.private_files.join(', ')}, mode 0600, never in a shared file` : null,
+            r.httpRemoved ? `  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): the hooks are command hooks again, which start no node when the broker answers (decision 444); restart the project's Claude Code sessions` : null,
             pathNote,
             verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
@@ -118,27 +117,6 @@ export function registerInstallCommands(agent: Command): void {
       );
     }),
   );
-}
-
-/**
- * Each file's own events: settings.json's, then (project scope) what settings.local.json gained or lost. An HTTP
- * install moves events from the one to the other; saying so once beats listing them under both.
- */
-function eventLines(r: { added: string[]; updated: string[]; unchanged: string[]; local?: LocalRulesResult }): string[] {
-  const l = r.local;
-  const moved = l ? r.updated.filter((e) => l.added.includes(e) || l.updated.includes(e)) : [];
-  const lines = [
-    r.added.length ? `  added:     ${r.added.join(', ')}` : null,
-    r.updated.some((e) => !moved.includes(e)) ? `  updated:   ${r.updated.filter((e) => !moved.includes(e)).join(', ')}` : null,
-    moved.length ? `  moved out: ${moved.join(', ')} (HTTP now: in ${l!.path})` : null,
-    r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-  ];
-  if (l && (l.added.length || l.updated.length || l.unchanged.length)) {
-    lines.push(`${l.changed ? 'updated' : 'unchanged'}: ${l.path} (this machine's only: the HTTP entries, their keepers and the secret)`);
-    for (const [label, events] of [['added:    ', l.added], ['updated:  ', l.updated], ['unchanged:', l.unchanged]] as const) if (events.length) lines.push(`  ${label} ${events.join(', ')}`);
-  }
-  if (l?.removed.length) lines.push(`  removed from ${l.path}: pgx's HTTP entries and keepers of ${l.removed.join(', ')}, and its ${SECRET_VAR} env key (the command transport needs neither)`);
-  return lines.filter((x): x is string => x !== null);
 }
 
 type Verification =
@@ -262,21 +240,10 @@ async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: 
     [`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`, configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
   );
 }
-function checkTransport(transport: string | undefined): Transport {
-  if (transport === undefined || transport === 'command' || transport === 'http') return transport ?? 'command';
-  throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Use --transport command (the default: a hook process per event) or --transport http.');
-}
-
-/**
- * The user's HTTP broker as the entries will name it: its port is fixed in their url, so http.json is made now if
- * it isn't there (port and secret only; SessionStart starts the broker). A dry run makes nothing.
- */
-async function httpTarget(dryRun: boolean): Promise<HttpTarget> {
-  const state = dryRun ? readHttpState() : await ensureHttpState();
-  const dir = socketDirPath(process.env);
-  const stateFile = httpStatePath(process.env) ?? (dryRun && dir ? join(dir, 'http.json') : undefined);
-  if (!stateFile || (!state && !dryRun)) throw new PgxError('BROKER_UNAVAILABLE', 'No private directory for the HTTP broker\'s port and secret.', 'Make $XDG_RUNTIME_DIR/pgx (or <tmp>/pgx-<uid>) a 0700 directory of yours, or install with --transport command.');
-  return { port: state?.port ?? 0, secret: state?.secret ?? '0'.repeat(64), stateFile, secretVar: SECRET_VAR, forwarded: FORWARDED_VARS };
+function checkTransport(transport: string | undefined): void {
+  if (transport === undefined || transport === 'command') return;
+  if (transport === 'http') throw new PgxError('USAGE', 'The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over its unix socket with no node process, and no pgx process listens on TCP.', 'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.');
+  throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Leave out --transport: command hooks are the only transport.');
 }
 
 function checkScope(scope: string): Scope {

@@ -1,9 +1,9 @@
 // The broker's health (src/broker/): off, unavailable (a socket directory others can enter), or how many of the
 // recent hook calls it answered. Reads only; a missing broker is fine (the next hook starts one).
 import { readFileSync } from 'node:fs';
-import { brokerDisabled, socketDirPath, socketDirState } from '../broker/protocol.js';
+import { brokerDisabled, socketDirPath, socketDirProblem, socketDirState } from '../broker/protocol.js';
 import { hookLogPath } from '../hooks/claude/log.js';
-import { ok, warn, type Check, type DoctorContext } from './types.js';
+import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
 /** Of this project's last 200 hook calls that could use it (not SessionStart, not a parent's Bash), how many did. */
 function recentUse(home: string, projectDir: string | undefined): { brokered: number; eligible: number } {
@@ -25,7 +25,13 @@ export function brokerCheck(ctx: DoctorContext): Check {
   if (!dir) return ok('broker', 'not available on this platform: every hook works in its own process');
   const state = socketDirState(dir);
   if (state === 'not-private') {
-    return warn('broker', `not used: ${dir} is not a private directory of yours (a link, another user's, or open to group/others), so hooks work in their own processes (slower)`, `chmod 700 ${dir}  # if it is a directory of yours; if it is a link or another user's, point XDG_RUNTIME_DIR at a private directory`);
+    // Another user may have made that name first (decision 443): nothing is sent there, and the hooks work in their
+    // own processes; the user must hear it, and fix it, or the broker stays off.
+    const problem = socketDirProblem();
+    const others = problem?.owner !== undefined && problem.owner !== process.getuid?.();
+    const detail = `not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), so no hook or routed command is sent there: each works in its own process (slower, still isolated)`;
+    const fix = others ? `set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; tell whoever runs uid ${problem!.owner}` : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
+    return others ? fail('broker', detail, fix) : warn('broker', detail, fix);
   }
   const use = recentUse(ctx.home, ctx.projectDir);
   return ok('broker', use.eligible ? `answered ${use.brokered} of this project's last ${use.eligible} hook calls (the rest ran in their own process)` : 'no hook calls yet (the first one starts the broker)');

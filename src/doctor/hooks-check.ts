@@ -9,6 +9,7 @@ import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
+import { socketDirPath } from '../broker/protocol.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
 const SCOPES: Scope[] = ['project', 'local', 'user'];
@@ -54,22 +55,24 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
     if (plugin) return ok('hooks', `from the pgx plugin ("${plugin.plugin}" enabled in ${plugin.insp.path})`);
     return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}, and no enabled pgx plugin: subagents share whatever database their commands name (a plugin loaded with --plugin-dir is invisible from here)`, 'pgx agent install claude');
   }
-  // A --transport http project install is split: the shared file holds the command entries, settings.local.json the
-  // HTTP ones; the events merge, so an event is missing only when no file has it.
+  // A project install is split: the shared file holds the command entries, settings.local.json only the rules (an
+  // old HTTP install's entries too); the events merge, so an event is missing only when no file has it.
   const anywhere = (event: string) => installs.some((f) => f.insp.entries[event]!.present);
-  const overHttp = installs.flatMap((f) => HOOK_EVENTS.filter((h) => f.insp.entries[h.event]!.transport === 'http').map((h) => ({ scope: f.scope, path: f.insp.path, event: h.event })));
-  for (const { insp } of installs) {
-    const shared = overHttp.filter((h) => h.scope === 'project' && h.path === insp.path).map((h) => h.event);
-    if (shared.length) problems.push(fail('hooks', `HTTP entries (${shared.join(', ')}) in the shared ${insp.path}: their url names this machine's port and project, and a teammate's clone would POST its hooks there`, 'pgx agent install claude --transport http (moves them to the git-ignored settings.local.json)'));
+  // What the retired HTTP transport left (decision 444): its entries POST to a port no pgx process listens on any
+  // more (and another user could), so a subagent's every Bash command is blocked or, worse, answered by a stranger.
+  for (const { scope, insp } of found) {
+    const http = HOOK_EVENTS.filter((h) => insp.entries[h.event]!.transport === 'http').map((h) => h.event);
+    const left = [...http.map((e) => `${e} HTTP entry`), ...insp.keepers.map((e) => `${e} keeper`), ...(insp.hasSecret ? ['env.PGX_HOOK_SECRET'] : [])];
+    if (!left.length) continue;
+    const fix = installCmd(scope === 'local' && installs.some((f) => f.scope === 'project') ? 'project' : scope);
+    problems.push((http.length ? fail : warn)('hooks', `leftovers of the retired HTTP transport in ${insp.path} (${left.join(', ')}): ${http.length ? 'they POST to 127.0.0.1, where no pgx process listens any more, so every such hook fails (a subagent Bash call is blocked)' : 'nothing uses them'}`, `${fix}  # moves it back to command hooks and removes them`));
   }
-  // HTTP entries in settings.local.json beside pgx's shared entries are the project install's (--scope project).
-  const httpScope = (scope: Scope): Scope => (scope === 'local' && installs.some((f) => f.scope === 'project') ? 'project' : scope);
-  if (overHttp.length && !found.some((f) => f.insp.hasSecret) && !process.env.PGX_HOOK_SECRET) {
-    problems.push(fail('hooks', `pgx's HTTP entries (${[...new Set(overHttp.map((h) => h.event))].join(', ')}) send $PGX_HOOK_SECRET, but no settings file sets it (env) and neither does this environment: the broker refuses every request, so every subagent Bash command is blocked`, installCmd(httpScope(overHttp[0]!.scope), ' --transport http')));
-  }
+  const httpState = socketDirPath() ? join(socketDirPath()!, 'http.json') : undefined;
+  if (httpState && existsSync(httpState)) problems.push(warn('hooks', `${httpState}, the retired HTTP broker's port and secret, is still there (nothing reads it)`, `rm ${httpState}`));
+  if (process.env.PGX_HOOK_SECRET) problems.push(warn('hooks', 'PGX_HOOK_SECRET is set in this environment, for the retired HTTP transport (nothing reads it)', 'remove it from your shell profile'));
   const rewriters = installs.reduce((n, f) => n + f.insp.rewriters, 0);
   if (rewriters > 1) {
-    problems.push(fail('hooks', `${rewriters} pgx PreToolUse rewriters across ${installs.filter((f) => f.insp.rewriters > 0).map((f) => f.insp.path).join(', ')}: when two rewrite, the last to finish wins, so a subagent's command may run with the other's rewrite`, installCmd(httpScope(installs.find((f) => f.insp.rewriters > 0)!.scope), overHttp.length ? ' --transport http' : '')));
+    problems.push(fail('hooks', `${rewriters} pgx PreToolUse rewriters across ${installs.filter((f) => f.insp.rewriters > 0).map((f) => f.insp.path).join(', ')}: when two rewrite, the last to finish wins, so a subagent's command may run with the other's rewrite`, installCmd(installs.find((f) => f.insp.rewriters > 0)!.scope)));
   }
   for (const { scope, insp } of installs) {
     const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present && !anywhere(h.event)).map((h) => h.event);

@@ -60,7 +60,7 @@ export interface ConnectionReuse {
 
 /** The admin connection: [server] url / PGX_DATABASE_URL, else the embedded local server (started if needed). */
 export async function resolveServer(config: Config, opts: { quiet?: boolean } = {}): Promise<ConnParams> {
-  if (config.serverUrl) return parseUrl(config.serverUrl, config.serverUrlFrom);
+  if (config.serverUrl) return parseUrl(config.serverUrl, config.serverUrlFrom, config.serverEnv ?? process.env);
   return ensureLocalServer(config.home, opts);
 }
 

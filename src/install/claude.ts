@@ -24,10 +24,10 @@ export { SettingsFileError } from '../lib/settings-file.js';
 
 export * from './hook-events.js';
 export * from './inspect.js';
-import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookHandler, httpHandler, keeperHandler, portableHookCommand, type HookEntry, type HookEventName, type Located } from './hook-events.js';
+import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookHandler, portableHookCommand, type HookEntry, type Located } from './hook-events.js';
 import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
 import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
-import { chmodSync, existsSync, realpathSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { writeFileAtomic } from '../lib/fsutil.js';
 
 export * from './permission-rules.js';
@@ -45,6 +45,11 @@ export interface InstallPlan {
   rules: RulesPlan;
   /** Why no wrapper rule could be written (a path Claude Code's rule syntax cannot hold), if so. */
   rulesSkipped?: string;
+  /**
+   * What an install of the retired HTTP transport had put here and this install took out (decision 444): the events
+   * whose HTTP entry or keeper went, and `env.PGX_HOOK_SECRET`. Absent when there was none.
+   */
+  httpRemoved?: string[];
 }
 
 export interface UninstallPlan {
@@ -72,29 +77,6 @@ export interface PlanInstallOptions {
   rules?: boolean;
   /** Only used to name the file in errors. */
   path?: string;
-  /** 'http': PreToolUse, SubagentStart and SubagentStop as HTTP entries, with the broker's keepers (decision 223). */
-  transport?: Transport;
-  /** The user's HTTP broker (its http.json), for an HTTP install: the port fixed in the url, the secret for `env`. */
-  http?: HttpTarget;
-  /**
-   * Which of the entries this file holds. 'whole' (the default): all of them. 'shared': the project's committed
-   * settings.json beside a per-machine file, so no HTTP entry, keeper or secret. 'machine': that per-machine
-   * settings.local.json, holding only the HTTP entries, keepers and secret (and the rules).
-   */
-  role?: 'whole' | 'shared' | 'machine';
-}
-
-export type Transport = 'command' | 'http';
-
-export interface HttpTarget {
-  port: number;
-  secret: string;
-  /** http.json: the keeper reads the broker's pid from it. */
-  stateFile: string;
-  /** The env variable the secret is sent from (broker/http.ts SECRET_VAR). */
-  secretVar: string;
-  /** pgx's variables sent as headers (broker/http.ts FORWARDED_VARS). */
-  forwarded: readonly string[];
 }
 
 type Slot = 'main' | 'keeper';
@@ -106,26 +88,14 @@ interface Wanted {
 }
 
 /**
- * The handlers this file should hold, per (event, slot), and which slots it manages at all: a pgx entry of a slot it
- * doesn't manage is left as it is (a per-machine file beside the shared one leaves a --scope local install's command
- * entries alone). One 'main' handler per event (the command or the HTTP entry: never both, as two PreToolUse
- * rewriters would race, the last one winning), and the keeper where the row has one.
+ * The handlers this file should hold: one command entry per event. A keeper or an HTTP entry of the retired HTTP
+ * transport (decision 444) is wanted nowhere: an HTTP entry is the event's main handler, so the command entry takes
+ * its very place (one PreToolUse rewriter at every moment), and a keeper goes.
  */
-function wantedEntries(opts: PlanInstallOptions): { wanted: Map<string, Wanted>; managed: (event: HookEventName, slot: Slot) => boolean } {
-  const role = opts.role ?? 'whole';
-  const overHttp = (h: HookEntry) => opts.transport === 'http' && h.http === true;
+function wantedEntries(opts: PlanInstallOptions): Map<string, Wanted> {
   const wanted = new Map<string, Wanted>();
-  for (const spec of HOOK_EVENTS) {
-    if (overHttp(spec) ? role !== 'shared' : role !== 'machine') {
-      const handler = overHttp(spec) ? httpHandler(spec, { port: opts.http!.port, projectDir: opts.projectDir, secretVar: opts.http!.secretVar, forwarded: opts.http!.forwarded }) : hookHandler(spec, commandFor(opts, spec));
-      wanted.set(`${spec.event}:main`, { spec, slot: 'main', handler });
-    }
-    if (opts.transport === 'http' && spec.keeper && role !== 'shared') {
-      wanted.set(`${spec.event}:keeper`, { spec, slot: 'keeper', handler: keeperHandler({ ...spec, keeper: spec.keeper }, { launcher: opts.launcher, stateFile: opts.http!.stateFile, port: opts.http!.port, secretVar: opts.http!.secretVar }) });
-    }
-  }
-  const managed = (event: HookEventName, slot: Slot) => role !== 'machine' || slot === 'keeper' || EVENT_BY_NAME.get(event)?.http === true;
-  return { wanted, managed };
+  for (const spec of HOOK_EVENTS) wanted.set(`${spec.event}:main`, { spec, slot: 'main', handler: hookHandler(spec, commandFor(opts, spec)) });
+  return wanted;
 }
 
 /** The command this install's handler for `h` runs: the launcher, or pgx on PATH (portable). */
@@ -189,13 +159,12 @@ function sameJson(a: unknown, b: unknown): boolean {
 export function planInstall(existing: string | undefined, opts: PlanInstallOptions): InstallPlan {
   const label = opts.path ?? 'settings file';
   checkLauncher(opts.launcher);
-  if (opts.transport === 'http' && !opts.http) throw new TypeError('an HTTP install needs the broker\'s port and secret');
   const root = parseSettingsText(existing, label);
   const hadHooks = getHooksObject(root, label);
   const hooks: JsonObject = hadHooks ?? {};
   checkEventArrays(hooks, label);
   let changed = false;
-  const { wanted, managed } = wantedEntries(opts);
+  const wanted = wantedEntries(opts);
 
   // 1. Pick a keeper per (event, slot) (the first pgx entry for it in its own event array); everything else
   //    pgx-owned that this file manages (duplicates, entries filed under the wrong event, entries of the other
@@ -206,7 +175,6 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   for (const loc of found) {
     const spec = EVENT_BY_CLI.get(loc.cli)!;
     const slot: Slot = loc.kind === 'keeper' ? 'keeper' : 'main';
-    if (!managed(spec.event, slot)) continue;
     const key = `${spec.event}:${slot}`;
     if (loc.event === spec.event && wanted.has(key) && !keeper.has(key)) keeper.set(key, loc);
     else doomed.add(loc.handler);
@@ -235,8 +203,8 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
     updated.add(e); // a duplicate or stray pgx entry was removed from this event (may be a non-pgx event)
   }
 
-  // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout, the
-  //    transport switched: the HTTP entry takes the command's very place, so there is one rewriter at every moment).
+  // 3. Keepers: replace with the canonical handler, in place, if anything differs (launcher moved, timeout, an HTTP
+  //    entry of the retired transport: the command entry takes its very place, so there is one rewriter at every moment).
   const added: string[] = [];
   for (const [key, loc] of keeper) {
     const want = wanted.get(key)!;
@@ -261,20 +229,21 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
   if (!hadHooks && Object.keys(hooks).length > 0) root.hooks = hooks;
   if (hadHooks && Object.keys(hooks).length === 0) delete root.hooks; // pgx's removal emptied it (a shared file)
 
-  // 5. The secret, in this file's env, where its HTTP entries are; out again where pgx's HTTP entries left.
-  const role = opts.role ?? 'whole';
-  const httpHere = opts.transport === 'http' && role !== 'shared';
-  const hadHttp = found.some((l) => l.kind !== 'command');
-  if (httpHere) changed = setSecretEnv(root, opts.http!.secretVar, opts.http!.secret, label) || changed;
-  else if (hadHttp) changed = dropSecretEnv(root, opts.http?.secretVar ?? SECRET_VAR_NAME) || changed;
+  // 5. The retired HTTP transport's secret goes where pgx's HTTP entries were (a PGX_HOOK_SECRET beside none is the
+  //    user's own), and the install says what it took out.
+  const http = found.filter((l) => l.kind !== 'command');
+  const httpRemoved = [...new Set(http.map((l) => l.event))];
+  if (http.length && dropSecretEnv(root, SECRET_VAR_NAME)) {
+    httpRemoved.push('env.' + SECRET_VAR_NAME);
+    changed = true;
+  }
 
   // 6. The permission rules: the narrow ones, never the old blanket one (a portable file gets none: planRulesFile).
-  const { wanted: wantedRules, rulesSkipped } = wantedRule(opts.portable || role === 'shared' ? { ...opts, rules: false } : opts);
+  const { wanted: wantedRules, rulesSkipped } = wantedRule(opts.portable ? { ...opts, rules: false } : opts);
   const rules = planRules(root, wantedRules, label);
   changed ||= rules.changed;
 
-  const mine = role === 'machine' ? [...ourEvents] : HOOK_EVENTS.map((h) => h.event as string);
-  const unchanged = mine.filter((e) => !updated.has(e) && !added.includes(e));
+  const unchanged = HOOK_EVENTS.map((h) => h.event as string).filter((e) => !updated.has(e) && !added.includes(e));
   // The events in HOOK_EVENTS order, then any other event a stray pgx entry was removed from.
   const updatedList = [...HOOK_EVENTS.map((h) => h.event as string).filter((e) => updated.has(e)), ...[...updated].filter((e) => !EVENT_BY_NAME.has(e))];
   return {
@@ -285,20 +254,12 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
     unchanged,
     rules,
     ...(rulesSkipped ? { rulesSkipped } : {}),
+    ...(httpRemoved.length ? { httpRemoved } : {}),
   };
 }
 
-/** The name pgx's HTTP entries read the secret from; the installer passes broker/http.ts SECRET_VAR, which is it. */
-const SECRET_VAR_NAME = 'PGX_HOOK_SECRET';
-
-function setSecretEnv(root: JsonObject, name: string, secret: string, label: string): boolean {
-  if (root.env !== undefined && !isPlainObject(root.env)) throw new SettingsFileError(label, '"env" is not a JSON object');
-  const env = (root.env ?? {}) as JsonObject;
-  if (env[name] === secret) return false;
-  env[name] = secret;
-  root.env = env;
-  return true;
-}
+/** The variable the retired HTTP transport's entries read their secret from (decision 221): taken out with them. */
+export const SECRET_VAR_NAME = 'PGX_HOOK_SECRET';
 
 /** pgx's secret out of `env` (and `env` itself, when that emptied it): only called where pgx's HTTP entries were. */
 function dropSecretEnv(root: JsonObject, name: string): boolean {
@@ -322,7 +283,7 @@ export interface RulesFilePlan {
   rulesSkipped?: string;
   /** The file runs pgx hooks of its own (a `--scope local` install): its rules are that install's, not touched. */
   ownHooks: boolean;
-  /** Events whose HTTP entry or keeper (of a `--transport http` install) was taken out. */
+  /** Events whose HTTP entry or keeper (of the retired `--transport http` install) was taken out. */
   removed?: string[];
 }
 
@@ -412,12 +373,6 @@ export interface LocalRulesResult {
   ownHooks: boolean;
   /** Is the file kept out of git? (install/git-exclude.ts) */
   gitIgnored: GitIgnoreResult;
-  /** Events whose pgx entries this file gained, or whose entries changed in it (an HTTP install's entries and keepers). */
-  added: string[];
-  updated: string[];
-  unchanged: string[];
-  /** Events whose HTTP entry or keeper was taken out of it (back to the command transport). */
-  removed: string[];
 }
 
 export function installClaude(opts: {
@@ -428,66 +383,30 @@ export function installClaude(opts: {
   dryRun?: boolean;
   /** Portable hooks in settingsPath; the rules in this file instead (project scope). */
   rulesPath?: string;
-  transport?: Transport;
-  http?: HttpTarget;
-  /** settingsPath is a settings.local.json (--scope local): with a secret in it, it is kept out of git too. */
-  localFile?: boolean;
-}): InstallPlan & { path: string; dryRun: boolean; transport: Transport; local?: LocalRulesResult; private_files: string[] } {
-  const transport = opts.transport ?? 'command';
+}): InstallPlan & { path: string; dryRun: boolean; local?: LocalRulesResult } {
   const existing = readSettingsFile(opts.settingsPath);
   const portable = opts.rulesPath !== undefined;
-  const overHttp = transport === 'http';
-  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath, transport, http: opts.http, role: portable && overHttp ? 'shared' : 'whole' });
+  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
   const dryRun = opts.dryRun === true;
   // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
   const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
-  const httpLocal = portable && overHttp ? planInstall(localText, { launcher: opts.launcher, projectDir: opts.projectDir, rules: opts.rules, path: opts.rulesPath, transport, http: opts.http, role: 'machine' }) : undefined;
-  const localPlan: { text: string; changed: boolean; rules: RulesPlan; rulesSkipped?: string; ownHooks: boolean } | undefined = !portable
-    ? undefined
-    : (httpLocal ? { ...httpLocal, ownHooks: false } : planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }));
-  // The file holding the secret is this user's alone (0600), whatever mode it had.
-  const privateFiles = overHttp ? [portable ? opts.rulesPath! : opts.settingsPath] : [];
-  const write = (file: string, text: string) => (privateFiles.includes(file) ? writePrivate(file, text) : writeFileAtomic(file, text, { throughLinks: true }));
-  if (plan.changed && !dryRun && plan.text !== existing) write(opts.settingsPath, plan.text);
-  if (!dryRun) for (const f of privateFiles) if (existsSync(f)) chmodSync(realpathSync(f), 0o600);
-  if (!localPlan) {
-    const gitIgnored: GitIgnoreResult | undefined = overHttp && opts.localFile ? keepOutOfGit(opts.settingsPath, { dryRun }) : undefined;
-    return { ...plan, path: opts.settingsPath, dryRun, transport, private_files: privateFiles, ...(gitIgnored ? { git_ignored: gitIgnored } : {}) };
-  }
-  if (localPlan.changed && !dryRun) write(opts.rulesPath!, localPlan.text);
-  if (!dryRun) for (const f of privateFiles) if (existsSync(f)) chmodSync(realpathSync(f), 0o600);
+  const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
+  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
+  if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
+  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text, { throughLinks: true });
   const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
-  // Each file's events apart: the top-level lists are settings.json's, `local` has settings.local.json's (merged,
-  // an event moved from one to the other was listed as both added and updated, and the file named was the shared one).
-  const localAdded = httpLocal?.added ?? [];
-  const localUpdated = (httpLocal?.updated ?? []).filter((e) => !localAdded.includes(e));
-  const localRemoved = httpLocal ? [] : ((localPlan as RulesFilePlan).removed ?? []);
+  // The per-machine file of a project-scope HTTP install held its entries, keepers and secret: gone now too.
+  const httpRemoved = [...new Set([...(plan.httpRemoved ?? []), ...(localPlan.removed ?? []), ...(localPlan.removed?.length ? ['env.' + SECRET_VAR_NAME] : [])])];
   return {
     ...plan,
-    // the HTTP events are the local file's, not "unchanged" in the shared one
-    unchanged: httpLocal ? plan.unchanged.filter((e) => EVENT_BY_NAME.get(e as HookEventName)?.http !== true) : plan.unchanged,
     changed: plan.changed || localPlan.changed,
     rules: mergeRules(plan.rules, localPlan.rules),
     ...(localPlan.rulesSkipped ? { rulesSkipped: localPlan.rulesSkipped } : {}),
+    ...(httpRemoved.length ? { httpRemoved } : {}),
     path: opts.settingsPath,
     dryRun,
-    transport,
-    private_files: privateFiles,
-    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored, added: localAdded, updated: localUpdated, unchanged: httpLocal?.unchanged ?? [], removed: localRemoved },
+    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored },
   };
-}
-
-/**
- * A settings file holding the HTTP secret: made 0600 before the secret is written into it (an existing file is
- * narrowed first, so no moment has the secret in a file others can read), then written through links like any other.
- */
-function writePrivate(file: string, text: string): void {
-  if (existsSync(file)) {
-    chmodSync(realpathSync(file), 0o600);
-    writeFileAtomic(file, text, { throughLinks: true });
-  } else {
-    writeFileAtomic(file, text, 0o600);
-  }
 }
 
 function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {

@@ -13,8 +13,6 @@ export {
   hookCommand,
   hookGroup,
   hookHandler,
-  httpHandler,
-  keeperHandler,
   pgxCliOf,
   pgxHandlerOf,
   PGX_HOOK_URL_RE,
@@ -24,8 +22,6 @@ export {
   PORTABLE_LAUNCHER,
   portableHookCommand,
   type HookHandler,
-  type HttpHandler,
-  type KeeperHandler,
   type Located,
   type PgxHandlerKind,
 } from '../hooks/claude/settings-entries.js';

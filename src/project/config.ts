@@ -238,6 +238,12 @@ export interface Config {
   serverUrl?: string;
   /** Where serverUrl came from, as a hint names it: "PGX_DATABASE_URL", "[server] url in /p/.pgx.toml", … */
   serverUrlFrom?: string;
+  /**
+   * What libpq would take from the environment the config was read in, for serverUrl (db.ts parseUrl): USER (the
+   * role when the URL names none) and PGSSLMODE. Carried here because one broker serves many environments
+   * (decision 442); unset: the process's own.
+   */
+  serverEnv?: { USER?: string; PGSSLMODE?: string };
   host: string;
   idleTtlMs: number;
   graceMs: number;
@@ -402,6 +408,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     source: c.project.source,
     serverUrl,
     serverUrlFrom,
+    serverEnv: { USER: env.USER, PGSSLMODE: env.PGSSLMODE },
     host: hostLabel(env.PGX_HOST || opts.hostname || hostname()),
     idleTtlMs: c.agent.idle_ttl,
     graceMs: c.agent.grace,

@@ -26,6 +26,11 @@ export interface ConnParams {
   database: string;
   /** From the URL's ?sslmode=; unset: PGSSLMODE from the environment, else no TLS. */
   sslmode?: SslMode;
+  /**
+   * PGSSLMODE of the environment the URL was read in (parseUrl's `env`): a broker serves many environments, so it is
+   * carried with the parameters instead of read from the process's own (decision 442). Never rendered into a URL.
+   */
+  envSslmode?: SslMode;
   /** From the URL's ?application_name=; pgx's own connections otherwise say "pgx". */
   application_name?: string;
   /** From ?channel_binding=prefer|require. */
@@ -134,8 +139,11 @@ function decodePart(value: string, part: string, where: string): string {
  */
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
 
-/** `where`: the flag, variable or file and key the URL came from, named in every hint (default: both places a config gives it). */
-export function parseUrl(url: string, where = SERVER_URL_PLACES): ConnParams {
+/**
+ * `where`: the flag, variable or file and key the URL came from, named in every hint (default: both places a config
+ * gives it). `env`: the environment the URL was read in (USER, PGSSLMODE), a broker's caller's (decision 442).
+ */
+export function parseUrl(url: string, where = SERVER_URL_PLACES, env: NodeJS.ProcessEnv = process.env): ConnParams {
   // PGX_DATABASE_URL (and PGX_DATABASE_URL_FILE) reach here without the .pgx.toml schema's postgres:// check.
   const refused = unsupportedConnectionString(url) ?? (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
   if (refused !== undefined) throw unsupportedConnectionError(`The server URL (${where})`, refused, 'CONFIG_INVALID');
@@ -185,11 +193,12 @@ export function parseUrl(url: string, where = SERVER_URL_PLACES): ConnParams {
     // an IPv6 host without its brackets (WHATWG keeps them; urlWithoutPassword adds them back)
     host: hostParam ?? (decodePart(u.hostname.replace(/^\[(.*)\]$/, '$1'), 'host', where) || 'localhost'),
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
-    user: decodePart(u.username, 'user name', where) || process.env.USER || 'postgres',
+    user: decodePart(u.username, 'user name', where) || env.USER || 'postgres',
     // libpq takes the password from the user info or from ?password=; the user info wins
     password: u.password ? decodePart(u.password, 'password', where) : (u.searchParams.get('password') ?? undefined) || undefined,
     database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
+    ...(env.PGSSLMODE && (SSL_MODES as readonly string[]).includes(env.PGSSLMODE) ? { envSslmode: env.PGSSLMODE as SslMode } : {}),
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
     ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
@@ -342,9 +351,7 @@ function worthNextAttempt(mode: SslMode | undefined, e: unknown): boolean {
 
 /** libpq's PGSSLMODE applies when the URL names none, with the same fallbacks (node-postgres would not fall back). */
 function effectiveSslmode(p: ConnParams): SslMode | undefined {
-  if (p.sslmode) return p.sslmode;
-  const env = process.env.PGSSLMODE;
-  return env && (SSL_MODES as readonly string[]).includes(env) ? (env as SslMode) : undefined;
+  return p.sslmode ?? p.envSslmode;
 }
 
 /** "15.18 (Debian 15.18-1.pgdg120+1)" → 150018; "9.6.24" → 90624; 0 when unreadable (then a query asks). */

@@ -193,7 +193,10 @@ describe('broker', () => {
     mkdirSync(p.sockets, { recursive: true, mode: 0o700 });
     chmodSync(p.sockets, 0o755);
     try {
-      expect(status(p).socket).toBeNull();
+      // said with an exit code (decision 443), never passed over as "no broker"
+      const st = runPgx(['agent', 'broker', 'status'], { cwd: p.dir, env: hookEnv(p, {}) });
+      expect(st.status).toBe(6);
+      expect(st.stderr).toContain('not a private directory of yours');
       const s = session(p.dir, p.dir);
       const a = newAgentId();
       const { run, rewrite } = await routeAndRun(p, s, a, "psql -X -Atc 'select current_database()'");

@@ -36,29 +36,7 @@ export const PSQL_ALLOWED = 'Agent,Bash(psql:*)';
 
 const roots: string[] = [];
 const made: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
-/** http.json of every HTTP-transport project: its broker (started by the SessionStart keeper) is stopped at cleanup. */
-const httpStates: string[] = [];
-
-/** The pid of the project's HTTP broker as its http.json records it (undefined: none started yet). */
-export function httpBrokerPid(p: Pick<E2eProject, 'httpState'>): number | undefined {
-  if (!p.httpState || !existsSync(p.httpState)) return undefined;
-  return (JSON.parse(readFileSync(p.httpState, 'utf8')) as { pid?: number }).pid;
-}
-
-function stopHttpBrokers(): void {
-  for (const file of httpStates.splice(0)) {
-    const pid = httpBrokerPid({ httpState: file });
-    if (pid === undefined) continue;
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // gone already
-    }
-  }
-}
-
 export function cleanupRoots(): void {
-  stopHttpBrokers();
   // The file's branches go with it (retiring ones would wait out their grace on the shared test server, and the next
   // files' server-wide gc would drop them: slow, and noise in what those files assert).
   for (const p of made.splice(0)) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
@@ -111,9 +89,6 @@ export interface E2eProject {
   /** `pgx agent install claude --json`'s result, and what it said on stderr (progress). */
   install: Record<string, unknown>;
   installStderr: string;
-  transport: 'command' | 'http';
-  /** --transport http: the user's http.json (port, secret, the broker's pid), in this project's own runtime dir. */
-  httpState?: string;
 }
 
 /**
@@ -130,13 +105,7 @@ export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
  * `env`: more environment for the project's own `pgx` calls AND claude's (e.g. a PATH with a user's `claude` on it,
  * PGX_VERIFIED_CLAUDE_CODE); `installArgs`: more flags for `pgx agent install claude`, whose JSON result is kept.
  */
-/**
- * `transport: 'http'` (or PGX_E2E_TRANSPORT=http for every test) installs with `--transport http`: PreToolUse,
- * SubagentStart and SubagentStop then reach the user's HTTP broker (decision 223), which has a runtime dir of the
- * project's own (XDG_RUNTIME_DIR), so its http.json and broker are this test's, stopped by cleanupRoots.
- */
-export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[]; beforeInstall?: (cwd: string) => void; transport?: 'command' | 'http' }): E2eProject {
-  const transport = opts.transport ?? (process.env.PGX_E2E_TRANSPORT === 'http' ? 'http' : 'command');
+export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[]; beforeInstall?: (cwd: string) => void }): E2eProject {
   const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
   roots.push(root);
   const cwd = join(root, 'project');
@@ -153,24 +122,20 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   mkdirSync(bin);
   symlinkSync(LAUNCHER, join(bin, 'pgx'));
   const PATH = [bin, ...(opts.env?.PATH ? [opts.env.PATH] : [dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'])].join(':');
-  const runtime = join(root, 'run');
-  if (transport === 'http') mkdirSync(runtime, { mode: 0o700 });
-  const base: Record<string, string> = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}), ...(transport === 'http' ? { XDG_RUNTIME_DIR: runtime } : {}), ...opts.env, PATH };
+  const base: Record<string, string> = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}), ...opts.env, PATH };
   const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   // Long enough for the verification install runs on an unverified Claude Code on PATH (under 2 minutes).
   opts.beforeInstall?.(cwd); // e.g. `git init`: the install keeps settings.local.json out of a repository
-  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(transport === 'http' ? ['--transport', 'http'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
+  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
   made.push({ cwd, env });
-  const httpState = transport === 'http' ? join(runtime, 'pgx', 'http.json') : undefined;
-  if (httpState) httpStates.push(httpState);
   const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
   const settings = JSON.parse(readFileSync(join(cwd, '.claude', 'settings.json'), 'utf8'));
   const localFile = join(cwd, '.claude', 'settings.local.json');
   const localSettings = existsSync(localFile) ? JSON.parse(readFileSync(localFile, 'utf8')) : undefined;
   if (opts.trusted !== false) trustWorkspace({ home, cwd });
-  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings, install: installResult, installStderr: install.stderr, transport, ...(httpState ? { httpState } : {}) };
+  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings, install: installResult, installStderr: install.stderr };
 }
 
 export function pgx(p: E2eProject, args: string[]): RunResult {

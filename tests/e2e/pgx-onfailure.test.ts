@@ -25,9 +25,8 @@ describe.skipIf(!claudeBin)(`a dying PreToolUse hook with real Claude Code ${CLA
     const source = await makeSource();
     try {
       for (const installed of [true, false]) {
-        // A hook PROCESS that dies: the command transport's PreToolUse (over HTTP no process starts; a killed
-        // broker is tests/e2e/pgx-http.test.ts), whatever PGX_E2E_TRANSPORT says.
-        const p = makeE2eProject({ source, transport: 'command' });
+        // A hook PROCESS that dies (a broker that dies after taking the payload: tests/blackbox/shell-hooks.test.ts).
+        const p = makeE2eProject({ source });
         const settingsFile = join(p.cwd, '.claude', 'settings.json');
         const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
         const entry = settings.hooks.PreToolUse[0].hooks[0];

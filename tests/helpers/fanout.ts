@@ -1,5 +1,5 @@
-// The end of a fan-out test, the same for each transport (tests/blackbox/hooks-broker-fanout.test.ts over the socket
-// broker, hooks-http-fanout.test.ts over HTTP): every agent's branch created and retired, then nothing left.
+// The end of a fan-out test (tests/blackbox/hooks-broker-fanout.test.ts, through the broker):
+// every agent's branch created and retired, then nothing left.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';

@@ -1,28 +1,41 @@
-// Which broker a hook reaches (src/broker/protocol.ts): one per user environment, never another environment's.
+// Which broker a hook reaches (src/broker/protocol.ts): one per user, build and launcher, whatever the environment
+// (decision 442); where its socket lives (decision 443).
 import { mkdirSync, mkdtempSync, chmodSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { socketKey, environmentMaterial, requestVars, socketDir, socketPath } from '../../src/broker/protocol.js';
+import { socketKey, environmentMaterial, requestEnv, socketDir, socketDirPath, socketPath, MAX_SOCKET_DIR } from '../../src/broker/protocol.js';
 
 const base = { HOME: '/home/u', PATH: '/usr/bin', PGX_HOME: '/home/u/.pgx', PGX_DATABASE_URL: 'postgres://a@h/db' };
 const fp = (env: NodeJS.ProcessEnv, launcher = '/opt/pgx/bin/pgx.js') => socketKey(environmentMaterial(env, launcher));
 
 describe('broker fingerprint', () => {
-  it('per-call variables (project dir, session, AI_AGENT, CLAUDECODE, env file) do not pick another broker: the request carries them', () => {
-    const a = fp({ ...base, AI_AGENT: 'claude-code_2-1-328_harness', CLAUDE_PROJECT_DIR: '/p1', CLAUDE_CODE_SESSION_ID: 's1' });
-    const b = fp({ ...base, AI_AGENT: 'claude-code_2-1-328_agent', CLAUDE_PROJECT_DIR: '/p2', CLAUDE_CODE_SESSION_ID: 's2', CLAUDECODE: '1', CLAUDE_ENV_FILE: '/x' });
-    expect(a).toBe(b);
-    expect(requestVars({ ...base, AI_AGENT: 'x', CLAUDE_PROJECT_DIR: '/p' })).toEqual({ AI_AGENT: 'x', CLAUDE_PROJECT_DIR: '/p' });
+  it('no variable of the environment picks another broker: the request carries the whole environment', () => {
+    const a = fp(base);
+    for (const changed of [{ PGX_DATABASE_URL: 'postgres://b@h/db' }, { PGX_HOME: '/other' }, { PGHOST: 'x', PGUSER: 'y', PGSSLMODE: 'require' }, { HOME: '/home/v' }, { PATH: '/bin' }, { PGX_POOL: '0' }, { AI_AGENT: 'claude-code_2-1-328_agent', CLAUDE_PROJECT_DIR: '/p2', CLAUDECODE: '1' }]) {
+      expect(fp({ ...base, ...changed }), JSON.stringify(changed)).toBe(a);
+    }
+    expect(requestEnv({ ...base, AI_AGENT: 'x', GONE: undefined })).toEqual({ ...base, AI_AGENT: 'x' });
   });
 
-  it('any variable pgx reads, the launcher, picks another broker', () => {
-    const a = fp(base);
-    for (const changed of [{ PGX_DATABASE_URL: 'postgres://b@h/db' }, { PGX_HOME: '/other' }, { PGHOST: 'x' }, { HOME: '/home/v' }, { PATH: '/bin' }, { PGX_POOL: '0' }, { SHELL: '/bin/zsh' }, { XDG_CONFIG_HOME: '/c' }]) {
-      expect(fp({ ...base, ...changed }), JSON.stringify(changed)).not.toBe(a);
-    }
-    expect(fp(base, '/elsewhere/bin/pgx.js')).not.toBe(a);
-    expect(a).toMatch(/^[0-9a-f]{24}$/);
+  it('the launcher picks another broker', () => {
+    expect(fp(base, '/elsewhere/bin/pgx.js')).not.toBe(fp(base));
+    expect(fp(base)).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it('where the sockets live: XDG_RUNTIME_DIR, a temporary directory the user set, $HOME/.pgx/run, /tmp/pgx-<uid>', () => {
+    const uid = process.getuid!();
+    expect(socketDirPath({ XDG_RUNTIME_DIR: '/run/user/7', TMPDIR: '/t', HOME: '/h' })).toBe('/run/user/7/pgx');
+    expect(socketDirPath({ TMPDIR: '/t/', HOME: '/h' })).toBe(`/t/pgx-${uid}`);
+    expect(socketDirPath({ TMP: '/t2', HOME: '/h' })).toBe(`/t2/pgx-${uid}`);
+    expect(socketDirPath({ HOME: '/home/u' })).toBe('/home/u/.pgx/run');
+    expect(socketDirPath({ XDG_RUNTIME_DIR: 'relative', TMPDIR: 'rel', HOME: '/home/u' })).toBe('/home/u/.pgx/run');
+    // a home too long for a socket path under it: /tmp, where the directory must then prove itself private
+    const longHome = '/' + 'h'.repeat(MAX_SOCKET_DIR - 9);
+    expect(socketDirPath({ HOME: longHome })).toBe(`/tmp/pgx-${uid}`);
+    expect(socketDirPath({ HOME: longHome.slice(0, -1) })).toBe(`${longHome.slice(0, -1)}/.pgx/run`);
+    expect(socketPath(socketDirPath({ HOME: longHome.slice(0, -1) })!, 'a'.repeat(24))).toBeDefined();
+    expect(socketDirPath({})).toBe(`/tmp/pgx-${uid}`);
   });
 
   it('the socket directory: created 0700; refused when others can enter it or it is a link', () => {

@@ -756,3 +756,53 @@ describe('portable hook commands, run by sh on a machine without pgx on PATH', (
     expect(r.stdout).toBe(`args=agent hook pre-tool-use\n${JSON.stringify(subagentBash)}`);
   });
 });
+
+/**
+ * What `install --transport http` (retired: decision 444) wrote: HTTP entries for PreToolUse, SubagentStart,
+ * SubagentStop and UserPromptSubmit, the sh keepers, and the secret in `env`; command entries elsewhere.
+ */
+function oldHttpInstall(userHook: Handler): Settings {
+  const url = (cli: string) => `http://127.0.0.1:41234/hook/${cli}?project=%2Fp`;
+  const http = (cli: string, timeout: number, onFailure?: string) => ({ type: 'http', url: url(cli), headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' }, allowedEnvVars: ['PGX_HOOK_SECRET'], timeout, ...(onFailure ? { onFailure } : {}) });
+  const keeper = (cli: string, wait = false) => ({ type: 'command', command: `: pgx http keeper for ${cli}; f='/run/user/0/pgx/http.json'; exit 0`, timeout: wait ? 10 : 5, ...(wait ? {} : { async: true }) });
+  const cmd = (cli: string, timeout: number) => ({ type: 'command', command: hookCommand(LAUNCHER, cli), timeout });
+  return {
+    env: { PGX_HOOK_SECRET: 'a'.repeat(64), OTHER: 'kept' },
+    hooks: {
+      SessionStart: [{ hooks: [cmd('session-start', 30) as Handler] }, { hooks: [keeper('session-start', true) as Handler] }],
+      UserPromptSubmit: [{ hooks: [http('user-prompt-submit', 10) as never] }, { hooks: [keeper('user-prompt-submit') as Handler] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [userHook, http('pre-tool-use', 60, 'block') as never] }, { matcher: 'Bash', hooks: [keeper('pre-tool-use') as Handler] }],
+      SubagentStart: [{ hooks: [http('subagent-start', 60) as never] }],
+      SubagentStop: [{ hooks: [http('subagent-stop', 30) as never] }],
+      SessionEnd: [{ hooks: [cmd('session-end', 10) as Handler] }],
+    },
+  };
+}
+
+describe('an install of the retired HTTP transport (decision 444)', () => {
+  const userHook: Handler = { type: 'command', command: 'my-audit-hook', timeout: 5 };
+
+  it('install moves it back to command hooks: one rewriter in the HTTP entry\'s place, keepers and secret gone, and says so', () => {
+    const plan = planInstall(JSON.stringify(oldHttpInstall(userHook)), { launcher: LAUNCHER });
+    const s = JSON.parse(plan.text) as Settings;
+    expect(plan.httpRemoved).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop', 'env.PGX_HOOK_SECRET']);
+    expect(s.env).toEqual({ OTHER: 'kept' });
+    const all = Object.values(s.hooks!).flatMap((gs) => gs.flatMap((g) => g.hooks));
+    expect(all.filter((h) => h.type === 'http' || /pgx http keeper/.test(h.command))).toEqual([]);
+    // the command entry took the HTTP entry's very place, beside the user's own hook
+    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [userHook, { type: 'command', command: hookCommand(LAUNCHER, 'pre-tool-use'), timeout: 60, onFailure: 'block' }] }]);
+    for (const [event, e] of Object.entries(EXPECTED)) expect(all.filter((h) => h.command === hookCommand(LAUNCHER, e.cli)), event).toHaveLength(1);
+    // and again: nothing left to remove
+    expect(planInstall(plan.text, { launcher: LAUNCHER }).httpRemoved).toBeUndefined();
+  });
+
+  it('uninstall removes its entries, keepers and secret; a PGX_HOOK_SECRET beside no HTTP entry is the user\'s own', () => {
+    const u = planUninstall(JSON.stringify(oldHttpInstall(userHook)));
+    const s = JSON.parse(u.text) as Settings;
+    expect(s.env).toEqual({ OTHER: 'kept' });
+    expect(s.hooks).toEqual({ PreToolUse: [{ matcher: 'Bash', hooks: [userHook] }] });
+    expect(u.removed).toContain('env.PGX_HOOK_SECRET');
+    const own = planUninstall(JSON.stringify({ env: { PGX_HOOK_SECRET: 'mine' } }));
+    expect(own.changed).toBe(false);
+  });
+});

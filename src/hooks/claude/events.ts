@@ -1,5 +1,5 @@
 // The six Claude Code hook events pgx answers: each one's settings name, the name `pgx agent hook <event>` takes,
-// its matcher, its timeout, its onFailure and what the HTTP transport makes of it, in one table, and the deadline pgx answers by. The installer's settings
+// its matcher, its timeout and its onFailure, in one table, and the deadline pgx answers by. The installer's settings
 // entries and the plugin's hooks.json are both made from it (settings-entries.ts; decisions/311-one-event-table.md),
 // the hook runner and the light entry (fast-path.ts) read their deadlines from it. Its own module, importing
 // nothing: the light entry loads it on every hook.
@@ -19,24 +19,20 @@ export const ON_FAILURE_SINCE = '2.1.295';
 
 const TABLE = [
   // Creates/attaches the session's state; may have to start the local server on a cold machine.
-  // Over HTTP (`--transport http`) it also starts the HTTP broker, or checks it runs, and waits for it (keeper 'wait').
-  { event: 'SessionStart', cli: 'session-start', timeout: 30, keeper: 'wait' },
+  { event: 'SessionStart', cli: 'session-start', timeout: 30 },
   // Cheap bookkeeping on every prompt; keep it from ever holding up the user for long.
-  // Over HTTP it is an http entry too: it fires once per subagent as well (21 times in a 20-subagent fan-out), and as
-  // a node command it kept the fan-out at 2.85× of `cat` hooks, against 1.72× over HTTP (decision 228). It fails open
-  // (no onFailure): a missed heartbeat or a handoff told one prompt later isolates nothing. Its async keeper restarts
-  // a dead HTTP broker (keeper 'async': never blocks, never rewrites).
-  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10, http: true, keeper: 'async' },
+  // It fires once per subagent as well (21 times in a 20-subagent fan-out): the launcher's sh part hands it to the
+  // broker with no node process (decision 441). It fails open (no onFailure): a missed heartbeat or a handoff told
+  // one prompt later isolates nothing.
+  { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
   // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
   // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
   // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
-  // Over HTTP the one rewriter is an http entry (never beside the command one: two rewriters, the last wins), and an
-  // async keeper restarts a dead broker so that only the call that found it dead is blocked (decision 222).
-  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: ON_FAILURE_BLOCK, http: true, keeper: 'async' },
+  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: ON_FAILURE_BLOCK },
   // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
-  { event: 'SubagentStart', cli: 'subagent-start', timeout: 60, http: true },
+  { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
   // Records/retires the subagent's branch.
-  { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30, http: true },
+  { event: 'SubagentStop', cli: 'subagent-stop', timeout: 30 },
   // SessionEnd hooks share one budget of 1.5 s (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS, default 1500) and a
   // per-hook timeout is capped by it, so 10 s only matters where a user raised that budget. pgx only marks the
   // session's branches retired here (cheap); cleanup happens later, so being cut off at 1.5 s is harmless.
@@ -56,16 +52,6 @@ export interface HookEntry {
   /** Seconds. */
   timeout: number;
   onFailure?: typeof ON_FAILURE_BLOCK;
-  /**
-   * Claude Code sends it as an HTTP hook (`--transport http`): SessionStart never fires over HTTP, and SessionEnd's
-   * 1.5 s budget and discarded output gain nothing from it (decision 223).
-   */
-  http?: true;
-  /**
-   * Over HTTP, a command entry of its own here keeps the HTTP broker up: 'wait' starts it and waits for it,
-   * 'async' restarts it when it is gone without holding anything up (decision 222).
-   */
-  keeper?: 'wait' | 'async';
 }
 
 /** The six hooks pgx installs. Timeouts are in seconds (Claude Code's unit). */

@@ -15,7 +15,7 @@ import { hookDeadlineMs, isHookEvent } from './events.js';
 import { pgxHome } from '../../project/home.js';
 import { hasHandoff } from './handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
-import { requestVars } from '../../broker/protocol.js';
+import { requestEnv } from '../../broker/protocol.js';
 import { parseRoutedExec } from '../../exec/exec-argv.js';
 import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 
@@ -65,7 +65,7 @@ export async function lightHook(event: string): Promise<string | undefined> {
     if (refuseHookInsideRoutedCommand()) return undefined;
     if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
     const deadline = hookDeadlineMs(event);
-    const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), vars: requestVars(process.env) }, deadline + 1500);
+    const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), env: requestEnv(process.env) }, deadline + 1500);
     const answer = asked?.answer;
     let print: string | undefined;
     if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
@@ -90,8 +90,7 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   // A Codex session's command in Codex's default sandbox: no socket opens there (decision 203), the broker's neither.
   // The in-process exec runs it unrouted at once, with its warning, without trying a connect (decision 205).
   if (routed.session !== undefined && process.env.CODEX_SANDBOX_NETWORK_DISABLED === '1') return false;
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const env = requestEnv(process.env);
   let cwd: string;
   try {
     cwd = process.cwd();
@@ -102,7 +101,7 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
   const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
   const who = routed.agent !== undefined ? { agent: routed.agent } : { session: routed.session };
-  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, vars: requestVars(process.env), env, command: routed.command, pid: process.pid }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
+  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, env, command: routed.command, pid: process.pid }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {

@@ -7,6 +7,7 @@ import { describeError } from '../../lib/errors.js';
 import { attachOrEnsure, withEngine, type ChangeSummary, type OpenOptions } from '../../engine/api.js';
 import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
+import { socketDirProblem } from '../../broker/protocol.js';
 import type { ConnParams } from '../../server/db.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
@@ -27,6 +28,8 @@ export interface HookEnv {
   engine: OpenOptions;
   launcher: string;
   shell: string;
+  /** The hook process's environment (the broker's requester's, not the broker's own: decision 442). */
+  env: NodeJS.ProcessEnv;
   envFile?: string;
   /** The running Claude Code's version (claude-version.ts), when it says. */
   claudeCode?: string;
@@ -118,7 +121,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     const ensured = await attachOrEnsure(h.config, subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }), h.engine);
     const params: RewriteParams = { launcher: h.launcher, agentId: p.agent_id, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
     // A version not built in costs one small read (the verdict record); the hot path reads nothing else for it.
-    const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
+    const askUnverified = h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, h.env, h.config.home);
     const decision = askUnverified ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') } : {};
     const ticket = () => issueTicket(h.config.home, { agentId: p.agent_id! }, params.projectDir, [params.shell, '-c', original(command, params)]);
     const plan = planSubagentBash(command, params);
@@ -159,7 +162,7 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   async run(p, h) {
     const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
-    if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config));
+    if (r.method === 'claim' || r.method === 'clone') (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config, h.env));
     const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     // What it is a copy of (engine/fork.ts, freeze.ts): everything the session's branch had committed when this
     // subagent started, or (said in one sentence) why not.
@@ -247,18 +250,19 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     // user's choice, rely on an unverified rewrite).
     // An unverified version with no verdict yet: `pgx agent verify claude` starts in the background (once: a marker
     // per version), and the session asks as before until it records a verdict.
-    const verified = isVerifiedClaudeCode(h.claudeCode, process.env, h.config.home);
+    const verified = isVerifiedClaudeCode(h.claudeCode, h.env, h.config.home);
     const running = !verified && h.claudeCode !== undefined && startVerificationIfNeeded(h.config.home, h.claudeCode, h.launcher) !== 'none';
-    const versionNote = verified ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode, running) };
-    startPoolFill(h.config); // warm the pool (and the template) before the first subagent asks, off this hook's path
-    startBrokerIfNone(h.launcher); // the session's later hooks and routed commands hand their work to it
+    const versionNote: { systemMessage?: string } = verified ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode, running) };
+    startPoolFill(h.config, h.env); // warm the pool (and the template) before the first subagent asks, off this hook's path
+    const brokerWarning = startBrokerIfNone(h.launcher, h.env); // the session's later hooks and routed commands hand their work to it
+    if (brokerWarning) versionNote.systemMessage = [versionNote.systemMessage, brokerWarning].filter(Boolean).join(' ');
     const verifyLine = running ? ` ${verifyingContext(h.claudeCode!)}` : '';
     if (!h.config.sessionBranch) {
       const output = running ? { ...versionNote, hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: verifyingContext(h.claudeCode!) } } : 'systemMessage' in versionNote ? versionNote : undefined;
       return { output, outcome: `skipped:session_branch=false${running ? ':verifying' : ''}` };
     }
     const r = await withEngine(h.config, (e) => e.ensure(sessionTarget(p)), h.engine);
-    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role });
+    if (h.envFile) writeEnvFile(h.envFile, r.conn, h.config.home, { branchRole: !!r.record.role, serverUrl: h.env.PGX_DATABASE_URL });
     return {
       output: {
         ...versionNote,
@@ -300,10 +304,18 @@ function verifyingContext(version: string): string {
   return `pgx is verifying Claude Code ${version} on this machine (\`pgx agent verify claude\`, in the background); until it records a verdict, each routed subagent Bash command asks for approval.`;
 }
 
-/** Spawns this environment's broker (detached) unless its socket is there; a stale socket is the next hook's to fix. */
-function startBrokerIfNone(launcher: string): void {
-  const addr = brokerAddress(process.env, launcher, true);
-  if (addr && !existsSync(addr.path)) void startBroker(addr, launcher);
+/**
+ * Spawns this user's broker (detached) unless its socket is there; a stale socket is the next hook's to fix. Returns
+ * the warning for the user when its socket directory is not private (decision 443): hooks then work in their own
+ * processes, and the user is told why, once per session.
+ */
+function startBrokerIfNone(launcher: string, env: NodeJS.ProcessEnv): string | undefined {
+  const addr = brokerAddress(env, launcher, true);
+  if (addr && !existsSync(addr.path)) void startBroker(addr, launcher, env);
+  const problem = addr ? undefined : socketDirProblem(env);
+  if (!problem) return undefined;
+  const whose = problem.owner !== undefined && problem.owner !== process.getuid?.() ? `it belongs to uid ${problem.owner}, not you` : 'it is a link or open to others';
+  return `pgx WARNING: ${problem.dir}, where pgx's broker keeps its socket, is not a private directory of yours (${whose}), so pgx does not use it: every hook and routed command does its work in its own process (slower, still isolated). Run \`pgx agent doctor\`.`;
 }
 
 function removeSessionPassfiles(config: Config, sessionId: string): void {
@@ -312,13 +324,13 @@ function removeSessionPassfiles(config: Config, sessionId: string): void {
 }
 
 /** Exports for the session's later Bash commands. The password goes into a 0600 passfile, never into the env file. */
-function writeEnvFile(envFile: string, conn: ConnParams, home: string, o: { branchRole: boolean }): void {
+function writeEnvFile(envFile: string, conn: ConnParams, home: string, o: { branchRole: boolean; serverUrl?: string }): void {
   // The same variables exec gives a routed command (libpqEnv), minus the password, which goes to a passfile.
   const vars = libpqEnv({}, { ...conn, password: undefined });
   // With a branch role, the admin URL Claude Code may have inherited (PGX_DATABASE_URL, password included) is taken
   // out of the session's Bash environment too: the shells get a 0600 file naming it instead, which the routed
   // `pgx agent exec` (itself run by those shells) reads and never passes on (libpqEnv).
-  const urlFile = o.branchRole && process.env.PGX_DATABASE_URL ? writeServerUrlFile(home, process.env.PGX_DATABASE_URL) : undefined;
+  const urlFile = o.branchRole && o.serverUrl ? writeServerUrlFile(home, o.serverUrl) : undefined;
   const unset = [...LIBPQ_TARGETING_VARS.filter((k) => vars[k] === undefined), ...(urlFile ? ['PGX_DATABASE_URL'] : [])];
   const lines = [`unset ${unset.join(' ')}`, ...Object.entries(vars).map(([k, v]) => `export ${k}=${q(v!)}`)];
   if (urlFile) lines.push(`export PGX_DATABASE_URL_FILE=${q(urlFile)}`);

@@ -19,7 +19,7 @@ function pidFile(config: Config): string {
 }
 
 /** Spawns the filler unless the pool is off or one is already running. Never throws: the hook's answer comes first. */
-export function startPoolFill(config: Config): 'started' | 'running' | 'off' | 'failed' {
+export function startPoolFill(config: Config, env: NodeJS.ProcessEnv = process.env): 'started' | 'running' | 'off' | 'failed' {
   if (config.pool.size === 0) return 'off';
   const file = pidFile(config);
   try {
@@ -30,7 +30,7 @@ export function startPoolFill(config: Config): 'started' | 'running' | 'off' | '
   const started = spawnDetachedOnce(file, {
     command: process.execPath,
     args: [process.argv[1]!, 'agent', 'pool', 'fill', '--background', '--cwd', config.projectDir],
-    env: process.env,
+    env, // the hook's (the broker's requester's), not the broker's own
     held: (text) => {
       const pid = Number(text.trim());
       return pid > 0 && pidAlive(pid);

@@ -158,7 +158,7 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     // A command hook's process ends at its deadline: a large frozen copy is made by a detached freezer (the broker
     // lives on, and makes it itself).
     const freezer = ctx.reuse ? {} : { freezeElsewhere: freezeElsewhere(config) };
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env), envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env), env: ctx.env, envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };

@@ -3,7 +3,6 @@
 // (scripts/plugins-sync.mjs, pluginHooksText) are produced from, and what the hook runner (run.ts), the installer and
 // doctor read back (docs/pgx/local-dev/decisions/311-one-event-table.md). Here beside the table, so that the hooks
 // need nothing of install/.
-import { forwardedHeader } from '../../broker/protocol.js';
 import { isPlainObject, serializeSettings, type JsonObject } from '../../lib/settings-file.js';
 import { shellQuote } from '../../lib/shell.js';
 import { HOOK_EVENTS, type HookEntry, type HookEvent } from './events.js';
@@ -104,70 +103,14 @@ export function pluginHooksText(): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The HTTP transport (`pgx agent install claude --transport http`; decisions 221, 222, 223)
+// The retired HTTP transport (decisions 223, 444): its entries and keepers are only recognised, for install to move
+// them back to command hooks, uninstall to remove them and the doctor to flag them.
 
-/** An HTTP entry of pgx's: Claude Code POSTs to the user's HTTP broker. Group 1 is the cli name. */
+/** An HTTP entry of pgx's (Claude Code POSTed to the HTTP broker). Group 1 is the cli name. */
 export const PGX_HOOK_URL_RE = new RegExp(`^http://127\\.0\\.0\\.1:[0-9]{1,5}/hook/(${CLI_NAMES})(\\?.*)?$`);
 
-export interface HttpHandler {
-  type: 'http';
-  url: string;
-  headers: Record<string, string>;
-  allowedEnvVars: string[];
-  timeout: number;
-  onFailure?: HookEntry['onFailure'];
-}
-
-/**
- * The HTTP entry for one row: the port is fixed now (Claude Code never interpolates a url), the project rides in the
- * url (no header can name it; the user's file serves every project and names none). The secret is sent as a `$VAR`
- * (`secretVar`), so that the file holds only its name in the headers; `forwarded` are pgx's variables that may differ
- * per session while one broker serves them all (broker/http.ts FORWARDED_VARS). The timeout is the row's, above the
- * hook's own deadline (80% of it), so a broker that hangs past it is still pgx's deny first, and a block after.
- */
-export function httpHandler(entry: HookEntry, opts: { port: number; projectDir?: string; secretVar: string; forwarded: readonly string[] }): HttpHandler {
-  const query = opts.projectDir !== undefined ? `?project=${encodeURIComponent(opts.projectDir)}` : '';
-  const headers: Record<string, string> = { Authorization: `Bearer $${opts.secretVar}` };
-  for (const v of opts.forwarded) headers[forwardedHeader(v)] = `$${v}`;
-  const handler: HttpHandler = { type: 'http', url: `http://127.0.0.1:${opts.port}/hook/${entry.cli}${query}`, headers, allowedEnvVars: [opts.secretVar, ...opts.forwarded], timeout: entry.timeout };
-  if (entry.onFailure) handler.onFailure = entry.onFailure;
-  return handler;
-}
-
-/** The keeper's first words, naming the row it was written for. Group 1 is the cli name. */
+/** The HTTP broker's keeper, by its first words, naming the row it was written for. Group 1 is the cli name. */
 export const KEEPER_COMMAND_RE = new RegExp(`^: pgx http keeper for (${CLI_NAMES});`);
-
-export interface KeeperHandler {
-  type: 'command';
-  command: string;
-  timeout: number;
-  async?: true;
-}
-
-/**
- * The keeper: plain sh (no node: it runs beside every Bash call and prompt), that reads the broker's pid from
- * http.json and, when `kill -0` says it is gone, starts `pgx agent broker serve-http` detached. It always exits 0
- * and prints nothing, so it never blocks or rewrites; 'async' ones are not even waited for (and `onFailure` does not
- * apply to them). 'wait' (SessionStart) waits up to 5 s for the new broker to write its pid, so the session's first
- * subagent finds it up. When http.json is gone (a reboot empties $XDG_RUNTIME_DIR), it is written again from the
- * port fixed here and the secret in this file's `env`, so the url stays right: only in a directory of this user's
- * that is no link, and 0600 (umask 077); a secret that isn't 64 hex digits is never written.
- */
-export function keeperHandler(entry: HookEntry & { keeper: 'wait' | 'async' }, opts: { launcher: string; stateFile: string; port: number; secretVar: string }): KeeperHandler {
-  checkLauncher(opts.launcher);
-  const f = shellQuote(opts.stateFile);
-  const pid = `p=$(sed -n 's/.*"pid":\\([0-9][0-9]*\\).*/\\1/p' "$f" 2>/dev/null)`;
-  // A killed broker stays a zombie until its new parent (init) reaps it, and kill -0 says a zombie is alive: where
-  // /proc says so (Linux), it counts as gone (measured: about 1 s here under a busy PID 1).
-  const alive = `[ -n "$p" ] && kill -0 "$p" 2>/dev/null && ! { read -r z </proc/$p/stat && case "$z" in *") Z "*) true ;; *) false ;; esac; } 2>/dev/null`;
-  const restore = `[ -f "$f" ] || case "\${${opts.secretVar}:-x}" in *[!0-9a-f]*) ;; *) d=\${f%/*}; (umask 077; mkdir -p "$d" && [ -O "$d" ] && [ ! -L "$d" ] && [ \${#${opts.secretVar}} = 64 ] && printf '{"port":${opts.port},"secret":"%s"}\\n' "$${opts.secretVar}" > "$f") ;; esac`;
-  const start = `if command -v setsid >/dev/null 2>&1; then s=setsid; else s=nohup; fi; (cd / && exec $s ${shellQuote(opts.launcher)} agent broker serve-http </dev/null >/dev/null 2>&1 &)`;
-  const wait = entry.keeper === 'wait' ? `; i=0; while [ $i -lt 50 ]; do sleep 0.1; ${pid}; ${alive} && break; i=$((i+1)); done` : '';
-  const command = `: pgx http keeper for ${entry.cli}; f=${f}; ${pid}; ${alive} && exit 0; ${restore}; ${start}${wait}; exit 0`;
-  const handler: KeeperHandler = { type: 'command', command, timeout: entry.keeper === 'wait' ? 10 : 5 };
-  if (entry.keeper === 'async') handler.async = true;
-  return handler;
-}
 
 /** What kind of pgx handler it is: a hook command, an HTTP entry, or the HTTP broker's keeper. */
 export type PgxHandlerKind = 'command' | 'http' | 'keeper';

@@ -111,7 +111,7 @@ export const subagentStart: Handler<typeof P.codexSubagentStartSchema> = {
 export const sessionStart: Handler<typeof P.codexSessionStartSchema> = {
   schema: P.codexSessionStartSchema,
   async run(_p, h) {
-    startPoolFill(h.config);
+    startPoolFill(h.config, h.env);
     return { outcome: 'ok' };
   },
   onError: () => ({ outcome: 'error' }),
