@@ -1,20 +1,31 @@
 #!/bin/sh
-":" //; # A sh/JS polyglot (decision 230): sh runs the lines that start with ":" //; and node reads each as a string
-":" //; # and a comment. sh takes only the PreToolUse rewrite's exact `agent exec --agent <id> --cwd <dir> -- <cmd…>`:
-":" //; # it asks this environment's broker over its shell socket (src/broker/shell-launcher.ts; curl, Linux /proc),
-":" //; # evaluates the answer (the branch's variables set, the decoys unset; or the refusal and its exit code) and
-":" //; # execs the command, so its status and signals are its own. Anything else, or any doubt, execs node below.
+":" //; # A sh/JS polyglot (decisions 230, 441): sh runs the lines that start with ":" //; and node reads each as a string
+":" //; # and a comment. sh takes two forms to this user's broker (src/broker/shell-launcher.ts; curl, Linux /proc) and
+":" //; # starts no node for them: the PreToolUse rewrite's exact `agent exec --agent <id> --cwd <dir> -- <cmd…>` (it evals
+":" //; # the answer and execs the command, so its status and signals are its own), and `agent hook <event>` (it sends
+":" //; # stdin, unread, and prints the answer). A refused request leaves stdin unread (Expect: 100-continue); anything
+":" //; # else, or any doubt, execs node below. Once the broker read a hook's stdin, no answer is a PreToolUse deny.
 ":" //; __pgx_sh() {
-":" //;   [ "$1" = agent ] && [ "$2" = exec ] && [ "$3" = --agent ] && [ "$5" = --cwd ] && [ "$7" = -- ] && [ $# -gt 7 ] || return 0
+":" //;   if [ "$1" = agent ] && [ "$2" = exec ] && [ "$3" = --agent ] && [ "$5" = --cwd ] && [ "$7" = -- ] && [ $# -gt 7 ]; then __pgx_m=
+":" //;   elif [ $# = 3 ] && [ "$1" = agent ] && [ "$2" = hook ]; then case $3 in pre-tool-use|subagent-start) __pgx_m=54;; subagent-stop) __pgx_m=27;; user-prompt-submit|session-end) __pgx_m=9;; *) return 0;; esac
+":" //;     case ${PGX_HOOK_DEADLINE_MS-} in '') ;; *[!0-9]*) return 0;; *) __pgx_m=$((PGX_HOOK_DEADLINE_MS / 1000 + 2));; esac
+":" //;   else return 0; fi
 ":" //;   case ${PGX_SHELL_LAUNCHER-}/${PGX_BROKER-} in 0/*|[Oo][Ff][Ff]/*|*/0|*/[Oo][Ff][Ff]|*/[Ff][Aa][Ll][Ss][Ee]|*/[Nn][Oo]) return 0;; esac
-":" //;   case $0 in /*/bin/pgx.js) ;; *) return 0;; esac
-":" //;   [ -r /proc/self/status ] && [ -r "${0%/bin/pgx.js}/dist/build-id" ] && command -v curl >/dev/null 2>&1 || return 0
-":" //;   read -r __pgx_b < "${0%/bin/pgx.js}/dist/build-id" || return 0
+":" //;   __pgx_l=$0; case $__pgx_l in /*/bin/pgx.js) ;; /*) __pgx_l=$(readlink -f -- "$0" 2>/dev/null) && case $__pgx_l in /*/bin/pgx.js) ;; *) return 0;; esac || return 0;; *) return 0;; esac
+":" //;   [ -r /proc/self/status ] && [ -r "${__pgx_l%/bin/pgx.js}/dist/build-id" ] && command -v curl >/dev/null 2>&1 || return 0
+":" //;   read -r __pgx_b < "${__pgx_l%/bin/pgx.js}/dist/build-id" || return 0
 ":" //;   __pgx_u=; while read -r __pgx_k __pgx_v __pgx_r; do [ "$__pgx_k" = Uid: ] && __pgx_u=$__pgx_v && break; done < /proc/self/status
-":" //;   case ${XDG_RUNTIME_DIR-} in /*) __pgx_d=$XDG_RUNTIME_DIR/pgx;; *) __pgx_t=${TMPDIR:-${TMP:-${TEMP:-/tmp}}}; __pgx_d=${__pgx_t%/}/pgx-$__pgx_u;; esac
+":" //;   __pgx_t=${TMPDIR:-${TMP:-${TEMP-}}}; __pgx_h=${HOME%/}; __pgx_d=/tmp/pgx-$__pgx_u
+":" //;   case ${XDG_RUNTIME_DIR-}:$__pgx_t:${HOME-} in /*) __pgx_d=$XDG_RUNTIME_DIR/pgx;; :/*) __pgx_d=${__pgx_t%/}/pgx-$__pgx_u;; ::/*) [ ${#__pgx_h} -le 59 ] && __pgx_d=$__pgx_h/.pgx/run;; esac
 ":" //;   [ -n "$__pgx_u" ] && [ -d "$__pgx_d" ] && [ ! -h "$__pgx_d" ] && [ -O "$__pgx_d" ] || return 0
 ":" //;   for __pgx_s in "$__pgx_d"/h-*.sock; do
 ":" //;     [ -S "$__pgx_s" ] && [ -O "$__pgx_s" ] || continue
+":" //;     if [ -n "$__pgx_m" ]; then
+":" //;       __pgx_a=$(curl -q -sf --noproxy '*' --max-time "$__pgx_m" --expect100-timeout "$__pgx_m" --unix-socket "$__pgx_s" -H 'Expect: 100-continue' -T - -X POST "http://pgx/hook?pid=$$&build=$__pgx_b&event=$3" 2>/dev/null); __pgx_c=$?
+":" //;       case $__pgx_c/$__pgx_a in 2/*|7/*|22/*) continue;; 0/*'# pgx: end') printf '%s' "${__pgx_a%'# pgx: end'}"; exit 0;; esac
+":" //;       [ "$3" = pre-tool-use ] && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pgx: its broker took the hook but did not answer, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`."}}'
+":" //;       exit 0
+":" //;     fi
 ":" //;     __pgx_a=$(curl -q -fs --noproxy '*' --max-time 120 --unix-socket "$__pgx_s" -G --data-urlencode "pid=$$" --data-urlencode "build=$__pgx_b" --data-urlencode "agent=$4" --data-urlencode "cwd=$6" http://pgx/exec 2>/dev/null) || continue
 ":" //;     case $__pgx_a in *'# pgx: end') ;; *) continue;; esac
 ":" //;     eval "$__pgx_a"

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{e as a,f as b,g as c,h as d,i as e,j as f,k as g,l as h}from"./chunk-IK7VIXDT.js";import"./chunk-LZ6MCC3V.js";import"./chunk-NLMHY7S7.js";import"./chunk-VH6HZZNA.js";export{a as FrozenCopyWaitError,b as activitySignature,d as forkViaFrozenCopy,e as freezeFor,f as freezeSessionState,g as gcFrozen,h as listFrozenCopies,c as unchangedAcross};
