@@ -98,6 +98,11 @@ export interface BrokerWork {
   exec(req: ExecRequest, ctx: RequestContext): Promise<BrokerResponse>;
   /** The rewrite's `agent exec --agent …` argv form (exec-argv.ts), for the shell launcher's requests (shell-launcher.ts). */
   parseExec: ParseExec;
+  /**
+   * May the launcher running as `pid` speak for a hook? No inside a routed command (a forged SubagentStop would retire
+   * another agent's branch: exec/routed-ancestry.ts); refused, its node fallback says why and exits 6.
+   */
+  hookAllowed(pid: number): boolean;
 }
 
 export interface BrokerHandle {
@@ -206,6 +211,7 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
     fp: address.fp,
     fpm: address.fpm,
     parseExec: opts.work.parseExec,
+    hookAllowed: opts.work.hookAllowed,
     respond: (req) => {
       requests++;
       inFlight++;

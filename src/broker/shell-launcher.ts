@@ -140,6 +140,7 @@ export async function serveShellLauncher(opts: {
   /** The broker's own launcher and user: a launcher's request of another (fpm) is refused before its body is read. */
   fpm: string;
   parseExec: ParseExec;
+  hookAllowed: (pid: number) => boolean;
   respond: (req: ShellExecRequest | ShellHookRequest) => Promise<BrokerResponse>;
 }): Promise<{ close(): Promise<void> }> {
   const refuse = (res: ServerResponse, why: string) => {
@@ -166,6 +167,7 @@ export async function serveShellLauncher(opts: {
     if (typeof pid === 'string') return pid;
     const request = hookRequestOfPid(pid, url.searchParams.get('event') ?? '', opts.fp);
     if (typeof request === 'string') return request;
+    if (!opts.hookAllowed(pid)) return 'a hook inside a routed command'; // the node fallback refuses it, saying why
     if (request.fpm !== opts.fpm) return 'another launcher';
     return request;
   };

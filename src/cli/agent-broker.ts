@@ -7,7 +7,7 @@ import { findBrokers, stopAllBrokers, type FoundBroker } from '../broker/invento
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
-import { isLauncherOf } from '../exec/routed-ancestry.js';
+import { confinementOf, isLauncherOf } from '../exec/routed-ancestry.js';
 import type { OpenOptions } from '../engine/api.js';
 import { answerHook } from '../hooks/claude/hook-entry.js';
 import { isHookEvent } from '../hooks/claude/events.js';
@@ -44,6 +44,7 @@ export const brokerWork: BrokerWork = {
     }
   },
   parseExec: parseRoutedExec,
+  hookAllowed: (pid) => confinementOf(pid).kind === 'free',
 };
 
 const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
