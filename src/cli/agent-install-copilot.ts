@@ -3,8 +3,7 @@
 import { resolve } from 'node:path';
 import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { SettingsFileError } from '../lib/settings-file.js';
-import { installConfig, refuseNonProject } from './install-config.js';
+import { installConfig, refuseNonProject, settingsErrors } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { copilotHome, installCopilot, uninstallCopilot, type CopilotScope } from '../install/copilot.js';
@@ -16,15 +15,6 @@ interface CopilotOpts {
   dryRun?: boolean;
   transport?: string;
   here?: boolean;
-}
-
-function settingsErrors<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof SettingsFileError) throw new PgxError('CONFIG_INVALID', e.message, e.hint);
-    throw e;
-  }
 }
 
 function copilotScope(opts: CopilotOpts): CopilotScope {

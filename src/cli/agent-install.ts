@@ -4,9 +4,9 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { installClaude, settingsPathFor, uninstallClaude, SettingsFileError, type Scope } from '../install/claude.js';
+import { installClaude, settingsPathFor, uninstallClaude, type Scope } from '../install/claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import { installConfig, refuseNonProject, removeInstallConfig, type ConfigRemoval } from './install-config.js';
+import { installConfig, refuseNonProject, removeInstallConfig, settingsErrors, type ConfigRemoval } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
 import { pgxHome } from '../project/home.js';
@@ -26,15 +26,6 @@ interface InstallOpts extends CommonOpts {
   rules?: boolean;
   verify?: boolean;
   here?: boolean;
-}
-
-function settingsErrors<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof SettingsFileError) throw new PgxError('CONFIG_INVALID', e.message, e.hint);
-    throw e;
-  }
 }
 
 export function registerInstallCommands(agent: Command): void {

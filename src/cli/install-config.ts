@@ -7,7 +7,8 @@ import { join, relative } from 'node:path';
 import { inspectScopes } from '../doctor/hooks-check.js';
 import { codexHome, codexHooksPathFor, planCodexHooks } from '../install/codex.js';
 import { copilotHome, copilotHooksPathFor, planCopilotHooks } from '../install/copilot.js';
-import { readSettingsFile } from '../lib/settings-file.js';
+import { readSettingsFile, SettingsFileError } from '../lib/settings-file.js';
+import { PgxError } from '../lib/errors.js';
 import { CONFIG_FILE, findConfigFile } from '../project/config.js';
 import { initProject, installWroteUnchanged } from '../project/init.js';
 import { isHomeOrRoot, requireProjectDir } from '../project/markers.js';
@@ -99,4 +100,14 @@ export function removeInstallConfig(dir: string, o: { dryRun?: boolean }): Confi
   if (left.length) return { config_removed: null, config_kept: `${found}: the pgx hooks in ${left.map((f) => (f.startsWith(projectDir + '/') ? relative(projectDir, f) : f)).join(', ')} still use it` };
   if (!o.dryRun) rmSync(found, { force: true });
   return { config_removed: found, config_kept: null };
+}
+
+/** A settings file pgx can't safely edit, as the CLI reports it (CONFIG_INVALID, exit 3), for every client's install. */
+export function settingsErrors<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof SettingsFileError) throw new PgxError('CONFIG_INVALID', e.message, e.hint);
+    throw e;
+  }
 }
