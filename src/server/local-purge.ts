@@ -41,6 +41,8 @@ const AGENT_ENTRIES: { re: RegExp; what: string }[] = [
   { re: /^pool-fill\.log$/, what: 'pool filler log' },
   { re: /^pool-fill-[A-Za-z0-9_.-]+\.pid$/, what: 'pool filler pid file' },
   { re: /^handoffs$/, what: "subagents' handoffs to their parent session" },
+  { re: /^routed$/, what: "records of routed commands (which subagent's command a process runs in)" },
+  { re: /^freeze-[0-9a-f]{24}\.pid$/, what: 'frozen-copy maker pid file' },
   { re: /^claude-code-verdicts\.json$/, what: 'Claude Code versions verified on this machine' },
   { re: /^claude-code-verify-[0-9.]+\.running$/, what: 'a Claude Code verification under way' },
 ];

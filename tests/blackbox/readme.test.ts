@@ -3,7 +3,7 @@
 // which reads it from here: installBlock) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +99,10 @@ describe('README', () => {
     // what `npm run demo` leaves in the same pgx home: another project's background fill
     mkdirSync(join(p.home, 'agent'), { recursive: true });
     writeFileSync(join(p.home, 'agent', 'pool-fill.log'), JSON.stringify({ time: new Date().toISOString(), pid: 1, project: 'demo', outcome: 'filled', ready: 3, target: 3 }) + '\n' + JSON.stringify({ time: new Date().toISOString(), pid: 2, outcome: 'error', error: 'an older pgx, no project' }) + '\n');
+    // users.email looks personal: `pgx source scan` (the README's masking block) prints the rule, pasted as it says
+    const scan = spawnSync('bash', ['-c', 'pgx source scan --from-env DATABASE_URL'], { cwd: p.dir, env, encoding: 'utf8' });
+    expect(scan.stdout + scan.stderr).toContain('"public.users.email" = "email"');
+    appendFileSync(join(p.dir, '.pgx.toml'), '\n[mask]\n"public.users.email" = "email"\n');
     try {
       for (const line of ['pgx source import --from-env DATABASE_URL', 'pgx agent install claude']) {
         const r = spawnSync('bash', ['-c', line], { cwd: p.dir, env, encoding: 'utf8' });

@@ -121,7 +121,8 @@ describe('disk budget on the data directory\'s file system', () => {
       // and one of them freeing 100 MB between the measurement and the copy would let the copy through.
       const err = await refusedUnder(t, (e) => e.ensure({ sessionId: 's1', agentId: 'a1' }), (e) => e.down({ branch: `agent_${t.host}_s1_a1` }, { now: true }));
       expectFigures(err, err.reserveGiven, 40 * MB);
-      expect(err.figures.what).toBe(`branch "agent_${t.host}_s1_a1" (a copy of "${s.branch}")`);
+      // a fork copies its parent once, into the frozen copy its forks share (engine/freeze.ts): that copy is the one refused
+      expect(err.figures.what).toMatch(new RegExp(`^the frozen copy "pgx_frz_[a-z0-9]+" of "${s.branch}"$`));
       // the parent's session and its branch are untouched
       expect((await parent.query(`SELECT count(*)::int AS n FROM migrated`)).rows[0].n).toBe(0);
 
