@@ -137,7 +137,7 @@ describe('disk budget on the data directory\'s file system', () => {
 
       // A template refresh copies the source: refused before its build exists.
       const f = await refusedUnder(t, (e) => e.refreshTemplate());
-      expect(f.figures.what).toMatch(new RegExp(`^the template's build "${t.template}_b[a-z0-9]{6}" \\(a copy of "${t.config.source}"\\)$`));
+      expect(f.figures.what).toMatch(new RegExp(`^the template's build "${t.template}_b[a-z0-9]{6}" \\((a copy|a dump and restore) of "${t.config.source}"\\)$`));
     } finally {
       await parent.end();
     }
