@@ -1,7 +1,6 @@
 // The branch lifecycle: ensure (attach | revive | clone), retire, drop, gc.
 // active (deadline = last activity + idle TTL) → retiring (connections refused, backends terminated,
 // deadline = now + grace) → dropped. Every ALTER/DROP is preceded by a stamp check.
-import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
@@ -118,7 +117,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge. A fork of
     // an unchanged parent is the template's contents too.
     if (!rec.db_exists) {
-      if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce()); // record first
+      if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, catalog.newNonce()); // record first
       if (!plan?.copyFrom) {
         const claimed = await claimMember(e, rec);
         if (claimed) return done(claimed, 'claim', undefined, fork(plan?.parent ? 'unchanged' : 'template'));
@@ -144,7 +143,6 @@ async function giveRole(e: EngineContext, rec: BranchRecord): Promise<BranchReco
 }
 
 /** 16 of [a-z0-9] (~82 bits): the creation's nonce, which names and stamps it. */
-const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 
 /** The refusal for a record whose name is held by a database pgx cannot prove it made. */
 export function foreignBranch(rec: BranchRecord): PgxError {
@@ -176,7 +174,7 @@ async function claimName(e: EngineContext, id: Identity, key: string, parent: st
       template,
       idle_ttl_ms: e.config.idleTtlMs,
       grace_ms: e.config.graceMs,
-      nonce: newNonce(),
+      nonce: catalog.newNonce(),
       parent,
       ...(creds ? { role: creds.role, role_password: creds.password } : {}),
     });
@@ -208,7 +206,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     throw foreignBranch(rec);
   }
   // Record first: a creation under a record not 'creating' (its database vanished) or without a nonce gets a new one.
-  if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, newNonce());
+  if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, catalog.newNonce());
   const nonce = rec.nonce!;
   const tmp = catalog.creationName(nonce);
   const stamp = { kind: 'branch', identityKey: rec.identity_key, nonce } as const;

@@ -28,7 +28,6 @@
 // lock, which the dead maker's connection released: they go on, and one of them makes the copy.
 // A fork clones a copy holding its lease (a shared lock); a copy is dropped only with its lease taken exclusively.
 // gc drops a copy nobody clones once a newer one of its parent is ready, or its parent is not an active branch.
-import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
 import type { FrozenRow } from '../registry/frozen.js';
@@ -204,7 +203,6 @@ async function makeCopy(e: EngineContext, parent: string): Promise<FrozenUse> {
 const isOwn = (c: FrozenRow) => catalog.isOwnFrozenCopy({ exists: c.db_exists, comment: c.comment, stamp: catalog.parseStamp(c.comment), allowConn: false, isTemplate: false }, c);
 
 /** 16 of [a-z0-9] (~82 bits), as a branch's creation nonce. */
-const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 
 /**
  * One frozen copy of `parent` as it is now (the caller holds its freeze lock): recorded, copied (a TEMPLATE copy when
@@ -213,7 +211,7 @@ const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstu
  */
 export async function freezeSessionState(e: EngineContext, parent: string): Promise<{ name: string; method: 'template-copy' | 'dump-restore'; signature: string | null }> {
   const reg = e.registry;
-  const nonce = newNonce();
+  const nonce = catalog.newNonce();
   const name = catalog.frozenCopyName(nonce);
   await frozen.insertMaking(reg, { name, project: e.config.project, parent, nonce }); // record first
   const takenAt = new Date().toISOString();

@@ -10,7 +10,6 @@
 // swap), and a kill at any step leaves at most a leftover the next reset, ensure or drop of the branch removes:
 // pgx_new_<n> only when unstamped or stamped with n, pgx_old_<n> only when stamped with the record's identity and n.
 // Anything else under those names is left alone.
-import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import { inTransaction } from '../registry/connection.js';
 import { withIdentityLock } from '../registry/locks.js';
@@ -39,7 +38,6 @@ export interface ResetResult {
   elapsed_ms: number;
 }
 
-const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 const oldName = (nonce: string) => `pgx_old_${nonce}`;
 
 /** `pgx agent reset`: back to the branch's parent (its session's branch as it is now; the template if none), or the template. */
@@ -85,7 +83,7 @@ async function assertCopyable(e: EngineContext, name: string, what: string, hint
 async function replaceContents(e: EngineContext, cur: BranchRecord, from: string | null, lineage: { parent: string | null; keepForkedAt?: boolean }): Promise<ResetResult> {
   const t0 = performance.now();
   const reg = e.registry;
-  const n2 = newNonce();
+  const n2 = catalog.newNonce();
   const n1 = cur.nonce!;
   const tmp = catalog.creationName(n2);
   cur = await records.setSwapNonce(reg, cur.name, `new:${n2}`); // record first

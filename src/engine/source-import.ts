@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clockTime } from '../lib/output.js';
 import { PgxError } from '../lib/errors.js';
-import { randomBytes } from 'node:crypto';
 import { inTransaction } from '../registry/connection.js';
 import { withSourceLock, withTemplateLock } from '../registry/locks.js';
 import * as sources from '../registry/sources.js';
@@ -181,7 +180,6 @@ export async function sourceOrigin(e: EngineContext, database: string): Promise<
   return r ? originView(r) : undefined;
 }
 
-const newNonce = () => Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 
 /** The origin's connection for pg_dump and the fingerprint: a URL without a password takes the user's PGPASSWORD / PGPASSFILE / ~/.pgpass. */
 function originEnv(input: ImportInput): NodeJS.ProcessEnv {
@@ -243,7 +241,7 @@ async function makeCopy(e: EngineContext, input: ImportInput, database: string, 
   const progress = throttled(o.progress);
   const work = mkdtempSync(join(tmpdir(), 'pgx-import-'));
   const warnings: string[] = input.droppedParams.length ? [`ignored URL parameter(s) ${input.droppedParams.join(', ')}`] : [];
-  const nonce = newNonce();
+  const nonce = catalog.newNonce();
   const name = catalog.sourceCopyName(nonce);
   let recorded = false;
   try {

@@ -1,6 +1,7 @@
 // The catalog: every statement pgx makes about databases and roles (create, rename, allow/deny connections,
 // settings, drop, backends), the stamps that say which databases pgx made, and the one
 // way a name or a value reaches SQL text. No other module writes such SQL; the engine decides WHEN, this module HOW.
+import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import type { Db } from './db.js';
 import { SQLSTATE, sqlstateOf } from './sqlstate.js';
@@ -183,6 +184,11 @@ export function frozenCopyName(nonce: string): string {
 /** Is this the frozen copy of that record: named and stamped with its nonce (unstamped: only a killed maker's)? */
 export function isOwnFrozenCopy(info: DatabaseInfo, rec: { nonce: string }): boolean {
   return info.exists && info.stamp?.kind === 'frozen' && info.stamp.nonce === rec.nonce;
+}
+
+/** A nonce for a pgx-only name (16 of [a-z0-9]): branch creations, frozen copies, resets, imports. */
+export function newNonce(): string {
+  return Array.from(randomBytes(16), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 }
 
 /** The pgx-only name a branch is created under before it is renamed into place (nonce: 16 of [a-z0-9]). */
