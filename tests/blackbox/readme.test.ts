@@ -111,11 +111,14 @@ describe('README', () => {
       const text = spawnSync('bash', ['-c', 'pgx agent doctor'], { cwd: p.dir, env, encoding: 'utf8' });
       expect(text.status, text.stdout).toBe(0);
       const lines = text.stdout.trim().split('\n');
-      // 0 fail, and permissions and env-files left as the user's call (a third warning was seen once in a fresh-clone CI run: open)
-      expect(lines.at(-1)).toMatch(/^(setup done \()?0 fail, \d+ warn, \d+ ok/);
-      expect(lines.at(-1)).toMatch(/permissions, env-files/);
-      for (const l of lines.filter((x) => x.startsWith('warn'))) expect(l).toContain('→ your call: ');
+      // roles is server-wide: another test file's branch role left on this shared server (roles.test.ts plants one on
+      // purpose) is a third warning that is not this setup's; any other warning fails the test
+      const strayRoles = lines.some((l) => /^warn\s+roles\s.*left without a branch/.test(l));
+      if (strayRoles) expect(lines.at(-1)).toMatch(/^0 fail, 3 warn, \d+ ok \(of the warnings, permissions, env-files are choices only you can make\)$/);
+      else expect(lines.at(-1)).toMatch(/^setup done \(0 fail, 2 warn, \d+ ok\); 2 warnings are choices only you can make: permissions, env-files \(→ your call\)$/);
+      for (const l of lines.filter((x) => x.startsWith('warn') && !/^warn\s+roles\s/.test(x))) expect(l).toContain('→ your call: ');
       const j = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env }));
+      expect(j.setup_done).toBe(!strayRoles);
       const byName = Object.fromEntries(j.checks.map((c: { name: string }) => [c.name, c]));
       expect(byName.pool).toMatchObject({ status: 'ok' }); // not filled yet, and the demo's fill is not this project's
       // the .env pgx imported from is named for what it is: the real dev database, the origin of pgx's copy

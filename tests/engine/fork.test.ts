@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ConnParams } from '../../src/server/db.js';
-import { expectNoOrphans, makeSource, registryRows, testProject } from '../helpers/engine.js';
+import { expectNoOrphans, makeSource, onOwnServer, testProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
 function clientOf(c: ConnParams): pg.Client {
@@ -151,16 +151,16 @@ describe.concurrent('fork from the session', () => {
 
 });
 
-// Alone: it changes the shared registry's table under every engine of this file.
+// On a server of its own: it changes the registry's table, which every other file's engines share.
 describe('a registry made before lineage', () => {
   it('gets the columns on first use', async () => {
-    const t = testProject({ source: await makeSource() });
-    await t.run((e) => e.ensure({ execId: 'old' }));
-    // Other files' projects share the registry: the columns come back at once whichever engine touches them first.
-    await sql(`ALTER TABLE pgx_branch DROP COLUMN IF EXISTS parent, DROP COLUMN IF EXISTS forked_at, DROP COLUMN IF EXISTS base_mark, DROP COLUMN IF EXISTS base_template, DROP COLUMN IF EXISTS swap_nonce`, [], 'pgx_registry').catch(() => {});
-    const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
-    const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
-    expect(a.record.parent).toBe(s.branch);
-    expect((await registryRows(t.name)).find((r) => r.name === a.branch)).toMatchObject({ parent: s.branch });
+    await onOwnServer('', async (t, query) => {
+      await t.run((e) => e.ensure({ execId: 'old' }));
+      await query(`ALTER TABLE pgx_branch DROP COLUMN parent, DROP COLUMN forked_at, DROP COLUMN base_mark, DROP COLUMN base_template, DROP COLUMN swap_nonce`, 'pgx_registry');
+      const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
+      const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
+      expect(a.record.parent).toBe(s.branch);
+      expect(await query(`SELECT parent FROM pgx_branch WHERE name = '${a.branch}'`, 'pgx_registry')).toEqual([{ parent: s.branch }]);
+    });
   });
 });

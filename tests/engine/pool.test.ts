@@ -3,7 +3,7 @@
 // the fall-back to a clone. Each test has its own project, so its own template and its own pool.
 import { describe, expect, it } from 'vitest';
 import { poolTarget, type FillResult } from '../../src/engine/pool.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, settingsOf, testProject, untilPoolUnlocked, type TestProject } from '../helpers/engine.js';
+import { crashDuring, dbRow, expectNoOrphans, makeSource, onOwnServer, settingsOf, testProject, untilPoolUnlocked, type TestProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
 const pooled = (n: number, extra = '', source?: string) => testProject({ source, toml: `[agent]\npool = ${n}\n${extra}` });
@@ -318,12 +318,14 @@ describe('pool size', () => {
 });
 
 describe('a registry made before the pool existed', () => {
-  // Not concurrent with the tests above: it drops the pool's tables, as an older pgx's registry lacks them.
+  // On a server of its own: it drops the pool's tables, as an older pgx's registry lacks them.
   it('the first claim creates the pool tables and the ensure clones', async () => {
-    const t = pooled(1);
-    await sql('DROP TABLE IF EXISTS pgx_pool, pgx_pool_demand', [], 'pgx_registry');
-    expect((await t.run((e) => e.ensure(sub('old')))).method).toBe('clone');
-    expect(await sql(`SELECT to_regclass('pgx_pool') IS NOT NULL AS ok`, [], 'pgx_registry')).toEqual([{ ok: true }]);
-    expect((await fill(t)).created).toHaveLength(1);
+    await onOwnServer('[agent]\npool = 1\n', async (t, query) => {
+      await t.run((e) => e.ensure({ execId: 'first' }));
+      await query('DROP TABLE IF EXISTS pgx_pool, pgx_pool_demand', 'pgx_registry');
+      expect((await t.run((e) => e.ensure(sub('old')))).method).toBe('clone');
+      expect(await query(`SELECT to_regclass('pgx_pool') IS NOT NULL AS ok`, 'pgx_registry')).toEqual([{ ok: true }]);
+      expect((await fill(t)).created).toHaveLength(1);
+    });
   });
 });

@@ -2,6 +2,7 @@
 // test's own: each project gets a random name and a random host label, so branch and template names never meet
 // another test's (or another file's) leftovers.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/project/config.js';
 import { Engine } from '../../src/engine/api.js';
@@ -10,6 +11,7 @@ import { templateName } from '../../src/engine/template.js';
 import type { StatementGate } from '../../src/server/db.js';
 import { Faults, InjectedFault } from './faults.js';
 import { registryRows } from './hooks.js';
+import { startTestCluster } from './cluster.js';
 import { makeProject, pgInfo, sql, withAdmin } from './pgx.js';
 
 export { registryRows };
@@ -29,9 +31,34 @@ export interface TestProject {
 
 const rand = (n: number) => randomBytes(n).toString('hex').slice(0, n);
 
-export function testProject(opts: { source?: string; toml?: string } = {}): TestProject {
+export function testProject(opts: { source?: string; toml?: string; url?: string } = {}): TestProject {
   const p = makeProject({ source: opts.source, toml: opts.toml });
-  return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
+  return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: opts.url ?? pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
+}
+
+/**
+ * A project on a server of the test's own, with a source of two rows, for a test that changes the registry's schema:
+ * on the shared server every other file's engines would meet it (a dropped pool table strands their members, whose
+ * roles then read as left without a branch). `query` runs as the admin on that server; the server goes afterwards.
+ */
+export async function onOwnServer<T>(toml: string, fn: (t: TestProject, query: (text: string, database?: string) => Promise<unknown[]>) => Promise<T>): Promise<T> {
+  const c = await startTestCluster();
+  const query = async (text: string, database = 'postgres') => {
+    const client = new pg.Client({ host: c.host, port: c.port, user: c.user, password: c.password, database });
+    await client.connect();
+    try {
+      return (await client.query(text)).rows as unknown[];
+    } finally {
+      await client.end();
+    }
+  };
+  try {
+    await query('CREATE DATABASE src');
+    await query(`CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`, 'src');
+    return await fn(testProject({ source: 'src', toml, url: c.url }), query);
+  } finally {
+    await c.stop();
+  }
 }
 
 function withConfig(config: Config): TestProject {
