@@ -1,8 +1,8 @@
 // The broker's side of the shell launcher (bin/pgx.js is a sh/JS polyglot; decisions 230, 441): two forms are
 // taken in sh, so that neither starts node.
-//  - The rewrite's exact `agent exec --agent <id> --cwd <dir> -- …`: the launcher asks
-//    `curl --unix-socket <dir>/h-<key>.sock http://pgx/exec?pid=$$&build=<id>&agent=<id>&cwd=<dir>`, evals the answer
-//    and execs the command, so the command replaces the launcher (status and signals are its own).
+//  - The rewrite's exact `agent exec --agent <id> --cwd <dir> -- …`: the launcher asks (perl, else curl: decision 445)
+//    GET http://pgx/exec?pid=$$&build=<id>&agent=<id>&cwd=<dir> on <dir>/h-<key>.sock, evals the answer and execs
+//    the command, so the command replaces the launcher (status and signals are its own).
 //  - A hook, `agent hook <event>`: the launcher POSTs its stdin, untouched (curl -T -), to /hook?pid=$$&build=<id>&event=<e>
 //    and prints the answer, the very bytes the node hook would print. The request carries `Expect: 100-continue`,
 //    and every reason to refuse is decided before the broker says "continue": curl then has read none of stdin,
@@ -13,7 +13,7 @@
 // directory), exactly what the node client would have sent. From there it is the socket's request, checked by the
 // same schema and answered by the same `respond` (the build and launcher check, then BrokerWork: the hook runner, or
 // exec.ts route(), ticket check included); this module only turns the answer into sh. Nothing secret goes into an
-// argv: the password reaches the shell through curl's stdout and `eval`, a builtin.
+// argv: the password reaches the shell through the client's stdout (perl's or curl's) and `eval`, a builtin.
 //
 // Any doubt (not Linux, another build, another launcher, an argv that is not one of those forms, a name sh can't
 // export) answers 409 and the launcher execs node, which does what it does without this (decision 187).

@@ -1,6 +1,6 @@
 // The shell launcher (decision 230): bin/pgx.js is a sh/JS polyglot whose sh part runs the rewrite's exact
-// `agent exec --agent <id> --cwd <dir> -- …` with no node process, asking the broker over its shell socket with curl
-// and exec'ing the command. These tests run the BUILT launcher the way Claude Code's Bash tool runs a rewrite
+// `agent exec --agent <id> --cwd <dir> -- …` with no node process, asking the broker over its shell socket (with perl's
+// bare socket calls, or curl where there is no perl: decision 445) and exec'ing the command. These tests run the BUILT launcher the way Claude Code's Bash tool runs a rewrite
 // (`bash -c "<rewrite>"`), against the real server, and check that the sh path keeps every guarantee of the node
 // path: the branch's variables, no decoy left, the exit status and signals, the ticket check, no password in any
 // argv, and node doing the work whenever the sh part can't (no broker, a dead or fake socket, a switch).
@@ -38,17 +38,18 @@ afterAll(() => {
 });
 
 /**
- * A PATH without node: the sh part must do the whole job, or the command fails with node's "not found" (127). Its
- * `curl` records its argv (one line per call) before running the real one.
+ * A PATH without node: the sh part must do the whole job, or the command fails with node's "not found" (127). The
+ * launcher's client (`perl`, which it prefers, or `curl` with no perl on PATH) records its argv (one line per call)
+ * before running the real one.
  */
-function nodelessPath(): { path: string; curlLog: string; hold: string } {
+function nodelessPath(client: 'perl' | 'curl' = 'perl'): { path: string; clientLog: string; hold: string } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-nonode-'));
   temps.push(dir);
-  for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep', 'perl']) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
-  const curlLog = join(dir, 'curl.log');
-  const hold = join(dir, 'hold'); // while this file exists, curl waits before asking (the launcher's argv stays readable)
-  writeFileSync(join(dir, 'curl'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${curlLog}'\nwhile [ -e '${hold}' ]; do sleep 0.05; done\nexec /usr/bin/curl "$@"\n`, { mode: 0o755 });
-  return { path: dir, curlLog, hold };
+  for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep']) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
+  const clientLog = join(dir, 'client.log');
+  const hold = join(dir, 'hold'); // while this file exists, the client waits before asking (the launcher's argv stays readable)
+  writeFileSync(join(dir, client), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${clientLog}'\nwhile [ -e '${hold}' ]; do sleep 0.05; done\nexec /usr/bin/${client} "$@"\n`, { mode: 0o755 });
+  return { path: dir, clientLog, hold };
 }
 
 async function startedBroker(p: Project): Promise<number> {
@@ -57,8 +58,8 @@ async function startedBroker(p: Project): Promise<number> {
 }
 
 /** A project whose PATH holds no node, its broker started: a routed command there runs through sh or not at all. */
-async function nodelessBrokerProject(extra: NodeJS.ProcessEnv = {}): Promise<ReturnType<typeof nodelessPath> & { p: ReturnType<typeof brokerProject> }> {
-  const nodeless = nodelessPath();
+async function nodelessBrokerProject(extra: NodeJS.ProcessEnv = {}, client: 'perl' | 'curl' = 'perl'): Promise<ReturnType<typeof nodelessPath> & { p: ReturnType<typeof brokerProject> }> {
+  const nodeless = nodelessPath(client);
   const p = brokerProject({ PATH: nodeless.path, ...extra });
   await startedBroker(p);
   return { ...nodeless, p };
@@ -79,21 +80,40 @@ async function rewrite(p: Project, command: string, opts: { brokerless?: boolean
 const DECOYS = { DATABASE_URL: 'postgres://decoy@127.0.0.1:1/shared', PGDATABASE: 'shared', PGSERVICE: 'shared', POSTGRES_HOST: 'decoy', PGOPTIONS: '-c statement_timeout=0' };
 
 describe('shell launcher', () => {
-  it('runs a routed command with no node process: the branch, no decoy, the launcher replaced by the command, no password in curl\'s argv', async () => {
-    const { p, curlLog } = await nodelessBrokerProject(DECOYS);
-    const rw = await rewrite(p, `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`);
-    const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
+  const askedWith = {
+    perl: /^-e .+ \S+\/h-[0-9a-f]{24}\.sock pid=\d+ build=[0-9a-f]{16} agent=\S+ cwd=\S+$/,
+    curl: /--unix-socket \S+\/h-[0-9a-f]{24}\.sock -G --data-urlencode pid=\d+ --data-urlencode build=[0-9a-f]{16} --data-urlencode agent=\S+ --data-urlencode cwd=\S+ http:\/\/pgx\/exec$/,
+  };
+  for (const client of ['perl', 'curl'] as const) {
+    it(`runs a routed command with no node process, asking with ${client}: the branch, no decoy, the launcher replaced by the command, no password in an argv`, async () => {
+      const { p, clientLog } = await nodelessBrokerProject(DECOYS, client);
+      const rw = await rewrite(p, `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`);
+      const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
+      expect(run.status, run.stderr).toBe(0);
+      const [db, vars, parent] = run.stdout.trim().split('\n');
+      expect(db).toBe(rw.branch);
+      expect(vars).toMatch(new RegExp(`^svc=unset host=unset opts=unset url=postgres(ql)?://\\S*/${rw.branch}(\\?\\S*)?$`));
+      expect(vars).not.toContain('decoy');
+      // The command replaced the launcher: its parent is the Bash tool's shell, not a node process.
+      expect(parent).toBe('bash');
+      const calls = readFileSync(clientLog, 'utf8').trim().split('\n');
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatch(askedWith[client]);
+      for (const s of knownSecrets()) expect(calls[0]).not.toContain(s);
+    });
+  }
+
+  it('perl asks for exactly what curl asks for: a --cwd with spaces, quotes, %, & and non-ASCII reaches the broker intact', async () => {
+    const { p } = await nodelessBrokerProject();
+    const odd = join(p.dir, "a b'c%20&d=é");
+    mkdirSync(odd);
+    writeFileSync(join(odd, '.pgx.toml'), readFileSync(join(p.dir, '.pgx.toml')));
+    const s = session(odd, odd);
+    const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { agentId: newAgentId() }), p));
+    expect(rw.command).toContain('--cwd');
+    const run = await bash(rw.command, { cwd: odd, env: bashEnv(p, s) });
     expect(run.status, run.stderr).toBe(0);
-    const [db, vars, parent] = run.stdout.trim().split('\n');
-    expect(db).toBe(rw.branch);
-    expect(vars).toMatch(new RegExp(`^svc=unset host=unset opts=unset url=postgres(ql)?://\\S*/${rw.branch}(\\?\\S*)?$`));
-    expect(vars).not.toContain('decoy');
-    // The command replaced the launcher: its parent is the Bash tool's shell, not a node process.
-    expect(parent).toBe('bash');
-    const calls = readFileSync(curlLog, 'utf8').trim().split('\n');
-    expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatch(/--unix-socket \S+\/h-[0-9a-f]{24}\.sock -G --data-urlencode pid=\d+ --data-urlencode build=[0-9a-f]{16} --data-urlencode agent=\S+ --data-urlencode cwd=\S+ http:\/\/pgx\/exec$/);
-    for (const s of knownSecrets()) expect(calls[0]).not.toContain(s);
+    expect(run.stdout.trim().split('\n')).toEqual([rw.branch, 'bash']);
   });
 
   it("gives the command exactly the environment the node launcher gives it", async () => {
@@ -205,7 +225,7 @@ describe('shell launcher', () => {
     const { p, hold } = await nodelessBrokerProject();
     const socket = join(p.sockets, readdirSync(p.sockets).find((f) => /^h-[0-9a-f]{24}\.sock$/.test(f))!);
     const build = readFileSync(join(import.meta.dirname, '../../dist/build-id'), 'utf8').trim();
-    // A launcher held before its curl asks: its argv is the rewrite's form, its environment the Bash tool's.
+    // A launcher held before its client asks: its argv is the rewrite's form, its environment the Bash tool's.
     writeFileSync(hold, '');
     const rw = await rewrite(p, "psql -X -Atc 'select current_database()'");
     const { child, done } = startBash(rw.command, { cwd: p.dir, env: rw.env });

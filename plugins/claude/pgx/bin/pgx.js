@@ -1,10 +1,11 @@
 #!/bin/sh
-":" //; # A sh/JS polyglot (decisions 230, 441): sh runs the lines that start with ":" //; and node reads each as a string
-":" //; # and a comment. sh takes two forms to this user's broker (src/broker/shell-launcher.ts; curl, Linux /proc) and
-":" //; # starts no node for them: the PreToolUse rewrite's exact `agent exec --agent <id> --cwd <dir> -- <cmd…>` (it evals
-":" //; # the answer and execs the command, so its status and signals are its own), and `agent hook <event>` (it sends
-":" //; # stdin, unread, and prints the answer). A refused request leaves stdin unread (Expect: 100-continue); anything
-":" //; # else, or any doubt, execs node below. Once the broker read a hook's stdin, no answer is a PreToolUse deny.
+":" //; # A sh/JS polyglot (decisions 230, 441, 445): sh runs the lines that start with ":" //; and node reads each as a
+":" //; # string and a comment. sh takes two forms to this user's broker (src/broker/shell-launcher.ts, Linux /proc) and
+":" //; # starts no node for them: the PreToolUse rewrite's exact `agent exec --agent <id> --cwd <dir> -- <cmd…>` (it asks
+":" //; # with perl's bare socket calls, 3 ms, else curl, 8 ms; evals the answer and execs the command, so its status and
+":" //; # signals are its own), and `agent hook <event>` (curl sends stdin, unread, and sh prints the answer). A refused
+":" //; # hook leaves stdin unread (Expect: 100-continue); anything else, or any doubt, execs node below. Once the broker
+":" //; # read a hook's stdin, no answer is a PreToolUse deny.
 ":" //; __pgx_sh() {
 ":" //;   if [ "$1" = agent ] && [ "$2" = exec ] && [ "$3" = --agent ] && [ "$5" = --cwd ] && [ "$7" = -- ] && [ $# -gt 7 ]; then __pgx_m=
 ":" //;   elif [ $# = 3 ] && [ "$1" = agent ] && [ "$2" = hook ]; then case $3 in pre-tool-use|subagent-start) __pgx_m=54;; subagent-stop) __pgx_m=27;; user-prompt-submit|session-end) __pgx_m=9;; *) return 0;; esac
@@ -12,7 +13,8 @@
 ":" //;   else return 0; fi
 ":" //;   case ${PGX_SHELL_LAUNCHER-}/${PGX_BROKER-} in 0/*|[Oo][Ff][Ff]/*|*/0|*/[Oo][Ff][Ff]|*/[Ff][Aa][Ll][Ss][Ee]|*/[Nn][Oo]) return 0;; esac
 ":" //;   __pgx_l=$0; case $__pgx_l in /*/bin/pgx.js) ;; /*) __pgx_l=$(readlink -f -- "$0" 2>/dev/null) && case $__pgx_l in /*/bin/pgx.js) ;; *) return 0;; esac || return 0;; *) return 0;; esac
-":" //;   [ -r /proc/self/status ] && [ -r "${__pgx_l%/bin/pgx.js}/dist/build-id" ] && command -v curl >/dev/null 2>&1 || return 0
+":" //;   __pgx_p=; [ -n "$__pgx_m" ] || ! command -v perl >/dev/null 2>&1 || __pgx_p=perl
+":" //;   [ -r /proc/self/status ] && [ -r "${__pgx_l%/bin/pgx.js}/dist/build-id" ] && { [ -n "$__pgx_p" ] || command -v curl >/dev/null 2>&1; } || return 0
 ":" //;   read -r __pgx_b < "${__pgx_l%/bin/pgx.js}/dist/build-id" || return 0
 ":" //;   __pgx_u=; while read -r __pgx_k __pgx_v __pgx_r; do [ "$__pgx_k" = Uid: ] && __pgx_u=$__pgx_v && break; done < /proc/self/status
 ":" //;   __pgx_t=${TMPDIR:-${TMP:-${TEMP-}}}; __pgx_h=${HOME%/}; __pgx_d=/tmp/pgx-$__pgx_u
@@ -26,7 +28,11 @@
 ":" //;       [ "$3" = pre-tool-use ] && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pgx: its broker took the hook but did not answer, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`."}}'
 ":" //;       exit 0
 ":" //;     fi
-":" //;     __pgx_a=$(curl -q -fs --noproxy '*' --max-time 120 --unix-socket "$__pgx_s" -G --data-urlencode "pid=$$" --data-urlencode "build=$__pgx_b" --data-urlencode "agent=$4" --data-urlencode "cwd=$6" http://pgx/exec 2>/dev/null) || continue
+":" //;     if [ -n "$__pgx_p" ]; then
+":" //;       __pgx_a=$(perl -e 'alarm 120; socket(S, 1, 1, 0) && connect(S, pack(q{S Z*}, 1, shift)) or exit 7; $q = join q{&}, map { my ($k, $v) = split /=/, $_, 2; $v =~ s/([^A-Za-z0-9._~-])/sprintf(q{%%%02X}, ord $1)/ge; "$k=$v" } @ARGV; $r = "GET /exec?$q HTTP/1.1\r\nHost: pgx\r\nConnection: close\r\n\r\n"; syswrite(S, $r) == length $r or exit 7; $a = q{}; $a .= $b while sysread(S, $b, 65536) > 0; $a =~ s/\AHTTP\/1\.1 200 [^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n//s or exit 22; print $a' "$__pgx_s" "pid=$$" "build=$__pgx_b" "agent=$4" "cwd=$6" 2>/dev/null) || continue
+":" //;     else
+":" //;       __pgx_a=$(curl -q -fs --noproxy '*' --max-time 120 --unix-socket "$__pgx_s" -G --data-urlencode "pid=$$" --data-urlencode "build=$__pgx_b" --data-urlencode "agent=$4" --data-urlencode "cwd=$6" http://pgx/exec 2>/dev/null) || continue
+":" //;     fi
 ":" //;     case $__pgx_a in *'# pgx: end') ;; *) continue;; esac
 ":" //;     eval "$__pgx_a"
 ":" //;     shift 7
