@@ -93,6 +93,22 @@ async function rounds(server, rows) {
     await ref.query(`DROP DATABASE ref_${id}`);
     await ref.end();
     rows.push({ server: label, case: `one template clone of ${Math.round(size / MB)} MB (the unit)`, n: 1, p50_ms: Math.round(cloneMs), ratio_clone: 1, note: `+${Math.round(cloneDisk / MB)} MB on disk` });
+    // The floor under a fan-out: twenty such clones at once, by twenty clients, no pgx (each CREATE DATABASE … FILE_COPY
+    // asks for a checkpoint before and after its copy, on the same two cores).
+    const many = await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        if (server18) await c.query(`SET file_copy_method = clone`);
+        const t1 = performance.now();
+        await c.query(`CREATE DATABASE ref_${id}_${i} TEMPLATE "${template}" STRATEGY FILE_COPY`);
+        return performance.now() - t1;
+      } finally {
+        await c.query(`DROP DATABASE IF EXISTS ref_${id}_${i}`).catch(() => {});
+        await c.end();
+      }
+    }));
+    rows.push({ server: label, case: '20 template clones at once, no pgx (the floor under a fan-out)', n: 20, p50_ms: Math.round(p50(many)), ratio_clone: p50(many) / cloneMs, note: `max ${Math.round(Math.max(...many))} ms` });
 
     let n = 0;
     const agentId = () => `a${id}${String(n++).padStart(10, '0')}`.slice(0, 17);
