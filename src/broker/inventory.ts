@@ -37,6 +37,8 @@ function isOurBroker(pid: number): boolean {
   }
 }
 
+// Not lib/fsutil's pidAlive, which counts EPERM as alive (a lock's owner may be another user's process): a pid of
+// another user is no broker of ours any more (reused), and is neither waited for nor signalled.
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
