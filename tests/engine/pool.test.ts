@@ -268,15 +268,18 @@ describe.concurrent('warm pool: crash windows', () => {
       const t = pooled(1);
       await t.run((e) => e.ensure({ execId: 'warm' })); // exec branches: the subagent peak stays 0, the target 1
       await crashDuring(t, before, (e) => e.fillPool());
+      // The dead filler's member, read now: a concurrent test's server-wide gc may take it any moment ('dropping'),
+      // or have swept it already (nothing left).
       const left = await members(t);
-      expect(left.map((m) => m.state)).toEqual(['filling']);
-      const leftover = left[0]!.name; // (read now: a concurrent test's server-wide gc may sweep it any moment)
+      expect(left.length).toBeLessThanOrEqual(1);
+      for (const m of left) expect(['filling', 'dropping']).toContain(m.state);
+      const leftover = left[0]?.name;
       expect((await t.run((e) => e.ensure({ execId: 'x' }))).method).toBe('clone');
       const r = await fill(t);
       expect(r.created).toHaveLength(1);
       if (before.source.startsWith('^CREATE')) expect(r.swept).toEqual([]);
       else expect(r.swept.filter((n) => n !== leftover)).toEqual([]); // (or a concurrent test's gc swept it first)
-      expect(await dbRow(leftover)).toBeUndefined();
+      if (leftover) expect(await dbRow(leftover)).toBeUndefined();
       await expectCleanPool(t);
       await expectNoOrphans(t);
     });
