@@ -1,9 +1,11 @@
 // Which agent's routed command a process runs inside, judged from the process tree and never from the environment
 // (decision 450). A subagent's command controls its own variables (CLAUDECODE, CLAUDE_*, PGX_*), so a pgx started
 // from it with `env -u CLAUDECODE` looked like the user at a terminal and could act on any branch. What it cannot
-// change is where it descends from: each routed command is recorded when pgx routes it, keyed by the pid and start
-// time of the process that becomes the command (the sh launcher's pid, which `exec`s the command; or the node
-// launcher that spawns it) plus the boot id, so a reused pid never matches. Any pgx that must decide walks its own
+// change is where it descends from: each routed command is recorded when pgx routes it, keyed by the pid, start time
+// and PID namespace of the process that becomes the command (the sh launcher's pid, which `exec`s the command; or the
+// node launcher that spawns it) plus the boot id, so a reused pid never matches. The namespace because sandboxes
+// number their own processes: Codex runs each command in a bubblewrap PID namespace of its own, where two subagents'
+// launchers started in the same clock tick had the same pid and start time, and one was refused as inside the other. Any pgx that must decide walks its own
 // /proc ancestry (itself included: `bash -c` may have exec'd into it) and is confined to the agent it descends from.
 //
 // Records: in this process's memory (the broker's, which routes most commands and so keeps its own list a command
@@ -13,7 +15,7 @@
 // (`node …/bin/pgx.js agent exec --agent <id> …`) confines to <id> by its argv alone, record or not. Linux only: with
 // no /proc there is no ancestry, and nothing is confined (security.md says so). Node built-ins only: the broker and
 // the routed exec load it on their hot path.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseRoutedExec } from './exec-argv.js';
 
@@ -32,6 +34,8 @@ interface Link {
   pid: number;
   start: string;
   comm: string;
+  /** The inode of its PID namespace (`/proc/<pid>/ns/pid`), '' when unreadable. */
+  ns: string;
 }
 
 const memory = new Map<string, RoutedRecord>();
@@ -61,13 +65,22 @@ function procStat(pid: number): { comm: string; ppid: number; start: string } | 
   }
 }
 
-/** `pid` and its ancestors up to init, each with its start time. */
+/** The inode number of `pid`'s PID namespace: `pid:[4026531836]` → `4026531836`; '' when it can't be read. */
+function pidNamespace(pid: number): string {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))?.[1] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** `pid` and its ancestors up to init, each with its start time and PID namespace. */
 function ancestry(pid: number): Link[] {
   const out: Link[] = [];
   for (let p = pid, i = 0; p > 0 && i < 128; i++) {
     const s = procStat(p);
     if (!s) break;
-    out.push({ pid: p, start: s.start, comm: s.comm });
+    out.push({ pid: p, start: s.start, comm: s.comm, ns: pidNamespace(p) });
     if (p === 1) break;
     p = s.ppid;
   }
@@ -94,7 +107,7 @@ function homesOf(pid: number): string[] {
 }
 
 const recordsDir = (home: string) => join(home, 'agent', 'routed', bootId());
-const keyOf = (l: Pick<Link, 'pid' | 'start'>) => `${l.pid}-${l.start}`;
+const keyOf = (l: Pick<Link, 'pid' | 'start' | 'ns'>) => `${l.pid}-${l.start}-${l.ns}`;
 
 /** Names a launcher process can have: node's, or the script's own (the kernel names a `#!` script after its file). */
 const LAUNCHER_COMMS = new Set(['node', 'pgx.js', 'pgx']);
@@ -126,7 +139,7 @@ function readRecord(file: string): RoutedRecord | undefined {
 export function recordRoutedCommand(home: string, pid: number, rec: RoutedRecord): void {
   const s = procStat(pid);
   if (!s) return;
-  const key = keyOf({ pid, start: s.start });
+  const key = keyOf({ pid, start: s.start, ns: pidNamespace(pid) });
   memory.set(key, rec);
   try {
     const dir = recordsDir(home);
@@ -138,11 +151,11 @@ export function recordRoutedCommand(home: string, pid: number, rec: RoutedRecord
   if (memory.size > 4096 || Math.random() < 1 / 64) pruneRoutedRecords(home);
 }
 
-/** Drops the records of processes that are gone (a pid whose start time differs is another process). */
+/** Drops the records of processes that are gone (a pid whose start time or namespace differs is another process). */
 export function pruneRoutedRecords(home: string): void {
   const alive = (key: string) => {
-    const [pid, start] = key.split('-');
-    return procStat(Number(pid))?.start === start;
+    const [pid, start, ns] = key.split('-');
+    return ns !== undefined && procStat(Number(pid))?.start === start && pidNamespace(Number(pid)) === ns;
   };
   for (const key of memory.keys()) if (!alive(key)) memory.delete(key);
   const dir = recordsDir(home);

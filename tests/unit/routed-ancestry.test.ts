@@ -3,7 +3,7 @@
 // claiming another agent inside an agent's tree confines to neither (refused); records are found in the pgx home an
 // ancestor was started with, whatever the descendant's PGX_HOME says; the broker answers only the launcher that asks.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,11 +31,13 @@ function home(): string {
   return d;
 }
 
+const nsOf = (pid: number) => /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))![1]!;
+
 /** A record file as the router writes it (the file only: this process's memory holds none of these). */
-function recordFile(h: string, pid: number, agent: string, start = startOf(pid)): void {
+function recordFile(h: string, pid: number, agent: string, start = startOf(pid), ns = nsOf(pid)): void {
   const dir = join(h, 'agent', 'routed', bootId());
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${pid}-${start}`), JSON.stringify({ agent, session: 's1', project: 'p', branch: `agent_h_s1_${agent}` }), { mode: 0o600 });
+  writeFileSync(join(dir, `${pid}-${start}-${ns}`), JSON.stringify({ agent, session: 's1', project: 'p', branch: `agent_h_s1_${agent}` }), { mode: 0o600 });
 }
 
 /** The pid of the `sleep` that `leaf.sh` in `d` execs once started (it writes its pid first). */
@@ -74,6 +76,17 @@ describe('routed ancestry', () => {
     recordFile(h, top, 'agentA');
     expect(confinementOf(leaf)).toMatchObject({ kind: 'agent', agent: 'agentA', session: 's1', branch: 'agent_h_s1_agentA' });
     expect(confinementOf(process.pid).kind).toBe('free'); // the test itself is outside it
+  });
+
+  it("a record of another PID namespace's process with the same pid and start time (a sandbox's own numbering) confines nothing", async () => {
+    const h = home();
+    const { top, leaf } = await tree('', { PGX_HOME: h });
+    // Codex runs each command in a bubblewrap PID namespace: two launchers there, started in the same clock tick, had
+    // the same pid and start time. The same pid and start here, another namespace's inode: not this process.
+    recordFile(h, top, 'agentB', startOf(top), String(Number(nsOf(top)) + 1));
+    expect(confinementOf(leaf).kind).toBe('free');
+    recordFile(h, top, 'agentA');
+    expect(confinementOf(leaf)).toMatchObject({ kind: 'agent', agent: 'agentA' });
   });
 
   it('a record whose start time is not the process\'s (a reused pid) confines nothing', async () => {
