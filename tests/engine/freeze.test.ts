@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/api.js';
 import { LOCK } from '../../src/registry/locks.js';
 import type { ConnParams } from '../../src/server/db.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, testProject, type TestProject } from '../helpers/engine.js';
+import { crashDuring, dbRow, expectNoOrphans, makeSource, testProject, untilFreezeLocked, type TestProject } from '../helpers/engine.js';
 import { Faults } from '../helpers/faults.js';
 import { schemaMd5, sql, withAdmin } from '../helpers/pgx.js';
 
@@ -255,12 +255,14 @@ describe.concurrent('frozen copies: crash windows of making one', () => {
 
   it('a fork waiting for a maker that dies goes on, and makes the copy itself', async () => {
     const t = testProject({ source: await makeSource() });
-    const { parent } = await connectedParent(t);
+    const { s, parent } = await connectedParent(t);
     try {
       const faults = new Faults().crash(/^COMMENT ON DATABASE "pgx_frz_/);
       const dying = await t.open(faults);
       const first = dying.ensure({ sessionId: 's1', agentId: 'a1' }).then(() => undefined, (x: unknown) => x);
-      // a2 arrives while a1 is making the copy (a1's dump holds the freeze lock for a while).
+      // a2 arrives once a1 holds the freeze lock, making the copy (or has died making it already): started at once,
+      // a loaded machine let a2 take the lock first, make the copy, and a1 reuse it without ever reaching the fault.
+      await Promise.race([first, untilFreezeLocked(s.branch)]);
       const second = t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a2' }));
       expect(await first).toBeDefined();
       const a2 = await second;

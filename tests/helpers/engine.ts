@@ -165,5 +165,18 @@ async function untilUnlocked(key: string): Promise<void> {
  */
 export const untilIdentityUnlocked = (identityKey: string) => untilUnlocked(LOCK.identity(identityKey));
 
+/** Waits (up to 30 s) until some session holds the advisory lock `key` (LOCK.*). */
+async function untilLocked(key: string): Promise<void> {
+  for (let i = 0; i < 1500; i++) {
+    const held = await sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`, [key]);
+    if (held.length) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`advisory lock ${key} was never taken`);
+}
+
+/** Until a fork holds `parent`'s freeze lock: it is choosing or making the frozen copy (engine/freeze.ts). */
+export const untilFreezeLocked = (parent: string) => untilLocked(LOCK.freeze(parent));
+
 /** The same for a template's warm pool: a concurrent gc (or filler) sweeping it holds its pool lock. */
 export const untilPoolUnlocked = (template: string) => untilUnlocked(LOCK.pool(template));
