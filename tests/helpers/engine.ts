@@ -2,7 +2,6 @@
 // test's own: each project gets a random name and a random host label, so branch and template names never meet
 // another test's (or another file's) leftovers.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/project/config.js';
 import { Engine } from '../../src/engine/api.js';
@@ -36,6 +35,9 @@ export function testProject(opts: { source?: string; toml?: string; url?: string
   return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: opts.url ?? pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
 }
 
+/** What a test source holds: a table and two rows. */
+const SOURCE_TABLE = `CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`;
+
 /**
  * A project on a server of the test's own, with a source of two rows, for a test that changes the registry's schema:
  * on the shared server every other file's engines would meet it (a dropped pool table strands their members, whose
@@ -43,18 +45,10 @@ export function testProject(opts: { source?: string; toml?: string; url?: string
  */
 export async function onOwnServer<T>(toml: string, fn: (t: TestProject, query: (text: string, database?: string) => Promise<unknown[]>) => Promise<T>): Promise<T> {
   const c = await startTestCluster();
-  const query = async (text: string, database = 'postgres') => {
-    const client = new pg.Client({ host: c.host, port: c.port, user: c.user, password: c.password, database });
-    await client.connect();
-    try {
-      return (await client.query(text)).rows as unknown[];
-    } finally {
-      await client.end();
-    }
-  };
+  const query = (text: string, database = 'postgres') => withAdmin(async (client) => (await client.query(text)).rows as unknown[], database, c);
   try {
     await query('CREATE DATABASE src');
-    await query(`CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`, 'src');
+    await query(SOURCE_TABLE, 'src');
     return await fn(testProject({ source: 'src', toml, url: c.url }), query);
   } finally {
     await c.stop();
@@ -86,7 +80,7 @@ function withConfig(config: Config): TestProject {
 export async function makeSource(): Promise<string> {
   const name = `src_${rand(8)}`;
   await sql(`CREATE DATABASE ${name}`);
-  await sql(`CREATE TABLE users (id serial primary key, email text not null); INSERT INTO users (email) VALUES ('a@x'), ('b@x');`, [], name);
+  await sql(SOURCE_TABLE, [], name);
   return name;
 }
 

@@ -85,9 +85,9 @@ export function jsonOf<T = any>(r: RunResult): T {
   }
 }
 
-/** A direct admin connection to the test server (the test's own view, independent of pgx). */
-export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
-  const p = pgInfo();
+/** A direct admin connection to the test server, or `server` (the test's own view, independent of pgx). */
+export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 'postgres', server: { host: string; port: number; user: string; password: string } = pgInfo()): Promise<T> {
+  const p = server;
   const c = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database });
   await c.connect();
   try {
