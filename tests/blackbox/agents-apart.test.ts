@@ -105,14 +105,19 @@ describe.each([
     temps.push(elsewhere);
     const tries = all ? attempts(p, b, elsewhere) : attempts(p, b, elsewhere).slice(0, 4);
     const own = [`env -u CLAUDECODE ${L} agent diff --json`, `env -u CLAUDECODE ${L} agent ls --json`];
-    // a hook speaks for Claude Code: a SubagentStop forged for B would retire B's branch
-    const hooks = all ? [`printf '%s' ${shellQuote(JSON.stringify(subagentStop(s, b.agent)))} | env -u CLAUDECODE ${L} agent hook subagent-stop`] : [];
+    // a hook speaks for Claude Code (or Codex, or Copilot): a SubagentStop forged for B would retire B's branch
+    const stops = [
+      ['hook', subagentStop(s, b.agent)],
+      ['codex-hook', { session_id: s.sessionId, cwd: p.dir, hook_event_name: 'SubagentStop', agent_id: b.agent }],
+      ['copilot-hook', { sessionId: s.sessionId, cwd: p.dir, agentId: b.agent }],
+    ] as const;
+    const hooks = all ? stops.map(([entry, payload]) => `printf '%s' ${shellQuote(JSON.stringify(payload))} | env -u CLAUDECODE ${L} agent ${entry} subagent-stop`) : [];
     const aRun = await routed(p, s, a, script(p, [...tries, ...own, ...hooks]));
     const got = statuses(aRun.stdout, tries.length + own.length);
     expect(got.slice(0, tries.length), aRun.stdout + aRun.stderr).toEqual(tries.map(() => 6));
     expect(got.slice(tries.length), aRun.stdout + aRun.stderr).toEqual([0, 0]);
     expect(aRun.stderr.split(`runs inside subagent ${a}'s routed command`).length - 1).toBe(tries.length);
-    if (all) expect(aRun.stderr).toContain(`a pgx hook was started inside subagent ${a}'s routed command`);
+    if (all) expect(aRun.stderr.split(`a pgx hook was started inside subagent ${a}'s routed command`).length - 1).toBe(stops.length);
     expect(aRun.stdout).not.toContain('LEAK');
     for (const secret of knownSecrets()) expect(aRun.stdout + aRun.stderr).not.toContain(secret);
 

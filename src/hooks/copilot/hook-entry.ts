@@ -2,6 +2,7 @@
 // (../claude/run.ts: scope, config, deadline, log line) on the payload translated into pgx's shape (payloads.ts), with
 // the Copilot handlers (handlers.ts); the answer is written in Copilot's native form. Always exits 0: the decision is
 // in the JSON (Copilot denies the tool call when a preToolUse hook exits otherwise, which is the fail-closed path).
+import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 import { describeError } from '../../lib/errors.js';
 import type { HookEvent } from '../claude/events.js';
 import { runHook } from '../claude/run.js';
@@ -58,6 +59,7 @@ export async function runCopilotHookCommand(event: CopilotHookName): Promise<voi
 export async function fastCopilotHook(argv: string[]): Promise<boolean> {
   const [a, b, event, extra] = argv;
   if (a !== 'agent' || b !== 'copilot-hook' || extra !== undefined || !isCopilotHookEvent(event)) return false;
+  if (refuseHookInsideRoutedCommand()) return true;
   await runCopilotHookCommand(event);
   return true;
 }
