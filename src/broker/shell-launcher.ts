@@ -3,7 +3,7 @@
 //  - The rewrite's exact `agent exec --agent <id> --cwd <dir> -- …`: the launcher asks (perl, else curl: decision 445)
 //    GET http://pgx/exec?pid=$$&build=<id>&agent=<id>&cwd=<dir> on <dir>/h-<key>.sock, evals the answer and execs
 //    the command, so the command replaces the launcher (status and signals are its own).
-//  - A hook, `agent hook <event>`: the launcher POSTs its stdin, untouched (curl -T -), to /hook?pid=$$&build=<id>&event=<e>
+//  - A hook, `agent hook <event>`: the launcher POSTs its stdin, untouched (perl, else curl -T -), to /hook?pid=$$&build=<id>&event=<e>
 //    and prints the answer, the very bytes the node hook would print. The request carries `Expect: 100-continue`,
 //    and every reason to refuse is decided before the broker says "continue": curl then has read none of stdin,
 //    and the launcher's node fallback gets the payload whole. Once the body is read, the answer is final.

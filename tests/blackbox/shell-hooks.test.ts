@@ -1,5 +1,6 @@
 // Hooks with no node process (decision 441): the installed entry `'<launcher>' agent hook <event>` runs bin/pgx.js's
-// sh part, which hands stdin to this user's broker with curl and prints its answer. These tests run the BUILT launcher
+// sh part, which hands stdin to this user's broker (with perl's bare socket calls, else curl: decision 445) and prints
+// its answer. These tests run the BUILT launcher
 // as Claude Code runs a command hook (`/bin/sh -c <command>`, the payload on stdin), against the real server, with a
 // `node` first on PATH that counts its starts; and check that the sh path prints exactly what the node path prints,
 // starts no node, falls back to node with stdin whole whenever the broker refuses or is absent, and fails closed
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, REPO, runPgx } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
-import { hookEnv, launcherReal, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
+import { hookEnv, knownSecrets, launcherReal, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
 import { isBroker, processes } from '../helpers/leftovers.js';
 
 const projects: Project[] = [];
@@ -95,6 +96,54 @@ describe('hooks through the sh launcher', () => {
     const lines = hookLog(p).filter((l) => l.agent_id === a && l.event === 'pre-tool-use');
     expect(lines.map((l) => l.via)).toEqual(['broker', 'broker']); // the sh path's and the node path's, both the broker's
   });
+
+  /**
+   * A PATH holding only `node` and one client, each a wrapper that logs its start (and the client its argv) before it
+   * runs the real one: with perl there, the hook asks with perl; with no perl, with curl.
+   */
+  function oneClientPath(client: 'perl' | 'curl'): { path: string; calls: () => string[] } {
+    const dir = mkdtempSync(join(tmpdir(), `pgx-${client}-`));
+    temps.push(dir);
+    const log = join(dir, 'calls.log');
+    writeFileSync(join(dir, 'node'), `#!/bin/sh\necho node >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(dir, client), `#!/bin/sh\nprintf '%s %s\\n' ${client} "$*" >> '${log}'\nexec /usr/bin/${client} "$@"\n`, { mode: 0o755 });
+    return { path: dir, calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []) };
+  }
+
+  for (const client of ['perl', 'curl'] as const) {
+    it(`asking with ${client}: the broker's answer, no node; refused before the body (another build), node gets the payload whole; no secret in the client's argv`, async () => {
+      const p = brokerProject();
+      startBroker(p);
+      const s = session(p.dir, p.dir);
+      const a = newAgentId();
+      const one = oneClientPath(client);
+      const env = hookEnv(p, { session_id: s.sessionId }, { PATH: one.path });
+      expect((await entry('subagent-start', JSON.stringify(subagentStart(s, a)), env, p.dir)).status).toBe(0);
+      const payload = JSON.stringify(preToolUseBash(s, "psql -c 'select 1'", { agentId: a }));
+      const viaClient = await entry('pre-tool-use', payload, env, p.dir);
+      const calls = one.calls();
+      expect(calls.map((c) => c.split(' ')[0])).toEqual([client, client]); // two hooks, two asks, no node
+      for (const c of calls) {
+        expect(c).toMatch(client === 'perl' ? /^perl -e .+ \d+ \S+\/h-[0-9a-f]{24}\.sock pid=\d+&build=[0-9a-f]{16}&event=(subagent-start|pre-tool-use)$/ : /--unix-socket \S+\/h-[0-9a-f]{24}\.sock -H Expect: 100-continue -T - -X POST http:\/\/pgx\/hook\?pid=\d+&build=[0-9a-f]{16}&event=(subagent-start|pre-tool-use)$/);
+        for (const secret of knownSecrets()) expect(c).not.toContain(secret);
+      }
+      expect(viaClient.stdout).toBe((await entry('pre-tool-use', payload, { ...env, PGX_SHELL_LAUNCHER: '0' }, p.dir)).stdout);
+      expect(rewriteOf({ ...viaClient, signal: null, elapsedMs: 0, json: JSON.parse(viaClient.stdout) }).command).toContain(`--agent ${a}`);
+      // A launcher of another build: the broker refuses it before its body (409); the client read none of stdin, so
+      // its node fallback (which asks this broker through PGX_LAUNCHER) answers the whole payload.
+      const copy = mkdtempSync(join(tmpdir(), 'pgx-copy-'));
+      temps.push(copy);
+      mkdirSync(join(copy, 'bin'));
+      cpSync(join(REPO, 'dist'), join(copy, 'dist'), { recursive: true });
+      cpSync(join(REPO, 'bin', 'pgx.js'), join(copy, 'bin', 'pgx.js'));
+      symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'));
+      writeFileSync(join(copy, 'dist', 'build-id'), 'another-build\n');
+      const before = one.calls().length;
+      const other = await entry('pre-tool-use', payload, { ...env, PGX_LAUNCHER: launcherReal() }, p.dir, join(copy, 'bin', 'pgx.js'));
+      expect(one.calls().slice(before).map((c) => c.split(' ')[0])).toEqual([client, 'node']);
+      expect(other.stdout).toBe(viaClient.stdout);
+    });
+  }
 
   it('no broker, a stale socket, or a broker of another build: node does the work with the whole payload', async () => {
     const p = brokerProject();

@@ -3,7 +3,7 @@
 ":" //; # string and a comment. sh takes two forms to this user's broker (src/broker/shell-launcher.ts, Linux /proc) and
 ":" //; # starts no node for them: the PreToolUse rewrite's exact `agent exec --agent <id> --cwd <dir> -- <cmd…>` (it asks
 ":" //; # with perl's bare socket calls, 3 ms, else curl, 8 ms; evals the answer and execs the command, so its status and
-":" //; # signals are its own), and `agent hook <event>` (curl sends stdin, unread, and sh prints the answer). A refused
+":" //; # signals are its own), and `agent hook <event>` (the same client sends stdin, unread, and sh prints the answer). A refused
 ":" //; # hook leaves stdin unread (Expect: 100-continue); anything else, or any doubt, execs node below. Once the broker
 ":" //; # read a hook's stdin, no answer is a PreToolUse deny.
 ":" //; __pgx_sh() {
@@ -13,7 +13,7 @@
 ":" //;   else return 0; fi
 ":" //;   case ${PGX_SHELL_LAUNCHER-}/${PGX_BROKER-} in 0/*|[Oo][Ff][Ff]/*|*/0|*/[Oo][Ff][Ff]|*/[Ff][Aa][Ll][Ss][Ee]|*/[Nn][Oo]) return 0;; esac
 ":" //;   __pgx_l=$0; case $__pgx_l in /*/bin/pgx.js) ;; /*) __pgx_l=$(readlink -f -- "$0" 2>/dev/null) && case $__pgx_l in /*/bin/pgx.js) ;; *) return 0;; esac || return 0;; *) return 0;; esac
-":" //;   __pgx_p=; [ -n "$__pgx_m" ] || ! command -v perl >/dev/null 2>&1 || __pgx_p=perl
+":" //;   __pgx_p=; ! command -v perl >/dev/null 2>&1 || __pgx_p=perl
 ":" //;   [ -r /proc/self/status ] && [ -r "${__pgx_l%/bin/pgx.js}/dist/build-id" ] && { [ -n "$__pgx_p" ] || command -v curl >/dev/null 2>&1; } || return 0
 ":" //;   read -r __pgx_b < "${__pgx_l%/bin/pgx.js}/dist/build-id" || return 0
 ":" //;   __pgx_u=; while read -r __pgx_k __pgx_v __pgx_r; do [ "$__pgx_k" = Uid: ] && __pgx_u=$__pgx_v && break; done < /proc/self/status
@@ -23,7 +23,11 @@
 ":" //;   for __pgx_s in "$__pgx_d"/h-*.sock; do
 ":" //;     [ -S "$__pgx_s" ] && [ -O "$__pgx_s" ] || continue
 ":" //;     if [ -n "$__pgx_m" ]; then
-":" //;       __pgx_a=$(curl -q -sf --noproxy '*' --max-time "$__pgx_m" --expect100-timeout "$__pgx_m" --unix-socket "$__pgx_s" -H 'Expect: 100-continue' -T - -X POST "http://pgx/hook?pid=$$&build=$__pgx_b&event=$3" 2>/dev/null); __pgx_c=$?
+":" //;       if [ -n "$__pgx_p" ]; then
+":" //;         __pgx_a=$(perl -e 'alarm shift; socket(S, 1, 1, 0) && connect(S, pack(q{S Z*}, 1, shift)) or exit 7; $h = "POST /hook?" . shift() . " HTTP/1.1\r\nHost: pgx\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"; syswrite(S, $h) == length $h or exit 7; $a = q{}; until ($a =~ /\r\n\r\n/) { sysread(S, $b, 65536) > 0 or exit 7; $a .= $b } $a =~ s/\AHTTP\/1\.1 100 [^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n//s or exit 22; $d = q{}; $d .= $b while sysread(STDIN, $b, 65536) > 0; $c = (length $d ? sprintf(q{%x}, length $d) . "\r\n$d\r\n" : q{}) . "0\r\n\r\n"; while (length $c) { $w = syswrite(S, $c) or exit 55; substr($c, 0, $w) = q{} } $a .= $b while sysread(S, $b, 65536) > 0; $a =~ s/\AHTTP\/1\.1 200 [^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n//s or exit 56; print $a' "$__pgx_m" "$__pgx_s" "pid=$$&build=$__pgx_b&event=$3" 2>/dev/null); __pgx_c=$?
+":" //;       else
+":" //;         __pgx_a=$(curl -q -sf --noproxy '*' --max-time "$__pgx_m" --expect100-timeout "$__pgx_m" --unix-socket "$__pgx_s" -H 'Expect: 100-continue' -T - -X POST "http://pgx/hook?pid=$$&build=$__pgx_b&event=$3" 2>/dev/null); __pgx_c=$?
+":" //;       fi
 ":" //;       case $__pgx_c/$__pgx_a in 2/*|7/*|22/*) continue;; 0/*'# pgx: end') printf '%s' "${__pgx_a%'# pgx: end'}"; exit 0;; esac
 ":" //;       [ "$3" = pre-tool-use ] && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pgx: its broker took the hook but did not answer, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`."}}'
 ":" //;       exit 0
