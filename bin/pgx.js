@@ -5,10 +5,10 @@
 ":" //; # with perl's bare socket calls, 3 ms, else curl, 8 ms; evals the answer and execs the command, so its status and
 ":" //; # signals are its own), and `agent hook <event>` (the same client sends stdin, unread, and sh prints the answer). A refused
 ":" //; # hook leaves stdin unread (Expect: 100-continue); anything else, or any doubt, execs node below. Once the broker
-":" //; # read a hook's stdin, no answer is a PreToolUse deny.
+":" //; # read a hook's stdin, no answer is a PreToolUse deny (a SessionStart warning).
 ":" //; __pgx_sh() {
 ":" //;   if [ "$1" = agent ] && [ "$2" = exec ] && [ "$3" = --agent ] && [ "$5" = --cwd ] && [ "$7" = -- ] && [ $# -gt 7 ]; then __pgx_m=
-":" //;   elif [ $# = 3 ] && [ "$1" = agent ] && [ "$2" = hook ]; then case $3 in pre-tool-use|subagent-start) __pgx_m=54;; subagent-stop) __pgx_m=27;; user-prompt-submit|session-end) __pgx_m=9;; *) return 0;; esac
+":" //;   elif [ $# = 3 ] && [ "$1" = agent ] && [ "$2" = hook ]; then case $3 in pre-tool-use|subagent-start) __pgx_m=54;; subagent-stop|session-start) __pgx_m=27;; user-prompt-submit|session-end) __pgx_m=9;; *) return 0;; esac
 ":" //;     case ${PGX_HOOK_DEADLINE_MS-} in '') ;; *[!0-9]*) return 0;; *) __pgx_m=$((PGX_HOOK_DEADLINE_MS / 1000 + 2));; esac
 ":" //;   else return 0; fi
 ":" //;   case ${PGX_SHELL_LAUNCHER-}/${PGX_BROKER-} in 0/*|[Oo][Ff][Ff]/*|*/0|*/[Oo][Ff][Ff]|*/[Ff][Aa][Ll][Ss][Ee]|*/[Nn][Oo]) return 0;; esac
@@ -30,6 +30,7 @@
 ":" //;       fi
 ":" //;       case $__pgx_c/$__pgx_a in 2/*|7/*|22/*) continue;; 0/*'# pgx: end') printf '%s' "${__pgx_a%'# pgx: end'}"; exit 0;; esac
 ":" //;       [ "$3" = pre-tool-use ] && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"pgx: its broker took the hook but did not answer, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`."}}'
+":" //;       [ "$3" = session-start ] && echo '{"systemMessage":"pgx WARNING: its broker took this session'"'"'s SessionStart hook but did not answer, so this session'"'"'s Bash commands use whatever database they did before. Run `pgx agent doctor`; a new session tries again."}'
 ":" //;       exit 0
 ":" //;     fi
 ":" //;     if [ -n "$__pgx_p" ]; then

@@ -97,10 +97,13 @@ export const HOOK_END = '# pgx: end';
 
 /**
  * When a hook's request was read but its answer can't be had (the broker's work failed): what the launcher prints.
- * A subagent's PreToolUse must not run unrouted, so it is denied, with what to do; every other event isolates
- * nothing and says nothing (as the node hook's own failures do).
+ * A subagent's PreToolUse must not run unrouted, so it is denied, with what to do; a SessionStart says why the
+ * session's commands keep their database; every other event isolates nothing and says nothing (as the node hook's
+ * own failures do).
  */
 export function hookFailurePrint(event: string, why: string): string | undefined {
+  // The session's own commands: they go on (fail open), and the user is told why, once, where they see it.
+  if (event === 'session-start') return JSON.stringify({ systemMessage: `pgx WARNING: its broker could not answer this session's SessionStart hook (${why}), so this session's Bash commands use whatever database they did before. Run \`pgx agent doctor\`; a new session tries again.` });
   if (event !== 'pre-tool-use') return undefined;
   return JSON.stringify({
     hookSpecificOutput: {

@@ -74,7 +74,7 @@ async function inProcessTransport(w: World, st: Step): Promise<Answer> {
 }
 
 /** The events the launcher's sh part hands to the broker (bin/pgx.js): the rest go to node, by design. */
-const SH_EVENTS = ['pre-tool-use', 'subagent-start', 'subagent-stop', 'user-prompt-submit', 'session-end'];
+const SH_EVENTS = ['session-start', 'pre-tool-use', 'subagent-start', 'subagent-stop', 'user-prompt-submit', 'session-end'];
 
 /** A `node` first on PATH that counts its starts: what went to node instead of the sh path. */
 function countingNode(): { path: string; starts: () => number } {
@@ -213,7 +213,7 @@ describe('hostile hook payloads', () => {
       await runCorpus(w0, corpusOf(w0).filter(throughSh), inProcessTransport, 'in-process');
     }
     // The whole corpus again in a world of its own, through the installed entry's sh part (decision 441): node
-    // starts only for what the sh part leaves to it by design (SessionStart, a name that is not one of its events).
+    // starts only for what the sh part leaves to it by design (a name that is not one of its events).
     const w3 = await makeWorld();
     const corpus3 = corpusOf(w3).filter(throughSh);
     const node = countingNode();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, REPO, runPgx } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
+import { newAgentId, preToolUseBash, session, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
 import { hookEnv, knownSecrets, launcherReal, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
 import { isBroker, processes } from '../helpers/leftovers.js';
 
@@ -145,6 +145,36 @@ describe('hooks through the sh launcher', () => {
     });
   }
 
+  it('a SessionStart with a broker running: no node; the env file gets the branch as node writes it, and the same answer', async () => {
+    const p = brokerProject();
+    startBroker(p);
+    const node = countingNode();
+    const envFiles = mkdtempSync(join(tmpdir(), 'pgx-envfile-'));
+    temps.push(envFiles);
+    const run = async (via: 'sh' | 'node') => {
+      const s = session(p.dir, p.dir);
+      const envFile = join(envFiles, via);
+      const env = hookEnv(p, { session_id: s.sessionId }, { PATH: node.path, CLAUDE_ENV_FILE: envFile, ...(via === 'node' ? { PGX_SHELL_LAUNCHER: '0' } : {}) });
+      const r = await entry('session-start', JSON.stringify(sessionStart(s)), env, p.dir);
+      expect(r.status).toBe(0);
+      return { r, s, file: readFileSync(envFile, 'utf8') };
+    };
+    const sh = await run('sh');
+    expect(node.starts()).toBe(0); // the broker answered it: no node
+    const viaNode = await run('node');
+    expect(node.starts()).toBe(1);
+    const branchOf = (out: string) => /branch "([^"]+)"/.exec(JSON.parse(out).hookSpecificOutput.additionalContext)![1]!;
+    const [b1, b2] = [branchOf(sh.r.stdout), branchOf(viaNode.r.stdout)];
+    // the same answer and the same exports, but for each session's own branch (and its passfile)
+    expect(sh.r.stdout.replaceAll(b1, 'B')).toBe(viaNode.r.stdout.replaceAll(b2, 'B'));
+    expect(sh.file).toMatch(new RegExp(`^export PGDATABASE='?${b1}'?$`, 'm'));
+    // (each session's branch has a role of its own, too)
+    const plain = (file: string, b: string) => file.replaceAll(b, 'B').replaceAll(/^export PGUSER='?([^'\n]+)'?$/m.exec(file)![1]!, 'R');
+    expect(plain(sh.file, b1)).toBe(plain(viaNode.file, b2));
+    for (const secret of knownSecrets()) expect(sh.file).not.toContain(secret);
+    expect(hookLog(p).filter((l) => l.event === 'session-start').map((l) => l.via)).toEqual(['broker', undefined]);
+  });
+
   it('no broker, a stale socket, or a broker of another build: node does the work with the whole payload', async () => {
     const p = brokerProject();
     const s = session(p.dir, p.dir);
@@ -196,6 +226,10 @@ describe('hooks through the sh launcher', () => {
       expect(out.permissionDecisionReason).toMatch(/did not run/);
       const quiet = await entry('user-prompt-submit', JSON.stringify(userPromptSubmit(s)), env, p.dir);
       expect([quiet.status, quiet.stdout]).toEqual([0, '']); // isolates nothing: says nothing, blocks nothing
+      // The session's own commands go on with their database, and the user is told why (fail open, loudly).
+      const started = await entry('session-start', JSON.stringify(sessionStart(s)), env, p.dir);
+      expect(started.status).toBe(0);
+      expect(JSON.parse(started.stdout).systemMessage).toMatch(/^pgx WARNING: its broker took this session's SessionStart hook but did not answer/);
     } finally {
       process.kill(pid, 'SIGCONT');
     }

@@ -149,7 +149,7 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
               [`${kind}_pgx_subagent_start`]: own('subagent-start'),
               [`${kind}_pgx_pre_tool_use`]: own('pre-tool-use'),
               [`${kind}_pgx_subagent_stop`]: own('subagent-stop'),
-              // node processes the hooks and routed commands started (SessionStart's is one: it starts the broker)
+              // node processes the hooks and routed commands started (SessionStart's, when no broker runs yet: it starts one)
               ...(kind === 'pgx' ? { pgx_node_starts: nodeStarts } : {}),
             });
           }

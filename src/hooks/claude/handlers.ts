@@ -251,7 +251,7 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     // An unverified version with no verdict yet: `pgx agent verify claude` starts in the background (once: a marker
     // per version), and the session asks as before until it records a verdict.
     const verified = isVerifiedClaudeCode(h.claudeCode, h.env, h.config.home);
-    const running = !verified && h.claudeCode !== undefined && startVerificationIfNeeded(h.config.home, h.claudeCode, h.launcher) !== 'none';
+    const running = !verified && h.claudeCode !== undefined && startVerificationIfNeeded(h.config.home, h.claudeCode, h.launcher, h.env) !== 'none';
     const versionNote: { systemMessage?: string } = verified ? {} : { systemMessage: unverifiedWarning(h.claudeCode, h.config.unverifiedClaudeCode, running) };
     startPoolFill(h.config, h.env); // warm the pool (and the template) before the first subagent asks, off this hook's path
     const brokerWarning = startBrokerIfNone(h.launcher, h.env); // the session's later hooks and routed commands hand their work to it
