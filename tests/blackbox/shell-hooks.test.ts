@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, REPO, runPgx } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
-import { hookEnv, knownSecrets, launcherReal, pollUntil, rewriteOf, type Project } from '../helpers/hooks.js';
+import { hookEnv, knownSecrets, launcherReal, pollUntil, registryRows, rewriteOf, type Project } from '../helpers/hooks.js';
 import { isBroker, processes } from '../helpers/leftovers.js';
 
 const projects: Project[] = [];
@@ -145,7 +145,7 @@ describe('hooks through the sh launcher', () => {
     });
   }
 
-  it('a SessionStart with a broker running: no node; the env file gets the branch as node writes it, and the same answer', async () => {
+  it('a SessionStart with a broker running: no node; the env file gets the branch as node writes it, and the same answer; then a burst of prompts heartbeats the branch once', async () => {
     const p = brokerProject();
     startBroker(p);
     const node = countingNode();
@@ -173,6 +173,22 @@ describe('hooks through the sh launcher', () => {
     expect(plain(sh.file, b1)).toBe(plain(viaNode.file, b2));
     for (const secret of knownSecrets()) expect(sh.file).not.toContain(secret);
     expect(hookLog(p).filter((l) => l.event === 'session-start').map((l) => l.via)).toEqual(['broker', undefined]);
+
+    // A burst of prompts (a fan-out's task notifications): the broker moves the session branch's idle deadline once.
+    const env = hookEnv(p, { session_id: sh.s.sessionId }, { PATH: node.path });
+    const row = async () => (await registryRows(p.name)).find((r) => r.name === b1)!;
+    const prompts = [];
+    for (let i = 0; i < 3; i++) {
+      expect((await entry('user-prompt-submit', JSON.stringify(userPromptSubmit(sh.s)), env, p.dir)).stdout).toBe('');
+      prompts.push((await row()).last_seen_at.getTime());
+    }
+    expect(hookLog(p).filter((l) => l.event === 'user-prompt-submit').map((l) => [l.outcome, l.branch, l.via])).toEqual([
+      ['heartbeat', b1, 'broker'],
+      ['heartbeat:recent', b1, 'broker'],
+      ['heartbeat:recent', b1, 'broker'],
+    ]);
+    expect(new Set(prompts).size).toBe(1); // one UPDATE for the three
+    expect(node.starts()).toBe(1); // (the node path's SessionStart above)
   });
 
   it('no broker, a stale socket, or a broker of another build: node does the work with the whole payload', async () => {

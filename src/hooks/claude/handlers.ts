@@ -21,6 +21,7 @@ import { launcherPath } from './launcher.js';
 import type { HookEvent } from './events.js';
 import { hashBranchName, shortBranchName } from '../../engine/identity.js';
 import { dropHandoffs, postHandoff, takeHandoffs } from './handoff-inbox.js';
+import { noteHeartbeat, recentHeartbeat } from './heartbeats.js';
 
 export interface HookEnv {
   config: Config;
@@ -232,8 +233,12 @@ export const userPromptSubmit: Handler<typeof P.userPromptSubmitSchema> = {
     const { context, tail } = await handoffsFor(h, p.session_id);
     const said = context ? { output: { hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: context } } } : {};
     if (!h.config.sessionBranch) return { ...said, outcome: `skipped${tail}` };
+    const key = JSON.stringify([h.config.serverUrl ?? null, h.config.home, h.config.project, h.config.host, p.session_id]);
+    const recently = recentHeartbeat(key, h.config.idleTtlMs);
+    if (recently) return { ...said, outcome: `heartbeat:recent${tail}`, branch: recently };
     const r = await withEngine(h.config, (e) => e.touch(sessionTarget(p)), h.engine);
     if (!r.branch) return { ...said, outcome: `no-branch${tail}` };
+    if (r.heartbeat) noteHeartbeat(key, r.branch);
     return { ...said, outcome: `${r.heartbeat ? 'heartbeat' : `not-active:${r.state}`}${tail}`, branch: r.branch };
   },
   onError: () => ({ outcome: 'error' }), // never blocks a prompt
