@@ -10,6 +10,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { pollUntil } from '../helpers/poll.js';
 import { dirname, join } from 'node:path';
 import {
   PSQL_ALLOWED,
@@ -22,6 +23,7 @@ import {
   makeE2eProject,
   makeSource,
   pgx,
+  pgxJson,
   recordFigures,
   runScenario,
   warnIfSkipped,
@@ -56,6 +58,12 @@ function countingNode(): { dir: string; starts: () => number; reset: () => void 
   return { dir, starts: () => (existsSync(count) ? readFileSync(count, 'utf8').split('\n').filter(Boolean).length : 0), reset: () => rmSync(count, { force: true }) };
 }
 
+/** CPU time the whole machine spent (user, nice, system, irq, softirq), in ms: what a run cost beyond its wall time. */
+function machineCpuMs(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]!) * 10; // USER_HZ is 100 on Linux
+}
+
 /** Hook processes Claude Code started in a run, per event (its debug log's "finished" lines of command hooks). */
 function commandHooksRun(debugFile: string): Record<string, number> {
   const text = existsSync(debugFile) ? readFileSync(debugFile, 'utf8') : '';
@@ -85,19 +93,30 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
     const nodeNothing = makeE2eProject({ source });
     useTrivialHooks(nodeNothing, NODE_NOTHING);
 
+    // A measured run must not share the two cores with the previous run's pool refill (a detached filler, after its
+    // burst of SubagentStarts): each run starts once no filler of either pgx project is running.
+    const settle = async () => {
+      for (const p of [withPgx, viaNode]) await pollUntil(async () => (pgxJson<{ filler_running: boolean }>(p, ['agent', 'pool', 'status']).filler_running ? undefined : true), 180_000, 500);
+    };
+    const cpu = { pgx: 0, node_launcher: 0, trivial: 0, node: 0 };
+    const measured = async <T>(kind: keyof typeof cpu, walls: number[], run: () => Promise<T>): Promise<T> => {
+      await settle();
+      const c0 = machineCpuMs();
+      const t0 = Date.now();
+      const r = await run();
+      walls.push(Date.now() - t0);
+      cpu[kind] += machineCpuMs() - c0;
+      return r;
+    };
     try {
       const walls: { pgx: number[]; node_launcher: number[]; trivial: number[]; node: number[] } = { pgx: [], node_launcher: [], trivial: [], node: [] };
       const claims = { pgx: 0, node_launcher: 0 };
       const figures: Record<string, unknown> = {};
       for (let round = 0; round < 2; round++) {
-        const t = Date.now();
-        const base = await runScenario(trivial, script, { allowedTools: PSQL_ALLOWED });
-        walls.trivial.push(Date.now() - t);
+        const base = await measured('trivial', walls.trivial, () => runScenario(trivial, script, { allowedTools: PSQL_ALLOWED }));
         console.log(`[pgx-e2e] fan-out round ${round}: trivial hooks ${walls.trivial[round]} ms`);
         expect(base.out.code, describeRun(base)).toBe(0);
-        const t1 = Date.now();
-        const nothing = await runScenario(nodeNothing, script, { allowedTools: PSQL_ALLOWED });
-        walls.node.push(Date.now() - t1);
+        const nothing = await measured('node', walls.node, () => runScenario(nodeNothing, script, { allowedTools: PSQL_ALLOWED }));
         expect(nothing.out.code, describeRun(nothing)).toBe(0);
         if (round === 1) {
           figures.node_nothing_ratio = Number((walls.node.reduce((a, b) => a + b) / walls.trivial.reduce((a, b) => a + b)).toFixed(2));
@@ -107,12 +126,11 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
 
         for (const [kind, p] of [['pgx', withPgx], ['node_launcher', viaNode]] as const) {
           // Filled ahead, outside the measurement, as SessionStart's background filler would have by then.
+          await settle();
           expect(pgx(p, ['agent', 'pool', 'fill']).status).toBe(0);
           const before = hookLog(p).length;
           node.reset();
-          const t0 = Date.now();
-          const run = await runScenario(p, script, { allowedTools: PSQL_ALLOWED });
-          walls[kind].push(Date.now() - t0);
+          const run = await measured(kind, walls[kind], () => runScenario(p, script, { allowedTools: PSQL_ALLOWED }));
           const nodeStarts = node.starts();
           console.log(`[pgx-e2e] fan-out round ${round}: pgx, ${kind === 'pgx' ? 'sh' : 'node'} launcher ${walls[kind][round]} ms${kind === 'pgx' ? `, ${nodeStarts} node start(s)` : ''}`);
           expect(run.out.code, describeRun(run)).toBe(0);
@@ -164,6 +182,8 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
         wall_ms_node_launcher: walls.node_launcher,
         wall_ms_trivial: walls.trivial,
         wall_ms_node_nothing: walls.node,
+        // the whole machine's CPU during the runs (sums of the rounds): pgx's work competes with Claude Code's own
+        cpu_ms: cpu,
         // `ratio` stays the default install's (the report's column); `node_launcher_ratio` beside it (the default before).
         ratio: figures.pgx_ratio,
         ...figures,
