@@ -62,6 +62,18 @@ function entry(event: string, input: string | Buffer, env: NodeJS.ProcessEnv, cw
   });
 }
 
+/** A copy of the launcher and its dist/ whose build id differs: this build's broker refuses it before reading its body. */
+function anotherBuildLauncher(): string {
+  const copy = mkdtempSync(join(tmpdir(), 'pgx-copy-'));
+  temps.push(copy);
+  mkdirSync(join(copy, 'bin'));
+  cpSync(join(REPO, 'dist'), join(copy, 'dist'), { recursive: true });
+  cpSync(join(REPO, 'bin', 'pgx.js'), join(copy, 'bin', 'pgx.js'));
+  symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'));
+  writeFileSync(join(copy, 'dist', 'build-id'), 'another-build\n');
+  return join(copy, 'bin', 'pgx.js');
+}
+
 const startBroker = (p: Project): number => jsonOf(runPgx(['agent', 'broker', 'start', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })).pid as number;
 const hookLog = (p: Project) => readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
@@ -131,15 +143,8 @@ describe('hooks through the sh launcher', () => {
       expect(rewriteOf({ ...viaClient, signal: null, elapsedMs: 0, json: JSON.parse(viaClient.stdout) }).command).toContain(`--agent ${a}`);
       // A launcher of another build: the broker refuses it before its body (409); the client read none of stdin, so
       // its node fallback (which asks this broker through PGX_LAUNCHER) answers the whole payload.
-      const copy = mkdtempSync(join(tmpdir(), 'pgx-copy-'));
-      temps.push(copy);
-      mkdirSync(join(copy, 'bin'));
-      cpSync(join(REPO, 'dist'), join(copy, 'dist'), { recursive: true });
-      cpSync(join(REPO, 'bin', 'pgx.js'), join(copy, 'bin', 'pgx.js'));
-      symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'));
-      writeFileSync(join(copy, 'dist', 'build-id'), 'another-build\n');
       const before = one.calls().length;
-      const other = await entry('pre-tool-use', payload, { ...env, PGX_LAUNCHER: launcherReal() }, p.dir, join(copy, 'bin', 'pgx.js'));
+      const other = await entry('pre-tool-use', payload, { ...env, PGX_LAUNCHER: launcherReal() }, p.dir, anotherBuildLauncher());
       expect(one.calls().slice(before).map((c) => c.split(' ')[0])).toEqual([client, 'node']);
       expect(other.stdout).toBe(viaClient.stdout);
     });
@@ -215,15 +220,8 @@ describe('hooks through the sh launcher', () => {
     // a launcher of another build (a copy whose dist/build-id differs) meets this build's broker: refused before its
     // body is read (409), and its node fallback gets the payload whole
     startBroker(p);
-    const copy = mkdtempSync(join(tmpdir(), 'pgx-copy-'));
-    temps.push(copy);
-    mkdirSync(join(copy, 'bin'));
-    cpSync(join(REPO, 'dist'), join(copy, 'dist'), { recursive: true });
-    cpSync(join(REPO, 'bin', 'pgx.js'), join(copy, 'bin', 'pgx.js'));
-    symlinkSync(join(REPO, 'node_modules'), join(copy, 'node_modules'));
-    writeFileSync(join(copy, 'dist', 'build-id'), 'another-build\n');
     // (PGX_LAUNCHER: its node fallback then asks this broker too, and starts none of its own)
-    const other = await entry('pre-tool-use', payload, { ...env, PGX_LAUNCHER: launcherReal() }, p.dir, join(copy, 'bin', 'pgx.js'));
+    const other = await entry('pre-tool-use', payload, { ...env, PGX_LAUNCHER: launcherReal() }, p.dir, anotherBuildLauncher());
     expect(JSON.parse(other.stdout).hookSpecificOutput.updatedInput.command).toContain(`--agent ${a}`);
     rmSync(stale, { force: true });
   });
