@@ -42,6 +42,19 @@ function countingNode(): { path: string; starts: () => number } {
   return { path: `${dir}:${process.env.PATH}`, starts: () => (existsSync(count) ? readFileSync(count, 'utf8').split('\n').filter(Boolean).length : 0) };
 }
 
+/**
+ * A PATH holding only `node` and one client, each a wrapper that logs its start (and the client its argv) before it
+ * runs the real one: with perl there, the hook asks with perl; with no perl, with curl.
+ */
+function oneClientPath(client: 'perl' | 'curl'): { path: string; calls: () => string[] } {
+  const dir = mkdtempSync(join(tmpdir(), `pgx-${client}-`));
+  temps.push(dir);
+  const log = join(dir, 'calls.log');
+  writeFileSync(join(dir, 'node'), `#!/bin/sh\necho node >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
+  writeFileSync(join(dir, client), `#!/bin/sh\nprintf '%s %s\\n' ${client} "$*" >> '${log}'\nexec /usr/bin/${client} "$@"\n`, { mode: 0o755 });
+  return { path: dir, calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []) };
+}
+
 interface Ran {
   status: number | null;
   stdout: string;
@@ -108,19 +121,6 @@ describe('hooks through the sh launcher', () => {
     const lines = hookLog(p).filter((l) => l.agent_id === a && l.event === 'pre-tool-use');
     expect(lines.map((l) => l.via)).toEqual(['broker', 'broker']); // the sh path's and the node path's, both the broker's
   });
-
-  /**
-   * A PATH holding only `node` and one client, each a wrapper that logs its start (and the client its argv) before it
-   * runs the real one: with perl there, the hook asks with perl; with no perl, with curl.
-   */
-  function oneClientPath(client: 'perl' | 'curl'): { path: string; calls: () => string[] } {
-    const dir = mkdtempSync(join(tmpdir(), `pgx-${client}-`));
-    temps.push(dir);
-    const log = join(dir, 'calls.log');
-    writeFileSync(join(dir, 'node'), `#!/bin/sh\necho node >> '${log}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
-    writeFileSync(join(dir, client), `#!/bin/sh\nprintf '%s %s\\n' ${client} "$*" >> '${log}'\nexec /usr/bin/${client} "$@"\n`, { mode: 0o755 });
-    return { path: dir, calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []) };
-  }
 
   for (const client of ['perl', 'curl'] as const) {
     it(`asking with ${client}: the broker's answer, no node; refused before the body (another build), node gets the payload whole; no secret in the client's argv`, async () => {

@@ -10,8 +10,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { pollUntil } from '../helpers/poll.js';
 import { dirname, join } from 'node:path';
+import { pollUntil } from '../helpers/poll.js';
 import {
   PSQL_ALLOWED,
   branches,
@@ -94,13 +94,13 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
     useTrivialHooks(nodeNothing, NODE_NOTHING);
 
     // A measured run must not share the two cores with the previous run's pool refill (a detached filler, after its
-    // burst of SubagentStarts): each run starts once no filler of either pgx project is running.
+    // burst of SubagentStarts): each run starts once no filler of either pgx project is running (a pgx run's own
+    // `pool fill` before it fills in the foreground, and leaves none).
     const settle = async () => {
       for (const p of [withPgx, viaNode]) await pollUntil(async () => (pgxJson<{ filler_running: boolean }>(p, ['agent', 'pool', 'status']).filler_running ? undefined : true), 180_000, 500);
     };
     const cpu = { pgx: 0, node_launcher: 0, trivial: 0, node: 0 };
     const measured = async <T>(kind: keyof typeof cpu, walls: number[], run: () => Promise<T>): Promise<T> => {
-      await settle();
       const c0 = machineCpuMs();
       const t0 = Date.now();
       const r = await run();
@@ -113,9 +113,11 @@ describe.skipIf(!claudeBin)('fan-out: 20 subagents, pgx (sh and node launcher) v
       const claims = { pgx: 0, node_launcher: 0 };
       const figures: Record<string, unknown> = {};
       for (let round = 0; round < 2; round++) {
+        await settle();
         const base = await measured('trivial', walls.trivial, () => runScenario(trivial, script, { allowedTools: PSQL_ALLOWED }));
         console.log(`[pgx-e2e] fan-out round ${round}: trivial hooks ${walls.trivial[round]} ms`);
         expect(base.out.code, describeRun(base)).toBe(0);
+        await settle();
         const nothing = await measured('node', walls.node, () => runScenario(nodeNothing, script, { allowedTools: PSQL_ALLOWED }));
         expect(nothing.out.code, describeRun(nothing)).toBe(0);
         if (round === 1) {
