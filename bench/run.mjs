@@ -100,7 +100,7 @@ for (const d of [home, dir, outside]) rmSync(d, { recursive: true, force: true }
 
 // ---- One hook event as Claude Code sees it: a `/bin/sh -c <command>` child of a long-lived process, the payload on
 // stdin, timed to its exit. The installed entry (`'<launcher>' agent hook pre-tool-use`) runs the launcher's sh part,
-// which hands stdin to the broker with curl (decision 441); with PGX_SHELL_LAUNCHER=0 the same entry runs node, the
+// which hands stdin to the broker with perl, else curl (decisions 441, 445); with PGX_SHELL_LAUNCHER=0 the same entry runs node, the
 // light entry and the broker (the default before). Interleaved, median of BENCH_HOOK_RUNS (default 30). Ratios to the
 // node command hook that does nothing (`node -e 0`), the issue's goal being ≤ 0.3× for one event.
 async function hookRows() {
