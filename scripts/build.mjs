@@ -71,7 +71,7 @@ const common = {
 // The CLI: one ESM bundle with code splitting (pg in its own chunk, imported when a command needs the server).
 await build({
   ...common,
-  entryPoints: { pgx: 'src/main.ts' },
+  entryPoints: { pgx: 'src/entries/cli.ts' },
   splitting: true,
   format: 'esm',
   chunkNames: 'chunks/[name]-[hash]',
@@ -82,7 +82,15 @@ await build({
 // 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
-  entryPoints: { 'hook-fast': 'src/hooks/claude/fast-path.ts', 'exec-fast': 'src/exec/exec-fast.ts', hook: 'src/hooks/claude/hook-entry.ts', 'codex-hook': 'src/hooks/codex/hook-entry.ts', 'copilot-hook': 'src/hooks/copilot/hook-entry.ts', mask: 'src/mask/apply.ts' },
+  // Every way in is a file of src/entries/ (architecture.md, "Layers"); dist/mask.cjs is the one bundle that is not.
+  entryPoints: {
+    'hook-fast': 'src/entries/hook-fast.ts',
+    'exec-fast': 'src/entries/exec-fast.ts',
+    hook: 'src/entries/claude-hook.ts',
+    'codex-hook': 'src/entries/codex-hook.ts',
+    'copilot-hook': 'src/entries/copilot-hook.ts',
+    mask: 'src/mask/apply.ts',
+  },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },
   define: { ...common.define, 'import.meta.url': '__pgxModuleUrl' },

@@ -1,6 +1,6 @@
 // The broker's server side: `pgx agent broker serve`, started detached by SessionStart or by the first hook that
 // finds none (client.ts). It carries requests: it reads them, checks they come from its own build and launcher, and hands
-// a hook or a routed exec to the work its command wires in (cli/agent-broker.ts: the very code a hook process or a
+// a hook or a routed exec to the work its command wires in (entries/broker-work.ts: the very code a hook process or a
 // routed `agent exec` runs in-process), with the requester's per-call variables and the registry connections it
 // keeps open between requests. It imports no hook, CLI or exec code. It holds no state a request depends on:
 // killed at any moment, the next hook finds no broker and does the work itself.

@@ -1,4 +1,4 @@
-// pgx agent up | ls | down | gc, and pgx template refresh.
+// pgx agent up | ls | down | forget | gc: a branch's life from the command line.
 import { InvalidArgumentError, type Command } from 'commander';
 import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config.js';
@@ -10,7 +10,10 @@ import { poolLine } from './agent-pool.js';
 import { action, ANYWHERE_HELP, configFor, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 import { pruneSessionRecords } from '../hooks/claude/session-claude-code.js';
 
-export function registerBranchCommands(agent: Command, program: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withCommon(agent.command('up').description('ensure a branch and print its connection environment (no password)'))
     .option('--agent <id>', 'a Claude Code subagent id')
     .option('--id <id>', 'your own branch id')
@@ -120,22 +123,6 @@ export function registerBranchCommands(agent: Command, program: Command): void {
       }),
     );
 
-  const template = program.command('template').description('the frozen snapshot branches are cloned from');
-  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections); an imported source is pgx\'s copy: `pgx source sync` pulls its origin\'s changes')).action(
-    action<CommonOpts>(async (opts, out) => {
-      const config = configFor(opts);
-      const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
-      out.result(r, () =>
-        [
-          `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`,
-          // An imported source is pgx's copy: a refresh never reaches the origin, so say where its changes come from.
-          r.copy_of ? `  refreshed from pgx's copy "${r.source}" of ${r.copy_of.origin} (copied ${relativeTime(r.copy_of.imported_at)}), not from the origin itself: \`pgx source sync\` pulls the origin's changes` : null,
-        ]
-          .filter(Boolean)
-          .join('\n'),
-      );
-    }),
-  );
 }
 
 /** The frozen copies forks clone (one per state of a parent branch): what each is a copy of, its size, its state. */

@@ -1,53 +1,15 @@
 // pgx agent broker status | start | stop (and the hidden `serve`, what start and the hooks spawn): the resident
-// process that hooks and routed commands hand their work to (src/broker/).
+// process that hooks and routed commands hand their work to (src/broker/). The work it runs for them is the entries'
+// (src/entries/broker-work.ts), handed in by the CLI's entry: a command never reaches up for it.
 import type { Command } from 'commander';
 import { askBroker, brokerAddress, startBroker } from '../broker/client.js';
 import { brokerDisabled, socketDir, socketDirProblem } from '../broker/protocol.js';
 import { findBrokers, stopAllBrokers, type FoundBroker } from '../broker/inventory.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
-import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
-import { parseRoutedExec } from '../exec/exec-argv.js';
-import { confinementOf, isLauncherOf } from '../exec/routed-ancestry.js';
-import type { OpenOptions } from '../engine/api.js';
-import { answerHook } from '../hooks/claude/hook-entry.js';
-import { isHookEvent } from '../hooks/claude/events.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { PgxError } from '../lib/errors.js';
-import { errorReply, relativeTime } from '../lib/output.js';
+import { relativeTime } from '../lib/output.js';
 import { action, withCommon, type CommonOpts } from './common.js';
-
-/**
- * What the broker runs for a request: the hook runner, and the routed-exec pipeline (exec.ts route), as a hook
- * process or the in-process exec would. The broker itself only carries the requests (broker/server.ts). Exported
- * for the hostile-payload corpus (tests/blackbox/hooks-hostile.test.ts), which calls it as the broker does.
- */
-export const brokerWork: BrokerWork = {
-  async hook(req, ctx) {
-    if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
-    const print = await answerHook(req.event, { stdin: req.stdin, env: ctx.env, cwd: req.cwd, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs, via: 'broker', afterAnswer: ctx.afterAnswer });
-    return print === undefined ? { ok: true } : { ok: true, print };
-  },
-  async exec(req, ctx) {
-    // The routing judges and records the launcher's process tree: only for the launcher that asks (else: in-process).
-    if (!isLauncherOf(req.pid, { ...req, agent: 'agent' in req ? req.agent : undefined, session: 'session' in req ? req.session : undefined })) return { fallback: 'the request names no launcher of this exec' };
-    try {
-      const session = 'session' in req ? req.session : undefined;
-      const load = () => routedTarget('agent' in req ? { agent: req.agent, cwd: req.cwdFlag } : { session, cwd: req.cwdFlag }, req.cwd, ctx.env);
-      const opts = { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs };
-      // a session's command fails open (decision 205); a subagent's fails closed: any error below is its refusal
-      const routed = session !== undefined ? await routeFailOpen(load, req.command, req.env, opts, {}, req.pid) : await routeSubagent(load(), req.command, req.env, opts, req.pid!);
-      const env = Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined));
-      return routed.branch === null ? { ok: true, env, branch: null, warning: routed.warning } : { ok: true, env, branch: routed.branch };
-    } catch (e) {
-      const reply = errorReply(e);
-      return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
-    }
-  },
-  parseExec: parseRoutedExec,
-  hookAllowed: (pid) => confinementOf(pid).kind === 'free',
-};
-
-const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
 
 /** `pgx agent broker stop`, also run by `pgx local down --purge`: every broker of this user, asked to exit. */
 export const stopBrokers = stopAllBrokers;
@@ -66,7 +28,10 @@ function describe(b: FoundBroker): string {
   return `broker ${b.pid}${b.this_environment ? ' (this launcher)' : ''}: ${b.requests} request(s), ${b.pooled_connections} of at most ${b.pool_limit} server connection(s) kept (${b.pooled_servers} server(s)), ${Math.round(b.rss_bytes / 1048576)} MB resident, started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
 }
 
-export function registerBrokerCommands(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command, wiring: { brokerWork: BrokerWork }): void {
   const broker = agent.command('broker').description('the resident process hooks and routed commands hand their work to (fewer, lighter processes per command)');
 
   withCommon(broker.command('status').description("this user's brokers: pid, requests served, kept connections")).action(
@@ -113,7 +78,7 @@ export function registerBrokerCommands(agent: Command): void {
   );
 
   broker.command('serve', { hidden: true }).description('run the broker in this process (what `start` and the hooks spawn, detached)').action(async () => {
-    const handle = await serveBroker({ launcher: launcherPath(), work: brokerWork, onClose: () => process.exit(0) });
+    const handle = await serveBroker({ launcher: launcherPath(), work: wiring.brokerWork, onClose: () => process.exit(0) });
     if (handle === 'running') return void process.stderr.write('pgx: a broker for this environment is running already\n');
     if (handle === 'unavailable') return void process.stderr.write('pgx: no broker here: PGX_BROKER is off, or no private socket directory\n');
     process.stderr.write(`pgx: broker ${process.pid} serving on ${handle.address.path}\n`);

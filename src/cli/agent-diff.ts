@@ -4,7 +4,10 @@ import { withEngine, type Against, type DiffResult } from '../engine/api.js';
 import { paint } from '../lib/output.js';
 import { action, branchSelector, withBranchSelector, configFor, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
-export function registerDiffCommand(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withBranchSelector(withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)")), "a session's own branch (with --agent: that session's subagent)")
     .option('--against <what>', 'parent (the branch it was forked from; none: the template), template, or a branch name', 'parent')
     .action(

@@ -3,7 +3,10 @@ import { runExec } from '../exec/exec.js';
 import { PgxError } from '../lib/errors.js';
 import { action, ANYWHERE_HELP, forkFrom, FROM_HELP, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
-export function registerExecCommand(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withCommon(agent.command('exec').description("run a command with libpq's environment set for a branch (ensured first)"))
     .option('--agent <id>', 'a Claude Code subagent id (the PreToolUse rewrite passes this)')
     .option('--id <id>', 'your own branch id: retired when the command ends unless --keep')

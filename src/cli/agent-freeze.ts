@@ -6,7 +6,10 @@ import { withEngine } from '../engine/api.js';
 import { finishFreeze } from '../hooks/claude/freeze-elsewhere.js';
 import { action, branchSelector, configFor, withBranchSelector, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
-export function registerFreezeCommand(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withBranchSelector(withCommon(agent.command('freeze').description("make the frozen copy of a branch that its subagents' branches are cloned from (or find a fresh one)")))
     .option('--after-ticket <n>', 'a copy begun after this fork ticket serves (what a hook passes)')
     .action(

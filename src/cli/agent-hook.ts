@@ -1,13 +1,16 @@
-// `pgx agent hook <event>` in the CLI: the same hook runner bin/pgx.js reaches without the CLI bundle (hook-entry.ts).
+// `pgx agent hook <event>` in the CLI: the same hook runner bin/pgx.js reaches without the CLI bundle (hooks/claude/answer.ts).
 import { Argument, type Command } from 'commander';
 import { HOOK_EVENTS, type HookEvent } from '../hooks/claude/events.js';
-import { runHookCommand } from '../hooks/claude/hook-entry.js';
+import { runHookCommand } from '../hooks/claude/answer.js';
 import { CODEX_HANDLERS, type CodexHookName } from '../hooks/codex/handlers.js';
-import { runCodexHookCommand } from '../hooks/codex/hook-entry.js';
+import { runCodexHookCommand } from '../hooks/codex/answer.js';
 import { COPILOT_HANDLERS, type CopilotHookName } from '../hooks/copilot/handlers.js';
-import { runCopilotHookCommand } from '../hooks/copilot/hook-entry.js';
+import { runCopilotHookCommand } from '../hooks/copilot/answer.js';
 
-export function registerHookCommand(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   agent
     .command('hook')
     .description('Claude Code hook entry point (JSON on stdin; prints one JSON object or nothing; exits 0)')

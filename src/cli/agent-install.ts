@@ -28,7 +28,10 @@ interface InstallOpts extends CommonOpts {
   here?: boolean;
 }
 
-export function registerInstallCommands(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   const scopeOpt = (c: Command) =>
     c
       .option('--scope <scope>', 'project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)', 'project')

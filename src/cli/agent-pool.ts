@@ -17,7 +17,10 @@ export function poolLine(s: PoolStatus): string {
   return `pool: ${s.ready}/${s.target} ready (bound: ${s.bound}; peak ${s.peak}, max ${s.pool_max}, budget ${mb(s.pool_max_bytes)}, template ${mb(s.template_bytes)})${extra.length ? `, ${extra.join(', ')}` : ''}`;
 }
 
-export function registerPoolCommands(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   const pool = agent.command('pool').description('the warm pool: branches cloned ahead, claimed by SubagentStart in O(1)');
 
   withCommon(pool.command('status').description("the pool's members, target and what bounds it")).action(

@@ -5,7 +5,10 @@ import { withEngine, type ResetResult } from '../engine/api.js';
 import { table } from '../lib/output.js';
 import { action, branchSelector, withBranchSelector, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
 
-export function registerResetCommands(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withBranchSelector(withCommon(agent.command('reset').description("put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN")))
     .option('--to <what>', 'parent (default: its session\'s branch, or the template) or template', 'parent')
     .action(

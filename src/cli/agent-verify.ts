@@ -17,7 +17,10 @@ interface VerifyOpts extends CommonOpts {
   nearPid?: string;
 }
 
-export function registerVerifyCommands(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   agent
     .command('verify')
     .description("check on this machine, offline, that routing keeps your permission rules' decisions on your Claude Code; records the verdict")

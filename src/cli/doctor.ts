@@ -24,7 +24,10 @@ export function setupDone(checks: Check[]): boolean {
   return checks.every((c) => c.status !== 'fail' && (c.status !== 'warn' || c.decide === true));
 }
 
-export function registerDoctorCommand(agent: Command): void {
+/** Registered by cli/commands.ts under `pgx agent`. */
+export const under = 'agent';
+
+export function register(agent: Command): void {
   withCommon(agent.command('doctor').description('check config, server, template, hooks, hook log and branches; exit 8 if any check fails')).action(
     action<CommonOpts>(async (opts, out) => {
       const report = await runDoctor({ cwd: opts.cwd });

@@ -75,7 +75,10 @@ function asUsage<T>(fn: () => T): T {
   }
 }
 
-export function registerInitCommand(program: Command): void {
+/** Registered by cli/commands.ts under `pgx`. */
+export const under = 'pgx';
+
+export function register(program: Command): void {
   withCommon(program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'))
     .option('--url <url>', 'admin connection postgres://user@host:port/db (default: pgx runs its own local server)')
     .option('--source <db>', 'the database branches are cloned from (default: branches start empty)')

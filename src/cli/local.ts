@@ -41,7 +41,10 @@ export function afterPurge(cwd: string): { hooks_remain: string[]; source_missin
 
 import { action, withCommon, type CommonOpts } from './common.js';
 
-export function registerLocalCommands(program: Command): void {
+/** Registered by cli/commands.ts under `pgx`. */
+export const under = 'pgx';
+
+export function register(program: Command): void {
   const local = program.command('local').description('the embedded PostgreSQL pgx runs when no [server] url is set').enablePositionalOptions();
   withCommon(local.command('up').description('initialise (first time) and start the local server; idempotent')).action(
     action<CommonOpts>(async (opts, out) => {

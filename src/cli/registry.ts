@@ -4,7 +4,10 @@ import type { Command } from 'commander';
 import { dropRegistry } from '../engine/api.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 
-export function registerRegistryCommands(program: Command): void {
+/** Registered by cli/commands.ts under `pgx`. */
+export const under = 'pgx';
+
+export function register(program: Command): void {
   const registry = program.command('registry').description("pgx's bookkeeping database on the server (pgx_registry)");
   withCommon(registry.command('drop').description('drop pgx_registry once no project has a pgx database on the server any more (else says which do, and keeps it)'))
     .option('--dry-run', 'say whether it would be dropped, drop nothing')

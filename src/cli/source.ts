@@ -62,7 +62,10 @@ function maskLine(m: { columns: number; tables: number; personal: number; foreig
   return `  masked ${m.columns} column(s) in ${m.tables} table(s) before the copy was finished (${m.elapsed_ms} ms${m.foreign_keys_checked ? `; ${m.foreign_keys_checked} foreign key(s) over them re-checked` : ''})`;
 }
 
-export function registerSourceCommands(program: Command): void {
+/** Registered by cli/commands.ts under `pgx`. */
+export const under = 'pgx';
+
+export function register(program: Command): void {
   const source = program.command('source').description("the project's source database (what branches are cloned from)");
   withCommon(source.command('import').description("load a database (another server's, or a pg_dump file or directory) into pgx's server as the project's source"))
     .option('--from <url|file|dir>', 'postgres:// URL (pg_dump runs against it), a pg_dump file (-Fc, -Ft or plain SQL) or a pg_dump directory (-Fd)')

@@ -1,12 +1,30 @@
-// pgx template ls | drop (refresh lives with the branch commands).
+// pgx template refresh | ls | drop: the frozen snapshot branches are cloned from.
 import type { Command } from 'commander';
 import { withEngine } from '../engine/api.js';
 import { paint, relativeTime, table } from '../lib/output.js';
 import { humanBytes } from '../server/local-purge.js';
 import { action, configFor, withCommon, type CommonOpts } from './common.js';
 
-export function registerTemplateCommands(program: Command): void {
-  const template = program.commands.find((c) => c.name() === 'template') ?? program.command('template').description('the frozen snapshot branches are cloned from');
+/** Registered by cli/commands.ts under `pgx`. */
+export const under = 'pgx';
+
+export function register(program: Command): void {
+  const template = program.command('template').description('the frozen snapshot branches are cloned from');
+  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections); an imported source is pgx\'s copy: `pgx source sync` pulls its origin\'s changes')).action(
+    action<CommonOpts>(async (opts, out) => {
+      const config = configFor(opts);
+      const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
+      out.result(r, () =>
+        [
+          `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`,
+          // An imported source is pgx's copy: a refresh never reaches the origin, so say where its changes come from.
+          r.copy_of ? `  refreshed from pgx's copy "${r.source}" of ${r.copy_of.origin} (copied ${relativeTime(r.copy_of.imported_at)}), not from the origin itself: \`pgx source sync\` pulls the origin's changes` : null,
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
+    }),
+  );
   withCommon(template.command('ls').description("this project's templates (--all: every pgx template on the server), with size and the branches cloned from each"))
     .option('--all', 'every project')
     .action(

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeptConnections } from '../../src/broker/connections.js';
 import { requestEnv } from '../../src/broker/protocol.js';
-import { brokerWork } from '../../src/cli/agent-broker.js';
+import { brokerWork } from '../../src/entries/broker-work.js';
 import { claudeCodeShell, shellQuote } from '../../src/lib/shell.js';
 import { loadConfig } from '../../src/project/config.js';
 import { checkAnswer, databases, namedBranch, foreignChanges, hostileCorpus, victimContent, type Answer, type DatabaseRow, type Scenario, type Step, type World } from '../helpers/hostile-corpus.js';

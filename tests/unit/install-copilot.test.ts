@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COPILOT_HOOK_EVENTS, copilotHookCommand, installCopilot, isPortableCopilotCommand, PGX_COPILOT_HOOK_RE, planCopilotHooks, portableCopilotHookCommand, projectTrusted, trustedFoldersOf, uninstallCopilot } from '../../src/install/copilot.js';
 import { toPgxPayload } from '../../src/hooks/copilot/payloads.js';
-import { toCopilotOutput } from '../../src/hooks/copilot/hook-entry.js';
+import { toCopilotOutput } from '../../src/hooks/copilot/answer.js';
 import { spawnSync } from 'node:child_process';
 
 const LAUNCHER = '/opt/pgx/bin/pgx';

@@ -72,7 +72,7 @@ export function verdictsPath(home: string): string {
 
 const VERSION_RE = /^\d+\.\d+\.\d+$/;
 
-// Built on first use: the light hook entry (fast-path.ts) imports this module for claudeCodeVersion alone, and must
+// Built on first use: the light hook entry (entries/hook-fast.ts) imports this module for claudeCodeVersion alone, and must
 // not carry zod for it.
 let verdictSchema: ReturnType<typeof makeVerdictSchema> | undefined;
 function makeVerdictSchema() {

@@ -1,7 +1,7 @@
 // The six Claude Code hook events pgx answers: each one's settings name, the name `pgx agent hook <event>` takes,
 // its matcher, its timeout and its onFailure, in one table, and the deadline pgx answers by. The installer's settings
 // entries and the plugin's hooks.json are both made from it (settings-entries.ts; decisions/311-one-event-table.md),
-// the hook runner and the light entry (fast-path.ts) read their deadlines from it. Its own module, importing
+// the hook runner and the light entry (entries/hook-fast.ts) read their deadlines from it. Its own module, importing
 // nothing: the light entry loads it on every hook.
 
 /**

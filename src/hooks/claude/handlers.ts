@@ -16,7 +16,7 @@ import { hasBareExit, innerCommand, invokesLauncher, isRouted, parentBashCall, r
 import { dropTickets, issueTicket } from '../../exec/routing-ticket.js';
 import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
 import { dropSessionRecord, recordSessionClaudeCode } from './session-claude-code.js';
-import { startVerificationIfNeeded } from '../../verify/background.js';
+import { startVerificationIfNeeded } from './verification-start.js';
 import { launcherPath } from './launcher.js';
 import type { HookEvent } from './events.js';
 import { hashBranchName, shortBranchName } from '../../engine/identity.js';

@@ -53,7 +53,7 @@ export interface HookRuntime {
 const ownProcess = (stdin?: string): HookContext => ({ stdin, env: process.env, cwd: process.cwd() });
 
 async function readStdin(given: string | undefined): Promise<string> {
-  // The light entry read it already (fast-path.ts) and bin/pgx.js passed it on, or the broker got it in the request.
+  // The light entry read it already (entries/hook-fast.ts) and bin/pgx.js passed it on, or the broker got it in the request.
   return withinLimit(given ?? (await readHookStdin({ emptyOnTty: true })));
 }
 

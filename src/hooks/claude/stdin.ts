@@ -1,4 +1,4 @@
-// The hook payload's text, read once per hook process, in one place: the light entry (fast-path.ts) reads it and
+// The hook payload's text, read once per hook process, in one place: the light entry (entries/hook-fast.ts) reads it and
 // passes it on to the in-process hook (bin/pgx.js, as an argument) or to the broker (in the request); the CLI's
 // `agent hook` reads it here too. Node built-ins only: the light entry loads it on every hook.
 import { readFileSync } from 'node:fs';

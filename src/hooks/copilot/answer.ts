@@ -2,7 +2,6 @@
 // (../claude/run.ts: scope, config, deadline, log line) on the payload translated into pgx's shape (payloads.ts), with
 // the Copilot handlers (handlers.ts); the answer is written in Copilot's native form. Always exits 0: the decision is
 // in the JSON (Copilot denies the tool call when a preToolUse hook exits otherwise, which is the fail-closed path).
-import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 import { describeError } from '../../lib/errors.js';
 import type { HookEvent } from '../claude/events.js';
 import { runHook } from '../claude/run.js';
@@ -53,13 +52,4 @@ export async function answerCopilotHook(event: CopilotHookName, stdin?: string):
 export async function runCopilotHookCommand(event: CopilotHookName): Promise<void> {
   const print = await answerCopilotHook(event);
   process.stdout.write(print ? print + '\n' : '', () => process.exit(0));
-}
-
-/** bin/pgx.js: runs the hook when argv is exactly `agent copilot-hook <event>` (no CLI bundle), else returns false. */
-export async function fastCopilotHook(argv: string[]): Promise<boolean> {
-  const [a, b, event, extra] = argv;
-  if (a !== 'agent' || b !== 'copilot-hook' || extra !== undefined || !isCopilotHookEvent(event)) return false;
-  if (refuseHookInsideRoutedCommand()) return true;
-  await runCopilotHookCommand(event);
-  return true;
 }

@@ -1,6 +1,5 @@
 // `pgx agent codex-hook <event>`: a Codex CLI hook. The same pipeline as Claude Code's hooks (../claude/run.ts: scope,
 // config, deadline, log line), with the Codex handlers (handlers.ts). Always exits 0; the decision is in the JSON.
-import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
 import { describeError } from '../../lib/errors.js';
 import type { HookEvent } from '../claude/events.js';
 import { runHook } from '../claude/run.js';
@@ -27,13 +26,4 @@ export async function answerCodexHook(event: CodexHookName, stdin?: string): Pro
 export async function runCodexHookCommand(event: CodexHookName): Promise<void> {
   const print = await answerCodexHook(event);
   process.stdout.write(print ? print + '\n' : '', () => process.exit(0));
-}
-
-/** bin/pgx.js: runs the hook when argv is exactly `agent codex-hook <event>` (no CLI bundle), else returns false. */
-export async function fastCodexHook(argv: string[]): Promise<boolean> {
-  const [a, b, event, extra] = argv;
-  if (a !== 'agent' || b !== 'codex-hook' || extra !== undefined || !isCodexHookEvent(event)) return false;
-  if (refuseHookInsideRoutedCommand()) return true;
-  await runCodexHookCommand(event);
-  return true;
 }

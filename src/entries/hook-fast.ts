@@ -6,18 +6,18 @@
 //  - Every other hook but SessionStart, and the routed `agent exec --agent` (and `--session … --fail-open`), go to the broker (broker/), which runs
 //    the same code with its connections already open. No broker, or one that can't answer: the caller gets the
 //    payload back and runs the in-process hook (dist/hook.cjs) or exec (dist/exec-fast.cjs) as before.
-import { appendHookLog, hookLogLine } from './log.js';
-import { readHookStdin } from './stdin.js';
-import { claudeCodeVersion } from './claude-version.js';
-import { launcherPath } from './launcher.js';
-import { parentBashCall } from './rewrite.js';
-import { hookDeadlineMs, isHookEvent } from './events.js';
-import { pgxHome } from '../../project/home.js';
-import { hasHandoff } from './handoff-inbox.js';
-import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../../broker/client.js';
-import { requestEnv } from '../../broker/protocol.js';
-import { parseRoutedExec } from '../../exec/exec-argv.js';
-import { refuseHookInsideRoutedCommand } from '../../exec/routed-ancestry.js';
+import { appendHookLog, hookLogLine } from '../hooks/claude/log.js';
+import { readHookStdin } from '../hooks/claude/stdin.js';
+import { claudeCodeVersion } from '../hooks/claude/claude-version.js';
+import { launcherPath } from '../hooks/claude/launcher.js';
+import { parentBashCall } from '../hooks/claude/rewrite.js';
+import { hookDeadlineMs, isHookEvent } from '../hooks/claude/events.js';
+import { pgxHome } from '../project/home.js';
+import { hasHandoff } from '../hooks/claude/handoff-inbox.js';
+import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../broker/client.js';
+import { requestEnv } from '../broker/protocol.js';
+import { parseRoutedExec } from '../exec/exec-argv.js';
+import { refuseHookInsideRoutedCommand } from '../exec/routed-ancestry.js';
 
 /** Answers a parent's Bash (true), or says the payload needs more than that (false). */
 function answerParentBash(text: string, t0: number): boolean {
@@ -55,7 +55,7 @@ async function viaBroker(req: BrokerAsk, timeoutMs: number, onSent?: () => void)
 
 /**
  * `agent hook <event>`: answers it here or through the broker (the answer is written, returns undefined), or returns
- * the payload text for the in-process hook (bin/pgx.js passes it to hook-entry.ts runHookArgv).
+ * the payload text for the in-process hook (bin/pgx.js passes it to claude-hook.ts runHookArgv).
  */
 export async function lightHook(event: string): Promise<string | undefined> {
   const t0 = performance.now();
@@ -98,8 +98,8 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return false; // a deleted working directory: the in-process exec says what it says
   }
   // node:child_process (~10 ms to load) loads while the broker works, not after its answer.
-  let spawner: Promise<typeof import('../../exec/exec-spawn.js')> | undefined;
-  const loadSpawner = () => (spawner ??= import('../../exec/exec-spawn.js'));
+  let spawner: Promise<typeof import('../exec/exec-spawn.js')> | undefined;
+  const loadSpawner = () => (spawner ??= import('../exec/exec-spawn.js'));
   const who = routed.agent !== undefined ? { agent: routed.agent } : { session: routed.session };
   const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, env, command: routed.command, pid: process.pid }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
   const answer = asked?.answer;

@@ -1,7 +1,7 @@
 // `agent exec --agent <id> | --session <sid> --fail-open [--cwd <dir>] -- <command…>`, the exact forms the PreToolUse
-// rewrite writes, run without the CLI bundle when the broker can't take it (fast-path.ts tries the broker first).
-import { routedTarget, runExec } from './exec.js';
-import { parseRoutedExec } from './exec-argv.js';
+// rewrite writes, run without the CLI bundle when the broker can't take it (hook-fast.ts tries the broker first).
+import { routedTarget, runExec } from '../exec/exec.js';
+import { parseRoutedExec } from '../exec/exec-argv.js';
 import { printError } from '../lib/output.js';
 
 /** Runs the exec and returns true (exit code in process.exitCode), or false when argv is not the rewrite's form. */

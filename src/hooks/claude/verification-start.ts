@@ -4,7 +4,7 @@
 import { openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { claimVerification, handOverVerification, releaseVerification, verdictFor, verificationRunning } from '../hooks/claude/claude-version.js';
+import { claimVerification, handOverVerification, releaseVerification, verdictFor, verificationRunning } from './claude-version.js';
 
 /**
  * 'started' (this call spawned it), 'running' (another one is on it), or 'none': a verdict exists already (a failed one

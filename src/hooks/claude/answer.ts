@@ -1,11 +1,8 @@
-// `pgx agent hook <event>` without the CLI bundle: Claude Code runs a hook per tool call and per subagent, so the
-// hook starts without commander or any other command's module (bin/pgx.js routes here on the exact argv form;
-// anything else goes to the CLI, which calls the same function).
+// A Claude Code hook's answer, never a throw: what every way in runs for `agent hook <event>` (the in-process hook
+// src/entries/claude-hook.ts, the broker's work src/entries/broker-work.ts, and the CLI's `agent hook`).
 import { describeError } from '../../lib/errors.js';
-import { isHookEvent, type HookEvent } from './events.js';
+import type { HookEvent } from './events.js';
 import { runHook, type HookContext } from './run.js';
-
-export { isHookEvent };
 
 /** The hook's answer, the text to print (undefined: nothing). Never throws. */
 export async function answerHook(event: HookEvent, ctx?: HookContext | { stdin?: string }): Promise<string | undefined> {
@@ -33,12 +30,4 @@ function unexpectedDeny(e: unknown) {
       permissionDecisionReason: `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch and did not run. Run \`pgx agent doctor\`.`,
     },
   };
-}
-
-/** bin/pgx.js: runs the hook on the payload the light entry read when argv is exactly `agent hook <event>`, else returns false. */
-export async function runHookArgv(argv: string[], stdin: string): Promise<boolean> {
-  const [a, b, event, extra] = argv;
-  if (a !== 'agent' || b !== 'hook' || extra !== undefined || !isHookEvent(event)) return false;
-  await runHookCommand(event, stdin);
-  return true;
 }
