@@ -1,5 +1,6 @@
-// Install / uninstall pgx's Claude Code hooks in a settings file (the entries: hooks/claude/settings-entries.ts, made
-// from the event table; reading back: inspect.ts).
+// pgx's Claude Code hook entries in one settings file, planned as text: install (planInstall) and uninstall
+// (planUninstall). The entries themselves: hooks/claude/settings-entries.ts, made from the event table; the rules file
+// beside a portable one: claude-local-rules.ts; the fs edges: claude.ts; reading back: inspect.ts.
 //
 // Settings shape (code.claude.com/docs/en/hooks):
 //   "hooks": { <Event>: [ { "matcher"?: string, "hooks": [ { "type": "command", "command": "...", "timeout": N } ] } ] }
@@ -9,31 +10,11 @@
 // A pgx entry is any command handler whose command ends in ` agent hook <cli>` (whatever the launcher path, quoted
 // or not). Everything else in the file is left exactly as it was: other top-level keys, other events, other
 // handlers (even in the same matcher group), key order. The planners are pure; fs is touched only by
-// installClaude / uninstallClaude / inspectClaudeInstall.
+// installClaude / uninstallClaude (claude.ts) and inspectClaudeInstall (inspect.ts).
 
-import {
-  SettingsFileError,
-  isPlainObject,
-  parseSettingsText,
-  readSettingsFile,
-  serializeSettings,
-  type JsonObject,
-} from '../lib/settings-file.js';
-
-export { SettingsFileError } from '../lib/settings-file.js';
-
-export * from './hook-events.js';
-export * from './inspect.js';
+import { SettingsFileError, isPlainObject, parseSettingsText, serializeSettings, type JsonObject } from '../lib/settings-file.js';
 import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookHandler, portableHookCommand, type HookEntry, type Located } from './hook-events.js';
-import { planRules, wrapperRuleFor, type RulesPlan } from './permission-rules.js';
-import { dropGitExclude, keepOutOfGit, type GitIgnoreResult } from './git-exclude.js';
-import { rmSync } from 'node:fs';
-import { writeFileAtomic } from '../lib/fsutil.js';
-
-export * from './permission-rules.js';
-
-// ---------------------------------------------------------------------------------------------------------------
-// Planning (pure)
+import { planRules, wantedRule, type RulesPlan } from './permission-rules.js';
 
 export interface InstallPlan {
   text: string;
@@ -113,7 +94,7 @@ function matcherOk(group: JsonObject, want: string | undefined): boolean {
  * Remove the given handlers. A matcher group that the removal emptied is dropped; so is an event array that the
  * removal emptied (unless `keepEvents` has it). Returns the events whose arrays changed.
  */
-function removeHandlers(hooks: JsonObject, doomed: Set<unknown>, keepEvents: ReadonlySet<string>): Set<string> {
+export function removeHandlers(hooks: JsonObject, doomed: Set<unknown>, keepEvents: ReadonlySet<string>): Set<string> {
   const touched = new Set<string>();
   if (doomed.size === 0) return touched;
   for (const event of Object.keys(hooks)) {
@@ -138,7 +119,7 @@ function removeHandlers(hooks: JsonObject, doomed: Set<unknown>, keepEvents: Rea
   return touched;
 }
 
-function getHooksObject(root: JsonObject, label: string): JsonObject | undefined {
+export function getHooksObject(root: JsonObject, label: string): JsonObject | undefined {
   if (!('hooks' in root) || root.hooks === undefined) return undefined;
   if (!isPlainObject(root.hooks)) throw new SettingsFileError(label, '"hooks" is not a JSON object');
   return root.hooks;
@@ -262,59 +243,11 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
 export const SECRET_VAR_NAME = 'PGX_HOOK_SECRET';
 
 /** pgx's secret out of `env` (and `env` itself, when that emptied it): only called where pgx's HTTP entries were. */
-function dropSecretEnv(root: JsonObject, name: string): boolean {
+export function dropSecretEnv(root: JsonObject, name: string): boolean {
   if (!isPlainObject(root.env) || !(name in root.env)) return false;
   delete root.env[name];
   if (Object.keys(root.env).length === 0) delete root.env;
   return true;
-}
-
-function wantedRule(opts: Pick<PlanInstallOptions, 'launcher' | 'projectDir' | 'rules'>): { wanted?: string; rulesSkipped?: string } {
-  if (opts.rules === false) return {};
-  const wanted = wrapperRuleFor(opts.launcher, opts.projectDir);
-  if (wanted !== undefined) return { wanted };
-  return { rulesSkipped: `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` };
-}
-
-export interface RulesFilePlan {
-  text: string;
-  changed: boolean;
-  rules: RulesPlan;
-  rulesSkipped?: string;
-  /** The file runs pgx hooks of its own (a `--scope local` install): its rules are that install's, not touched. */
-  ownHooks: boolean;
-  /** Events whose HTTP entry or keeper (of the retired `--transport http` install) was taken out. */
-  removed?: string[];
-}
-
-/**
- * pgx's permission rules, alone, in a file that holds no pgx hooks of the project scope: `.claude/settings.local.json`
- * beside a portable `.claude/settings.json`. `rules: false`, or `remove`, takes pgx's rules out (uninstall). A file
- * that runs pgx's hooks itself is a local-scope install, whose rules these are too: left as it is.
- */
-export function planRulesFile(existing: string | undefined, opts: { launcher: string; projectDir: string; rules?: boolean; remove?: boolean; path?: string }): RulesFilePlan {
-  const label = opts.path ?? 'settings file';
-  const none = { changed: false, added: [], removed: [], blanketRemoved: [] };
-  const root = parseSettingsText(existing, label);
-  const hooks = getHooksObject(root, label);
-  // An HTTP install's entries, keepers and secret (--transport http beside the shared file) go: this is the command
-  // transport, or uninstall.
-  const http = hooks ? findPgxHandlers(hooks).filter((l) => l.kind !== 'command') : [];
-  let stripped = false;
-  if (hooks && http.length > 0) {
-    removeHandlers(hooks, new Set(http.map((l) => l.handler)), new Set());
-    if (Object.keys(hooks).length === 0) delete root.hooks;
-    dropSecretEnv(root, SECRET_VAR_NAME);
-    stripped = true;
-  }
-  const removed = [...new Set(http.map((l) => l.event))];
-  if (hooks && findPgxHandlers(hooks).length > 0) {
-    return stripped ? { text: serializeSettings(root), changed: true, rules: none, ownHooks: true, removed } : { text: existing ?? '', changed: false, rules: none, ownHooks: true };
-  }
-  const { wanted, rulesSkipped } = opts.remove ? {} : wantedRule(opts);
-  const rules = planRules(root, wanted, label);
-  const changed = stripped || (rules.changed && !(existing === undefined && wanted === undefined));
-  return { text: changed ? serializeSettings(root) : (existing ?? ''), changed, rules, ownHooks: false, ...(rulesSkipped ? { rulesSkipped } : {}), ...(stripped ? { removed } : {}) };
 }
 
 /** Set or remove a group's matcher; a new `matcher` key goes first, as Claude Code's own examples write it. */
@@ -360,86 +293,4 @@ export function planUninstall(existing: string | undefined, opts: { path?: strin
   const rules = planRules(root, undefined, label);
   changed ||= rules.changed;
   return { text: changed ? serializeSettings(root) : existing, changed, removed, rulesRemoved: rules.removed };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// fs edges
-
-/** Where a project-scope install keeps this machine's rules (see PlanInstallOptions.portable). */
-export interface LocalRulesResult {
-  path: string;
-  changed: boolean;
-  /** The file already runs pgx's hooks (a --scope local install): left as it is. */
-  ownHooks: boolean;
-  /** Is the file kept out of git? (install/git-exclude.ts) */
-  gitIgnored: GitIgnoreResult;
-}
-
-export function installClaude(opts: {
-  settingsPath: string;
-  launcher: string;
-  projectDir?: string;
-  rules?: boolean;
-  dryRun?: boolean;
-  /** Portable hooks in settingsPath; the rules in this file instead (project scope). */
-  rulesPath?: string;
-}): InstallPlan & { path: string; dryRun: boolean; local?: LocalRulesResult } {
-  const existing = readSettingsFile(opts.settingsPath);
-  const portable = opts.rulesPath !== undefined;
-  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
-  const dryRun = opts.dryRun === true;
-  // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
-  const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
-  const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
-  if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
-  if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text, { throughLinks: true });
-  const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
-  // The per-machine file of a project-scope HTTP install held its entries, keepers and secret: gone now too.
-  const httpRemoved = [...new Set([...(plan.httpRemoved ?? []), ...(localPlan.removed ?? []), ...(localPlan.removed?.length ? ['env.' + SECRET_VAR_NAME] : [])])];
-  return {
-    ...plan,
-    changed: plan.changed || localPlan.changed,
-    rules: mergeRules(plan.rules, localPlan.rules),
-    ...(localPlan.rulesSkipped ? { rulesSkipped: localPlan.rulesSkipped } : {}),
-    ...(httpRemoved.length ? { httpRemoved } : {}),
-    path: opts.settingsPath,
-    dryRun,
-    local: { path: opts.rulesPath!, changed: localPlan.changed, ownHooks: localPlan.ownHooks, gitIgnored },
-  };
-}
-
-function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {
-  return { changed: a.changed || b.changed, added: [...a.added, ...b.added], removed: [...a.removed, ...b.removed], blanketRemoved: [...a.blanketRemoved, ...b.blanketRemoved] };
-}
-
-export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; rulesPath?: string }): UninstallPlan & {
-  path: string;
-  dryRun: boolean;
-  local?: { path: string; changed: boolean; ownHooks: boolean; file_removed: boolean; gitExcludeRemoved: boolean };
-} {
-  const existing = readSettingsFile(opts.settingsPath);
-  const plan = planUninstall(existing, { path: opts.settingsPath });
-  const dryRun = opts.dryRun === true;
-  const localText = opts.rulesPath !== undefined ? readSettingsFile(opts.rulesPath) : undefined;
-  const localPlan = opts.rulesPath !== undefined && localText !== undefined ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
-  if (opts.rulesPath === undefined) return { ...plan, path: opts.settingsPath, dryRun };
-  // A local file that only pgx's rules filled is deleted; pgx's exclude lines go once the file they hide is gone (a
-  // file left with the user's own settings stays hidden).
-  const localGone = localText === undefined || (localPlan?.changed === true && localPlan.text.trim() === '{}');
-  if (localPlan?.changed && !dryRun) {
-    if (localGone) rmSync(opts.rulesPath);
-    else writeFileAtomic(opts.rulesPath, localPlan.text, { throughLinks: true });
-  }
-  const gitExcludeRemoved = localGone ? dropGitExclude(opts.rulesPath, { dryRun }) : false;
-  return {
-    ...plan,
-    changed: plan.changed || localPlan?.changed === true,
-    removed: [...new Set([...plan.removed, ...(localPlan?.removed ?? [])])],
-    rulesRemoved: [...plan.rulesRemoved, ...(localPlan?.rules.removed ?? [])],
-    path: opts.settingsPath,
-    dryRun,
-    local: { path: opts.rulesPath, changed: localPlan?.changed === true, ownHooks: localPlan?.ownHooks === true, file_removed: localPlan?.changed === true && localGone, gitExcludeRemoved },
-  };
 }
