@@ -4,7 +4,8 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HOOK_EVENTS, inspectClaudeInstall, ON_FAILURE_SINCE, PORTABLE_LAUNCHER, settingsPathFor, type InstallInspection, type Scope } from '../install/claude.js';
+import { HOOK_EVENTS, ON_FAILURE_SINCE, PORTABLE_LAUNCHER, settingsPathFor, type Scope } from '../install/hook-events.js';
+import { inspectClaudeInstall, type InstallInspection } from '../install/inspect.js';
 import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';

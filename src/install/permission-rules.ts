@@ -90,6 +90,17 @@ export function planRules(root: JsonObject, wanted: string | undefined, label: s
   return result;
 }
 
+export function wantedRule(opts: { launcher: string; projectDir?: string; rules?: boolean }): { wanted?: string; rulesSkipped?: string } {
+  if (opts.rules === false) return {};
+  const wanted = wrapperRuleFor(opts.launcher, opts.projectDir);
+  if (wanted !== undefined) return { wanted };
+  return { rulesSkipped: `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` };
+}
+
+export function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {
+  return { changed: a.changed || b.changed, added: [...a.added, ...b.added], removed: [...a.removed, ...b.removed], blanketRemoved: [...a.blanketRemoved, ...b.blanketRemoved] };
+}
+
 /** pgx's rules as found in one settings file (doctor). */
 export interface RulesFound {
   blanket: string[];

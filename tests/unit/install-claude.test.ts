@@ -4,23 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as shParse } from 'shell-quote';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  HOOK_EVENTS,
-  SettingsFileError,
-  EXIT_RULE,
-  wrapperRuleFor,
-  hookCommand,
-  inspectClaudeInstall,
-  installClaude,
-  planInstall,
-  planUninstall,
-  settingsPathFor,
-  uninstallClaude,
-  launcherOf,
-  pgxCliOf,
-  portableHookCommand,
-  type HookEvent,
-} from '../../src/install/claude.js';
+import { HOOK_EVENTS, hookCommand, settingsPathFor, pgxCliOf, portableHookCommand, type HookEvent } from '../../src/install/hook-events.js';
+import { SettingsFileError } from '../../src/lib/settings-file.js';
+import { EXIT_RULE, wrapperRuleFor } from '../../src/install/permission-rules.js';
+import { inspectClaudeInstall, launcherOf } from '../../src/install/inspect.js';
+import { installClaude, uninstallClaude } from '../../src/install/claude.js';
+import { planInstall, planUninstall } from '../../src/install/claude-entries.js';
 
 type Handler = { type: string; command: string; timeout?: number; [k: string]: unknown };
 type Group = { matcher?: string; hooks: Handler[] };

@@ -6,7 +6,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../src/install/claude.js';
+import { HOOK_EVENTS, PGX_HOOK_COMMAND_RE } from '../../src/install/hook-events.js';
 import { pluginHooksText } from '../../src/hooks/claude/settings-entries.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
