@@ -1,5 +1,5 @@
 // pgx's entries in a Claude Code hooks object, made from the event table (events.ts) and recognised again: the one
-// place both the installer's settings entries (install/claude.ts) and the plugin's hooks/hooks.json
+// place both the installer's settings entries (install/claude-entries.ts) and the plugin's hooks/hooks.json
 // (scripts/plugins-sync.mjs, pluginHooksText) are produced from, and what the hook runner (run.ts), the installer and
 // doctor read back (docs/pgx/local-dev/decisions/311-one-event-table.md). Here beside the table, so that the hooks
 // need nothing of install/.
