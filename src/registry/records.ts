@@ -2,12 +2,13 @@
 // share it (`down --id` finds a branch made under any host label). Races between creators are settled by
 // advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
-import type { BranchKind } from '../engine/identity.js';
 import { PgxError } from '../lib/errors.js';
 import { STAMP_PREFIX } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { ensureSchema, type RegistryDb } from './connection.js';
 
+/** Whose branch it is: a session's, a subagent's, or an `agent exec --id`'s (engine/identity.ts kindOf). */
+export type BranchKind = 'session' | 'subagent' | 'exec';
 export type BranchState = 'creating' | 'active' | 'retiring';
 export type DeadlineKind = 'creating' | 'idle' | 'grace';
 
