@@ -4,6 +4,7 @@
 import { PgxError } from '../lib/errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
+import { setLineage } from '../registry/lineage.js';
 import type { BranchRecord } from '../registry/records.js';
 import { takeLease, tryIdentityLock, withIdentityLock } from '../registry/locks.js';
 import { inTransaction } from '../registry/connection.js';
@@ -110,7 +111,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     if (!rec) rec = await claimName(e, id, key, plan?.parent ?? null);
     else {
       if (!rec.role) rec = await withRoleIfDue(e, rec);
-      if (plan && (rec.parent ?? null) !== plan.parent) rec = await records.setLineage(reg, rec.name, plan.parent); // record first
+      if (plan && (rec.parent ?? null) !== plan.parent) rec = await setLineage(reg, rec.name, plan.parent); // record first
     }
     const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse): EnsureResult['fork'] => (plan ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) } : undefined);
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
@@ -238,7 +239,7 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
           if (isDiskBudgetError(err)) throw err;
           // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
           await dropCreation(e, rec);
-          rec = await records.setLineage(reg, rec.name, null);
+          rec = await setLineage(reg, rec.name, null);
           note = `copying "${opts.copyFrom}" failed (${firstLine(err)})`;
           method = 'template';
           await fromTemplate();
