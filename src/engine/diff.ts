@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
+import { buildsOf, forgetBuild, recordBuild } from '../registry/template-builds.js';
 import { withIdentityLock, withTemplateLock, withTemplateLockWithin } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { SchemaObject, TableShape } from '../server/catalog.js';
@@ -181,7 +182,7 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
   }
   const oid = (await catalog.databaseOid(reg, template))!;
   let copy: string | undefined;
-  for (const b of await records.buildsOf(reg, template)) {
+  for (const b of await buildsOf(reg, template)) {
     const bi = await catalog.databaseInfo(reg, b);
     const ours = bi.stamp?.kind === 'building' && bi.stamp.project === e.config.project;
     if (ours && bi.stamp?.kind === 'building' && bi.stamp.baseline_of === oid && copy === undefined) {
@@ -190,14 +191,14 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
     }
     // Under the template's lock no build runs: any other recorded build is a leftover (or an older build's copy).
     if (bi.exists && (ours || bi.comment === null)) await catalog.dropDatabase(reg, b, { isTemplate: bi.isTemplate });
-    if (!bi.exists || ours || bi.comment === null) await records.forgetBuild(reg, b);
+    if (!bi.exists || ours || bi.comment === null) await forgetBuild(reg, b);
   }
   if (copy !== undefined) return copy;
   // Not under the template's name prefix (a build's or an aside's): `pgx_base_<slug>_<hash>_<6 hex>`, ≤ 49 bytes.
   const name = `${template.replace(/^pgx_tpl_/, 'pgx_base_')}_${randomBytes(3).toString('hex')}`;
   // The disk budget (disk-budget.ts) first: a refusal leaves neither a record nor a database.
   await withRoomFor(e, { from: template, way: reg.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy', what: `the diff's baseline "${name}" (a copy of the template "${template}")` }, async () => {
-    await records.recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
+    await recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
     await catalog.createDatabase(reg, name, { template });
   });
   await catalog.writeStamp(reg, name, { kind: 'building', project: e.config.project, started_at: new Date().toISOString(), baseline_of: oid });

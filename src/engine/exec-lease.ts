@@ -7,7 +7,7 @@
 import * as records from '../registry/records.js';
 import { noLeaseHeld, releaseLease, withIdentityLock } from '../registry/locks.js';
 import type { EngineContext } from './context.js';
-import { retireLocked, type DownResult } from './branch.js';
+import { retireLocked, type DownResult } from './branch-retire.js';
 
 export interface LeaseEnd {
   /** What happened to the branch: retired (this was the last lease), or why not. */

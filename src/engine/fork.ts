@@ -4,7 +4,7 @@
 // Which way (decision 151):
 // - Unchanged parent: a session branch nobody has connected to since it was made holds exactly the template build it
 //   came from, so the fork takes the warm pool's O(1) claim (or a template clone), as a template branch would.
-//   "Unchanged" is proven in ONE registry round trip (records.forkParent): no backend on it now, its statistics mark
+//   "Unchanged" is proven in ONE registry round trip (registry/lineage.ts forkParent): no backend on it now, its statistics mark
 //   (cumulative session count, its counters' and the cluster's last reset) equal to the one recorded when it went
 //   active, and that build still the template's. A change needs a session on the database; a session's counters are
 //   flushed at the latest when it exits, and it leaves pg_stat_activity only after that flush; so with nobody
@@ -22,7 +22,8 @@
 import { PgxError } from '../lib/errors.js';
 import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
-import type { BranchRecord, ForkParent } from '../registry/records.js';
+import type { BranchRecord } from '../registry/records.js';
+import { forkParent, setLineage, type ForkParent } from '../registry/lineage.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import type { EngineContext } from './context.js';
@@ -62,11 +63,11 @@ export async function planFork(e: EngineContext, id: Identity, req: ForkRequest)
   if (req.kind === 'session') {
     if (req.sessionId === undefined) return { parent: null, copyFrom: null, note: 'there is no session to fork from' };
     what = "the session's branch";
-    p = await records.forkParent(reg, { identityKey: identityKey({ project: id.project, host: id.host, sessionId: req.sessionId }) });
+    p = await forkParent(reg, { identityKey: identityKey({ project: id.project, host: id.host, sessionId: req.sessionId }) });
   } else {
     what = `branch "${req.ref}"`;
     const byId = (await records.findRecords(reg, { project: e.config.project, execId: req.ref })).find((r) => r.kind === 'exec');
-    p = await records.forkParent(reg, { name: byId?.name ?? req.ref });
+    p = await forkParent(reg, { name: byId?.name ?? req.ref });
     if (p && p.identity_key === identityKey(id)) throw new PgxError('USAGE', `--from ${req.ref} names the branch being made.`, 'Fork from another branch, the session, or the template.');
     if (p?.parent) throw new PgxError('USAGE', `--from ${req.ref}: "${p.name}" is itself a fork of "${p.parent}"; branches stay one level deep.`, `Fork from "${p.parent}" instead, or from the template.`);
     if (!p) throw new PgxError('NOT_FOUND', `--from ${req.ref}: no pgx branch has that id or name.`, 'See `pgx agent ls`.');
@@ -108,5 +109,5 @@ export async function copyBranch(e: EngineContext, from: string, into: string, w
 
 /** The lineage a record gets (record first, before any database is made for it). */
 export function recordLineage(e: EngineContext, rec: BranchRecord, parent: string | null): Promise<BranchRecord> {
-  return records.setLineage(e.registry, rec.name, parent);
+  return setLineage(e.registry, rec.name, parent);
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import '../lib/zod-locale.js';
 import { PgxError } from '../lib/errors.js';
+import type { BranchKind } from '../registry/records.js';
 
 /**
  * Agent, session and exec ids come from hook stdin or flags: untrusted. Printable, 1..256 characters. No lone
@@ -17,8 +18,6 @@ export const idSchema = z.string().check(
   z.regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters'),
   z.regex(/^\P{Cs}*$/u, 'must not contain a lone surrogate (text that is not valid Unicode)'),
 );
-
-export type BranchKind = 'session' | 'subagent' | 'exec';
 
 export interface Identity {
   project: string;

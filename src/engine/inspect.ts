@@ -20,7 +20,8 @@ export { bytesText } from './disk-budget.js';
 
 // The registry if it exists (never created), and reads of it that change nothing.
 export { connectRegistryIfExists as registryIfItExists } from '../registry/connection.js';
-export { findRecords as branchRecords, orphanDatabases as stampedWithoutRecord, recordedRoles } from '../registry/records.js';
+export { findRecords as branchRecords } from '../registry/records.js';
+export { orphanDatabases as stampedWithoutRecord, recordedRoles } from '../registry/orphans.js';
 export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBehind } from '../registry/sources.js';
 export { msSinceLastBranch } from '../registry/pool.js';
 export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';

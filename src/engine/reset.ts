@@ -15,6 +15,7 @@ import { inTransaction } from '../registry/connection.js';
 import { withIdentityLock } from '../registry/locks.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
+import { clearSwap, commitSwap, forkParent, setLineage, setSwapNonce } from '../registry/lineage.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import { isDiskBudgetError } from './disk-budget.js';
@@ -74,7 +75,7 @@ async function lockedRecord(e: EngineContext, rec: BranchRecord): Promise<Branch
 
 /** A copy's source must be a branch pgx made (its record's stamp), existing now. */
 async function assertCopyable(e: EngineContext, name: string, what: string, hint: string): Promise<void> {
-  const p = await records.forkParent(e.registry, { name });
+  const p = await forkParent(e.registry, { name });
   if (!p || !p.db_exists) throw new PgxError('BRANCH_FAILED', `Cannot copy ${what}: it does not exist.`, hint);
   const info = { exists: true, comment: p.comment, stamp: catalog.parseStamp(p.comment), allowConn: true, isTemplate: false };
   if (!catalog.isOwnBranch(info, p)) throw new PgxError('NOT_PGX_DATABASE', `Cannot copy ${what}: it is not a database pgx made.`, hint);
@@ -86,7 +87,7 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
   const n2 = catalog.newNonce();
   const n1 = cur.nonce!;
   const tmp = catalog.creationName(n2);
-  cur = await records.setSwapNonce(reg, cur.name, `new:${n2}`); // record first
+  cur = await setSwapNonce(reg, cur.name, `new:${n2}`); // record first
   let method: ResetResult['method'];
   let baseTemplate: string | null = null;
   try {
@@ -101,7 +102,7 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
     await catalog.writeStamp(reg, tmp, { kind: 'branch', identityKey: cur.identity_key, nonce: n2 });
   } catch (err) {
     await dropSwapLeftovers(e, cur).catch(() => {});
-    await records.clearSwap(reg, cur.name).catch(() => {});
+    await clearSwap(reg, cur.name).catch(() => {});
     if (isDiskBudgetError(err)) throw err; // its own code and figures; the branch is unchanged
     throw new PgxError('BRANCH_FAILED', `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`, err instanceof PgxError ? err.hint : 'Check the server (`pgx agent doctor`); the branch is unchanged.', { cause: err });
   }
@@ -122,8 +123,8 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
       if (!catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name), cur)) throw new PgxError('NOT_PGX_DATABASE', `Database "${cur.name}" changed hands during the reset; pgx left it alone.`, 'See `pgx agent doctor`.');
       await catalog.renameDatabase(reg, cur.name, oldName(n1));
       await catalog.renameDatabase(reg, tmp, cur.name);
-      const r = await records.commitSwap(reg, cur.name, n2, `old:${n1}`, { template: baseTemplate }, !lineage.keepForkedAt && lineage.parent !== null);
-      return lineage.parent === r.parent ? r : records.setLineage(reg, cur.name, lineage.parent);
+      const r = await commitSwap(reg, cur.name, n2, `old:${n1}`, { template: baseTemplate }, !lineage.keepForkedAt && lineage.parent !== null);
+      return lineage.parent === r.parent ? r : setLineage(reg, cur.name, lineage.parent);
     });
   let done: BranchRecord;
   try {
@@ -159,7 +160,7 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
 export async function finishSwap(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
   if (!rec.swap_nonce) return rec;
   await dropSwapLeftovers(e, rec);
-  return records.clearSwap(e.registry, rec.name);
+  return clearSwap(e.registry, rec.name);
 }
 
 /** The swap's leftover database, if it is there and provably this record's. */

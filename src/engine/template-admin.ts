@@ -8,6 +8,7 @@
 // first clone.
 import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
+import { forgetBuild, templateUse } from '../registry/template-builds.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { EngineContext } from './context.js';
@@ -42,7 +43,7 @@ const lockedName = (name: string) => name.replace(/_[bo][a-z0-9]{6}$/, '');
 /** Every stamped template on the server (`all`), or this project's. */
 export async function listTemplates(e: EngineContext, opts: { all?: boolean } = {}): Promise<TemplateInfo[]> {
   const dbs = await catalog.stampedDatabasesOf(e.registry, ['template', 'building', 'pool']);
-  const used = await records.templateUse(e.registry);
+  const used = await templateUse(e.registry);
   for (const d of dbs) if (d.stamp.kind === 'pool') used.set(d.stamp.template, (used.get(d.stamp.template) ?? 0) + 1);
   const current = templateName(e.config.project, e.config.source);
   const out: TemplateInfo[] = [];
@@ -87,7 +88,7 @@ export async function dropTemplate(e: EngineContext, name: string): Promise<bool
       if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE) throw new PgxError('BRANCH_FAILED', `Template "${name}" is being cloned right now.`, 'Retry in a moment.', { cause: err });
       throw err;
     }
-    await records.forgetBuild(reg, name); // a build leftover's record, if any
+    await forgetBuild(reg, name); // a build leftover's record, if any
     return true;
   });
 }
@@ -128,7 +129,7 @@ export async function gcTemplates(e: EngineContext, graceMs = TEMPLATE_GRACE_MS)
     try {
       // Re-checked just before the drop: a branch may have been cloned from it since it was listed. (A clone starting
       // in the instant between would fail once, and the next ensure rebuilds the template.)
-      if ((await records.templateUse(e.registry)).get(t.name)) continue;
+      if ((await templateUse(e.registry)).get(t.name)) continue;
       if (await dropTemplate(e, t.name)) out.templates_dropped.push(t);
     } catch (err) {
       out.errors.push({ name: t.name, error: (err as Error).message });

@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import { shellQuote } from '../lib/shell.js';
-import * as records from '../registry/records.js';
+import { buildsOf, forgetBuild, recordBuild } from '../registry/template-builds.js';
 import { findSource } from '../registry/sources.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
@@ -112,7 +112,7 @@ async function rebuild(e: EngineContext, name: string, progress: (msg: string) =
   const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
   const stamp = await build(e, name, into, progress);
   await swapIn(e, into, name);
-  await records.forgetBuild(e.registry, into);
+  await forgetBuild(e.registry, into);
   return stamp;
 }
 
@@ -157,7 +157,7 @@ async function dropIfOurs(e: EngineContext, name: string, unstampedToo = false):
 async function discardBuild(e: EngineContext, into: string): Promise<void> {
   try {
     await dropIfOurs(e, into, true);
-    await records.forgetBuild(e.registry, into);
+    await forgetBuild(e.registry, into);
   } catch {
     // the record stays, and with it the next build's duty to drop `into`
   }
@@ -170,9 +170,9 @@ async function discardBuild(e: EngineContext, into: string): Promise<void> {
  */
 async function dropLeftovers(e: EngineContext, name: string): Promise<void> {
   const reg = e.registry;
-  for (const build of await records.buildsOf(reg, name)) {
+  for (const build of await buildsOf(reg, name)) {
     const dropped = await dropIfOurs(e, build, true).catch(() => undefined);
-    if (dropped !== undefined) await records.forgetBuild(reg, build);
+    if (dropped !== undefined) await forgetBuild(reg, build);
   }
   const aside = new RegExp(`^${name}_[bo][a-z0-9]{6}$`);
   for (const db of await catalog.databasesNamedLike(reg, `${name}_`)) {
@@ -199,7 +199,7 @@ async function build(e: EngineContext, name: string, into: string, progress: (ms
     );
   }
   const imported = source ? await importedMask(e, source) : null;
-  await records.recordBuild(reg, into, name, config.project);
+  await recordBuild(reg, into, name, config.project);
   try {
     const copied = source ? await copyOrDump(e, source, into) : { method: await createBuilding(e, into, 'template0', 'empty') };
     // The user's own database with [mask] rules: the build is the masked intermediate copy, scanned and masked while

@@ -2,12 +2,12 @@
 // share it (`down --id` finds a branch made under any host label). Races between creators are settled by
 // advisory locks and unique keys, not by hope; a record is written BEFORE its database is created, so a crash in
 // between leaves a 'creating' record that the next ensure or gc completes or cleans up.
-import type { BranchKind } from '../engine/identity.js';
 import { PgxError } from '../lib/errors.js';
-import { STAMP_PREFIX } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { ensureSchema, type RegistryDb } from './connection.js';
 
+/** Whose branch it is: a session's, a subagent's, or an `agent exec --id`'s (engine/identity.ts kindOf). */
+export type BranchKind = 'session' | 'subagent' | 'exec';
 export type BranchState = 'creating' | 'active' | 'retiring';
 export type DeadlineKind = 'creating' | 'idle' | 'grace';
 
@@ -155,88 +155,6 @@ export async function setNonce(db: RegistryDb, name: string, nonce: string): Pro
   return row;
 }
 
-/** The branch's lineage, recorded before its database is made: forked from `parent` (null: the template). */
-export async function setLineage(db: RegistryDb, name: string, parent: string | null): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE name = $1 RETURNING *`, [name, parent]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
-  return row;
-}
-
-/** A reset's replacement: its nonce recorded before pgx_new_<nonce> exists (null: none in flight). */
-export async function setSwapNonce(db: RegistryDb, name: string, swap: string | null): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = $2 WHERE name = $1 RETURNING *`, [name, swap]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
-  return row;
-}
-
-/** The reset's leftovers are gone: nothing in flight (a statement of its own, so a test can stop right before it). */
-export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = NULL WHERE name = $1 RETURNING *`, [name]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
-  return row;
-}
-
-/**
- * The swap's record half (inside the swap's transaction): the branch's nonce becomes the replacement's, and
- * swap_nonce the old one's (its database is now pgx_old_<old nonce>, dropped next). The baseline is taken as in
- * markActive; `forkedAt`: the lineage's time moves (a reset to the parent forks it again).
- */
-export async function commitSwap(db: RegistryDb, name: string, newNonce: string, oldNonce: string, baseline: { template: string | null }, forkedAt: boolean): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(
-    db,
-    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
-            forked_at = CASE WHEN $5 THEN now() ELSE forked_at END, last_seen_at = now(),
-            -- its contents are new: the summary of what it had changed is gone, and so is a retiring branch's longer
-            -- keep for having changed something (keep_changed): at most its grace from now
-            changes = NULL,
-            deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond'
-                            ELSE least(deadline, now() + grace_ms * interval '1 millisecond') END
-      WHERE name = $1 RETURNING *`,
-    [name, newNonce, oldNonce, baseline.template, forkedAt],
-  );
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
-  return row;
-}
-
-/** What a fork needs to know of its parent, in one round trip (engine/fork.ts). */
-export interface ForkParent {
-  name: string;
-  identity_key: string;
-  nonce: string | null;
-  state: BranchState;
-  kind: BranchKind;
-  parent: string | null;
-  base_mark: string | null;
-  base_template: string | null;
-  /** pg_database: does it exist, and its comment (its stamp). */
-  db_exists: boolean;
-  comment: string | null;
-  /** Sessions on it right now (pg_stat_activity). */
-  backends: number;
-  /** Its statistics mark now (statsMark). */
-  mark: string | null;
-  /** The oid of the template build the project's template name holds now. */
-  template_oid: string | null;
-  track_counts: boolean;
-}
-
-/** The parent's record, its database's stamp, its backends and statistics mark, and the current template build. */
-export async function forkParent(db: RegistryDb, where: { identityKey: string } | { name: string }): Promise<ForkParent | undefined> {
-  const [row] = await q<ForkParent>(
-    db,
-    `SELECT b.name, b.identity_key, b.nonce, b.state, b.kind, b.parent, b.base_mark, b.base_template::text,
-            (d.oid IS NOT NULL) AS db_exists, shobj_description(d.oid, 'pg_database') AS comment,
-            (SELECT count(*) FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid())::int AS backends,
-            ${statsMark(db, 'd')} AS mark,
-            (SELECT t.oid::text FROM pg_database t WHERE t.datname = b.template) AS template_oid,
-            current_setting('track_counts')::bool AS track_counts
-       FROM pgx_branch b LEFT JOIN pg_database d ON d.datname = b.name
-      WHERE ${'identityKey' in where ? 'b.identity_key' : 'b.name'} = $1`,
-    ['identityKey' in where ? where.identityKey : where.name],
-  );
-  return row;
-}
-
 /** Sets (or clears) the flag that makes the last exec lease's end retire the branch. */
 export async function setRetireAfterExec(db: RegistryDb, name: string, retire: boolean): Promise<void> {
   await q(db, 'UPDATE pgx_branch SET retire_after_exec = $2 WHERE name = $1', [name, retire]);
@@ -248,7 +166,7 @@ export async function setRetireAfterExec(db: RegistryDb, name: string, retire: b
  * discards every counter; a clean restart keeps them). Epochs, not timestamps as text: no session's TimeZone in it.
  * NULL before PostgreSQL 14 (no session count): then nothing counts as unchanged.
  */
-function statsMark(db: RegistryDb, d: string): string {
+export function statsMark(db: RegistryDb, d: string): string {
   if (db.serverVersionNum < 140000) return 'NULL::text';
   return `(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`;
 }
@@ -300,17 +218,6 @@ export async function setRole(db: RegistryDb, name: string, role: string, passwo
 }
 
 /**
- * Every role a branch or pool-member record names (doctor: a stamped role no record names is left without a branch).
- * Not through q(): doctor changes nothing, so a registry without these columns or tables is the caller's to report.
- */
-export async function recordedRoles(db: RegistryDb): Promise<string[]> {
-  const rows = await db.query<{ role: string }>(
-    `SELECT role FROM pgx_branch WHERE role IS NOT NULL UNION SELECT role FROM pgx_pool WHERE role IS NOT NULL ORDER BY 1`,
-  );
-  return rows.map((r) => r.role);
-}
-
-/**
  * Records a retiring branch's change summary and, when `keepMs` is given (it changed something), keeps it at least
  * that long: its deadline moves out, never in. Only a retiring record: an active one is someone's again.
  */
@@ -336,45 +243,6 @@ export async function deleteRecord(db: RegistryDb, name: string): Promise<void> 
 
 export async function expiredRecords(db: RegistryDb, limit: number): Promise<BranchRecord[]> {
   return q<BranchRecord>(db, `${SELECT_WITH_DB} WHERE b.deadline < now() ORDER BY b.deadline LIMIT $1`, [limit]);
-}
-
-/**
- * Databases stamped as branches that no record names (a registry that was dropped, a record forgotten, or a copied
- * stamp), apart from creations in flight (`pgx_new_<nonce>` of a record). pgx cannot prove any of them is its own.
- */
-export async function orphanDatabases(db: RegistryDb): Promise<string[]> {
-  const rows = await q<{ datname: string }>(
-    db,
-    `SELECT d.datname FROM pg_database d
-      WHERE left(shobj_description(d.oid, 'pg_database'), $2) = $1
-        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.name = d.datname OR 'pgx_new_' || b.nonce = d.datname
-                          OR 'pgx_' || substr(b.swap_nonce, 1, 3) || '_' || substr(b.swap_nonce, 5) = d.datname) ORDER BY 1`,
-    [STAMP_PREFIX.branch, STAMP_PREFIX.branch.length],
-  );
-  return rows.map((r) => r.datname);
-}
-
-
-// Template builds: a build's name is recorded BEFORE its database is created, as a branch's is, so that a build killed
-// before its stamp leaves a database that is provably pgx's (its name is here) rather than an unstamped stranger.
-
-export async function recordBuild(db: RegistryDb, name: string, template: string, project: string): Promise<void> {
-  await q(db, 'INSERT INTO pgx_template_build (name, template, project) VALUES ($1, $2, $3)', [name, template, project]);
-}
-
-export async function forgetBuild(db: RegistryDb, name: string): Promise<void> {
-  await q(db, 'DELETE FROM pgx_template_build WHERE name = $1', [name]);
-}
-
-/** The recorded builds of a template (under its lock: none of them is running). */
-export async function buildsOf(db: RegistryDb, template: string): Promise<string[]> {
-  return (await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])).map((r) => r.name);
-}
-
-/** How many branch records name each template (template housekeeping: a template in use is never gc'd). */
-export async function templateUse(db: RegistryDb): Promise<Map<string, number>> {
-  const rows = await q<{ template: string; n: number }>(db, 'SELECT template, count(*)::int AS n FROM pgx_branch WHERE template IS NOT NULL GROUP BY template');
-  return new Map(rows.map((r) => [r.template, r.n]));
 }
 
 /** The server's clock (deadlines and graces are judged by it, not by this host's). */
