@@ -1,13 +1,12 @@
 // The engine API: everything the CLI and the hooks ask of pgx's branches, and the only engine module they import.
-// Each method is one piece of policy (which records a selector means, what SessionEnd retires and how patiently) and
-// returns a typed result that `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its
-// payload, calls one method and shapes the hook output.
+// Each method is one piece of policy (which records a selector means: selector.ts; what SessionEnd retires and how
+// patiently: session-end.ts) and returns a typed result that `--json` prints as it is. The CLI parses flags and
+// prints; a hook handler parses its payload, calls one method and shapes the hook output.
 import type { Config } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';
-import { clockTime } from '../lib/output.js';
-import { identityKey, type Identity } from './identity.js';
+import { identityKey } from './identity.js';
 import * as records from '../registry/records.js';
-import type { BranchRecord, BranchState } from '../registry/records.js';
+import type { BranchState } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import { ensureBranch, type EnsureOptions, type EnsureResult } from './branch-ensure.js';
 import { dropBranch, forgetBranch, gc, retireBranch, type DownResult, type GcResult } from './branch-retire.js';
@@ -18,7 +17,9 @@ import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
 import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
 import { attachFast } from './attach.js';
-import { fullSessionId } from './session-prefix.js';
+import { explainMissingBranch, identityOf, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
+import { endedSession, endSession, stopSubagent, type EndSessionResult, type SubagentStopResult } from './session-end.js';
+import { summarize, type BranchSummary } from './branch-summary.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
@@ -35,6 +36,7 @@ export type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 import type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { ForkRequest, ResetResult };
+export type { BranchSummary, EndSessionResult, Selector, SubagentStopResult, Target };
 export type { DownResult, EnsureOptions, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
 
 export interface SyncResult extends SourceSyncResult {
@@ -48,63 +50,11 @@ export interface RefreshResult extends TemplateRefreshResult {
   pool_retired: number;
 }
 
-/** Which branch a command means, within the configured project and host. */
-export interface Target {
-  agentId?: string;
-  execId?: string;
-  sessionId?: string;
-}
-
-/** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
-export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
-
-export interface BranchSummary {
-  name: string;
-  project: string;
-  host: string;
-  kind: BranchRecord['kind'];
-  session_id: string | null;
-  agent_id: string | null;
-  id: string | null;
-  source: string | null;
-  state: BranchState;
-  exists: boolean | null;
-  created_at: string;
-  last_seen_at: string;
-  deadline: string;
-  deadline_kind: BranchRecord['deadline_kind'];
-  /** The branch's own login role (null: its commands use the admin role). Never its password. */
-  role: string | null;
-  /** The database this branch was forked from (its session's branch, or another: engine/fork.ts); null: the template. */
-  parent: string | null;
-  forked_at: string | null;
-  /** A subagent's change summary, recorded at its SubagentStop (null: none recorded). Names and counts only. */
-  changes: ChangeSummary | null;
-}
-
-export interface SubagentStopResult {
-  /** What happened to the branch (null: the agent had none). */
-  retired: DownResult | null;
-  /** What it changed (null: no active branch to summarise). */
-  changes: ChangeSummary | null;
-  /** The branch was kept past its grace period for review (it changed something, or its summary failed). */
-  kept: boolean;
-}
-
 export interface TouchResult {
   branch: string | null;
   /** The record's state (null: no branch); only an active branch is heartbeated. */
   state: BranchState | null;
   heartbeat: boolean;
-}
-
-export interface EndSessionResult {
-  /** Every active branch of the session on this host (its own and its subagents'), with what happened to it. */
-  branches: (DownResult | { name: string; action: 'failed'; error: string })[];
-  retired: number;
-  failed: number;
-  /** The session's own branch, if it had one. */
-  session_branch: string | null;
 }
 
 export class Engine {
@@ -117,10 +67,6 @@ export class Engine {
   async close(): Promise<void> {
     if (this.ctx.giveBack) return this.ctx.giveBack(); // the broker's: kept for the next piece of work
     await this.ctx.registry.close();
-  }
-
-  private identity(t: Target): Identity {
-    return { project: this.ctx.config.project, host: this.ctx.config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId };
   }
 
   /**
@@ -146,7 +92,7 @@ export class Engine {
     if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
       throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id> or --session <id>.', 'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.');
     }
-    return ensureBranch(this.ctx, this.identity(t), opts);
+    return ensureBranch(this.ctx, identityOf(this.ctx, t), opts);
   }
 
   /** `agent exec --id`: the end of this engine's exec lease on `branch` (see exec-lease.ts); retires it if last. */
@@ -156,7 +102,7 @@ export class Engine {
 
   /** Activity: moves an active branch's idle deadline (UserPromptSubmit). */
   async touch(t: Target): Promise<TouchResult> {
-    const rec = await records.findByIdentity(this.ctx.registry, identityKey(this.identity(t)));
+    const rec = await records.findByIdentity(this.ctx.registry, identityKey(identityOf(this.ctx, t)));
     if (!rec) return { branch: null, state: null, heartbeat: false };
     return { branch: rec.name, state: rec.state, heartbeat: await records.heartbeat(this.ctx.registry, rec.name) };
   }
@@ -164,16 +110,16 @@ export class Engine {
   /** Retires what the selector matches (nothing matched: an empty list). `gcAfter`: then drop up to n expired branches. */
   async retire(sel: Selector, opts: { gcAfter?: number } = {}): Promise<DownResult[]> {
     const done: DownResult[] = [];
-    for (const rec of await this.resolve(sel)) done.push(await retireBranch(this.ctx, rec));
+    for (const rec of await resolveSelector(this.ctx, sel)) done.push(await retireBranch(this.ctx, rec));
     if (opts.gcAfter && done.length) await gc(this.ctx, opts.gcAfter).catch(() => {}); // bounded, opportunistic
     return done;
   }
 
   /** `pgx agent down`: retires (or with `now` drops) what the selector matches; nothing matched is NOT_FOUND. */
   async down(sel: Selector, opts: { now?: boolean } = {}): Promise<DownResult[]> {
-    const recs = await this.resolve(sel);
+    const recs = await resolveSelector(this.ctx, sel);
     if (!recs.length) {
-      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
+      if ('branch' in sel) await explainMissingBranch(this.ctx, sel.branch);
       const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
       throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
     }
@@ -187,32 +133,18 @@ export class Engine {
    * session's branch, or the template when it has none) or to the template, keeping its name, role and DSN.
    */
   async reset(sel: Selector, to: 'parent' | 'template' = 'parent'): Promise<ResetResult> {
-    const rec = await this.one(sel, 'reset');
+    const rec = await oneRecord(this.ctx, sel, 'reset');
     return resetBranch(this.ctx, rec, to);
   }
 
   /** `pgx agent adopt --agent`: the subagent's session branch becomes a copy of the subagent's branch (same DSN). */
   async adopt(agentId: string): Promise<ResetResult & { agent_branch: string }> {
-    const agent = await this.one({ agent: agentId }, 'adopt');
+    const agent = await oneRecord(this.ctx, { agent: agentId }, 'adopt');
     const [session] = agent.session_id ? (await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId: agent.session_id })).filter((r) => r.host === agent.host) : [];
     if (!session) throw new PgxError('NOT_FOUND', `Agent ${agentId}'s session has no branch of its own to adopt into.`, 'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.');
     // An ended session's branch is retiring: an adopt would succeed and be dropped with it minutes later (decision 431).
     if (session.state === 'retiring') throw endedSession(agentId, session, agent.name, agent.deadline);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
-  }
-
-  /** The one record a selector names for a command that changes a branch in place (exit 5 / 6 / 2). */
-  private async one(sel: Selector, verb: string): Promise<BranchRecord> {
-    const recs = await this.resolve(sel);
-    const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
-    if (!recs.length) {
-      if ('branch' in sel) await this.explainMissingBranch(sel.branch);
-      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
-    }
-    // --session names the session's branch and its subagents': reset means the session's own.
-    const mine = 'session' in sel ? recs.filter((r) => r.kind === 'session') : recs;
-    if (mine.length !== 1) throw new PgxError('USAGE', `${what} names ${mine.length} branches; ${verb} takes one.`, 'Name it with --branch <name> (see `pgx agent ls`).');
-    return mine[0]!;
   }
 
   /**
@@ -221,7 +153,7 @@ export class Engine {
    * record whose database is provably pgx's (that is `down`'s).
    */
   async forget(sel: Selector): Promise<DownResult[]> {
-    const recs = await this.resolve(sel);
+    const recs = await resolveSelector(this.ctx, sel);
     if (!recs.length) {
       const what = Object.keys(sel).map((k) => `--${k}`).join(' ');
       throw new PgxError('NOT_FOUND', `No pgx record matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
@@ -231,47 +163,14 @@ export class Engine {
     return done;
   }
 
-  /**
-   * SessionEnd: retire (not drop: dropping waits for gc) every active branch of the session on this host, inside
-   * Claude Code's SessionEnd budget (1.5 s): each is only try-locked (a branch being ensured right now is left to gc)
-   * and its backends get 300 ms to go. One refusal (a foreign stamp) does not leave the others active.
-   */
-  async endSession(sessionId: string): Promise<EndSessionResult> {
-    const { config, registry } = this.ctx;
-    const recs = await records.findRecords(registry, { project: config.project, sessionId, includeSubagents: true });
-    const mine = recs.filter((r) => r.host === config.host && r.state === 'active');
-    const out: EndSessionResult = { branches: [], retired: 0, failed: 0, session_branch: mine.find((r) => r.kind === 'session')?.name ?? null };
-    for (const rec of mine) {
-      try {
-        const r = await retireBranch(this.ctx, rec, { tryOnly: true, waitMs: 300 });
-        out.branches.push(r);
-        if (r.action === 'retired') out.retired++;
-      } catch (err) {
-        out.branches.push({ name: rec.name, action: 'failed', error: (err as Error).message });
-        out.failed++;
-      }
-    }
-    return out;
+  /** SessionEnd: every active branch of the session on this host retired, patiently bounded (session-end.ts). */
+  endSession(sessionId: string): Promise<EndSessionResult> {
+    return endSession(this.ctx, sessionId);
   }
 
-  /**
-   * SubagentStop: the branch's change summary (bounded, never failing the stop: handoff.ts), then the retire, then
-   * the summary on the record, keeping a branch that changed anything for [agent] keep_changed; then a bounded gc.
-   */
-  async stopSubagent(t: Target): Promise<SubagentStopResult> {
-    const { config, registry } = this.ctx;
-    const rec = await records.findByIdentity(registry, identityKey(this.identity(t)));
-    if (!rec) return { retired: null, changes: null, kept: false };
-    const changes = rec.state === 'active' && rec.db_exists ? await (await import('./handoff.js')).summarizeChanges(this.ctx, rec) : null;
-    const retired = await retireBranch(this.ctx, rec);
-    let kept = false;
-    if (changes && (retired.action === 'retired' || retired.action === 'already-retiring')) {
-      const keep = changes.changed !== false && config.keepChangedMs > 0; // unknown (the summary failed) is kept too
-      await records.recordChanges(registry, rec.name, changes, keep ? config.keepChangedMs : null);
-      kept = keep;
-    }
-    await gc(this.ctx, 2).catch(() => {}); // bounded, opportunistic
-    return { retired, changes, kept };
+  /** SubagentStop: the change summary, the retire, the branch kept for review if it changed anything (session-end.ts). */
+  stopSubagent(t: Target): Promise<SubagentStopResult> {
+    return stopSubagent(this.ctx, t);
   }
 
   /** The parent's handoffs for the doorbells its inbox held: the words made from the session's records (handoff-text.ts). */
@@ -282,7 +181,7 @@ export class Engine {
 
   /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */
   async diff(sel: Selector, against: Against = 'parent', bounds?: DiffBounds): Promise<DiffResult> {
-    const rec = await this.one(sel, 'diff');
+    const rec = await oneRecord(this.ctx, sel, 'diff');
     const diff = await import('./diff.js');
     return diff.diffBranch(this.ctx, rec, against, bounds ?? diff.DIFF_BOUNDS);
   }
@@ -373,7 +272,7 @@ export class Engine {
    */
   async freeze(sel: Selector, afterTicket?: string): Promise<FrozenUseResult> {
     if (afterTicket !== undefined && !/^[0-9]{1,18}$/.test(afterTicket)) throw new PgxError('USAGE', `--after-ticket must be a number (got "${afterTicket}").`, 'It is what a hook passes; leave it out.');
-    const rec = await this.one(sel, 'freeze');
+    const rec = await oneRecord(this.ctx, sel, 'freeze');
     const info = await catalog.databaseInfo(this.ctx.registry, rec.name);
     if (!catalog.isOwnBranch(info, rec)) throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`, 'See `pgx agent doctor`.');
     return (await import('./freeze.js')).freezeBranch(this.ctx, rec.name, afterTicket);
@@ -388,35 +287,6 @@ export class Engine {
   async list(filter: { all?: boolean } = {}): Promise<BranchSummary[]> {
     const recs = await records.findRecords(this.ctx.registry, filter.all ? {} : { project: this.ctx.config.project });
     return recs.map(summarize);
-  }
-
-  private async resolve(sel: Selector): Promise<BranchRecord[]> {
-    const { config, registry } = this.ctx;
-    if ('branch' in sel) return records.findRecords(registry, { name: sel.branch });
-    if ('target' in sel) {
-      const rec = await records.findByIdentity(registry, identityKey(this.identity(sel.target)));
-      const s = sel.target.sessionId;
-      if (rec || s === undefined) return rec ? [rec] : [];
-      const full = await fullSessionId(registry, config.project, s); // ls shows 8 characters (session-prefix.ts)
-      return full === s ? [] : this.resolve({ target: { ...sel.target, sessionId: full } });
-    }
-    if ('agent' in sel) return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter((r) => r.kind === 'subagent');
-    if ('id' in sel) return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter((r) => r.kind === 'exec');
-    const recs = await records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
-    const full = recs.length ? sel.session : await fullSessionId(registry, config.project, sel.session);
-    return full === sel.session ? recs : records.findRecords(registry, { project: config.project, sessionId: full, includeSubagents: true });
-  }
-
-  /** `down --branch` of a database without a record: say whether it exists, and refuse anything pgx did not stamp. */
-  private async explainMissingBranch(name: string): Promise<never> {
-    const info = await catalog.databaseInfo(this.ctx.registry, name);
-    if (!info.exists) throw new PgxError('NOT_FOUND', `No database named "${name}".`, 'See `pgx agent ls --all`.');
-    await catalog.assertBranchStamp(this.ctx.registry, name);
-    throw new PgxError(
-      'NOT_FOUND',
-      `"${name}" carries a pgx branch stamp but has no registry record, so pgx cannot prove it made it (a stamp can be copied); pgx leaves it alone.`,
-      '`pgx agent doctor` lists such databases; if you know it is a leftover of yours, drop it yourself after checking what it holds.',
-    );
   }
 }
 
@@ -434,14 +304,6 @@ export async function attachOrEnsure(config: Config, t: Target, opts: OpenOption
   return withEngine(config, (e) => e.ensure(t, ensureOpts), opts);
 }
 
-function endedSession(agentId: string, session: BranchRecord, agentBranch: string, agentDeadline: Date): PgxError {
-  return new PgxError(
-    'REFUSED',
-    `Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; an adopt into it would go with it.`,
-    `To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`,
-  );
-}
-
 /** Opens the engine for one piece of work and closes it after, whatever happens. */
 export async function withEngine<T>(config: Config, fn: (engine: Engine) => Promise<T>, opts: OpenOptions = {}): Promise<T> {
   const engine = await Engine.open(config, opts);
@@ -450,27 +312,4 @@ export async function withEngine<T>(config: Config, fn: (engine: Engine) => Prom
   } finally {
     await engine.close();
   }
-}
-
-function summarize(r: BranchRecord): BranchSummary {
-  return {
-    name: r.name,
-    project: r.project,
-    host: r.host,
-    kind: r.kind,
-    session_id: r.session_id,
-    agent_id: r.agent_id,
-    id: r.exec_id,
-    source: r.source,
-    state: r.state,
-    exists: r.db_exists ?? null,
-    created_at: new Date(r.created_at).toISOString(),
-    last_seen_at: new Date(r.last_seen_at).toISOString(),
-    deadline: new Date(r.deadline).toISOString(),
-    deadline_kind: r.deadline_kind,
-    role: r.role ?? null,
-    parent: r.parent ?? null,
-    forked_at: r.forked_at ? new Date(r.forked_at).toISOString() : null,
-    changes: (r.changes as ChangeSummary | null | undefined) ?? null,
-  };
 }
