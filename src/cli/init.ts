@@ -8,7 +8,7 @@ import { describeError, isPgxError, PgxError } from '../lib/errors.js';
 import { initProject } from '../project/init.js';
 import { requireProjectDir } from '../project/markers.js';
 import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
-import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../server/url-intake.js';
 import { findDatabaseUrl } from '../project/dotenv.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 

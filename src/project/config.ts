@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { PgxError } from '../lib/errors.js';
 import { pgxHome } from './home.js';
 import { unknownKeyNote } from './config-hints.js';
-import { isSupportedUrl, unsupportedConnectionString } from './url-intake.js';
+import { isSupportedUrl, unsupportedConnectionString } from '../server/url-intake.js';
 import { maskSection, type MaskRule } from '../mask/rules.js';
 
 export const CONFIG_FILE = '.pgx.toml';

@@ -4,7 +4,7 @@ import type { Client, ClientConfig } from 'pg';
 import { PgxError } from '../lib/errors.js';
 import { sqlstateOf, SQLSTATE } from './sqlstate.js';
 export { isConnectionLost } from './sqlstate.js'; // for the doctor, which reaches the server layer only through this module
-import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from './url-intake.js';
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;

@@ -12,7 +12,7 @@ import { validateConfigText } from '../../src/project/config.js';
 import { initProject } from '../../src/project/init.js';
 import { parseUrl, urlWithoutPassword } from '../../src/server/db.js';
 import { classifyInput } from '../../src/project/source-input.js';
-import { unsupportedConnectionString } from '../../src/project/url-intake.js';
+import { unsupportedConnectionString } from '../../src/server/url-intake.js';
 
 /** mulberry32: a small seeded PRNG. */
 function prng(seed: number) {
