@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeError, redactSecrets } from '../../src/lib/errors.js';
 import { validateConfigText } from '../../src/project/config.js';
 import { initProject } from '../../src/project/init.js';
-import { parseUrl, urlWithoutPassword } from '../../src/server/db.js';
+import { parseUrl, urlWithoutPassword } from '../../src/server/conn-params.js';
 import { classifyInput } from '../../src/project/source-input.js';
 import { unsupportedConnectionString } from '../../src/server/url-intake.js';
 
