@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeError, redactSecrets } from '../../src/lib/errors.js';
-import { validateConfigText } from '../../src/project/config.js';
+import { validateConfigText } from '../../src/project/config-schema.js';
 import { initProject } from '../../src/project/init.js';
 import { parseUrl, urlWithoutPassword } from '../../src/server/conn-params.js';
 import { classifyInput } from '../../src/project/source-input.js';
