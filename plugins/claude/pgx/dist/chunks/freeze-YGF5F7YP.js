@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{e as a,f as b,g as c,h as d,i as e,j as f,k as g,l as h,m as i}from"./chunk-F6DDLBSA.js";import"./chunk-OL2LLU6Z.js";import"./chunk-E45CQFLZ.js";import"./chunk-VH6HZZNA.js";export{a as FrozenCopyWaitError,b as activitySignature,d as forkViaFrozenCopy,i as freezeBranch,e as freezeFor,f as freezeSessionState,h as frozenCopySummaries,g as gcFrozen,c as unchangedAcross};
