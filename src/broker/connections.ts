@@ -3,7 +3,8 @@
 // single autocommit statement, so requests may share a connection: node-postgres queues them, and a burst of 20
 // hooks costs the server 2 backends, not 20.
 import type { ConnectionReuse } from '../engine/api.js';
-import type { ConnParams, Db } from '../server/db.js';
+import type { Db } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 
 /** Connections per server, role and timeout. */
 const PER_KEY = 2;

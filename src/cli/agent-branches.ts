@@ -1,7 +1,7 @@
 // pgx agent up | ls | down | forget | gc: a branch's life from the command line.
 import { InvalidArgumentError, type Command } from 'commander';
 import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
-import { parseDuration } from '../project/config.js';
+import { parseDuration } from '../project/config-values.js';
 import { withEngine, type FrozenCopySummary, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../server/local-access.js';
 import { clockTime, paint, relativeTime, table, type Output } from '../lib/output.js';

@@ -7,8 +7,9 @@ import { CONFIG_FILE } from '../project/config.js';
 import { describeError, isPgxError, PgxError } from '../lib/errors.js';
 import { initProject } from '../project/init.js';
 import { requireProjectDir } from '../project/markers.js';
-import { connect, parseUrl, urlWithoutPassword } from '../server/db.js';
-import { unsupportedConnectionError, unsupportedConnectionString } from '../project/url-intake.js';
+import { connect } from '../server/db.js';
+import { parseUrl, urlWithoutPassword } from '../server/conn-params.js';
+import { unsupportedConnectionError, unsupportedConnectionString } from '../server/url-intake.js';
 import { findDatabaseUrl } from '../project/dotenv.js';
 import { action, withCommon, type CommonOpts } from './common.js';
 

@@ -4,7 +4,7 @@ import { removeSocketDir } from '../broker/inventory.js';
 import { inspectScopes } from '../doctor/hooks-check.js';
 import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
-import { urlWithoutPassword } from '../server/db.js';
+import { urlWithoutPassword } from '../server/conn-params.js';
 import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../server/local-access.js';
 import { paint } from '../lib/output.js';
 import { EXIT, PgxError } from '../lib/errors.js';

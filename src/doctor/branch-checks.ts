@@ -1,6 +1,7 @@
 // Branch checks, read from the registry and pg_database: counts by state, subagent branches per session, orphans
 // in both directions, and the guards actually stored on every active branch compared with .pgx.toml.
-import { parseDuration, type Config, type GuardName } from '../project/config.js';
+import type { Config, GuardName } from '../project/config.js';
+import { parseDuration } from '../project/config-values.js';
 // A guard the server cannot take (GUARD_MIN_VERSION) is not expected on its branches.
 import { branchRecords, databaseInfo, databaseSettings, fixStatement, GUARD_MIN_VERSION, isOwnBranch, stampedDatabases, stampedWithoutRecord, type BranchRecord } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';

@@ -1,7 +1,8 @@
 // `pgx agent doctor`: every check in order, each {name, status, detail, fix?}. The server is connected lazily and
 // once; when it is unreachable the checks that need it say "skip" and the others (config, hooks, log) still run.
 import { resolve } from 'node:path';
-import { exampleConfigPath, findConfigFile, loadConfig, pgxHome, type Config } from '../project/config.js';
+import { findConfigFile, loadConfig, pgxHome, type Config } from '../project/config.js';
+import { exampleConfigPath } from '../project/config-schema.js';
 import { isPgxError } from '../lib/errors.js';
 import { quoteIfNeeded } from '../lib/shell.js';
 import { lazyServer } from './connection.js';

@@ -27,7 +27,7 @@ import type { Against, DiffBounds, DiffResult } from './diff.js';
 import { handoffsFrom, type ChangeSummary, type HandoffRef } from './handoff-text.js';
 export { handoffText, type HandoffRef } from './handoff-text.js';
 import type { ScanReport } from '../mask/scan.js';
-import type { ConnParams } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 export type { ScanReport };
 export { dropRegistry, type RegistryDropResult } from './registry-drop.js';
 

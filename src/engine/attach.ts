@@ -9,7 +9,8 @@ import { attachActive, type BranchRecord } from '../registry/records.js';
 import { REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
 import { formatStamp } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
-import { connect, type ConnParams, type Db } from '../server/db.js';
+import { connect, type Db } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import { resolveServer, withLimits, type OpenOptions } from './context.js';
 
 export interface Attached {

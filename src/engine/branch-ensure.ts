@@ -9,7 +9,7 @@ import type { BranchRecord } from '../registry/records.js';
 import { takeLease, withIdentityLock } from '../registry/locks.js';
 import { inTransaction } from '../registry/connection.js';
 import * as catalog from '../server/catalog.js';
-import type { ConnParams } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import type { EngineContext } from './context.js';
 import { applyGuards, type GuardResult } from './guards.js';
 import { cloneDatabase, planClone } from './clone-method.js';

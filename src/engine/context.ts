@@ -2,7 +2,8 @@
 // command or hook, to the registry database. Catalog statements (creating a database …) go over that same connection:
 // a statement about databases runs from any database, and one connection is one server round trip fewer.
 import type { Config } from '../project/config.js';
-import { parseUrl, type ConnParams, type Db, type StatementGate } from '../server/db.js';
+import type { Db, StatementGate } from '../server/db.js';
+import { parseUrl, type ConnParams } from '../server/conn-params.js';
 import { ensureLocalServer } from '../server/local.js';
 import { openRegistry, REGISTRY_DB, type RegistryDb } from '../registry/connection.js';
 

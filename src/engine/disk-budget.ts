@@ -19,7 +19,7 @@
 import { readFileSync, statSync, statfsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { PgxError } from '../lib/errors.js';
-import type { DiskReserve } from '../project/config.js';
+import type { DiskReserve } from '../project/config-values.js';
 import * as catalog from '../server/catalog.js';
 import type { Db } from '../server/db.js';
 import { readState } from '../server/local.js';

@@ -1,5 +1,6 @@
 // The schema fingerprint: how doctor tells whether the template is still in step with the source.
-import { connect, type ConnParams, type StatementGate } from '../server/db.js';
+import { connect, type StatementGate } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import type { EngineContext } from './context.js';
 
 /**

@@ -2,7 +2,7 @@
 // server, the registry, templates, the pool, roles and guards, and nothing that writes. The doctor imports this
 // module and no registry/, server/catalog or other engine module; the hot path never loads it (api.ts does not import
 // it). The fix statements (fixStatement) are text the doctor prints, never run.
-import type { ConnParams } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import type { RegistryDb } from '../registry/connection.js';
 import { poolTableExists, recordedMemberNames } from '../registry/pool.js';
 import type { Config } from '../project/config.js';

@@ -4,7 +4,8 @@
 // left, the registry is kept and the result names the projects, so the user hears why (decision 422). pgx drops it
 // only when its stamp says pgx created it. It never creates the registry to look (Engine.open would).
 import { PgxError } from '../lib/errors.js';
-import { connect, type ConnParams, type Db } from '../server/db.js';
+import { connect, type Db } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import { databaseInfo, dropDatabase, stampedDatabasesOf, terminateBackends, type StampedDatabase } from '../server/catalog.js';
 import { connectRegistryIfExists, REGISTRY_DB } from '../registry/connection.js';
 import { findByName } from '../registry/records.js';

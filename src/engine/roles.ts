@@ -17,7 +17,8 @@ import { REGISTRY_DB } from '../registry/connection.js';
 import { LOCK, withLock } from '../registry/locks.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
-import { connect, type ConnParams } from '../server/db.js';
+import { connect } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import type { EngineContext } from './context.js';
 
 export type RoleMode = 'per-branch' | 'admin';

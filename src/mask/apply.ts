@@ -7,7 +7,8 @@
 import { PgxError } from '../lib/errors.js';
 import type { RegistryDb } from '../registry/locks.js';
 import { maskSalt } from '../registry/mask-salt.js';
-import { connect, type ConnParams, type Db, type StatementGate } from '../server/db.js';
+import { connect, type Db, type StatementGate } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import * as sql from '../server/mask-catalog.js';
 import { masking, rulesDigest, type MaskRule } from './rules.js';
 import { scanDatabase, type ScanReport } from './scan.js';

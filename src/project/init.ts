@@ -2,8 +2,9 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
 import { basename, join, resolve } from 'node:path';
-import { parseUrl } from '../server/db.js';
-import { CONFIG_FILE, exampleConfigPath, validateConfigText } from './config.js';
+import { parseUrl } from '../server/conn-params.js';
+import { CONFIG_FILE } from './config.js';
+import { exampleConfigPath, validateConfigText } from './config-schema.js';
 import { PgxError } from '../lib/errors.js';
 
 export interface InitOptions {

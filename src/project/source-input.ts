@@ -4,8 +4,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { PgxError } from '../lib/errors.js';
-import { checkUrlShape, nameableQueryKey, parseUrl, urlWithoutPassword, type ConnParams } from '../server/db.js';
-import { isSupportedUrl, unsupportedConnectionError, unsupportedConnectionString } from './url-intake.js';
+import { checkUrlShape, nameableQueryKey, parseUrl, urlWithoutPassword, type ConnParams } from '../server/conn-params.js';
+import { isSupportedUrl, unsupportedConnectionError, unsupportedConnectionString } from '../server/url-intake.js';
 
 export type ImportFormat = 'server' | 'custom' | 'directory' | 'tar' | 'plain';
 

@@ -1,7 +1,8 @@
 // The registry connection: to the pgx-owned database `pgx_registry` on the server itself, so several hosts using one
 // server share the branch records. The advisory locks (locks.ts) are taken on this connection and no other: a lock
 // only excludes holders connected to the same database, so the type says which connection it is.
-import { connect, type ConnectOptions, type ConnParams } from '../server/db.js';
+import { connect, type ConnectOptions } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
 import { createDatabaseIfMissing, revokePublicConnect, writeStamp } from '../server/catalog.js';
 import { sqlstateOf, SQLSTATE } from '../server/sqlstate.js';
 import { LOCK, withLock, type RegistryDb } from './locks.js';

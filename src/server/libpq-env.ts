@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../lib/fsutil.js';
-import { urlWithoutPassword, type ConnParams } from './db.js';
+import { urlWithoutPassword, type ConnParams } from './conn-params.js';
 
 /**
  * The names hosting platforms and ORMs read a connection URL from, besides DATABASE_URL (Vercel/Neon:

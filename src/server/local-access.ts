@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { closeStatus } from '../lib/processes.js';
 import { PgxError } from '../lib/errors.js';
 import { findClientTool } from './client-tools.js';
-import type { ConnParams } from './db.js';
+import type { ConnParams } from './conn-params.js';
 import { libpqEnv, LIBPQ_TARGETING_VARS } from './libpq-env.js';
 import { ensureLocalServer } from './local.js';
 import { writeServerPassfile } from './passfile.js';

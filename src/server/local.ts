@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { PgxError } from '../lib/errors.js';
 import { findBinaries, type Binaries } from './binaries.js';
-import { urlWithoutPassword, type ConnParams } from './db.js';
+import { urlWithoutPassword, type ConnParams } from './conn-params.js';
 import { withFileLock, writeFileAtomic } from '../lib/fsutil.js';
 import { killLeftoverInit, runInitGroup, type RunAs } from './init-process.js';
 

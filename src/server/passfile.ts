@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ConnParams } from './db.js';
+import type { ConnParams } from './conn-params.js';
 
 /** `\` and `:` are the only characters a passfile field escapes. */
 const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);

@@ -4,7 +4,7 @@
 // note. Lineage in the registry, `--from <id>`, one level deep, and a registry made before lineage migrating.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { ConnParams } from '../../src/server/db.js';
+import type { ConnParams } from '../../src/server/conn-params.js';
 import { expectNoOrphans, makeSource, onOwnServer, testProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/api.js';
 import { LOCK } from '../../src/registry/locks.js';
-import type { ConnParams } from '../../src/server/db.js';
+import type { ConnParams } from '../../src/server/conn-params.js';
 import { crashDuring, dbRow, expectNoOrphans, makeSource, testProject, untilFreezeLocked, type TestProject } from '../helpers/engine.js';
 import { Faults } from '../helpers/faults.js';
 import { schemaMd5, sql, withAdmin } from '../helpers/pgx.js';

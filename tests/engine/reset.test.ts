@@ -4,7 +4,7 @@
 // call clears what was left, and a stranger's database under a pgx-only name is never dropped.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { ConnParams } from '../../src/server/db.js';
+import type { ConnParams } from '../../src/server/conn-params.js';
 import type { Engine } from '../../src/engine/api.js';
 import { crashDuring, dbRow, expectNoOrphans, makeSource, registryRows, testProject, type TestProject } from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';

@@ -3,7 +3,7 @@
 // only, retire / revive / drop of the role, a role left owning something elsewhere, and the cost of the transfer.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { ConnParams } from '../../src/server/db.js';
+import type { ConnParams } from '../../src/server/conn-params.js';
 import { crashDuring, expectNoOrphans, makeSource, testProject } from '../helpers/engine.js';
 import { pgInfo, sql } from '../helpers/pgx.js';
 

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration, parseSize } from '../../src/project/config.js';
+import { loadConfig } from '../../src/project/config.js';
+import { parseDuration, parseSize } from '../../src/project/config-values.js';
 import { PgxError } from '../../src/lib/errors.js';
 
 function project(toml?: string): string {
@@ -177,7 +178,7 @@ describe('secrets in config errors', () => {
   });
 
   it('an unterminated string says so, where it opened (not "control characters are not allowed")', async () => {
-    const { validateConfigText } = await import('../../src/project/config.js');
+    const { validateConfigText } = await import('../../src/project/config-schema.js');
     const msg = (text: string) => {
       try {
         validateConfigText(text, '/p/.pgx.toml');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mapConnectError, parseUrl, SSL_MODES } from '../../src/server/db.js';
+import { mapConnectError } from '../../src/server/db.js';
+import { parseUrl, SSL_MODES } from '../../src/server/conn-params.js';
 import { libpqEnv } from '../../src/server/libpq-env.js';
 import { PgxError } from '../../src/lib/errors.js';
 

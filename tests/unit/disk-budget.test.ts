@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bytesWritten, COW_BYTES, judge, reserveBytes, reserveText, type FileSystem } from '../../src/engine/disk-budget.js';
 import { copyWay } from '../../src/engine/clone-method.js';
-import { loadConfig, parseReserve } from '../../src/project/config.js';
+import { loadConfig } from '../../src/project/config.js';
+import { parseReserve } from '../../src/project/config-values.js';
 
 const MB = 1024 * 1024;
 const fs = (dev: number, freeMb: number, sizeMb = 1000): FileSystem => ({ path: `/fs${dev}`, dev, free: freeMb * MB, size: sizeMb * MB });

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeError, redactSecrets } from '../../src/lib/errors.js';
-import { validateConfigText } from '../../src/project/config.js';
+import { validateConfigText } from '../../src/project/config-schema.js';
 import { initProject } from '../../src/project/init.js';
-import { parseUrl, urlWithoutPassword } from '../../src/server/db.js';
+import { parseUrl, urlWithoutPassword } from '../../src/server/conn-params.js';
 import { classifyInput } from '../../src/project/source-input.js';
-import { unsupportedConnectionString } from '../../src/project/url-intake.js';
+import { unsupportedConnectionString } from '../../src/server/url-intake.js';
 
 /** mulberry32: a small seeded PRNG. */
 function prng(seed: number) {

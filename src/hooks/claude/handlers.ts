@@ -8,7 +8,7 @@ import { attachOrEnsure, withEngine, type ChangeSummary, type OpenOptions } from
 import { startPoolFill } from './pool-fill.js';
 import { brokerAddress, startBroker } from '../../broker/client.js';
 import { socketDirProblem } from '../../broker/protocol.js';
-import type { ConnParams } from '../../server/db.js';
+import type { ConnParams } from '../../server/conn-params.js';
 import { LIBPQ_TARGETING_VARS, libpqEnv, passfilePath, writePassfile, writeServerUrlFile } from '../../server/libpq-env.js';
 import * as P from './payloads.js';
 import { shellQuote } from '../../lib/shell.js';
