@@ -1,7 +1,8 @@
 // The doctor's server connection: opened on first use and shared, so a doctor run costs one connection (two with
 // the registry). Unlike every other command, the doctor never STARTS the local server: it reports on it.
 import { findBinaries } from '../server/binaries.js';
-import { connect, NOT_RUNNING_HINT, parseUrl, type ConnParams, type Db } from '../server/db.js';
+import { parseUrl, type ConnParams } from '../server/conn-params.js';
+import { connect, NOT_RUNNING_HINT, type Db } from '../server/db.js';
 import { localStatus, readState } from '../server/local.js';
 import { registryIfItExists, serverVersion, type RegistryDb } from '../engine/inspect.js';
 import { isPgxError } from '../lib/errors.js';

@@ -2,7 +2,7 @@
 // server), and branch roles left without a branch (a drop that found the role still owning something elsewhere, or
 // a crash): stamped roles that no record names.
 import { canCreateRoles, currentRole, fixStatement, recordedRoles, roleDependentDatabases, stampedRoles } from '../engine/inspect.js';
-import { urlWithoutPassword } from '../server/db.js';
+import { urlWithoutPassword } from '../server/conn-params.js';
 import { shellQuote } from '../lib/shell.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 

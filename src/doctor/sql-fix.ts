@@ -2,7 +2,7 @@
 // embedded local server (a bare `psql` or `createdb` would go to the system's socket, and the local server's
 // password lives only in pgx's state), else psql with [server] url (no password: libpq asks, or reads PGPASSWORD).
 import type { Config } from '../project/config.js';
-import { urlWithoutPassword, type ConnParams } from '../server/db.js';
+import { urlWithoutPassword, type ConnParams } from '../server/conn-params.js';
 import { shellQuote } from '../lib/shell.js';
 
 export function sqlFix(config: Config | undefined, admin: ConnParams | undefined, statement: string): string {

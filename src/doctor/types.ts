@@ -1,7 +1,8 @@
 // What every doctor check returns, and the context they share. A problem is a result, not an exception; a check
 // that throws anyway is reported as a fail by runDoctor, and the other checks still run.
 import type { Config } from '../project/config.js';
-import type { ConnParams, Db } from '../server/db.js';
+import type { ConnParams } from '../server/conn-params.js';
+import type { Db } from '../server/db.js';
 import type { RegistryDb } from '../engine/inspect.js';
 
 /** skip: the check could not run because something it depends on failed (that one is reported as fail). */

@@ -106,7 +106,7 @@ export function exitCodeOf(e: unknown): number {
  * `scheme://user:secret@host`, `scheme:/user:secret@host` and `/some/dir/user:secret@host` all lose the secret; and
  * `password=secret`, `PGPASSWORD=secret`, `password='a b'`, `"password":"secret"`, `password:secret` become `…=***`
  * (not `password: ` and a space: that is prose, e.g. a hint). It over-masks
- * rather than under-masks. The parsers never quote a URL in the first place (src/project/url-intake.ts); this is the second
+ * rather than under-masks. The parsers never quote a URL in the first place (src/server/url-intake.ts); this is the second
  * line, applied to every error pgx prints.
  */
 export function redactSecrets(text: string): string {

@@ -5,7 +5,6 @@ import { PgxError } from '../lib/errors.js';
 import { sqlstateOf, SQLSTATE } from './sqlstate.js';
 import { SERVER_URL_PLACES, type ConnParams, type SslMode } from './conn-params.js';
 export { isConnectionLost } from './sqlstate.js'; // for the doctor, which reaches the server layer only through this module
-export { parseUrl, urlWithoutPassword, type ConnParams } from './conn-params.js'; // for the doctor, as above
 
 type PgModule = typeof import('pg');
 let pgPromise: Promise<PgModule> | undefined;

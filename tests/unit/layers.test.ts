@@ -1,6 +1,7 @@
-// The layer rules of docs/pgx/local-dev/architecture.md, checked on the source text: who may import whom, and no
-// import cycle anywhere. Each rule is a function of an import graph, so that the last block can show it fails on a
-// graph that breaks it.
+// The layer rules of docs/pgx/local-dev/architecture.md, checked on the source text: each folder of src/ has a rank,
+// and a file imports only from its own folder or from a folder of a lower rank; who may reach the engine's insides;
+// and no import cycle anywhere, between files or between folders. Each rule is a function of an import graph, so that
+// the last blocks can show it fails on a graph that breaks it (an upward import planted into every folder).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,8 +19,8 @@ function importGraph(): Graph {
   const graph: Graph = new Map();
   for (const f of sources(src)) {
     const text = readFileSync(f, 'utf8');
-    // static imports and re-exports (`import type` included: a cycle of types is still a tangle), and import()
-    const specs = [...text.matchAll(/^(?:import|export)\s[^'";]*?from\s+'([^']+)'|import\('([^']+)'\)/gms)].map((m) => (m[1] ?? m[2])!);
+    // static imports and re-exports (`import type` included: a cycle of types is still a tangle), side-effect imports, and import()
+    const specs = [...text.matchAll(/^(?:import|export)\s[^'";]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\('([^']+)'\)/gms)].map((m) => (m[1] ?? m[2] ?? m[3])!);
     graph.set(
       rel(f),
       specs.map((spec) => {
@@ -36,16 +37,57 @@ function forbidden(graph: Graph, from: RegExp, to: (i: { spec: string; file?: st
   return [...graph].flatMap(([f, imports]) => (from.test(f) ? imports.filter(to).map((i) => `${f} imports ${i.spec}`) : []));
 }
 
+/**
+ * Every folder of src/ and its rank, lowest first (architecture.md, "Layers"). A file imports from its own folder or
+ * from a folder of a lower rank, never from one of a higher rank or one with no rank. entries/ is the top: the ways
+ * in (bundle entries), which nothing imports.
+ */
+export const RANKS: Record<string, number> = {
+  lib: 1,
+  server: 2,
+  registry: 3,
+  mask: 4,
+  project: 5,
+  engine: 6,
+  exec: 7,
+  broker: 8,
+  hooks: 9,
+  install: 10,
+  verify: 11,
+  doctor: 12,
+  cli: 13,
+  entries: 14,
+};
+const folderOf = (f: string) => f.split('/')[1]!;
+
 const rules = {
+  ranked: (g: Graph) =>
+    [...g].flatMap(([f, imports]) =>
+      imports.filter((i) => i.file && folderOf(i.file) !== folderOf(f) && !((RANKS[folderOf(i.file)] ?? Infinity) < (RANKS[folderOf(f)] ?? -Infinity))).map((i) => `${f} imports ${i.spec}`),
+    ),
+  // Above the engine, only its facade and its ids (the doctor: its inspect API, below).
   engineThroughApi: (g: Graph) =>
-    forbidden(g, /^src\/(cli|hooks|broker|lib|exec)\//, (i) => /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec)),
-  doctorReadsThroughInspect: (g: Graph) => forbidden(g, /^src\/doctor\//, (i) => /\/registry\/|\/server\/(?!(db|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec)),
+    forbidden(g, /^src\/(cli|hooks|broker|lib|exec|install|verify|entries)\//, (i) => /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec)),
+  doctorReadsThroughInspect: (g: Graph) => forbidden(g, /^src\/doctor\//, (i) => /\/registry\/|\/server\/(?!(db|conn-params|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec)),
   brokerCarriesRequests: (g: Graph) => forbidden(g, /^src\/broker\//, (i) => !!i.file && /^src\/(hooks|cli|exec)\//.test(i.file)),
   dbWithoutCatalog: (g: Graph) => forbidden(g, /^src\/server\/db\.ts$/, (i) => i.file === 'src/server/catalog.ts'),
   hooksWithoutInstall: (g: Graph) => forbidden(g, /^src\/hooks\//, (i) => !!i.file?.startsWith('src/install/')),
   libStandsAlone: (g: Graph) => forbidden(g, /^src\/lib\//, (i) => i.spec.startsWith('.') && !i.file?.startsWith('src/lib/')),
   noCycles: (g: Graph) => cycles(g).map((c) => c.join(' → ')),
+  noFolderCycles: (g: Graph) => cycles(folderGraph(g)).map((c) => c.join(' → ')),
 };
+
+/** The graph of folders: src/<folder> imports src/<other> when one of its files imports one of the other's. */
+function folderGraph(g: Graph): Graph {
+  const folders: Graph = new Map();
+  for (const [f, imports] of g) {
+    const from = `src/${folderOf(f)}`;
+    const edges = folders.get(from) ?? [];
+    for (const i of imports) if (i.file && folderOf(i.file) !== folderOf(f) && !edges.some((e) => e.file === `src/${folderOf(i.file!)}`)) edges.push({ spec: folderOf(i.file), file: `src/${folderOf(i.file)}` });
+    folders.set(from, edges);
+  }
+  return folders;
+}
 
 /** The import cycles of the graph, each as the files on it (strongly connected components of 2 or more, or a self-import). */
 function cycles(graph: Graph): string[][] {
@@ -85,11 +127,20 @@ function cycles(graph: Graph): string[][] {
 describe('layers', () => {
   const graph = importGraph();
 
-  it('the CLI, the hooks, the broker, exec and lib reach the engine only through its API (and its ids: engine/identity.ts)', () => {
+  it('every folder of src/ has a rank, and every import goes to its own folder or a lower rank', () => {
+    expect(readdirSync(src, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).filter((d) => !(d in RANKS))).toEqual([]);
+    expect(rules.ranked(graph)).toEqual([]);
+  });
+
+  it('no import cycle between folders', () => {
+    expect(rules.noFolderCycles(graph)).toEqual([]);
+  });
+
+  it('everything above the engine but the doctor reaches it only through its API (and its ids: engine/identity.ts)', () => {
     expect(rules.engineThroughApi(graph)).toEqual([]);
   });
 
-  it('the doctor reads the engine only through its inspect API (and server/db, local, binaries to connect)', () => {
+  it('the doctor reads the engine only through its inspect API (and server/db, conn-params, local, binaries to connect)', () => {
     expect(rules.doctorReadsThroughInspect(graph)).toEqual([]);
   });
 
@@ -113,8 +164,8 @@ describe('layers', () => {
     expect(rules.noCycles(graph)).toEqual([]);
   });
 
-  it('every file under src/ but the CLI bundle entry sits in a concept folder', () => {
-    expect(readdirSync(src).filter((f) => f.endsWith('.ts'))).toEqual(['main.ts']);
+  it('every file under src/ sits in a concept folder (the bundle entries too: entries/)', () => {
+    expect(readdirSync(src).filter((f) => f.endsWith('.ts'))).toEqual([]);
   });
 
   it('only the catalog module writes CREATE, ALTER or DROP DATABASE', () => {
@@ -139,5 +190,32 @@ describe('layers', () => {
     expect(rules.doctorReadsThroughInspect(broken)).toEqual(['src/doctor/x.ts imports ../engine/pool.js', 'src/doctor/x.ts imports ../server/catalog.js']);
     expect(rules.libStandsAlone(broken)).toEqual(['src/lib/processes.ts imports ../config.js']);
     expect(rules.noCycles(broken)).toEqual(['src/server/db.ts → src/server/catalog.ts']);
+  });
+
+  it('the rank rule fails on an upward import planted into each folder, and on each of the five the issue made up', () => {
+    const order = Object.keys(RANKS).sort((a, b) => RANKS[a]! - RANKS[b]!);
+    const fileIn = (folder: string) => [...graph.keys()].find((f) => folderOf(f) === folder)!;
+    for (const [i, folder] of order.entries()) {
+      // into this folder from the one below it, and out of it to the one above it
+      for (const [lower, upper] of [[order[i - 1], folder], [folder, order[i + 1]]]) {
+        if (!lower || !upper) continue;
+        const [from, to] = [fileIn(lower), fileIn(upper)];
+        const planted: Graph = new Map(graph);
+        planted.set(from, [...graph.get(from)!, { spec: `planted:${to}`, file: to }]);
+        expect(rules.ranked(planted), `${lower} → ${upper}`).toEqual([`${from} imports planted:${to}`]);
+      }
+    }
+    const madeUp: Graph = new Map([
+      ['src/engine/guards.ts', [{ spec: '../hooks/claude/log.js', file: 'src/hooks/claude/log.ts' }]],
+      ['src/install/claude.ts', [{ spec: '../registry/records.js', file: 'src/registry/records.ts' }]],
+      ['src/registry/records.ts', [{ spec: '../cli/common.js', file: 'src/cli/common.ts' }]],
+      ['src/lib/errors.ts', [{ spec: '../engine/api.js', file: 'src/engine/api.ts' }]],
+      ['src/server/db.ts', [{ spec: '../doctor/doctor.js', file: 'src/doctor/doctor.ts' }]],
+    ]);
+    expect(rules.ranked(madeUp)).toEqual(['src/engine/guards.ts imports ../hooks/claude/log.js', 'src/registry/records.ts imports ../cli/common.js', 'src/lib/errors.ts imports ../engine/api.js', 'src/server/db.ts imports ../doctor/doctor.js']);
+    // install/ stands above the registry (a downward import), but reaches the engine's insides only through its API
+    expect(rules.engineThroughApi(madeUp)).toEqual(['src/install/claude.ts imports ../registry/records.js']);
+    expect(rules.noFolderCycles(new Map([...madeUp, ['src/hooks/claude/log.ts', [{ spec: '../../engine/api.js', file: 'src/engine/api.ts' }]]]))).toEqual(['src/engine → src/hooks']);
+    expect(rules.ranked(new Map([['src/newfolder/x.ts', [{ spec: '../lib/errors.js', file: 'src/lib/errors.ts' }]]]))).toEqual(['src/newfolder/x.ts imports ../lib/errors.js']);
   });
 });
