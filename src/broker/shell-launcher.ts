@@ -103,13 +103,15 @@ export const HOOK_END = '# pgx: end';
  */
 export function hookFailurePrint(event: string, why: string): string | undefined {
   // The session's own commands: they go on (fail open), and the user is told why, once, where they see it.
-  if (event === 'session-start') return JSON.stringify({ systemMessage: `pgx WARNING: its broker could not answer this session's SessionStart hook (${why}), so this session's Bash commands use whatever database they did before. Run \`pgx agent doctor\`; a new session tries again.` });
+  if (event === 'session-start') return JSON.stringify({ systemMessage: (`pgx WARNING: its broker could not answer this session's SessionStart hook (${why}), so this session's ` +
+`Bash commands use whatever database they did before. Run \`pgx agent doctor\`; a new session tries again.`) });
   if (event !== 'pre-tool-use') return undefined;
   return JSON.stringify({
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',
-      permissionDecisionReason: `pgx: its broker could not answer (${why}), so the command was not routed to your database branch and did not run. Retry it; if this repeats, run \`pgx agent broker stop\` and \`pgx agent doctor\`.`,
+      permissionDecisionReason: (`pgx: its broker could not answer (${why}), so the command was not routed to your database branch and ` +
+`did not run. Retry it; if this repeats, run \`pgx agent broker stop\` and \`pgx agent doctor\`.`),
     },
   });
 }

@@ -83,7 +83,8 @@ export function register(agent: Command): void {
         out.result({ branches, next }, () =>
           table(['NAME', 'ACTION', 'TERMINATED', 'REMAINING'], results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)])) +
           foreignNotes(results) +
-          retiring.map((r) => `\n${r.name} is already retiring until ${untilText((r as { deadline?: string | null }).deadline)}; gc drops it then. To drop it now: ${next}`).join(''),
+          retiring.map((r) => (`\n${r.name} is already retiring until ${untilText((r as { deadline?: string | null }).deadline)}; gc ` +
+`drops it then. To drop it now: ${next}`)).join(''),
         );
       }),
     );
@@ -145,7 +146,8 @@ function gcNothing(retiring: { name: string; deadline: string }[]): string {
   if (!retiring.length) return 'nothing past its deadline';
   const soonest = [...retiring].sort((a, b) => a.deadline.localeCompare(b.deadline));
   const shown = soonest.slice(0, 5).map((b) => `  ${b.name}  until ${untilText(b.deadline)}`).join('\n');
-  return `nothing past its deadline; ${retiring.length} retiring branch(es) wait for their grace period to end:\n${shown}${retiring.length > 5 ? '\n  …' : ''}\nTo drop them now: pgx agent down --project --now (or --id/--agent/--branch … --now for one)`;
+  return (`nothing past its deadline; ${retiring.length} retiring branch(es) wait for their grace period to end:\n${shown}${retiring.length > 5 ? '\n  …' : ''}\nTo ` +
+`drop them now: pgx agent down --project --now (or --id/--agent/--branch … --now for one)`);
 }
 
 /**
@@ -168,7 +170,8 @@ async function downProject(opts: CommonOpts & { now?: boolean; yes?: boolean }, 
     yes: opts.yes,
     json: opts.json,
     refusal: `--project would ${verb} ${mine.length} branch(es) of project "${config.project}" on host ${config.host}${note}:`,
-    header: `pgx agent down --project ${opts.now ? 'drops' : 'retires'} ${mine.length} branch(es) of project "${config.project}" on host ${config.host}${note}:`,
+    header: (`pgx agent down --project ${opts.now ? 'drops' : 'retires'} ${mine.length} branch(es) of project "${config.project}" ` +
+`on host ${config.host}${note}:`),
     what: listing,
     question: `${verb} them? [y/N] `,
   });

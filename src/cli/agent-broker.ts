@@ -19,13 +19,18 @@ function notPrivate(p: { dir: string; owner: number | undefined }): PgxError {
   const others = p.owner !== undefined && p.owner !== process.getuid?.();
   return new PgxError(
     'BROKER_UNAVAILABLE',
-    `${p.dir}, the broker's socket directory, is not a private directory of yours (${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): pgx sends nothing there, and every hook works in its own process.`,
-    others ? 'Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; tell whoever runs that uid.' : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
+    (`${p.dir}, the broker's socket directory, is not a private directory of yours (${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): ` +
+`pgx sends nothing there, and every hook works in its own process.`),
+    others ? ('Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ' +
+'tell whoever runs that uid.') : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
   );
 }
 
 function describe(b: FoundBroker): string {
-  return `broker ${b.pid}${b.this_environment ? ' (this launcher)' : ''}: ${b.requests} request(s), ${b.pooled_connections} of at most ${b.pool_limit} server connection(s) kept (${b.pooled_servers} server(s)), ${Math.round(b.rss_bytes / 1048576)} MB resident, started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} s idle\n  socket ${b.socket}`;
+  return (`broker ${b.pid}${b.this_environment ? ' (this launcher)' : ''}: ${b.requests} request(s), ${b.pooled_connections} ` +
+`of at most ${b.pool_limit} server connection(s) kept (${b.pooled_servers} server(s)), ${Math.round(b.rss_bytes / 1048576)} ` +
+`MB resident, started ${relativeTime(b.started_at)}, exits after ${Math.round(b.idle_exit_ms / 1000)} ` +
+`s idle\n  socket ${b.socket}`);
 }
 
 /** Registered by cli/commands.ts under `pgx agent`. */
@@ -43,7 +48,8 @@ export function register(agent: Command, wiring: { brokerWork: BrokerWork }): vo
       const disabled = brokerDisabled();
       out.result({ enabled: !disabled, socket_dir: socketDir(process.env) ?? null, socket: own?.path ?? null, running: list.some((b) => b.this_environment), brokers: list }, () => {
         if (disabled) return 'broker: off (PGX_BROKER=0): every hook and routed command does its work in its own process';
-        if (!own) return 'broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx, $TMPDIR/pgx-<uid>, ~/.pgx/run or /tmp/pgx-<uid>, mode 0700)';
+        if (!own) return ('broker: unavailable here (no private socket directory: $XDG_RUNTIME_DIR/pgx, $TMPDIR/pgx-<uid>, ~/.pgx/run ' +
+'or /tmp/pgx-<uid>, mode 0700)');
         return list.length ? list.map(describe).join('\n') : 'broker: none running (the next hook starts one)';
       });
     }),

@@ -8,7 +8,8 @@ import { action, branchSelector, withBranchSelector, configFor, withCommon, type
 export const under = 'agent';
 
 export function register(agent: Command): void {
-  withBranchSelector(withCommon(agent.command('diff').description("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside a routed command: the caller's own branch)")), "a session's own branch (with --agent: that session's subagent)")
+  withBranchSelector(withCommon(agent.command('diff').description(("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside " +
+"a routed command: the caller's own branch)"))), "a session's own branch (with --agent: that session's subagent)")
     .option('--against <what>', 'parent (the branch it was forked from; none: the template), template, or a branch name', 'parent')
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; against: string }>(async (opts, out) => {

@@ -11,13 +11,15 @@ export function register(agent: Command): void {
     .option('--agent <id>', 'a Claude Code subagent id (the PreToolUse rewrite passes this)')
     .option('--id <id>', 'your own branch id: retired when the command ends unless --keep')
     .option('--session <id>', 'session id (default: $CLAUDE_CODE_SESSION_ID with --agent)')
-    .option('--fail-open', "with --session: when the session's branch can't be ensured, run the command unrouted, with a warning (a Codex session's routed commands)")
+    .option('--fail-open', ("with --session: when the session's branch can't be ensured, run the command unrouted, with a warning " +
+"(a Codex session's routed commands)"))
     .option('--anywhere', ANYWHERE_HELP)
     .option('--keep', 'keep an --id branch active after the command (the next exec with the same id attaches)')
     .option('--from <what>', FROM_HELP)
     .argument('<command...>', 'the command and its arguments, after --')
     .passThroughOptions()
-    .usage('[--agent <id> | --id <id>] [--session <id> [--fail-open]] [--from session|template|<id>] [--cwd <dir>] [--keep] [--anywhere] [--json] -- <command…>')
+    .usage(('[--agent <id> | --id <id>] [--session <id> [--fail-open]] [--from session|template|<id>] [--cwd <dir>] ' +
+'[--keep] [--anywhere] [--json] -- <command…>'))
     .action(
       action<CommonOpts & TargetOpts & { keep?: boolean; anywhere?: boolean; from?: string; failOpen?: boolean }>(async (opts, _out, cmd) => {
         if (opts.failOpen) refuseFailOpenMisuse(opts);

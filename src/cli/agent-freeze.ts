@@ -20,7 +20,8 @@ export function register(agent: Command): void {
         try {
           const r = await withEngine(config, (e) => e.freeze(sel, opts.afterTicket));
           branch = r.branch;
-          out.result(r, () => `${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} in ${r.elapsed_ms} ms`);
+          out.result(r, () => (`${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} ` +
+`in ${r.elapsed_ms} ms`));
         } finally {
           // started by a hook (its pid file): the next burst may start another
           if (opts.afterTicket !== undefined) finishFreeze(config, branch ?? opts.branch ?? '');

@@ -44,13 +44,16 @@ export async function installCopilotCommand(opts: CopilotOpts, out: Output): Pro
   out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), config_written: configWritten }, () =>
     [
       configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
-      `${opts.dryRun ? (r.changed ? 'would update' : 'would leave unchanged') : r.changed ? 'updated' : 'unchanged'}: ${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`,
+      (`${opts.dryRun ? (r.changed ? 'would update' : 'would leave unchanged') : r.changed ? 'updated' : 'unchanged'}: ` +
+`${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`),
       r.added.length ? `  added:     ${r.added.join(', ')}` : null,
       r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
       r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-      r.project_trusted === false ? `  this folder is not trusted in Copilot yet: copilot asks when it first starts here; \`copilot -p\` runs a project's hooks only in a trusted folder (or with GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true)` : null,
+      r.project_trusted === false ? (`  this folder is not trusted in Copilot yet: copilot asks when it first starts here; \`copilot -p\` ` +
+`runs a project's hooks only in a trusted folder (or with GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true)`) : null,
       pathNote,
-      "  permissions: pgx never approves a command for Copilot; your --allow-tool/--deny-tool rules and prompts judge every routed command (docs: permissions-copilot.md)",
+      ("  permissions: pgx never approves a command for Copilot; your --allow-tool/--deny-tool rules and prompts " +
+"judge every routed command (docs: permissions-copilot.md)"),
       'next: start copilot in this project; `pgx agent doctor` checks the setup',
     ]
       .filter(Boolean)
@@ -61,5 +64,6 @@ export async function installCopilotCommand(opts: CopilotOpts, out: Output): Pro
 export async function uninstallCopilotCommand(opts: CopilotOpts, out: Output): Promise<void> {
   const scope = copilotScope(opts);
   const r = settingsErrors(() => uninstallCopilot({ scope, projectDir: projectDirOf(opts), copilotHome: copilotHome(), dryRun: opts.dryRun }));
-  out.result({ ...r, scope }, () => `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.file_removed ? ', the file itself: it held nothing else' : ''})`);
+  out.result({ ...r, scope }, () => (`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} ` +
+`(${r.path}${r.file_removed ? ', the file itself: it held nothing else' : ''})`));
 }

@@ -45,7 +45,8 @@ export function register(agent: Command): void {
     .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
     .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
-    .option('--transport <transport>', '(kept for older scripts) command, the only transport: the http one is retired, and an install moves an HTTP install back (decision 444)', 'command')
+    .option('--transport <transport>', ('(kept for older scripts) command, the only transport: the http one is retired, and an install moves ' +
+'an HTTP install back (decision 444)'), 'command')
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         const client = checkClient(cmd.args[0]);
@@ -67,12 +68,14 @@ export function register(agent: Command): void {
         const r = settingsErrors(() =>
           installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
         );
-        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
+        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? (`  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it ` +
+`is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`) : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
         const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
         const value = { ...r, text: undefined, scope, launcher, ...config, verification };
         out.result(value, () =>
           [
-            configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
+            configWritten ? (`${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] ` +
+`url / [project] source)`) : null,
             config.config_skipped,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
             r.added.length ? `  added:     ${r.added.join(', ')}` : null,
@@ -83,7 +86,9 @@ export function register(agent: Command): void {
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
             opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
             r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
-            r.httpRemoved ? `  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): the hooks are command hooks again, which start no node when the broker answers (decision 444); restart the project's Claude Code sessions` : null,
+            r.httpRemoved ? (`  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): ` +
+`the hooks are command hooks again, which start no node when the broker answers (decision 444); restart ` +
+`the project's Claude Code sessions`) : null,
             pathNote,
             verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
@@ -108,7 +113,8 @@ export function register(agent: Command): void {
       const local = r.local?.changed ? ` and ${r.local.path}${r.local.file_removed ? ', now empty: deleted' : ''}` : '';
       const config = removeInstallConfig(dir, { dryRun: opts.dryRun });
       out.result({ ...r, text: undefined, scope, file_removed: fileRemoved, ...config }, () =>
-        [`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} (${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`, configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+        [(`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} ` +
+`(${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`), configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
       );
     }),
   );
@@ -143,15 +149,19 @@ async function verifyIfNeeded(launcher: string): Promise<Verification> {
 function verificationLine(v: Verification): string {
   switch (v.status) {
     case 'skipped':
-      return v.reason === 'no `claude` on PATH' ? '  Claude Code: no `claude` on PATH, nothing to verify yet (SessionStart verifies the version it runs under; or `pgx agent verify claude --claude PATH`)' : `  Claude Code: not verified now (${v.reason})`;
+      return v.reason === 'no `claude` on PATH' ? ('  Claude Code: no `claude` on PATH, nothing to verify yet (SessionStart verifies the version it runs ' +
+'under; or `pgx agent verify claude --claude PATH`)') : `  Claude Code: not verified now (${v.reason})`;
     case 'built-in':
       return `  Claude Code ${v.claude_code}: verified (built in)`;
     case 'verified':
-      return `  Claude Code ${v.claude_code}: verified on this machine${v.elapsed_ms ? ` (${(v.elapsed_ms / 1000).toFixed(0)} s)` : ''}, recorded in ${v.recorded}: routed commands get your rules' decisions with no extra prompt`;
+      return (`  Claude Code ${v.claude_code}: verified on this machine${v.elapsed_ms ? ` (${(v.elapsed_ms / 1000).toFixed(0)} s)` : ''}, ` +
+`recorded in ${v.recorded}: routed commands get your rules' decisions with no extra prompt`);
     case 'failed':
-      return [`  Claude Code ${v.claude_code}: NOT verified (${v.failed!.length} cells failed, e.g. ${v.failed![0]}); routed subagent commands ask for approval on it. \`pgx agent verify claude\` shows every cell`].join('');
+      return [(`  Claude Code ${v.claude_code}: NOT verified (${v.failed!.length} cells failed, e.g. ${v.failed![0]}); ` +
+`routed subagent commands ask for approval on it. \`pgx agent verify claude\` shows every cell`)].join('');
     case 'error':
-      return `  Claude Code${v.claude_code ? ` ${v.claude_code}` : ''}: could not verify (${v.message}); routed subagent commands ask for approval until \`pgx agent verify claude\` succeeds`;
+      return (`  Claude Code${v.claude_code ? ` ${v.claude_code}` : ''}: could not verify (${v.message}); routed subagent ` +
+`commands ask for approval until \`pgx agent verify claude\` succeeds`);
   }
 }
 
@@ -172,7 +182,8 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
 
 /** What uninstall did about the project's .pgx.toml, as a line (none when there was nothing to say). */
 function configLine(c: ConfigRemoval, dryRun?: boolean): string | null {
-  if (c.config_removed) return `${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, and no pgx hooks left to read it)`;
+  if (c.config_removed) return (`${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, ` +
+`and no pgx hooks left to read it)`);
   return c.config_kept ? `kept ${c.config_kept}` : null;
 }
 
@@ -205,17 +216,20 @@ async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: bo
   const sandbox = codexSandboxNote();
   // Project scope: the hooks find pgx on PATH (decisions/206); say where that is, or that it isn't.
   const onPath = scope === 'project' ? (pgxOnPath() ?? null) : undefined;
-  const pathNote = onPath === undefined ? null : onPath === null ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)` : onPath !== launcher ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})` : null;
+  const pathNote = onPath === undefined ? null : onPath === null ? (`  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it ` +
+`is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`) : onPath !== launcher ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})` : null;
   const fileChanged = r.added.length + r.updated.length > 0;
   out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), ...config, sandbox }, () =>
     [
       configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
       config.config_skipped,
-      `${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`,
+      (`${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ` +
+`${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`),
       r.added.length ? `  added:     ${r.added.join(', ')}` : null,
       r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
       r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-      r.trusted.length ? `  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] trusted_hash, as \`/hooks\` would record it)` : `  trust: already recorded in ${r.config_path}`,
+      r.trusted.length ? (`  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] ` +
+`trusted_hash, as \`/hooks\` would record it)`) : `  trust: already recorded in ${r.config_path}`,
       r.trust_moved.length ? `  kept the trust of hooks whose position moved: ${r.trust_moved.join(', ')}` : null,
       r.project_trusted === false ? `  this project is not trusted in Codex yet: project hooks run only once it is (Codex asks when it first starts here)` : null,
       pathNote,
@@ -232,12 +246,14 @@ async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: 
   const r = settingsErrors(() => uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }));
   const config = removeInstallConfig(resolve(opts.cwd ?? process.cwd()), { dryRun: opts.dryRun });
   out.result({ ...r, scope, ...config }, () =>
-    [`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} (${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`, configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+    [(`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} ` +
+`(${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`), configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
   );
 }
 function checkTransport(transport: string | undefined): void {
   if (transport === undefined || transport === 'command') return;
-  if (transport === 'http') throw new PgxError('USAGE', 'The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over its unix socket with no node process, and no pgx process listens on TCP.', 'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.');
+  if (transport === 'http') throw new PgxError('USAGE', ('The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over ' +
+'its unix socket with no node process, and no pgx process listens on TCP.'), 'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.');
   throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Leave out --transport: command hooks are the only transport.');
 }
 

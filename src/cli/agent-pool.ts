@@ -14,7 +14,8 @@ const mb = (n: number | null) => (n === null ? '?' : `${(n / 1024 / 1024).toFixe
 export function poolLine(s: PoolStatus): string {
   if (s.size === 0 && s.ready === 0) return paint('pool: off ([agent] pool = 0)', 'dim');
   const extra = [s.filling ? `${s.filling} filling` : '', s.stale ? `${s.stale} stale (gc drops them)` : '', s.filler_running ? 'filler running' : ''].filter(Boolean);
-  return `pool: ${s.ready}/${s.target} ready (bound: ${s.bound}; peak ${s.peak}, max ${s.pool_max}, budget ${mb(s.pool_max_bytes)}, template ${mb(s.template_bytes)})${extra.length ? `, ${extra.join(', ')}` : ''}`;
+  return (`pool: ${s.ready}/${s.target} ready (bound: ${s.bound}; peak ${s.peak}, max ${s.pool_max}, budget ${mb(s.pool_max_bytes)}, ` +
+`template ${mb(s.template_bytes)})${extra.length ? `, ${extra.join(', ')}` : ''}`);
 }
 
 /** Registered by cli/commands.ts under `pgx agent`. */
@@ -47,7 +48,8 @@ export function register(agent: Command): void {
           return;
         }
         const r = await withEngine(config, (e) => e.fillPool((m) => out.progress(m)));
-        out.result(r, () => (r.busy ? 'another filler is running; it tops the pool up' : `pool: ${r.ready}/${r.target} ready (${r.created.length} cloned, ${r.swept.length} stale dropped) in ${r.elapsed_ms} ms${r.disk_note ? `; stopped short: ${r.disk_note}` : ''}`));
+        out.result(r, () => (r.busy ? 'another filler is running; it tops the pool up' : (`pool: ${r.ready}/${r.target} ready (${r.created.length} cloned, ${r.swept.length} stale dropped) in ` +
+`${r.elapsed_ms} ms${r.disk_note ? `; stopped short: ${r.disk_note}` : ''}`)));
       }),
     );
 

@@ -21,7 +21,8 @@ export function register(agent: Command): void {
       }),
     );
 
-  withCommon(agent.command('adopt').description("make the session's branch a copy of a subagent's branch (same session DSN; the session branch's backends are terminated first)"))
+  withCommon(agent.command('adopt').description(("make the session's branch a copy of a subagent's branch (same session DSN; the session branch's backends " +
+"are terminated first)")))
     .requiredOption('--agent <id>', 'the subagent whose branch the session takes')
     .action(
       action<CommonOpts & { agent: string }>(async (opts, out) => {

@@ -77,6 +77,7 @@ function summary(r: VerifyResult): string {
   return [
     `Claude Code ${r.claude_code}: NOT verified: ${r.failed.length} of ${r.cells.length} cells failed (${secs})`,
     ...r.cells.filter((c) => !c.ok).map((c) => `  ${cellLine(c)}`),
-    `routed subagent commands keep asking for approval on this version${r.recorded ? ` (verdict recorded in ${r.recorded})` : ''}; pin a verified Claude Code, or re-run \`pgx agent verify claude\` after an update`,
+    (`routed subagent commands keep asking for approval on this version${r.recorded ? ` (verdict recorded in ${r.recorded})` : ''}; ` +
+`pin a verified Claude Code, or re-run \`pgx agent verify claude\` after an update`),
   ].join('\n');
 }

@@ -27,7 +27,8 @@ export function configFor(opts: CommonOpts): Config {
 export function projectConfigFor(opts: CommonOpts & { anywhere?: boolean }): Config {
   const config = configFor(opts);
   if (!config.file && !opts.anywhere) {
-    throw new PgxError('CONFIG_NOT_FOUND', `No ${CONFIG_FILE} in ${config.projectDir} or above: this is not a pgx project.`, `Start one here with \`pgx init\` (then \`pgx agent install claude\`), run from inside the project (or --cwd <dir>), or pass --anywhere to use a project named after this directory.`);
+    throw new PgxError('CONFIG_NOT_FOUND', `No ${CONFIG_FILE} in ${config.projectDir} or above: this is not a pgx project.`, (`Start one here with \`pgx init\` (then \`pgx agent install claude\`), run from inside the project (or ` +
+`--cwd <dir>), or pass --anywhere to use a project named after this directory.`));
   }
   return config;
 }
@@ -63,7 +64,8 @@ export function forkFrom(from: string | undefined, t: Target, env: NodeJS.Proces
   if (from === 'template') return { kind: 'template' };
   if (from === 'session') {
     const session = t.sessionId ?? (env.CLAUDE_CODE_SESSION_ID || undefined);
-    if (session === undefined) throw new PgxError('USAGE', '--from session: no session to fork from.', 'Run inside Claude Code (it sets CLAUDE_CODE_SESSION_ID), or pass --agent with --session <id>, or --from <id> / --from template.');
+    if (session === undefined) throw new PgxError('USAGE', '--from session: no session to fork from.', ('Run inside Claude Code (it sets CLAUDE_CODE_SESSION_ID), or pass --agent with --session <id>, or --from ' +
+'<id> / --from template.'));
     return { kind: 'session', sessionId: validateId('session', session) };
   }
   return { kind: 'branch', ref: validateId('--from', from) };

@@ -14,7 +14,8 @@ export function renderChecks(checks: Check[]): string {
   const choices = checks.filter((c) => c.decide).map((c) => c.name);
   const tally = `${n('fail')} fail, ${n('warn')} warn, ${n('ok')} ok${n('skip') ? `, ${n('skip')} skipped` : ''}`;
   // Right after the README's steps a newcomer asks one thing: is the setup done? Say it, and what is left to them.
-  if (setupDone(checks)) lines.push(`setup done (${tally})${choices.length ? `; ${choices.length === 1 ? 'one warning is a choice' : `${choices.length} warnings are choices`} only you can make: ${choices.join(', ')} (→ your call)` : ''}`);
+  if (setupDone(checks)) lines.push(`setup done (${tally})${choices.length ? (`; ${choices.length === 1 ? 'one warning is a choice' : `${choices.length} warnings are choices`} only ` +
+`you can make: ${choices.join(', ')} (→ your call)`) : ''}`);
   else lines.push(`${tally}${choices.length ? ` (of the warnings, ${choices.join(', ')} ${choices.length === 1 ? 'is a choice' : 'are choices'} only you can make)` : ''}`);
   return lines.join('\n');
 }

@@ -26,7 +26,8 @@ export function refuseNonProject(dir: string, projectDir: string, o: { here?: bo
   // A stray .pgx.toml in $HOME (written by an older pgx) makes every directory below it that project: say it is that file.
   if (projectDir !== dir && isHomeOrRoot(projectDir) && !o.here) {
     const file = join(projectDir, CONFIG_FILE);
-    requireProjectDir(projectDir, { command: `${command} --cwd ${dir}`, userScope, extra: `${dir} resolves to it through ${file}; if pgx wrote that file by mistake, delete it (\`pgx agent uninstall ${o.client} --cwd ${projectDir}\` deletes it while unchanged)` });
+    requireProjectDir(projectDir, { command: `${command} --cwd ${dir}`, userScope, extra: (`${dir} resolves to it through ${file}; if pgx wrote that file by mistake, delete it (\`pgx agent uninstall ` +
+`${o.client} --cwd ${projectDir}\` deletes it while unchanged)`) });
   }
   requireProjectDir(projectDir, { here: o.here, command, userScope });
 }
@@ -41,7 +42,8 @@ export function installConfig(projectDir: string, o: { here?: boolean; dryRun?: 
   const file = join(projectDir, CONFIG_FILE);
   if (existsSync(file)) return { config_written: null, config_skipped: null };
   // a user-scope install from a directory that is not a project: hooks for every project, no .pgx.toml here
-  if (o.userScope && !o.here && !isProject(projectDir)) return { config_written: null, config_skipped: `${projectDir} is not a project: no ${CONFIG_FILE} written there (the hooks act only in projects with one: \`pgx init\` in each)` };
+  if (o.userScope && !o.here && !isProject(projectDir)) return { config_written: null, config_skipped: (`${projectDir} is not a project: no ${CONFIG_FILE} written there (the hooks act only in projects with ` +
+`one: \`pgx init\` in each)`) };
   return { config_written: o.dryRun ? file : initProject({ dir: projectDir, by: 'install' }).path, config_skipped: null };
 }
 

@@ -27,14 +27,21 @@ export function afterPurge(cwd: string): { hooks_remain: string[]; source_missin
   const onLocal = !!config?.file && !config.serverUrl;
   const hooks = onLocal ? inspectScopes(config!.projectDir).filter((f) => f.insp.count > 0 || f.plugin).map((f) => f.insp.path) : [];
   const source = onLocal ? (config!.source ?? null) : null;
-  const fix = (file: string) => `\`pgx source import --from <postgres://… | dump file>\` (or change [project] source in ${file}); to stop routing instead: \`pgx agent uninstall claude\``;
+  const fix = (file: string) => (`\`pgx source import --from <postgres://… | dump file>\` (or change [project] source in ${file}); to ` +
+`stop routing instead: \`pgx agent uninstall claude\``);
   let warning: string;
   if (onLocal && hooks.length && source) {
-    warning = `pgx's hooks stay installed (${hooks.join(', ')}), and ${config!.file} still names [project] source "${source}", deleted with the server: the next session starts a new, empty local server, and every subagent Bash command is refused until "${source}" exists again. Fix: ${fix(config!.file!)}.`;
+    warning = (`pgx's hooks stay installed (${hooks.join(', ')}), and ${config!.file} still names [project] source "${source}", ` +
+`deleted with the server: the next session starts a new, empty local server, and every subagent Bash command ` +
+`is refused until "${source}" exists again. Fix: ${fix(config!.file!)}.`);
   } else if (onLocal && hooks.length) {
-    warning = `pgx's hooks stay installed (${hooks.join(', ')}): the next session starts a new, empty local server, and branches start from an empty database. To stop routing: \`pgx agent uninstall claude\`.`;
+    warning = (`pgx's hooks stay installed (${hooks.join(', ')}): the next session starts a new, empty local server, ` +
+`and branches start from an empty database. To stop routing: \`pgx agent uninstall claude\`.`);
   } else {
-    warning = "pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall claude\` in a project removes them.";
+    warning = ("pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next " +
+"session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent " +
+"Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall " +
+"claude\` in a project removes them.");
   }
   return { hooks_remain: hooks, source_missing: source, config: config?.file ?? null, warning };
 }
@@ -102,7 +109,8 @@ export function register(program: Command): void {
         if (targets.length && !opts.json) out.progress(`${after.hooks_remain.length ? 'warning' : 'note'}: ${after.warning}`);
         out.result(value, () =>
           targets.length
-            ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
+            ? (`${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ` +
+`${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`)
             : `nothing to delete: no local server data under ${home}${brokers.length ? `; ${brokers.length} broker(s) stopped` : ''}${socketDir ? `; removed ${socketDir}` : ''}`,
         );
       }),

@@ -17,7 +17,8 @@ export function register(program: Command): void {
         const users = r.in_use.map((u) => `  ${u.project}: ${u.databases.length} database(s) (${u.databases.slice(0, 3).join(', ')}${u.databases.length > 3 ? ', …' : ''})`);
         out.result(r, () => {
           if (!r.existed) return `no ${r.database} on this server: nothing to drop`;
-          if (r.in_use.length) return [`kept ${r.database}: ${r.in_use.length} project(s) still have pgx databases on this server:`, ...users, 'in each: `pgx agent down --project --now --yes` and `pgx template drop` (an imported source is a copy: drop it with psql), then `pgx registry drop` again'].join('\n');
+          if (r.in_use.length) return [`kept ${r.database}: ${r.in_use.length} project(s) still have pgx databases on this server:`, ...users, ('in each: `pgx agent down --project --now --yes` and `pgx template drop` (an imported source is a copy: ' +
+'drop it with psql), then `pgx registry drop` again')].join('\n');
           return r.dropped ? `dropped ${r.database}: no project uses it any more` : `would drop ${r.database}: no project uses it any more`;
         });
       }),

@@ -49,17 +49,20 @@ function resolveRemembered(config: Config, o: SourceOrigin, out: Output): Resolv
   const since = `copied ${relativeTime(o.imported_at)}`;
   if (o.kind === 'env') {
     const found = findDatabaseUrl(config.projectDir, o.env!);
-    if (!found) throw new PgxError('USAGE', `The source was imported from $${o.env} (read from ${o.env_file ?? 'the environment'}), which now holds no postgres:// URL (not in the environment, nor in .env / .env.local of ${config.projectDir}).`, `Set ${o.env} again, or pass --from-env <var> or --from <url|file|dir>.`);
+    if (!found) throw new PgxError('USAGE', (`The source was imported from $${o.env} (read from ${o.env_file ?? 'the environment'}), which now holds ` +
+`no postgres:// URL (not in the environment, nor in .env / .env.local of ${config.projectDir}).`), `Set ${o.env} again, or pass --from-env <var> or --from <url|file|dir>.`);
     out.progress(`syncing from the database named by ${o.env} (from ${found.from}; ${since})`);
     return { input: classifyInput(found.value, config.projectDir, envWhere(o.env!, found.from, true)), origin: { env: o.env!, envFile: found.from } };
   }
   out.progress(`syncing from ${o.origin} (${since})`);
-  return { input: classifyInput(o.origin, config.projectDir, `the origin \`pgx source sync\` remembered, ${o.origin} (its password from PGPASSWORD or ~/.pgpass; or pass --from / --from-env)`), origin: {} };
+  return { input: classifyInput(o.origin, config.projectDir, (`the origin \`pgx source sync\` remembered, ${o.origin} (its password from PGPASSWORD or ~/.pgpass; or ` +
+`pass --from / --from-env)`)), origin: {} };
 }
 
 function maskLine(m: { columns: number; tables: number; personal: number; foreign_keys_checked: number; elapsed_ms: number }): string | null {
   if (!m.columns) return m.personal ? `  ${m.personal} personal-looking column(s), each kept by a "keep" rule` : null;
-  return `  masked ${m.columns} column(s) in ${m.tables} table(s) before the copy was finished (${m.elapsed_ms} ms${m.foreign_keys_checked ? `; ${m.foreign_keys_checked} foreign key(s) over them re-checked` : ''})`;
+  return (`  masked ${m.columns} column(s) in ${m.tables} table(s) before the copy was finished (${m.elapsed_ms} ` +
+`ms${m.foreign_keys_checked ? `; ${m.foreign_keys_checked} foreign key(s) over them re-checked` : ''})`);
 }
 
 /** Registered by cli/commands.ts under `pgx`. */
@@ -95,7 +98,8 @@ export function register(program: Command): void {
         }
         for (const w of r.warnings) out.progress(`warning: ${w}`);
         // Imported beside the configured source: the next step is making it the source, not installing the hooks.
-        const next = elsewhere ? `set [project] source = "${into}" in ${config.file} to clone it (its template is built by the first branch, or \`pgx template refresh\`)` : 'pgx agent install claude';
+        const next = elsewhere ? (`set [project] source = "${into}" in ${config.file} to clone it (its template is built by the first branch, ` +
+`or \`pgx template refresh\`)`) : 'pgx agent install claude';
         const value = { ...r, config_updated: configUpdated ? config.file : null, template, next };
         out.result(value, () =>
           [
@@ -113,7 +117,8 @@ export function register(program: Command): void {
       }),
     );
 
-  withCommon(source.command('scan').description('list the columns that look like personal data and the [mask] rule each has, without copying anything (import and sync refuse while one has no rule)'))
+  withCommon(source.command('scan').description(('list the columns that look like personal data and the [mask] rule each has, without copying anything ' +
+'(import and sync refuse while one has no rule)')))
     .option('--from <url>', 'scan this postgres:// URL (the database you would import) instead of [project] source')
     .option('--from-env <var>', 'read the URL to scan from this variable (the environment, else .env / .env.local)')
     .action(
@@ -123,14 +128,16 @@ export function register(program: Command): void {
         let conn: ImportInput['conn'];
         if (opts.from !== undefined || opts.fromEnv !== undefined) {
           const { input } = resolveFrom(config, opts, out, 'scanning');
-          if (input.kind !== 'url') throw new PgxError('USAGE', `${input.display} is a dump: pgx can only scan it by restoring it.`, '`pgx source import --from <file>` restores it into a private copy, scans that and refuses (dropping the copy) before anything is made from it; or scan the database the dump came from (--from <url>).');
+          if (input.kind !== 'url') throw new PgxError('USAGE', `${input.display} is a dump: pgx can only scan it by restoring it.`, ('`pgx source import --from <file>` restores it into a private copy, scans that and refuses (dropping ' +
+'the copy) before anything is made from it; or scan the database the dump came from (--from <url>).'));
           conn = input.conn;
         }
         const r = await withEngine(config, (e) => e.scanSource({ conn, progress: (m) => out.progress(m) }));
         const refuse = r.unruled.length > 0 || r.problems.length > 0;
         out.result({ ...r, would_refuse: refuse }, () =>
           [
-            `scanned "${r.database}": ${r.tables} table(s), ${r.columns} column(s); ${r.personal.length} look personal, ${r.unruled.length} without a rule; ${r.rules} rule(s) in [mask]`,
+            (`scanned "${r.database}": ${r.tables} table(s), ${r.columns} column(s); ${r.personal.length} look personal, ` +
+`${r.unruled.length} without a rule; ${r.rules} rule(s) in [mask]`),
             ...r.personal.map((f) => `  ${f.rule === null ? 'NO RULE ' : `${f.rule.padEnd(8)}`} ${f.key} (${f.type}): ${f.why.join('; ')}`),
             ...r.problems.map((p) => `  BAD RULE "${p.key}": ${p.problem}`),
             refuse ? (r.unruled.length ? `import and sync refuse until each column above has a rule; reviewed, paste into ${config.file ?? '.pgx.toml'}:\n\n${r.block}\n` : `import and sync refuse until the rules above are fixed`) : 'import and sync would go ahead: every personal-looking column has a rule',
@@ -139,7 +146,8 @@ export function register(program: Command): void {
       }),
     );
 
-  withCommon(source.command('sync').description("re-import [project] source from where `pgx source import` copied it, in place: a new copy replaces the old one, the template is rebuilt from it"))
+  withCommon(source.command('sync').description(("re-import [project] source from where `pgx source import` copied it, in place: a new copy replaces the " +
+"old one, the template is rebuilt from it")))
     .option('--from <url|file|dir>', 'sync from this origin instead of the remembered one (it is remembered from now on)')
     .option('--from-env <var>', 'read the origin\'s URL from this variable (the environment, else .env / .env.local) instead of the remembered one')
     .option('--no-template', 'do not rebuild the template afterwards (the doctor then says it is behind; `pgx template refresh` rebuilds it)')
@@ -153,7 +161,8 @@ export function register(program: Command): void {
           if (opts.from !== undefined || opts.fromEnv !== undefined) resolved = resolveFrom(config, opts, out, 'syncing from');
           else {
             const o = await e.sourceOrigin();
-            if (!o) throw new PgxError('USAGE', `pgx does not know where "${config.source}" came from: it was not imported by this pgx (or by one that remembered origins).`, 'Pass the origin once: `pgx source sync --from-env DATABASE_URL` (or --from <url|file|dir>); it is remembered from then on.');
+            if (!o) throw new PgxError('USAGE', (`pgx does not know where "${config.source}" came from: it was not imported by this pgx (or by one that ` +
+`remembered origins).`), 'Pass the origin once: `pgx source sync --from-env DATABASE_URL` (or --from <url|file|dir>); it is remembered from then on.');
             resolved = resolveRemembered(config, o, out);
           }
           return e.syncSource({ ...resolved, progress: (m) => out.progress(m), template: opts.template !== false });
@@ -167,7 +176,8 @@ export function register(program: Command): void {
             maskLine(r.mask),
             r.old_copy_dropped ? `  the old copy was dropped (nothing uses it: branches are clones of the template)` : null,
             r.old_copy_left ? `  the old copy ${r.old_copy_left} could not be dropped yet; the next sync drops it` : null,
-            r.template ? `  template ${r.template.template} rebuilt by ${r.template.method}: new branches get the origin's current schema and data${r.template.pool_retired ? ` (${r.template.pool_retired} warm-pool member(s) of the old template retired)` : ''}` : null,
+            r.template ? (`  template ${r.template.template} rebuilt by ${r.template.method}: new branches get the origin's current ` +
+`schema and data${r.template.pool_retired ? ` (${r.template.pool_retired} warm-pool member(s) of the old template retired)` : ''}`) : null,
             '  existing branches keep what they had',
             next ? `next: ${next}` : null,
           ]

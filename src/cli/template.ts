@@ -10,7 +10,8 @@ export const under = 'pgx';
 
 export function register(program: Command): void {
   const template = program.command('template').description('the frozen snapshot branches are cloned from');
-  withCommon(template.command('refresh').description('rebuild the template from [project] source (works while the source has connections); an imported source is pgx\'s copy: `pgx source sync` pulls its origin\'s changes')).action(
+  withCommon(template.command('refresh').description(('rebuild the template from [project] source (works while the source has connections); an imported source ' +
+'is pgx\'s copy: `pgx source sync` pulls its origin\'s changes'))).action(
     action<CommonOpts>(async (opts, out) => {
       const config = configFor(opts);
       const r = await withEngine(config, (e) => e.refreshTemplate((m) => out.progress(m)));
@@ -18,7 +19,8 @@ export function register(program: Command): void {
         [
           `template ${r.template} ← ${r.source ?? '(empty)'} by ${r.method} in ${r.elapsed_ms} ms`,
           // An imported source is pgx's copy: a refresh never reaches the origin, so say where its changes come from.
-          r.copy_of ? `  refreshed from pgx's copy "${r.source}" of ${r.copy_of.origin} (copied ${relativeTime(r.copy_of.imported_at)}), not from the origin itself: \`pgx source sync\` pulls the origin's changes` : null,
+          r.copy_of ? (`  refreshed from pgx's copy "${r.source}" of ${r.copy_of.origin} (copied ${relativeTime(r.copy_of.imported_at)}), ` +
+`not from the origin itself: \`pgx source sync\` pulls the origin's changes`) : null,
         ]
           .filter(Boolean)
           .join('\n'),

@@ -53,7 +53,8 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   const parts: string[] = [];
   const fixes: string[] = [];
   if (foreign.length) {
-    parts.push(`${foreign.length} record(s) whose database is not the one pgx made (replaced by someone else's; every command on it is refused): ${foreign.slice(0, 5).map((r) => r.name).join(', ')}`);
+    parts.push((`${foreign.length} record(s) whose database is not the one pgx made (replaced by someone else's; every ` +
+`command on it is refused): ${foreign.slice(0, 5).map((r) => r.name).join(', ')}`));
     fixes.push(foreign.slice(0, 5).map((r) => `pgx agent forget --branch ${r.name}`).join(' && '));
   }
   if (noDb.length) {
@@ -117,8 +118,10 @@ export async function guardsCheck(ctx: DoctorContext): Promise<Check> {
       .slice(0, 5)
       .map((m) => sqlFix(config, s.admin, fixStatement.setSettings(m.branch, m.names.map((g) => [g, `${want[g]}ms`]))))
       .join(' && ');
-    return fail('guards', `${missing.length} of ${active.length} active branch(es) lack guards: ${missing.slice(0, 5).map((m) => `${m.branch} (${m.names.join(', ')})`).join(', ')}; a stuck agent's session is not bounded there`, fix);
+    return fail('guards', (`${missing.length} of ${active.length} active branch(es) lack guards: ${missing.slice(0, 5).map((m) => `${m.branch} (${m.names.join(', ')})`).join(', ')}; ` +
+`a stuck agent's session is not bounded there`), fix);
   }
-  if (differ.length) return warn('guards', `set on all ${active.length} active branch(es), but some differ from .pgx.toml (made before it changed): ${differ.slice(0, 5).join(', ')}`, 'pgx agent gc (old branches age out), or pgx agent down --branch <name> to retire one now');
+  if (differ.length) return warn('guards', (`set on all ${active.length} active branch(es), but some differ from .pgx.toml (made before it changed): ` +
+`${differ.slice(0, 5).join(', ')}`), 'pgx agent gc (old branches age out), or pgx agent down --branch <name> to retire one now');
   return ok('guards', active.length ? `${list} on all ${active.length} active branch(es)` : `no active branch to check (new branches get ${list})`);
 }

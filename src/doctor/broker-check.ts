@@ -29,8 +29,10 @@ export function brokerCheck(ctx: DoctorContext): Check {
     // own processes; the user must hear it, and fix it, or the broker stays off.
     const problem = socketDirProblem();
     const others = problem?.owner !== undefined && problem.owner !== process.getuid?.();
-    const detail = `not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), so no hook or routed command is sent there: each works in its own process (slower, still isolated)`;
-    const fix = others ? `set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; tell whoever runs uid ${problem!.owner}` : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
+    const detail = (`not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), ` +
+`so no hook or routed command is sent there: each works in its own process (slower, still isolated)`);
+    const fix = others ? (`set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ` +
+`tell whoever runs uid ${problem!.owner}`) : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
     return others ? fail('broker', detail, fix) : warn('broker', detail, fix);
   }
   const use = recentUse(ctx.home, ctx.projectDir);

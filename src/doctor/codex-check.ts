@@ -43,7 +43,9 @@ export function codexCheck(projectDir: string, env: NodeJS.ProcessEnv = process.
     // A portable hook (project scope, decisions/206) runs the first pgx on PATH, checked as the shell would.
     const portable = hooks.some((h) => isPortableCodexCommand(h.command));
     const onPath = portable ? pgxOnPath(env) : undefined;
-    if (portable && !onPath) return fail('codex', `pgx is not on PATH, where the hooks in ${path} find it: every subagent shell command is refused (the session goes on, with a warning)`, `put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then ${fix}`);
+    if (portable && !onPath) return fail('codex', (`pgx is not on PATH, where the hooks in ${path} find it: every subagent shell command is refused (the ` +
+`session goes on, with a warning)`), (`put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx ` +
+`(README), then ${fix}`));
     const launcher = /^'((?:[^']|'\\'')*)'/.exec(hooks.find((h) => !isPortableCodexCommand(h.command))?.command ?? '')?.[1]?.replace(/'\\''/g, "'");
     if (launcher && !existsSync(launcher)) return fail('codex', `the hooks in ${path} run ${launcher}, which no longer exists: every subagent command is refused`, fix);
     let state;
@@ -55,12 +57,14 @@ export function codexCheck(projectDir: string, env: NodeJS.ProcessEnv = process.
       return fail('codex', `${configPath} cannot be read: ${(e as Error).message}`, `fix ${configPath} by hand, then: ${fix}`);
     }
     const untrusted = hooks.filter((h) => state[h.key]?.trusted_hash !== codexTrustHash(h.event, h.matcher, h.command, h.timeout));
-    if (untrusted.length) return fail('codex', `${untrusted.length} of pgx's Codex hooks are not trusted in ${configPath} (Codex skips them without a word): ${untrusted.map((h) => h.event).join(', ')}`, fix);
+    if (untrusted.length) return fail('codex', (`${untrusted.length} of pgx's Codex hooks are not trusted in ${configPath} (Codex skips them without ` +
+`a word): ${untrusted.map((h) => h.event).join(', ')}`), fix);
     if (scope === 'project' && !projectTrusted(configText, configPath, projectDir)) return warn('codex', `the hooks are in ${path}, but Codex runs a project's hooks only once the project is trusted`, `trust ${projectDir} when Codex asks, or: pgx agent install codex --scope user`);
     const sandbox = codexSandboxNote(home);
     if (!sandbox.network_access) return warn('codex', `hooks installed and trusted (${path}); but ${sandbox.text}`, `add [sandbox_workspace_write] network_access = true to ${configPath}`);
     const version = codexVersionOnPath();
-    if (version && !VERIFIED_CODEX.includes(version)) return warn('codex', `hooks installed and trusted (${path}); the codex on PATH is ${version}, which pgx was not verified on (verified: ${VERIFIED_CODEX.join(', ')})`, 'use a verified Codex CLI version, or report how this one behaves');
+    if (version && !VERIFIED_CODEX.includes(version)) return warn('codex', (`hooks installed and trusted (${path}); the codex on PATH is ${version}, which pgx was not verified on ` +
+`(verified: ${VERIFIED_CODEX.join(', ')})`), 'use a verified Codex CLI version, or report how this one behaves');
     const runs = onPath ? `; launcher pgx on PATH: ${onPath}` : '';
     return ok('codex', `hooks installed and trusted (${path}${runs}); sandbox network on; codex ${version ?? '(not on PATH)'}`);
   }

@@ -88,7 +88,8 @@ function localServerParams(home: string): { ok: true; admin: ConnParams } | Extr
   if (!state || !status.initialized) {
     try {
       const bins = findBinaries();
-      return { ok: false, status: 'warn', detail: `no [server] url, and the local server is not initialised yet (PostgreSQL ${bins.version} from ${bins.source}); the first hook creates it`, fix: 'pgx local up' };
+      return { ok: false, status: 'warn', detail: (`no [server] url, and the local server is not initialised yet (PostgreSQL ${bins.version} from ${bins.source}); ` +
+`the first hook creates it`), fix: 'pgx local up' };
     } catch (e) {
       return { ok: false, status: 'fail', detail: `no [server] url, and no PostgreSQL binaries to run a local server: ${(e as Error).message}`, fix: 'apt-get install postgresql (or set PGX_PG_BINDIR), or set [server] url: pgx init --force --url postgresql://user@host:5432/postgres' };
     }

@@ -53,9 +53,12 @@ export function copilotCheck(projectDir: string, env: NodeJS.ProcessEnv = proces
       if (launcher && !existsSync(launcher)) return fail('copilot', `the hooks in ${file} run ${launcher}, which no longer exists: every subagent command is refused`, fix);
       const runs = onPath ? `; pgx on PATH: ${onPath}` : launcher ? `; launcher ${launcher}` : '';
       if (scope === 'project' && !projectTrusted(home, projectDir) && !promptModeOptIn(env)) {
-        return warn('copilot', `hooks installed (${file}${runs}), but ${projectDir} is not a trusted folder in ${join(home, 'config.json')}: \`copilot -p\` runs no project hook here (interactive copilot asks to trust the folder when it starts)`, 'trust the folder when copilot asks, set GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true for copilot -p, or: pgx agent install copilot --scope user');
+        return warn('copilot', (`hooks installed (${file}${runs}), but ${projectDir} is not a trusted folder in ${join(home, 'config.json')}: ` +
+`\`copilot -p\` runs no project hook here (interactive copilot asks to trust the folder when it starts)`), ('trust the folder when copilot asks, set GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true for copilot -p, or: ' +
+'pgx agent install copilot --scope user'));
       }
-      return ok('copilot', `hooks installed (${file}${runs})${scope === 'project' ? (promptModeOptIn(env) ? '; prompt-mode opt-in set' : '; folder trusted') : ''}; verified on copilot ${VERIFIED_COPILOT.join(', ')}`);
+      return ok('copilot', (`hooks installed (${file}${runs})${scope === 'project' ? (promptModeOptIn(env) ? '; prompt-mode opt-in set' : '; folder trusted') : ''}; ` +
+`verified on copilot ${VERIFIED_COPILOT.join(', ')}`));
     }
   }
   return undefined;

@@ -48,7 +48,8 @@ function describe(e: DotenvEntry, config: Config | undefined, origin: SourceReco
   // The .env `pgx source import --from-env` read (what `pgx init` pointed to): that URL is the ORIGIN of pgx's copy,
   // the real dev database, not the source branches are cloned from.
   const fromIt = origin && ((origin.origin_kind === 'env' && origin.origin_env === e.key && origin.origin_env_file === e.file) || (place(e.value) !== undefined && place(e.value) === place(origin.origin)));
-  if (fromIt) return `${e.key} (database "${db ?? '?'}": your real dev database, which \`pgx source import\` copied into pgx's server as the source "${origin.database}")`;
+  if (fromIt) return (`${e.key} (database "${db ?? '?'}": your real dev database, which \`pgx source import\` copied into pgx's ` +
+`server as the source "${origin.database}")`);
   if (db && config?.source && db === config.source && !origin) return `${e.key} (database "${db}": the SOURCE)`;
   return db ? `${e.key} (database "${db}")` : e.key;
 }
@@ -63,7 +64,12 @@ export async function dotenvCheck(ctx: DoctorContext): Promise<Check> {
   // Nothing is wrong with the setup: the gap is in how the project's own tools load .env, which only the user knows.
   return decide(
     'env-files',
-    `${where}. Routed commands still reach their branch with tools that load .env without override (plain dotenv, Prisma, Django, psql…, and knex through them), but an idiom that lets .env OVERRIDE the environment — dotenv config({override: true}), dotenv -o, dotenv run --override, load_dotenv(override=True), set -a; . ./.env — sends the command to that database instead, with exit 0 and no warning`,
-    "only you know how your project loads .env: if no command agents run loads it with override, nothing to do; if one does, keep database settings out of the .env files agents load (e.g. in .env.example or your shell), or drop the override",
+    (`${where}. Routed commands still reach their branch with tools that load .env without override (plain ` +
+`dotenv, Prisma, Django, psql…, and knex through them), but an idiom that lets .env OVERRIDE the environment ` +
+`— dotenv config({override: true}), dotenv -o, dotenv run --override, load_dotenv(override=True), set ` +
+`-a; . ./.env — sends the command to that database instead, with exit 0 and no warning`),
+    ("only you know how your project loads .env: if no command agents run loads it with override, nothing " +
+"to do; if one does, keep database settings out of the .env files agents load (e.g. in .env.example or " +
+"your shell), or drop the override"),
   );
 }

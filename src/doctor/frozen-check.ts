@@ -18,7 +18,9 @@ export async function frozenCheck(ctx: DoctorContext): Promise<Check> {
   if (unrecorded.length) {
     return warn(
       'frozen-copies',
-      `${unrecorded.length} frozen-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} (a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what each holds, and drop it yourself only if you know it is a leftover`,
+      (`${unrecorded.length} frozen-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} ` +
+`(a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what ` +
+`each holds, and drop it yourself only if you know it is a leftover`),
       unrecorded.slice(0, 5).map((d) => sqlFix(config, s.admin, fixStatement.describeDatabase(d))).join(' && '),
     );
   }

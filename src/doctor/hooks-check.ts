@@ -54,7 +54,8 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
   const plugin = found.find((f) => f.plugin);
   if (!installs.length && !problems.length) {
     if (plugin) return ok('hooks', `from the pgx plugin ("${plugin.plugin}" enabled in ${plugin.insp.path})`);
-    return fail('hooks', `no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}, and no enabled pgx plugin: subagents share whatever database their commands name (a plugin loaded with --plugin-dir is invisible from here)`, 'pgx agent install claude');
+    return fail('hooks', (`no pgx hooks in ${found.map((f) => f.insp.path).join(', ')}, and no enabled pgx plugin: subagents share ` +
+`whatever database their commands name (a plugin loaded with --plugin-dir is invisible from here)`), 'pgx agent install claude');
   }
   // A project install is split: the shared file holds the command entries, settings.local.json only the rules (an
   // old HTTP install's entries too); the events merge, so an event is missing only when no file has it.
@@ -66,43 +67,51 @@ export function hooksCheck(ctx: DoctorContext, found = inspectScopes(ctx.project
     const left = [...http.map((e) => `${e} HTTP entry`), ...insp.keepers.map((e) => `${e} keeper`), ...(insp.hasSecret ? ['env.PGX_HOOK_SECRET'] : [])];
     if (!left.length) continue;
     const fix = installCmd(scope === 'local' && installs.some((f) => f.scope === 'project') ? 'project' : scope);
-    problems.push((http.length ? fail : warn)('hooks', `leftovers of the retired HTTP transport in ${insp.path} (${left.join(', ')}): ${http.length ? 'they POST to 127.0.0.1, where no pgx process listens any more, so every such hook fails (a subagent Bash call is blocked)' : 'nothing uses them'}`, `${fix}  # moves it back to command hooks and removes them`));
+    problems.push((http.length ? fail : warn)('hooks', `leftovers of the retired HTTP transport in ${insp.path} (${left.join(', ')}): ${http.length ? ('they POST to 127.0.0.1, where no pgx process listens any more, so every such hook fails (a subagent ' +
+'Bash call is blocked)') : 'nothing uses them'}`, `${fix}  # moves it back to command hooks and removes them`));
   }
   const httpState = socketDirPath() ? join(socketDirPath()!, 'http.json') : undefined;
   if (httpState && existsSync(httpState)) problems.push(warn('hooks', `${httpState}, the retired HTTP broker's port and secret, is still there (nothing reads it)`, `rm ${httpState}`));
   if (process.env.PGX_HOOK_SECRET) problems.push(warn('hooks', 'PGX_HOOK_SECRET is set in this environment, for the retired HTTP transport (nothing reads it)', 'remove it from your shell profile'));
   const rewriters = installs.reduce((n, f) => n + f.insp.rewriters, 0);
   if (rewriters > 1) {
-    problems.push(fail('hooks', `${rewriters} pgx PreToolUse rewriters across ${installs.filter((f) => f.insp.rewriters > 0).map((f) => f.insp.path).join(', ')}: when two rewrite, the last to finish wins, so a subagent's command may run with the other's rewrite`, installCmd(installs.find((f) => f.insp.rewriters > 0)!.scope)));
+    problems.push(fail('hooks', (`${rewriters} pgx PreToolUse rewriters across ${installs.filter((f) => f.insp.rewriters > 0).map((f) => f.insp.path).join(', ')}: ` +
+`when two rewrite, the last to finish wins, so a subagent's command may run with the other's rewrite`), installCmd(installs.find((f) => f.insp.rewriters > 0)!.scope)));
   }
   for (const { scope, insp } of installs) {
     const missing = HOOK_EVENTS.filter((h) => !insp.entries[h.event]!.present && !anywhere(h.event)).map((h) => h.event);
     if (insp.olderPartial) {
-      problems.push(fail('hooks', `older 4-entry pgx install in ${insp.path} (${missing.join(', ')} missing): subagents get no branch at start and are never retired`, installCmd(scope)));
+      problems.push(fail('hooks', (`older 4-entry pgx install in ${insp.path} (${missing.join(', ')} missing): subagents get no branch at ` +
+`start and are never retired`), installCmd(scope)));
     } else if (missing.length) {
       problems.push(fail('hooks', `${HOOK_EVENTS.filter((h) => anywhere(h.event)).length}/6 pgx entries in ${insp.path} (missing: ${missing.join(', ')})`, installCmd(scope)));
     }
     const gone = [...new Set(Object.values(insp.entries).filter((e) => e.launcherExists === false).map((e) => e.launcher!))];
     if (gone.includes(PORTABLE_LAUNCHER)) {
-      problems.push(fail('hooks', `pgx is not on PATH, where the hooks in ${insp.path} find it: every subagent Bash command is refused (the session goes on, with a warning)`, `put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then ${installCmd(scope)}`));
+      problems.push(fail('hooks', (`pgx is not on PATH, where the hooks in ${insp.path} find it: every subagent Bash command is refused ` +
+`(the session goes on, with a warning)`), (`put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx ` +
+`(README), then ${installCmd(scope)}`)));
       gone.splice(gone.indexOf(PORTABLE_LAUNCHER), 1);
     }
     if (gone.length) problems.push(fail('hooks', `the launcher ${gone.join(', ')} named in ${insp.path} no longer exists (pgx moved or was uninstalled): every hook fails`, installCmd(scope)));
     const open = HOOK_EVENTS.filter((h) => insp.entries[h.event]!.failsOpen).map((h) => h.event);
-    if (open.length) problems.push(warn('hooks', `the ${open.join(', ')} entry in ${insp.path} has no "onFailure": "block" (written by an older pgx): a hook process that can't start, is killed or times out lets a subagent's command run unrouted`, installCmd(scope)));
+    if (open.length) problems.push(warn('hooks', (`the ${open.join(', ')} entry in ${insp.path} has no "onFailure": "block" (written by an older pgx): ` +
+`a hook process that can't start, is killed or times out lets a subagent's command run unrouted`), installCmd(scope)));
     if (insp.launcherPaths.length > 1) problems.push(warn('hooks', `${insp.path} names ${insp.launcherPaths.length} different launchers (${insp.launcherPaths.join(', ')})`, installCmd(scope)));
   }
   const launchers = new Set(installs.flatMap((f) => f.insp.launcherPaths));
   if (installs.length > 1 && launchers.size > 1) {
     const extra = installs.find((f) => f.scope !== 'project') ?? installs[1]!;
-    problems.push(warn('hooks', `pgx hooks in ${installs.length} files with different launchers (${[...launchers].join(', ')}): every event runs once per launcher`, `pgx agent uninstall claude --scope ${extra.scope}`));
+    problems.push(warn('hooks', (`pgx hooks in ${installs.length} files with different launchers (${[...launchers].join(', ')}): every ` +
+`event runs once per launcher`), `pgx agent uninstall claude --scope ${extra.scope}`));
   }
   if (problems.length) {
     const worst = problems.find((p) => p.status === 'fail') ?? problems[0]!;
     return { ...worst, detail: problems.map((p) => p.detail).join('; ') };
   }
   const old = claudeIgnoringOnFailure(process.env);
-  if (old) return warn('hooks', `6/6 installed, but Claude Code ${old} ignores "onFailure" (honoured since ${ON_FAILURE_SINCE}): a PreToolUse hook that can't start, is killed or times out lets a subagent's command run unrouted`, 'update Claude Code (claude update, or npm install -g @anthropic-ai/claude-code)');
+  if (old) return warn('hooks', (`6/6 installed, but Claude Code ${old} ignores "onFailure" (honoured since ${ON_FAILURE_SINCE}): a PreToolUse ` +
+`hook that can't start, is killed or times out lets a subagent's command run unrouted`), 'update Claude Code (claude update, or npm install -g @anthropic-ai/claude-code)');
   const where = installs.map((f) => `${f.insp.path}`).join(' and ');
   const named = [...launchers].map((l) => (l === PORTABLE_LAUNCHER ? `pgx on PATH: ${pgxOnPath() ?? '?'}` : l));
   const transports = HOOK_EVENTS.map((h) => {

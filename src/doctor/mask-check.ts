@@ -24,7 +24,9 @@ export async function maskCheck(ctx: DoctorContext): Promise<Check> {
     return ok('mask', `no [mask] rules: the template is a plain copy of your database "${source}" (\`pgx source scan\` lists the columns that look personal)`);
   }
   const n = `${rules.length} [mask] rule(s), ${masking(rules).length} masking`;
-  if (imported && imported.mask !== digest) return warn('mask', `${n}; pgx's copy "${source}" was ${imported.mask ? 'masked with other rules' : 'imported without them'}: a new template of it is refused until it is synced`, fix);
-  if (tplMask !== undefined && tplMask !== digest) return warn('mask', `${n}; the template predates them (${tplMask ? 'masked with other rules' : 'built unmasked'}): branches cloned from it may hold values the rules now mask`, fix);
+  if (imported && imported.mask !== digest) return warn('mask', (`${n}; pgx's copy "${source}" was ${imported.mask ? 'masked with other rules' : 'imported without them'}: ` +
+`a new template of it is refused until it is synced`), fix);
+  if (tplMask !== undefined && tplMask !== digest) return warn('mask', (`${n}; the template predates them (${tplMask ? 'masked with other rules' : 'built unmasked'}): branches ` +
+`cloned from it may hold values the rules now mask`), fix);
   return ok('mask', `${n}; ${imported ? `"${source}" masked at its import` : 'the template is a masked copy of your database'}${tplMask !== undefined ? ', the template with the same rules' : ' (template not built yet)'}`);
 }

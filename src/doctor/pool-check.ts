@@ -40,12 +40,15 @@ export async function poolCheck(ctx: DoctorContext): Promise<Check> {
   const { status: st, recorded } = pool;
   const prefix = `${templateName(config.project, config.source).replace(/^pgx_tpl_/, 'pgx_pool_')}_`;
   const unrecorded = (await stampedDatabases(s.db, 'pool')).filter((d) => d.startsWith(prefix) && !recorded.has(d));
-  const detail = `${st.ready}/${st.target} ready for ${templateName(config.project, config.source)} (bound: ${st.bound}; size ${st.size}, peak ${st.peak}, max ${st.pool_max})`;
+  const detail = (`${st.ready}/${st.target} ready for ${templateName(config.project, config.source)} (bound: ${st.bound}; ` +
+`size ${st.size}, peak ${st.peak}, max ${st.pool_max})`);
   if (unrecorded.length) {
     // No drop is suggested: without a record nothing proves pgx made them (a stamp is text anyone can copy).
     return warn(
       'pool',
-      `${unrecorded.length} pool-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} (a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what each holds, and drop it yourself only if you know it is a leftover`,
+      (`${unrecorded.length} pool-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} (a ` +
+`registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what each ` +
+`holds, and drop it yourself only if you know it is a leftover`),
       unrecorded.slice(0, 5).map((d) => sqlFix(config, s.admin, fixStatement.describeDatabase(d))).join(' && '),
     );
   }

@@ -7,7 +7,8 @@ import { shellQuote } from '../lib/shell.js';
 import { fail, ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
 /** PostgreSQL ≤ 14 lets every role create objects in the public schema of every database that kept the default. */
-const PUBLIC_SCHEMA_NOTE = 'PostgreSQL ≤ 14: a branch role can still create tables in the public schema of databases that keep the default grant (postgres, maybe your source; see docs/pgx/local-dev/security.md)';
+const PUBLIC_SCHEMA_NOTE = ('PostgreSQL ≤ 14: a branch role can still create tables in the public schema of databases that keep the ' +
+'default grant (postgres, maybe your source; see docs/pgx/local-dev/security.md)');
 
 export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
@@ -25,7 +26,8 @@ export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
   let detail =
     mode === 'per-branch'
       ? `per-branch (roles = "${configured}"; ${can}): each branch's commands connect as its own role, which reaches that branch only${old}`
-      : `admin (roles = "${configured}"): routed commands connect as "${name}"${admin?.rolsuper ? ', a superuser' : ''}, and can reach the source, other branches and pgx_registry`;
+      : (`admin (roles = "${configured}"): routed commands connect as "${name}"${admin?.rolsuper ? ', a superuser' : ''}, ` +
+`and can reach the source, other branches and pgx_registry`);
 
   const reg = await ctx.registry();
   let left: string[] = [];
@@ -44,7 +46,8 @@ export async function rolesCheck(ctx: DoctorContext): Promise<Check> {
     );
   }
   if (mode === 'admin' && configured === 'auto') {
-    return warn('roles', `${detail}: "auto" fell back because "${name}" is neither a superuser nor has CREATEROLE`, `${psql(fixStatement.grantCreaterole(name))}  (as a superuser) for per-branch roles, or [agent] roles = "admin" in ${ctx.config?.file ?? '.pgx.toml'} to accept this`);
+    return warn('roles', `${detail}: "auto" fell back because "${name}" is neither a superuser nor has CREATEROLE`, (`${psql(fixStatement.grantCreaterole(name))}  (as a superuser) for per-branch roles, or [agent] roles ` +
+`= "admin" in ${ctx.config?.file ?? '.pgx.toml'} to accept this`));
   }
   return ok('roles', detail);
 }

@@ -12,7 +12,8 @@ export async function serverCheck(ctx: DoctorContext): Promise<Check> {
   const detail = `PostgreSQL ${s.version} at ${s.where}`;
   const wantsInterval = ctx.config?.guards.enabled && ctx.config.guards.settings.client_connection_check_interval !== null;
   if (s.db.serverVersionNum < CHECK_INTERVAL_MIN && wantsInterval) {
-    return warn('server', `${detail}: client_connection_check_interval needs PostgreSQL 14+, so that guard is skipped (a dead client's query runs until statement_timeout)`, `upgrade the server to 14+, or set client_connection_check_interval = "off" in [guards] of ${ctx.config?.file ?? '.pgx.toml'}`);
+    return warn('server', (`${detail}: client_connection_check_interval needs PostgreSQL 14+, so that guard is skipped (a dead client's ` +
+`query runs until statement_timeout)`), `upgrade the server to 14+, or set client_connection_check_interval = "off" in [guards] of ${ctx.config?.file ?? '.pgx.toml'}`);
   }
   return ok('server', detail);
 }

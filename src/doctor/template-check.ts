@@ -29,8 +29,11 @@ export async function templateCheck(ctx: DoctorContext): Promise<Check> {
   if (config.source && !(await databaseInfo(s.db, config.source)).exists) {
     // pgx imported it once and remembers from where: the same command brings it back.
     const rec = await importRecord(ctx, config.source);
-    if (rec) return fail('template', `the source database "${config.source}" ([project] source), pgx's copy of ${rec.origin}, does not exist on the server any more`, `${SYNC} (copies it again from ${rec.origin})`);
-    return fail('template', `the source database "${config.source}" ([project] source) does not exist on the server`, `pgx source import --from <postgres://… | dump file> (loads your existing database as "${config.source}"), or create it empty: ${sqlFix(config, s.admin, fixStatement.createDatabase(config.source))}; or fix/remove [project] source in ${config.file ?? '.pgx.toml'}`);
+    if (rec) return fail('template', (`the source database "${config.source}" ([project] source), pgx's copy of ${rec.origin}, does not exist ` +
+`on the server any more`), `${SYNC} (copies it again from ${rec.origin})`);
+    return fail('template', `the source database "${config.source}" ([project] source) does not exist on the server`, (`pgx source import --from <postgres://… | dump file> (loads your existing database as "${config.source}"), ` +
+`or create it empty: ${sqlFix(config, s.admin, fixStatement.createDatabase(config.source))}; or fix/remove ` +
+`[project] source in ${config.file ?? '.pgx.toml'}`));
   }
   const info = await databaseInfo(s.db, name);
   if (!info.exists) return warn('template', `${name} not built yet (the first branch builds it, which makes that branch slow)`, REFRESH);
@@ -90,7 +93,8 @@ async function originCompared(ctx: DoctorContext): Promise<Check> {
   }
   const then = rec.origin_fingerprint ?? (await schemaFingerprint({ admin: s.admin }, source));
   if (now !== then) {
-    return warn('origin', `the origin ${rec.origin} has a schema change since pgx copied it into "${source}" (${copied}): new branches lack it (a template refresh only re-reads pgx's copy)`, SYNC);
+    return warn('origin', (`the origin ${rec.origin} has a schema change since pgx copied it into "${source}" (${copied}): new branches ` +
+`lack it (a template refresh only re-reads pgx's copy)`), SYNC);
   }
   return ok('origin', `"${source}" is in step with its origin ${rec.origin} (schema; ${copied}; data changes since are not compared)`);
 }

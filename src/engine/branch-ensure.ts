@@ -150,7 +150,8 @@ export function foreignBranch(rec: BranchRecord): PgxError {
   return new PgxError(
     'NOT_PGX_DATABASE',
     `Database "${rec.name}" exists but is not the one pgx made for this branch (it lacks the stamp pgx recorded for it); pgx will not use, alter or drop it.`,
-    `If it is not needed, drop or rename it yourself; or run \`pgx agent forget ${selector}\` to forget pgx's record (the database is left as it is), and pgx makes the branch under another name.`,
+    (`If it is not needed, drop or rename it yourself; or run \`pgx agent forget ${selector}\` to forget pgx's ` +
+`record (the database is left as it is), and pgx makes the branch under another name.`),
   );
 }
 

@@ -178,7 +178,8 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
   const reg = e.registry;
   const info = await catalog.databaseInfo(reg, template);
   if (!info.exists || info.stamp?.kind !== 'template') {
-    throw new PgxError('NOT_FOUND', `The template "${template}" ${info.exists ? 'is not a pgx template' : 'does not exist (refreshed away, or dropped)'}, so there is nothing to compare with.`, 'Run `pgx template refresh`, or compare with a branch: `--against <branch>`.');
+    throw new PgxError('NOT_FOUND', (`The template "${template}" ${info.exists ? 'is not a pgx template' : 'does not exist (refreshed away, or dropped)'}, ` +
+`so there is nothing to compare with.`), 'Run `pgx template refresh`, or compare with a branch: `--against <branch>`.');
   }
   const oid = (await catalog.databaseOid(reg, template))!;
   let copy: string | undefined;

@@ -193,8 +193,12 @@ export class DiskBudgetError extends PgxError {
     const busy = less.length ? ` (less ${less.join(' and ')})` : '';
     super(
       'DISK_RESERVE',
-      `Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free there (${reserveSetting})${pool}.`,
-      `Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower [disk] reserve in ${file}; then retry.`,
+      (`Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which ` +
+`has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free ` +
+`there (${reserveSetting})${pool}.`),
+      (`Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx ` +
+`agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower ` +
+`[disk] reserve in ${file}; then retry.`),
       { data: { disk: figures } },
     );
   }

@@ -14,10 +14,12 @@ export function pgDumpFailure(display: string, status: number | null, tail: stri
   const said = tail.slice(-3).join(' ') || '(no output)';
   const text = tail.join('\n');
   if (AUTH.test(text)) {
-    return new PgxError('SERVER_AUTH', `The server of ${display} refused pg_dump's login: ${said}`, `Check the user name and password of the URL of ${where}; a special character in the password must be percent-encoded (@ → %40).`);
+    return new PgxError('SERVER_AUTH', `The server of ${display} refused pg_dump's login: ${said}`, (`Check the user name and password of the URL of ${where}; a special character in the password must be ` +
+`percent-encoded (@ → %40).`));
   }
   if (VERSION.test(text)) {
-    return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, 'pg_dump must be at least the server\'s version: install a newer PostgreSQL client (`pg_dump --version`), or point PGX_PG_BINDIR at one.');
+    return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, ('pg_dump must be at least the server\'s version: install a newer PostgreSQL client (`pg_dump --version`), ' +
+'or point PGX_PG_BINDIR at one.'));
   }
   if (UNREACHABLE.test(text)) {
     return new PgxError('SERVER_UNREACHABLE', `pg_dump could not reach the server of ${display}: ${said}`, `Check the host and port of the URL of ${where}, and that its server is running and accepts connections from here.`);

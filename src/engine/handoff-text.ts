@@ -80,5 +80,6 @@ export function handoffText(branch: string, agentId: string | null, s: ChangeSum
   const who = `pgx: subagent ${agentId ?? ''} (branch "${branch}")`.replace('  ', ' ');
   if (s.changed === null) return `${who} stopped; its change summary could not be made (${s.error}). See \`pgx agent diff --branch ${branch}\`.`;
   if (!s.changed) return `${who} stopped without changing its database (compared with "${s.against}").`;
-  return `${who} changed its database (compared with "${s.against}"): ${s.lines.join('; ')}${s.partial ? ' (partial: some tables counted only)' : ''}. Its branch is kept for review: \`pgx agent diff --branch ${branch}\`.`;
+  return (`${who} changed its database (compared with "${s.against}"): ${s.lines.join('; ')}${s.partial ? ' (partial: some tables counted only)' : ''}. ` +
+`Its branch is kept for review: \`pgx agent diff --branch ${branch}\`.`);
 }

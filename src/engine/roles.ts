@@ -54,7 +54,8 @@ async function resolveRoleMode(e: EngineContext): Promise<ResolvedRoleMode> {
     throw new PgxError(
       'BRANCH_FAILED',
       `[agent] roles = "per-branch", but the role "${r?.rolname ?? e.admin.user}" of ${e.config.serverUrlFrom ?? '[server] url'} can't create roles.`,
-      `Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), or set [agent] roles = "admin" (or "auto") in ${e.config.file ?? '.pgx.toml'}.`,
+      (`Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), ` +
+`or set [agent] roles = "admin" (or "auto") in ${e.config.file ?? '.pgx.toml'}.`),
     );
   }
   return { configured, mode: 'admin', reason: `"${r?.rolname ?? e.admin.user}" is neither a superuser nor has CREATEROLE` };

@@ -75,7 +75,10 @@ export async function stopSubagent(ctx: EngineContext, t: Target): Promise<Subag
 export function endedSession(agentId: string, session: BranchRecord, agentBranch: string, agentDeadline: Date): PgxError {
   return new PgxError(
     'REFUSED',
-    `Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; an adopt into it would go with it.`,
-    `To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`,
+    (`Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; ` +
+`an adopt into it would go with it.`),
+    (`To keep the subagent's work, make the session's branch active again first (as resuming the session would): ` +
+`\`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then ` +
+`\`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`),
   );
 }

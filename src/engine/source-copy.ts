@@ -227,7 +227,9 @@ export async function makeCopy(e: EngineContext, input: ImportInput, database: s
     const fatal = errors.filter((x) => !TOLERATED.some((re) => re.test(x)));
     const tolerated = errors.length - fatal.length;
     if (fatal.length || (status !== 0 && !errors.length)) {
-      throw new PgxError('IMPORT_FAILED', `Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ${fatal.slice(0, 3).join(' | ') || '(no message)'}`, 'Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore older than the dump), then run the import again.');
+      throw new PgxError('IMPORT_FAILED', (`Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ` +
+`${fatal.slice(0, 3).join(' | ') || '(no message)'}`), ('Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore ' +
+'older than the dump), then run the import again.'));
     }
     if (tolerated) warnings.push(`${tolerated} statement(s) about ownership or grants to missing roles were skipped`);
     // 4. Scanned and masked while it is still an unfinished copy: refused (and dropped) while a personal column has

@@ -135,7 +135,8 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
     if (existing.exists) {
       const rec = await sources.findSource(db, into);
       if (rec && catalog.isOwnSourceCopy(existing, rec)) {
-        throw new PgxError('REFUSED', `"${into}" is already pgx's copy of ${rec.origin} (imported ${clockTime(rec.imported_at)}); pgx never overwrites a database.`, `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
+        throw new PgxError('REFUSED', (`"${into}" is already pgx's copy of ${rec.origin} (imported ${clockTime(rec.imported_at)}); pgx never ` +
+`overwrites a database.`), `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
       }
       throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>), or drop "${into}" yourself if it is a leftover.`);
     }
@@ -167,8 +168,13 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
 function notOurCopy(database: string, file: string): PgxError {
   return new PgxError(
     'NOT_PGX_DATABASE',
-    `"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp lacks the recorded nonce): pgx will not replace or drop it.`,
-    `If [server] url points at your own server and "${database}" is your real development database, there is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another [project] source in ${file}.`,
+    (`"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp ` +
+`lacks the recorded nonce): pgx will not replace or drop it.`),
+    (`If [server] url points at your own server and "${database}" is your real development database, there ` +
+`is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import ` +
+`by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, ` +
+`or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another ` +
+`[project] source in ${file}.`),
   );
 }
 
@@ -254,5 +260,6 @@ async function idle(e: EngineContext, database: string, waitMs: number): Promise
 
 function busy(database: string, n: number): PgxError {
   const list = shellQuote(catalog.fixStatement.sessionsOn(database));
-  return new PgxError('REFUSED', `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`, `Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source sync\` again. Branches are not affected: they are clones of the template.`);
+  return new PgxError('REFUSED', `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`, (`Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source ` +
+`sync\` again. Branches are not affected: they are clones of the template.`));
 }

@@ -93,7 +93,8 @@ export async function refreshTemplate(e: EngineContext, progress: (msg: string) 
     const stamp = await rebuild(e, name, progress);
     progress(`template ${name} refreshed (${stamp.method})`);
     if (stamp.privileges === 'dropped') {
-      progress(`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`);
+      progress((`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's ` +
+`objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`));
     }
     return { template: name, source: stamp.source, method: stamp.method, privileges: stamp.privileges ?? null, fingerprint: stamp.fingerprint, copy_of: copyOf, elapsed_ms: Math.round(performance.now() - t0) };
   });
@@ -195,7 +196,11 @@ async function build(e: EngineContext, name: string, into: string, progress: (ms
     throw new PgxError(
       'TEMPLATE_FAILED',
       `The source database "${source}" ([project] source in ${config.file ?? '.pgx.toml'}) does not exist ${where}.`,
-      `Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" (or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall claude\` removes pgx's hooks.`,
+      (`Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" ` +
+`(or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); ` +
+`or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx ` +
+`init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall ` +
+`claude\` removes pgx's hooks.`),
     );
   }
   const imported = source ? await importedMask(e, source) : null;
@@ -238,7 +243,8 @@ async function importedMask(e: EngineContext, source: string): Promise<{ mask: s
   if (digest !== null && stamp.mask !== digest) {
     throw new PgxError(
       'REFUSED',
-      `The [mask] rules in ${e.config.file ?? '.pgx.toml'} changed since "${source}" was imported${stamp.mask ? '' : ' (it was copied without masking)'}: a template of it could hold values the rules now mask.`,
+      (`The [mask] rules in ${e.config.file ?? '.pgx.toml'} changed since "${source}" was imported${stamp.mask ? '' : ' (it was copied without masking)'}: ` +
+`a template of it could hold values the rules now mask.`),
       'Run `pgx source sync`: it copies the origin again and masks it with the current rules, then builds the template.',
     );
   }

@@ -39,7 +39,8 @@ const BROKER_TIMEOUT_DENY = {
   hookSpecificOutput: {
     hookEventName: 'PreToolUse',
     permissionDecision: 'deny',
-    permissionDecisionReason: 'pgx: its broker did not answer in time, so the command was not routed to your database branch and did not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`.',
+    permissionDecisionReason: ('pgx: its broker did not answer in time, so the command was not routed to your database branch and did ' +
+'not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`.'),
   },
 };
 

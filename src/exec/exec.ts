@@ -49,7 +49,8 @@ function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJ
   if (owner && (inAgentShell(env) || confined.kind !== 'free') && !hasTicket(config.home, owner, config.projectDir, command)) {
     throw new PgxError(
       'REFUSED',
-      `pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: its hook did not route this command, so your permission rules never judged it.`,
+      (`pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: ` +
+`its hook did not route this command, so your permission rules never judged it.`),
       'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
@@ -73,8 +74,11 @@ export function crossingError(c: Exclude<Confinement, { kind: 'free' }>, what: s
   const whose = c.kind === 'agent' ? `subagent ${c.agent}'s routed command${c.branch ? ` (branch "${c.branch}")` : ''}` : `routed commands of several agents (${c.agents.join(', ')})`;
   return new PgxError(
     'REFUSED',
-    `pgx refused ${what}: this runs inside ${whose}, and a subagent's command may act only on its own database branch. pgx judges this by the process tree, so no environment variable (CLAUDECODE, CLAUDE_*, PGX_*) changes it.`,
-    "Work on your own branch: every Bash command you run is already routed to it (no pgx command needed; `pgx agent reset` with no flags resets it). Another agent's branch is the user's to handle, outside any subagent's command.",
+    (`pgx refused ${what}: this runs inside ${whose}, and a subagent's command may act only on its own database ` +
+`branch. pgx judges this by the process tree, so no environment variable (CLAUDECODE, CLAUDE_*, PGX_*) changes it.`),
+    ("Work on your own branch: every Bash command you run is already routed to it (no pgx command needed; " +
+"`pgx agent reset` with no flags resets it). Another agent's branch is the user's to handle, outside any " +
+"subagent's command."),
   );
 }
 
@@ -134,11 +138,16 @@ export interface UnroutedEnv {
 
 /** Why a session's command runs unrouted, said loudly on stderr before it runs. */
 export const SANDBOX_WARNING =
-  "pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks the network here (CODEX_SANDBOX_NETWORK_DISABLED=1), so no database is reachable from this command, with pgx or without. To route the session's commands, let the sandbox reach the network (sandbox_workspace_write.network_access = true in $CODEX_HOME/config.toml).\n";
+  ("pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks " +
+"the network here (CODEX_SANDBOX_NETWORK_DISABLED=1), so no database is reachable from this command, with " +
+"pgx or without. To route the session's commands, let the sandbox reach the network (sandbox_workspace_write.network_access " +
+"= true in $CODEX_HOME/config.toml).\n");
 
 export function unroutedWarning(e: unknown): string {
   const d = describeError(e);
-  return `pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} Run \`pgx agent doctor\`.\n`;
+  return (`pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure ` +
+`the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} ` +
+`Run \`pgx agent doctor\`.\n`);
 }
 
 /**

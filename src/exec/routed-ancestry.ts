@@ -216,7 +216,9 @@ export function isLauncherOf(pid: number | undefined, req: { agent?: string; ses
 export function refuseHookInsideRoutedCommand(pid = process.pid): boolean {
   const c = confinementOf(pid);
   if (c.kind === 'free') return false;
-  process.stderr.write(`pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process tree, not the environment).\n`);
+  process.stderr.write((`pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed ` +
+`command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process ` +
+`tree, not the environment).\n`));
   process.exitCode = 6; // EXIT.refused (lib/errors.ts), not imported into the light entries
   return true;
 }

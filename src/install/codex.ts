@@ -51,7 +51,8 @@ export const PGX_CODEX_HOOK_RE = / agent codex-hook (session-start|user-prompt-s
  * subagent's command would run unrouted. `|| exit 2` turns every failure of the launcher into a block, with the cause
  * on stderr, which Codex gives the model as the reason.
  */
-const FAIL_CLOSED = `|| { echo "pgx: the hook failed, so this command was not routed to a database branch and did not run; run \\\`pgx agent doctor\\\`." >&2; exit 2; }`;
+const FAIL_CLOSED = (`|| { echo "pgx: the hook failed, so this command was not routed to a database branch and did not run; ` +
+`run \\\`pgx agent doctor\\\`." >&2; exit 2; }`);
 
 export function codexHookCommand(launcher: string, cli: CodexHookCli): string {
   checkLauncher(launcher);

@@ -49,7 +49,8 @@ const MISSING = 'pgx is not installed on this machine (no pgx on PATH)';
 const FALLBACK: Record<CopilotHookName, string> = {
   'session-start': 'exit 0',
   'user-prompt-submit': 'exit 0',
-  'pre-tool-use': `grep -q '"agentId"'; [ $? = 1 ] && exit 0; echo '${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: `${MISSING}: this subagent command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session.` })}'`,
+  'pre-tool-use': `grep -q '"agentId"'; [ $? = 1 ] && exit 0; echo '${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: (`${MISSING}: this subagent command is refused, so that it cannot reach a database shared with other agents. ` +
+`Install pgx (see the project README), then start a new session.`) })}'`,
   'subagent-start': 'exit 0',
   'subagent-stop': 'exit 0',
   'session-end': 'exit 0',

@@ -94,7 +94,8 @@ export function wantedRule(opts: { launcher: string; projectDir?: string; rules?
   if (opts.rules === false) return {};
   const wanted = wrapperRuleFor(opts.launcher, opts.projectDir);
   if (wanted !== undefined) return { wanted };
-  return { rulesSkipped: `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule cannot hold; routed commands will ask` };
+  return { rulesSkipped: (`the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule ` +
+`cannot hold; routed commands will ask`) };
 }
 
 export function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {

@@ -13,7 +13,8 @@ const EXIT_TABLE = {
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
   // the child's own status passes through otherwise
-  execFailed: [125, "agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise exec\n       exits with the command's status, 128+n on signal n)"],
+  execFailed: [125, ("agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise " +
+"exec\n       exits with the command's status, 128+n on signal n)")],
 } as const;
 
 type ExitName = keyof typeof EXIT_TABLE;

@@ -31,14 +31,18 @@ export interface MaskResult {
 /** The refusal of a scan that found personal columns without a rule, or rules that do not fit: each named, and what to paste. */
 export function refusalOf(report: ScanReport, file: string): PgxError | undefined {
   if (report.problems.length) {
-    return new PgxError('CONFIG_INVALID', `${file}: [mask] rule(s) that do not fit "${report.database}":\n${report.problems.map((p) => `  "${p.key}": ${p.problem}`).join('\n')}`, `Fix or remove those keys in [mask] (the strategies: docs/pgx/local-dev/masking.md), then run it again. \`pgx source scan\` checks the rules without copying anything.`);
+    return new PgxError('CONFIG_INVALID', `${file}: [mask] rule(s) that do not fit "${report.database}":\n${report.problems.map((p) => `  "${p.key}": ${p.problem}`).join('\n')}`, (`Fix or remove those keys in [mask] (the strategies: docs/pgx/local-dev/masking.md), then run it again. ` +
+`\`pgx source scan\` checks the rules without copying anything.`));
   }
   if (report.unruled.length) {
     const list = report.unruled.map((f) => `  ${f.key} (${f.type}): ${f.why.join('; ')}`).join('\n');
     return new PgxError(
       'REFUSED',
-      `"${report.database}" holds ${report.unruled.length} column(s) that look like personal data and have no [mask] rule in ${file}; pgx copies no personal data to an agent's branch unmasked:\n${list}`,
-      `Review each column, then add a rule for it to ${file} (a strategy, or "keep" when it is not personal). Suggested, ready to paste:\n\n${report.block}\n\nThen run the same command again. \`pgx source scan\` shows this without copying anything; docs/pgx/local-dev/masking.md says what each strategy does.`,
+      (`"${report.database}" holds ${report.unruled.length} column(s) that look like personal data and have ` +
+`no [mask] rule in ${file}; pgx copies no personal data to an agent's branch unmasked:\n${list}`),
+      (`Review each column, then add a rule for it to ${file} (a strategy, or "keep" when it is not personal). ` +
+`Suggested, ready to paste:\n\n${report.block}\n\nThen run the same command again. \`pgx source scan\` ` +
+`shows this without copying anything; docs/pgx/local-dev/masking.md says what each strategy does.`),
     );
   }
   return undefined;
@@ -131,7 +135,8 @@ function maskFailure(err: unknown): unknown {
   if (!e?.code || !/^(23|22)/.test(e.code)) return err;
   // A constraint or a type the masked values break: a unique index (two values masked alike), a CHECK, a length.
   const where = [e.table && `table ${e.table}`, e.column && `column ${e.column}`, e.constraint && `constraint ${e.constraint}`].filter(Boolean).join(', ');
-  return new PgxError('IMPORT_FAILED', `Masking failed${where ? ` (${where})` : ''}: ${e.message}. Nothing was kept unmasked.`, 'A masked value breaks a constraint of the column: give it a strategy that keeps it (hash keeps values distinct; fixed:<value> can satisfy a CHECK), then run it again.', { cause: err });
+  return new PgxError('IMPORT_FAILED', `Masking failed${where ? ` (${where})` : ''}: ${e.message}. Nothing was kept unmasked.`, ('A masked value breaks a constraint of the column: give it a strategy that keeps it (hash keeps values ' +
+'distinct; fixed:<value> can satisfy a CHECK), then run it again.'), { cause: err });
 }
 
 /** Scans a database pgx is about to copy (an import's origin) and refuses before anything is dumped. Reads only. */

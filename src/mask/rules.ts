@@ -56,7 +56,8 @@ export function parseStrategy(text: string): Strategy | string {
     if (head === 'date_shift' && n < 1) return `"${text}": date_shift needs at least 1 day`;
     return head === 'partial' ? { kind: 'partial', keep: n } : { kind: 'date_shift', days: n };
   }
-  return `unknown strategy "${text}" (known: ${Object.keys(STRATEGIES).filter((s) => !s.startsWith('{')).join(', ')}, or { jsonb = { "path" = "<strategy>" } })`;
+  return (`unknown strategy "${text}" (known: ${Object.keys(STRATEGIES).filter((s) => !s.startsWith('{')).join(', ')}, ` +
+`or { jsonb = { "path" = "<strategy>" } })`);
 }
 
 /** "schema.table.column", each part bare (no dots or quotes) or double-quoted ("" for a quote inside). */

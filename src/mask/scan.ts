@@ -92,7 +92,8 @@ export function ruleProblems(rules: readonly MaskRule[], columns: ColumnInfo[], 
       const b = ruleAt.get(`${fk.refSchema}\0${fk.refTable}\0${fk.refColumns[i]}`);
       const masks = (r: MaskRule | undefined) => !!r && r.strategy.kind !== 'keep';
       if ((masks(a) || masks(b)) && a?.text !== b?.text) {
-        problems.push({ key: keyOf(fk.schema, fk.table, col), problem: `references ${keyOf(fk.refSchema, fk.refTable, fk.refColumns[i]!)} (foreign key ${fk.name}): give both the same strategy, so that masked keys still match` });
+        problems.push({ key: keyOf(fk.schema, fk.table, col), problem: (`references ${keyOf(fk.refSchema, fk.refTable, fk.refColumns[i]!)} (foreign key ${fk.name}): give both ` +
+`the same strategy, so that masked keys still match`) });
       }
     });
   }
@@ -157,7 +158,8 @@ export async function scanDatabase(db: Db, database: string, rules: readonly Mas
   const unruled = personal.filter((f) => f.rule === null);
   const width = Math.max(0, ...unruled.map((f) => tomlString(f.key).length));
   const block = unruled.length
-    ? ['[mask]', ...unruled.map((f) => `${tomlString(f.key).padEnd(width)} = ${f.suggest.startsWith('{') ? f.suggest : tomlString(f.suggest)}   # ${f.why.join('; ')}`)].join('\n')
+    ? ['[mask]', ...unruled.map((f) => (`${tomlString(f.key).padEnd(width)} = ${f.suggest.startsWith('{') ? f.suggest : tomlString(f.suggest)} ` +
+`  # ${f.why.join('; ')}`))].join('\n')
     : '';
   const problems = ruleProblems(rules, columns, fks);
   return { database, tables: tables.size, columns: columns.length, personal, unruled, problems, rules: rules.length, block };

@@ -109,7 +109,8 @@ function jsonbExpr(s: Extract<Strategy, { kind: 'jsonb' }>, c: ColumnInfo, defs:
     const p = `${quoteLiteral(`{${path.map((k) => `"${k.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
     const value = strategy.kind === 'null' ? `'null'::jsonb` : `to_jsonb(${textExpr(strategy, `(j #>> ${p})`, { unique: false, max: null })})`;
     const fn = `pg_temp.pgx_mask_jsonb_${defs.length + 1}`;
-    defs.push(`CREATE FUNCTION ${fn}(j jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $pgx$ SELECT CASE WHEN jsonb_typeof(j #> ${p}) IN ('string', 'number') THEN jsonb_set(j, ${p}, ${value}) ELSE j END $pgx$`);
+    defs.push((`CREATE FUNCTION ${fn}(j jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $pgx$ SELECT CASE WHEN jsonb_typeof(j ` +
+`#> ${p}) IN ('string', 'number') THEN jsonb_set(j, ${p}, ${value}) ELSE j END $pgx$`));
     e = `${fn}(${e})`;
   }
   return `(${e})::${c.type}`;

@@ -130,8 +130,11 @@ export function parseConfigText(text: string | undefined, file: string | undefin
       const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
       const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
       const open = unterminatedString(text, line, column, what);
-      if (open) throw new PgxError('CONFIG_INVALID', `${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} (no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`, `Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
-      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, `Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`);
+      if (open) throw new PgxError('CONFIG_INVALID', (`${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} ` +
+`(no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`), (`Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, ` +
+`with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`));
+      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, (`Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), ` +
+`or regenerate the file with \`pgx init --force\`.`));
     }
   }
   const parsed = fileSchema.safeParse(raw);

@@ -75,7 +75,8 @@ export function requireProjectDir(dir: string, o: { here?: boolean; command: str
   if (!atTop && projectMarker(d)) return;
   const near = atTop ? undefined : markedAncestor(d, home);
   const what = d === dirname(d) ? `${d} is the root directory` : real(d) === real(home) ? `${d} is your home directory ($HOME)` : `${d} has no project marker (${PROJECT_MARKERS.slice(0, 8).join(', ')}, …)`;
-  const why = atTop ? ': a .pgx.toml there makes every directory below it one project, and its .claude/settings.json is Claude Code\'s user-wide file.' : ': pgx would make it a project (a .pgx.toml, and every directory below it resolving to it).';
+  const why = atTop ? (': a .pgx.toml there makes every directory below it one project, and its .claude/settings.json is Claude ' +
+'Code\'s user-wide file.') : ': pgx would make it a project (a .pgx.toml, and every directory below it resolving to it).';
   const ways = [
     o.extra,
     near ? `the project looks like ${near.dir} (it has ${near.marker}): \`${o.command} --cwd ${near.dir}\`` : `run it in your project, or \`${o.command} --cwd <project>\``,

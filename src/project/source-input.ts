@@ -43,7 +43,8 @@ export function classifyInput(raw: string, cwd: string, where = '--from'): Impor
       u = new URL(from);
     } catch (e) {
       if (e instanceof PgxError) throw new PgxError('USAGE', `The URL of ${where} ${e.message.replace(/^The server URL /, '')}`, e.hint);
-      throw new PgxError('USAGE', `The URL of ${where} is not a valid postgres:// URL.`, `Fix ${where}, e.g. postgresql://me@db.example.com:5432/shop_dev (the password is better in PGPASSWORD or a .env: --from-env DATABASE_URL).`);
+      throw new PgxError('USAGE', `The URL of ${where} is not a valid postgres:// URL.`, (`Fix ${where}, e.g. postgresql://me@db.example.com:5432/shop_dev (the password is better in PGPASSWORD ` +
+`or a .env: --from-env DATABASE_URL).`));
     }
     const unknown = [...new Set(u.searchParams.keys())].filter((k) => !KEPT_PARAMS.includes(k));
     // named in the import's warnings: only keys that read as parameter names

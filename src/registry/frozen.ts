@@ -44,7 +44,8 @@ export async function drawTicket(db: RegistryDb): Promise<string> {
 export async function insertMaking(db: RegistryDb, f: { name: string; project: string; parent: string; nonce: string }): Promise<string> {
   const [r] = await q<{ ticket: string }>(
     db,
-    `INSERT INTO pgx_frozen (name, project, parent, nonce, state, ticket) VALUES ($1, $2, $3, $4, 'making', nextval('pgx_frozen_ticket')) RETURNING ticket::text AS ticket`,
+    (`INSERT INTO pgx_frozen (name, project, parent, nonce, state, ticket) VALUES ($1, $2, $3, $4, 'making', ` +
+`nextval('pgx_frozen_ticket')) RETURNING ticket::text AS ticket`),
     [f.name, f.project, f.parent, f.nonce],
   );
   return r!.ticket;

@@ -7,7 +7,8 @@ import { q, statsMark, type BranchKind, type BranchRecord, type BranchState } fr
 
 /** The branch's lineage, recorded before its database is made: forked from `parent` (null: the template). */
 export async function setLineage(db: RegistryDb, name: string, parent: string | null): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE name = $1 RETURNING *`, [name, parent]);
+  const [row] = await q<BranchRecord>(db, (`UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE ` +
+`name = $1 RETURNING *`), [name, parent]);
   if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
   return row;
 }

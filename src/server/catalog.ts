@@ -443,7 +443,8 @@ export interface TerminateResult {
  * gone: how many it ended, and how many are still there.
  */
 async function terminateWhere(db: Db, column: 'datname' | 'usename', value: string, waitMs: number): Promise<{ terminated: number; remaining: number }> {
-  const [t] = await db.query<{ n: number }>(`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`, [value]);
+  const [t] = await db.query<{ n: number }>((`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE ${column} ` +
+`= $1 AND pid <> pg_backend_pid()`), [value]);
   const count = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`, [value]))[0]!.n;
   return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
 }
@@ -553,13 +554,15 @@ export async function revokePublicConnect(db: Db, database: string): Promise<voi
  * table), and the branch database itself (owning it would let the role rewrite its stamp or drop it).
  */
 export async function transferOwnershipInBranch(branch: Db, role: string): Promise<void> {
-  const ext = (cat: string, x: string) => `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${cat}'::regclass AND dep.objid = ${x}.oid AND dep.deptype = 'e')`;
+  const ext = (cat: string, x: string) => (`NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${cat}'::regclass AND dep.objid = ${x}.oid ` +
+`AND dep.deptype = 'e')`);
   const mine = (owner: string) => `${owner} <> to_regrole(${quoteLiteral(role)}) AND pg_has_role(${owner}, 'USAGE')`;
   const loop = (select: string, alter: string) => `  FOR r IN ${select} LOOP EXECUTE format(${alter}, r.obj, role); END LOOP;
 `;
   const body =
     loop(
-      `SELECT quote_ident(n.nspname) AS obj FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`,
+      (`SELECT quote_ident(n.nspname) AS obj FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') ` +
+`AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`),
       `'ALTER SCHEMA %s OWNER TO %I'`,
     ) +
     `  FOR r IN SELECT c.oid::regclass::text AS obj, c.relkind FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S') AND ${mine('c.relowner')} AND ${ext('pg_class', 'c')}
@@ -569,23 +572,31 @@ export async function transferOwnershipInBranch(branch: Db, role: string): Promi
   END LOOP;
 ` +
     loop(
-      `SELECT t.oid::regtype::text AS obj FROM pg_type t WHERE t.oid >= 16384 AND t.typtype IN ('b','d','e','r') AND t.typcategory <> 'A' AND ${mine('t.typowner')} AND ${ext('pg_type', 't')}`,
+      (`SELECT t.oid::regtype::text AS obj FROM pg_type t WHERE t.oid >= 16384 AND t.typtype IN ('b','d','e','r') ` +
+`AND t.typcategory <> 'A' AND ${mine('t.typowner')} AND ${ext('pg_type', 't')}`),
       `'ALTER TYPE %s OWNER TO %I'`,
     ) +
-    loop(`SELECT p.oid::regprocedure::text AS obj FROM pg_proc p WHERE p.oid >= 16384 AND ${mine('p.proowner')} AND ${ext('pg_proc', 'p')}`, `'ALTER ROUTINE %s OWNER TO %I'`) +
+    loop((`SELECT p.oid::regprocedure::text AS obj FROM pg_proc p WHERE p.oid >= 16384 AND ${mine('p.proowner')} ` +
+`AND ${ext('pg_proc', 'p')}`), `'ALTER ROUTINE %s OWNER TO %I'`) +
     loop(
-      `SELECT format('%I.%I', n.nspname, c.collname) AS obj FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid >= 16384 AND ${mine('c.collowner')} AND ${ext('pg_collation', 'c')}`,
+      (`SELECT format('%I.%I', n.nspname, c.collname) AS obj FROM pg_collation c JOIN pg_namespace n ON n.oid ` +
+`= c.collnamespace WHERE c.oid >= 16384 AND ${mine('c.collowner')} AND ${ext('pg_collation', 'c')}`),
       `'ALTER COLLATION %s OWNER TO %I'`,
     ) +
     loop(
-      `SELECT format('%I.%I', n.nspname, c.conname) AS obj FROM pg_conversion c JOIN pg_namespace n ON n.oid = c.connamespace WHERE c.oid >= 16384 AND ${mine('c.conowner')} AND ${ext('pg_conversion', 'c')}`,
+      (`SELECT format('%I.%I', n.nspname, c.conname) AS obj FROM pg_conversion c JOIN pg_namespace n ON n.oid ` +
+`= c.connamespace WHERE c.oid >= 16384 AND ${mine('c.conowner')} AND ${ext('pg_conversion', 'c')}`),
       `'ALTER CONVERSION %s OWNER TO %I'`,
     ) +
-    loop(`SELECT o.oid::regoperator::text AS obj FROM pg_operator o WHERE o.oid >= 16384 AND ${mine('o.oprowner')} AND ${ext('pg_operator', 'o')}`, `'ALTER OPERATOR %s OWNER TO %I'`) +
-    loop(`SELECT t.oid::regdictionary::text AS obj FROM pg_ts_dict t WHERE t.oid >= 16384 AND ${mine('t.dictowner')} AND ${ext('pg_ts_dict', 't')}`, `'ALTER TEXT SEARCH DICTIONARY %s OWNER TO %I'`) +
-    loop(`SELECT c.oid::regconfig::text AS obj FROM pg_ts_config c WHERE c.oid >= 16384 AND ${mine('c.cfgowner')} AND ${ext('pg_ts_config', 'c')}`, `'ALTER TEXT SEARCH CONFIGURATION %s OWNER TO %I'`) +
+    loop((`SELECT o.oid::regoperator::text AS obj FROM pg_operator o WHERE o.oid >= 16384 AND ${mine('o.oprowner')} ` +
+`AND ${ext('pg_operator', 'o')}`), `'ALTER OPERATOR %s OWNER TO %I'`) +
+    loop((`SELECT t.oid::regdictionary::text AS obj FROM pg_ts_dict t WHERE t.oid >= 16384 AND ${mine('t.dictowner')} ` +
+`AND ${ext('pg_ts_dict', 't')}`), `'ALTER TEXT SEARCH DICTIONARY %s OWNER TO %I'`) +
+    loop((`SELECT c.oid::regconfig::text AS obj FROM pg_ts_config c WHERE c.oid >= 16384 AND ${mine('c.cfgowner')} ` +
+`AND ${ext('pg_ts_config', 'c')}`), `'ALTER TEXT SEARCH CONFIGURATION %s OWNER TO %I'`) +
     loop(
-      `SELECT format('%I.%I', n.nspname, s.stxname) AS obj FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid = s.stxnamespace WHERE ${mine('s.stxowner')} AND ${ext('pg_statistic_ext', 's')}`,
+      (`SELECT format('%I.%I', n.nspname, s.stxname) AS obj FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid ` +
+`= s.stxnamespace WHERE ${mine('s.stxowner')} AND ${ext('pg_statistic_ext', 's')}`),
       `'ALTER STATISTICS %s OWNER TO %I'`,
     ) +
     loop(`SELECT l.oid::text AS obj FROM pg_largeobject_metadata l WHERE ${mine('l.lomowner')}`, `'ALTER LARGE OBJECT %s OWNER TO %I'`);
@@ -641,7 +652,8 @@ export async function serverVersion(db: Db): Promise<string> {
 export const fixStatement = {
   grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
   /** Read-only: what a database is (size, comment), for a user deciding about a database pgx will not touch. */
-  describeDatabase: (name: string) => `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = ${quoteLiteral(name)}`,
+  describeDatabase: (name: string) => (`SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database ` +
+`WHERE datname = ${quoteLiteral(name)}`),
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
   renameDatabase: (from: string, to: string) => `ALTER DATABASE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`,
@@ -751,7 +763,8 @@ export async function tableFingerprint(db: Db, t: { schema: string; table: strin
 
 /** Each row's key (empty `key`: none) and hash over `columns`; at most `limit` rows (a caller asks one more than its bound). */
 export async function rowHashes(db: Db, t: { schema: string; table: string }, columns: string[], key: string[], limit: number): Promise<{ k: string | null; h: string }[]> {
-  return db.query<{ k: string | null; h: string }>(`SELECT ${key.length ? rowOf(key) : 'NULL'} AS k, md5(${rowOf(columns)}) AS h FROM ${qualified(t)} LIMIT ${Math.max(0, Math.floor(limit))}`);
+  return db.query<{ k: string | null; h: string }>((`SELECT ${key.length ? rowOf(key) : 'NULL'} AS k, md5(${rowOf(columns)}) AS h FROM ${qualified(t)} LIMIT ` +
+`${Math.max(0, Math.floor(limit))}`));
 }
 
 export async function rowCount(db: Db, t: { schema: string; table: string }): Promise<number> {

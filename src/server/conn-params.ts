@@ -65,7 +65,8 @@ export function percentEncodingHint(where = SERVER_URL_PLACES, char?: string): s
   return (
     first +
     'Percent-encode special characters of the user name and password: % → %25, @ → %40, # → %23, / → %2F, ? → %3F, : → %3A, space → %20. ' +
-    'To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ' +
+    ('To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; ' +
+'print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ') +
     `Then fix ${where}.`
   );
 }
@@ -175,7 +176,8 @@ export function parseUrl(url: string, where = SERVER_URL_PLACES, env: NodeJS.Pro
   if (NOT_ADMIN_DATABASES.includes(database)) {
     throw new PgxError(
       'CONFIG_INVALID',
-      `The server URL names the database "${database}": pgx can't use a template database for its admin connection (${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
+      (`The server URL names the database "${database}": pgx can't use a template database for its admin connection ` +
+`(${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`),
       `Point ${where} at /postgres or another ordinary database; pgx creates its branches from there.`,
     );
   }

@@ -78,7 +78,8 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
       'SERVER_AUTH',
       `PostgreSQL at ${where} refused role "${p.user}" a connection to database "${p.database}" (no CONNECT privilege).`,
       p.database === 'pgx_registry'
-        ? 'pgx_registry belongs to the role that first ran pgx on this server: use that role in [server] url, or (as its owner) GRANT CONNECT ON DATABASE pgx_registry and its tables to this one.'
+        ? ('pgx_registry belongs to the role that first ran pgx on this server: use that role in [server] url, or ' +
+'(as its owner) GRANT CONNECT ON DATABASE pgx_registry and its tables to this one.')
         : 'Grant the role CONNECT on that database, or point [server] url at one it may connect to.',
       { cause: e },
     );
@@ -102,8 +103,10 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
     const s = ctx.timeoutMs !== undefined ? `${(ctx.timeoutMs / 1000).toFixed(1)} s` : 'the time allowed';
     return new PgxError(
       'SERVER_UNREACHABLE',
-      `PostgreSQL at ${where} did not complete the connection within ${s} (timed out): the server or this machine is overloaded (e.g. many agents starting at once), or a firewall drops the packets.`,
-      'Retry; if it keeps timing out, check the server\'s load and `pgx agent doctor` (PGX_CONNECT_TIMEOUT_MS, or connect_timeout in the URL, allows a slower server more time).',
+      (`PostgreSQL at ${where} did not complete the connection within ${s} (timed out): the server or this machine ` +
+`is overloaded (e.g. many agents starting at once), or a firewall drops the packets.`),
+      ('Retry; if it keeps timing out, check the server\'s load and `pgx agent doctor` (PGX_CONNECT_TIMEOUT_MS, ' +
+'or connect_timeout in the URL, allows a slower server more time).'),
       { cause: e },
     );
   }

@@ -220,8 +220,10 @@ async function clearHalfMadeInit(dataDir: string, home: string): Promise<void> {
   }
   throw new PgxError(
     'LOCAL_SERVER',
-    `A PostgreSQL cluster already exists in ${dataDir}${pid !== null ? ` (running, postmaster pid ${pid})` : ''}, but pgx's state file ${stateFile(home)} is missing or unreadable, so its port and password are unknown.`,
-    `Restore ${stateFile(home)} (port, password) from a backup, or stop that cluster and move ${dataDir} aside to start over with a new one; pgx will not delete it.`,
+    (`A PostgreSQL cluster already exists in ${dataDir}${pid !== null ? ` (running, postmaster pid ${pid})` : ''}, ` +
+`but pgx's state file ${stateFile(home)} is missing or unreadable, so its port and password are unknown.`),
+    (`Restore ${stateFile(home)} (port, password) from a backup, or stop that cluster and move ${dataDir} ` +
+`aside to start over with a new one; pgx will not delete it.`),
   );
 }
 

@@ -144,7 +144,8 @@ export function judgeCell(c: VerifyCommand, rules: RuleSetName, mode: ModeName, 
   const fail = (why: string): CellResult => ({ ...base, ok: false, why });
   if (u.decision === 'missing' || r.decision === 'missing') return fail(`no decision seen ${u.decision === 'missing' ? 'unrouted' : 'routed'} (the scripted run did not reach this command)`);
   const expected = expectedUnrouted(c, rules, mode);
-  if (u.decision !== expected) return fail(`unrouted it was ${u.decision}, where these rules give ${expected}: the probe cannot vouch for the rewrite on a command Claude Code now judges differently (or its rules were not applied)`);
+  if (u.decision !== expected) return fail((`unrouted it was ${u.decision}, where these rules give ${expected}: the probe cannot vouch for the rewrite ` +
+`on a command Claude Code now judges differently (or its rules were not applied)`));
   if (RANK[r.decision] < RANK[u.decision]) return fail(`routed ${r.decision} is weaker than unrouted ${u.decision}`);
   if (r.effect && !u.effect) return fail('its effect happened routed but not unrouted');
   if (u.decision === 'allow' && r.decision !== 'allow' && !c.pgxRefuses) return fail(`it ran unrouted but ${r.decision === 'ask' ? 'asked' : 'was denied'} routed`);

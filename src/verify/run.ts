@@ -73,7 +73,8 @@ export async function verifyClaudeCode(o: VerifyOptions): Promise<VerifyResult> 
   if (!version) throw new PgxError('INVALID_INPUT', `${binary} --version printed no Claude Code version.`, 'Pass the Claude Code binary with --claude PATH.');
   if (o.expectVersion && version !== o.expectVersion) throw new PgxError('NOT_FOUND', `${binary} is Claude Code ${version}, not ${o.expectVersion}.`, `Run \`pgx agent verify claude --claude PATH\` with the ${o.expectVersion} binary.`);
   const cellCount = VERIFY_RUNS.length * VERIFY_COMMANDS.length;
-  progress(`verifying Claude Code ${version} (${binary}): ${cellCount} cells (${VERIFY_RUNS.length} rule set × mode pairs × ${VERIFY_COMMANDS.length} commands), each unrouted and routed, offline`);
+  progress((`verifying Claude Code ${version} (${binary}): ${cellCount} cells (${VERIFY_RUNS.length} rule set × mode ` +
+`pairs × ${VERIFY_COMMANDS.length} commands), each unrouted and routed, offline`));
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'pgx-verify-')));
   const runId = randomUUID();
   const cells: CellResult[] = [];
@@ -87,7 +88,8 @@ export async function verifyClaudeCode(o: VerifyOptions): Promise<VerifyResult> 
         const these = VERIFY_COMMANDS.map((c) => judgeCell(c, pair.rules, pair.mode, u.get(c.id) ?? { decision: 'missing', effect: null }, r.get(c.id) ?? { decision: 'missing', effect: null }));
         cells.push(...these);
         const bad = these.filter((c) => !c.ok);
-        progress(`  ${name}: ${these.length - bad.length}/${these.length} cells hold${bad.length ? `; FAILED: ${bad.map((c) => c.command).join('; ')}` : ''} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+        progress((`  ${name}: ${these.length - bad.length}/${these.length} cells hold${bad.length ? `; FAILED: ${bad.map((c) => c.command).join('; ')}` : ''} ` +
+`(${((Date.now() - t) / 1000).toFixed(1)} s)`));
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 2) }, worker));
@@ -121,7 +123,9 @@ async function probeRun(root: string, binary: string, o: VerifyOptions, env: Nod
   const launcher = join(dir, 'pgx');
   writeFileSync(
     launcher,
-    `#!/bin/sh\n# pgx agent verify's probe launcher (src/verify/probe.ts): pgx's hook decisions and routed exec, with no database.\nPGX_VERIFY_PROBE=${shellQuote(launcher)} PGX_VERIFY_PROJECT=${shellQuote(cwd)} exec ${shellQuote(process.execPath)} ${shellQuote(o.pgxLauncher)} agent verify-probe -- "$@"\n`,
+    (`#!/bin/sh\n# pgx agent verify's probe launcher (src/verify/probe.ts): pgx's hook decisions and routed ` +
+`exec, with no database.\nPGX_VERIFY_PROBE=${shellQuote(launcher)} PGX_VERIFY_PROJECT=${shellQuote(cwd)} ` +
+`exec ${shellQuote(process.execPath)} ${shellQuote(o.pgxLauncher)} agent verify-probe -- "$@"\n`),
   );
   chmodSync(launcher, 0o755);
   // The routed project gets exactly what `pgx agent install claude` writes there: the six hooks and the rules.

@@ -27,7 +27,8 @@ function unexpectedDeny(e: unknown) {
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',
-      permissionDecisionReason: `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch and did not run. Run \`pgx agent doctor\`.`,
+      permissionDecisionReason: (`pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
+`and did not run. Run \`pgx agent doctor\`.`),
     },
   };
 }

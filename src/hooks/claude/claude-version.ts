@@ -181,12 +181,15 @@ export function releaseVerification(home: string, version: string): void {
 // ---------------------------------------------------------------------------------------------------------------
 
 export function unverifiedWarning(version: string | undefined, policy: 'ask' | 'rules', running = false): string {
-  const head = `pgx: routing is verified to keep your permission rules on Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}; this is ${version ?? 'an unknown version'}.`;
+  const head = (`pgx: routing is verified to keep your permission rules on Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}; ` +
+`this is ${version ?? 'an unknown version'}.`);
   if (running) {
     const verifying = `${head} pgx is verifying Claude Code ${version} now, on this machine (\`pgx agent verify claude\`, under 2 minutes);`;
     return policy === 'ask' ? `${verifying} until it has a verdict, each routed subagent command asks for approval. \`pgx agent doctor\` explains.` : `${verifying} meanwhile unverified_claude_code = "rules" trusts the rewrite. \`pgx agent doctor\` explains.`;
   }
   return policy === 'ask'
-    ? `${head} Each routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to trust the rewrite on this version). \`pgx agent doctor\` explains.`
+    ? (`${head} Each routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify ` +
+`claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to ` +
+`trust the rewrite on this version). \`pgx agent doctor\` explains.`)
     : `${head} unverified_claude_code = "rules": routed commands rely on a rewrite not verified on this version. \`pgx agent doctor\` explains.`;
 }

@@ -69,7 +69,9 @@ export function original(command: string, p: RewriteParams): string {
 /** The deny for a command that invokes pgx's launcher itself (see invokesLauncher). */
 export function launcherDeny(): HookResult {
   return {
-    output: deny("pgx: this command runs pgx's own `agent exec` launcher. pgx's permission rule pre-approves that launcher only in the exact form its hook writes, so a hand-written one is refused: it would run a command your permission rules never checked. Run the inner command directly; pgx routes it to your database branch by itself."),
+    output: deny(("pgx: this command runs pgx's own `agent exec` launcher. pgx's permission rule pre-approves that launcher " +
+"only in the exact form its hook writes, so a hand-written one is refused: it would run a command your " +
+"permission rules never checked. Run the inner command directly; pgx routes it to your database branch by itself.")),
     outcome: 'denied:launcher',
   };
 }
@@ -96,7 +98,9 @@ export function planSubagentBash(command: string, params: RewriteParams): BashPl
     return {
       kind: 'deny',
       result: {
-        output: deny("pgx: this command contains a bare `exit`. pgx's routing relies on a permission rule for a bare `exit` of its own, which would also approve yours without your rules' say, so pgx refuses it. Leave it out, or write `exit 0` / `exit 1`."),
+        output: deny(("pgx: this command contains a bare `exit`. pgx's routing relies on a permission rule for a bare `exit` " +
+"of its own, which would also approve yours without your rules' say, so pgx refuses it. Leave it out, " +
+"or write `exit 0` / `exit 1`.")),
         outcome: 'denied:bare-exit',
       },
     };
@@ -153,7 +157,8 @@ export function preToolUseFailure(message: string, payload?: Record<string, unkn
     return { outcome: 'error:not-subagent-bash' };
   }
   return {
-    output: deny(`pgx could not ensure this subagent's own database branch, so the command was not run (it would have touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`),
+    output: deny((`pgx could not ensure this subagent's own database branch, so the command was not run (it would have ` +
+`touched a shared database). ${message} Fix: run \`pgx agent doctor\` in the project; then retry the command.`)),
     outcome: 'denied:error',
   };
 }
@@ -167,13 +172,19 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
     const snapshot = h.config.source ? `a snapshot of the project's "${h.config.source}" database` : 'an empty database';
     // What it is a copy of (engine/fork.ts, freeze.ts): everything the session's branch had committed when this
     // subagent started, or (said in one sentence) why not.
-    const from = r.fork?.parent ? `a copy of your session's branch "${r.fork.parent}" as it is now: everything committed on it before you started (its migrations and data included; not a transaction still open there)` : snapshot;
+    const from = r.fork?.parent ? (`a copy of your session's branch "${r.fork.parent}" as it is now: everything committed on it before you ` +
+`started (its migrations and data included; not a transaction still open there)`) : snapshot;
     const forkNote = r.fork?.note ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.` : '';
     return {
       output: {
         hookSpecificOutput: {
           hookEventName: 'SubagentStart',
-          additionalContext: `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), set -a; . ./.env): that would point your commands back at the shared database.`,
+          additionalContext: (`pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx ` +
+`agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed ` +
+`to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and ` +
+`test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, ` +
+`and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), ` +
+`set -a; . ./.env): that would point your commands back at the shared database.`),
         },
       },
       outcome: `ok:${r.method}`,
@@ -182,7 +193,10 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   },
   onError(message) {
     return {
-      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `pgx: your own database branch could not be prepared yet (${message}). pgx tries again before each of your Bash commands: if it succeeds, the command runs on your branch as usual; if it fails, that command is refused (never run against a shared database) and the refusal says why. If commands keep being refused, tell the user to run \`pgx agent doctor\`.` } },
+      output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: (`pgx: your own database branch could not be prepared yet (${message}). pgx tries again before each of ` +
+`your Bash commands: if it succeeds, the command runs on your branch as usual; if it fails, that command ` +
+`is refused (never run against a shared database) and the refusal says why. If commands keep being refused, ` +
+`tell the user to run \`pgx agent doctor\`.`) } },
       outcome: 'error',
     };
   },
@@ -273,7 +287,8 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
         ...versionNote,
         hookSpecificOutput: {
           hookEventName: 'SessionStart',
-          additionalContext: `pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.${verifyLine}`,
+          additionalContext: (`pgx: this session's Bash commands use its own PostgreSQL database branch "${r.branch}"${h.config.source ? `, a snapshot of "${h.config.source}"` : ''}; ` +
+`subagents get branches of their own. libpq variables (PGDATABASE etc.) are already set.${verifyLine}`),
         },
       },
       outcome: `ok:${r.method}${running ? ':verifying' : ''}`,
@@ -281,7 +296,8 @@ export const sessionStart: Handler<typeof P.sessionStartSchema> = {
     };
   },
   onError(message) {
-    return { output: { systemMessage: `pgx: this session's database branch could not be prepared, so Bash commands use whatever database they did before. ${message} Run \`pgx agent doctor\`.` }, outcome: 'error' };
+    return { output: { systemMessage: (`pgx: this session's database branch could not be prepared, so Bash commands use whatever database they ` +
+`did before. ${message} Run \`pgx agent doctor\`.`) }, outcome: 'error' };
   },
 };
 
@@ -306,7 +322,8 @@ async function handoffsFor(h: HookEnv, sessionId: string): Promise<{ context?: s
 
 /** One line for the model: why subagents' commands may ask for approval for a minute or two. */
 function verifyingContext(version: string): string {
-  return `pgx is verifying Claude Code ${version} on this machine (\`pgx agent verify claude\`, in the background); until it records a verdict, each routed subagent Bash command asks for approval.`;
+  return (`pgx is verifying Claude Code ${version} on this machine (\`pgx agent verify claude\`, in the background); ` +
+`until it records a verdict, each routed subagent Bash command asks for approval.`);
 }
 
 /**
@@ -320,7 +337,9 @@ function startBrokerIfNone(launcher: string, env: NodeJS.ProcessEnv): string | u
   const problem = addr ? undefined : socketDirProblem(env);
   if (!problem) return undefined;
   const whose = problem.owner !== undefined && problem.owner !== process.getuid?.() ? `it belongs to uid ${problem.owner}, not you` : 'it is a link or open to others';
-  return `pgx WARNING: ${problem.dir}, where pgx's broker keeps its socket, is not a private directory of yours (${whose}), so pgx does not use it: every hook and routed command does its work in its own process (slower, still isolated). Run \`pgx agent doctor\`.`;
+  return (`pgx WARNING: ${problem.dir}, where pgx's broker keeps its socket, is not a private directory of yours ` +
+`(${whose}), so pgx does not use it: every hook and routed command does its work in its own process (slower, ` +
+`still isolated). Run \`pgx agent doctor\`.`);
 }
 
 function removeSessionPassfiles(config: Config, sessionId: string): void {

@@ -62,7 +62,8 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new PgxError('BRANCH_FAILED', `pgx did not get the branch ready within ${Math.round(ms / 1000)} s (a lock held by another pgx process, a slow template build, or a slow server).`, 'Run `pgx agent doctor`; `pgx template refresh` builds the template ahead of time.')),
+      () => reject(new PgxError('BRANCH_FAILED', (`pgx did not get the branch ready within ${Math.round(ms / 1000)} s (a lock held by another pgx process, ` +
+`a slow template build, or a slow server).`), 'Run `pgx agent doctor`; `pgx template refresh` builds the template ahead of time.')),
       ms,
     );
   });
@@ -122,7 +123,9 @@ function scopeOf(event: HookEvent, handler: AnyHandler, projectDir: string, mark
       // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
       return { in: false, result: event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' } };
     }
-    const message = `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove the hooks with \`pgx agent uninstall ${runtime?.name ?? 'claude'}\` and start a new session.`;
+    const message = (`This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), ` +
+`but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove ` +
+`the hooks with \`pgx agent uninstall ${runtime?.name ?? 'claude'}\` and start a new session.`);
     return { in: false, result: handler.onError(message, read.readError === undefined ? read.payload : undefined) };
   }
   if (read.readError !== undefined) return { in: false, result: handler.onError(`The hook payload could not be read: ${read.readError}.`) };

@@ -39,11 +39,15 @@ const MISSING = 'pgx is not on PATH on this machine';
 export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'session-end'>, string> {
   return {
     'session-start': `echo '${JSON.stringify({
-      systemMessage: `${MISSING}: every subagent ${tool} command is refused until it is installed (see the project README; then start a new session). Your own commands run as usual.`,
-      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: `${MISSING}: subagents cannot run ${tool} commands (refused, so that they never share one database); the commands of the main session run as usual.` },
+      systemMessage: (`${MISSING}: every subagent ${tool} command is refused until it is installed (see the project README; ` +
+`then start a new session). Your own commands run as usual.`),
+      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: (`${MISSING}: subagents cannot run ${tool} commands (refused, so that they never share one database); ` +
+`the commands of the main session run as usual.`) },
     })}'`,
     'user-prompt-submit': 'exit 0',
-    'pre-tool-use': `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, so that it cannot reach a database shared with other agents. Install pgx (see the project README), then start a new session." >&2; exit 2`,
+    'pre-tool-use': (`grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, ` +
+`so that it cannot reach a database shared with other agents. Install pgx (see the project README), then ` +
+`start a new session." >&2; exit 2`),
     'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your ${tool} commands will be refused. Say so in your answer; do not work around it.` } })}'`,
     'subagent-stop': 'exit 0',
   };

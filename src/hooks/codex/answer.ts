@@ -17,7 +17,8 @@ export async function answerCodexHook(event: CodexHookName, stdin?: string): Pro
       hookSpecificOutput: {
         hookEventName: 'PreToolUse',
         permissionDecision: 'deny',
-        permissionDecisionReason: `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch and did not run. Run \`pgx agent doctor\`.`,
+        permissionDecisionReason: (`pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
+`and did not run. Run \`pgx agent doctor\`.`),
       },
     });
   }

@@ -46,7 +46,9 @@ export function routedCommandIn(text: string): string | undefined {
 
 /** The deny that hands the model its routed command: run under the user's own approval, never pre-approved by pgx. */
 export function runRoutedInstead(routed: string, branch: string): string {
-  return `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`;
+  return (`pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval ` +
+`settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, ` +
+`unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`);
 }
 
 /**
@@ -101,7 +103,8 @@ export const subagentStart: Handler<typeof P.codexSubagentStartSchema> = {
   async run(p, h) {
     const r: HookResult = await claudeSubagentStart.run({ ...p, transcript_path: p.transcript_path ?? undefined }, h);
     const out = r.output?.hookSpecificOutput as { additionalContext?: string } | undefined;
-    if (out?.additionalContext) out.additionalContext += ' Under Codex approval settings that ask before commands, pgx refuses a command once and gives you the routed form to run instead: run that exact command.';
+    if (out?.additionalContext) out.additionalContext += (' Under Codex approval settings that ask before commands, pgx refuses a command once and gives you the ' +
+'routed form to run instead: run that exact command.');
     return r;
   },
   onError: claudeSubagentStart.onError,

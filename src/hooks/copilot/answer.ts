@@ -45,7 +45,8 @@ export async function answerCopilotHook(event: CopilotHookName, stdin?: string):
     return out ? JSON.stringify(out) : undefined;
   } catch (e) {
     if (event !== 'pre-tool-use') return undefined;
-    return JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch and did not run. Run \`pgx agent doctor\`.` });
+    return JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: (`pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
+`and did not run. Run \`pgx agent doctor\`.`) });
   }
 }
 
