@@ -3,7 +3,9 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'plugins/**', 'node_modules/**', 'tests/e2e/.cc/**', 'tests/e2e/.copilot-cli*/**', '.tmp/**'] },
+  {
+    ignores: ['dist/**', 'plugins/**', 'node_modules/**', 'tests/e2e/.cc/**', 'tests/e2e/.copilot-cli*/**', '.tmp/**'],
+  },
   {
     files: ['src/**/*.ts', 'tests/**/*.ts', 'bench/**/*.ts'],
     extends: [tseslint.configs.base],
@@ -11,7 +13,10 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       // Unused imports are unused variables to this rule.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       // A promise nobody awaits loses its error (an unhandled rejection) and its ordering; `void` says it is meant.
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],

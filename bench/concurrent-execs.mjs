@@ -20,7 +20,9 @@ const cmd = 'psql -X -q -v ON_ERROR_STOP=1 -Atc "select pg_sleep(random() * 1.5)
 
 function exec(id) {
   return new Promise((res) => {
-    const c = spawn(process.execPath, [pgx, 'agent', 'exec', '--id', id, '--cwd', project, '--', 'sh', '-c', cmd], { env });
+    const c = spawn(process.execPath, [pgx, 'agent', 'exec', '--id', id, '--cwd', project, '--', 'sh', '-c', cmd], {
+      env,
+    });
     let out = '';
     let err = '';
     c.stdout.on('data', (d) => (out += d));
@@ -41,5 +43,6 @@ for (let r = 0; r < rounds; r++) {
 console.log(JSON.stringify(result));
 const state = JSON.parse(readFileSync(join(env.PGX_HOME, 'local', 'state.json'), 'utf8'));
 spawnSync(process.execPath, [pgx, 'local', 'down'], { env });
-if (state.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(state.data_dir)), { recursive: true, force: true });
+if (state.data_dir?.startsWith('/var/lib/pgx/'))
+  rmSync(dirname(dirname(state.data_dir)), { recursive: true, force: true });
 rmSync(root, { recursive: true, force: true });

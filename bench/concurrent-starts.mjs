@@ -15,11 +15,25 @@ const home = mkdtempSync(join(tmpdir(), 'pgx-conc-'));
 const project = join(home, 'project');
 spawnSync('mkdir', ['-p', project]);
 writeFileSync(join(project, '.pgx.toml'), '[project]\nname = "conc"\n');
-const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, 'h'), PGX_HOST: 'conc', CLAUDE_PROJECT_DIR: project, SHELL: '/bin/bash', ...(process.env.PGX_DATABASE_URL ? { PGX_DATABASE_URL: process.env.PGX_DATABASE_URL } : {}) };
+const env = {
+  PATH: process.env.PATH,
+  HOME: home,
+  PGX_HOME: join(home, 'h'),
+  PGX_HOST: 'conc',
+  CLAUDE_PROJECT_DIR: project,
+  SHELL: '/bin/bash',
+  ...(process.env.PGX_DATABASE_URL ? { PGX_DATABASE_URL: process.env.PGX_DATABASE_URL } : {}),
+};
 const sessionId = randomUUID();
 
 function hook(agentId) {
-  const payload = JSON.stringify({ session_id: sessionId, cwd: project, hook_event_name: 'SubagentStart', agent_id: agentId, agent_type: 'general-purpose' });
+  const payload = JSON.stringify({
+    session_id: sessionId,
+    cwd: project,
+    hook_event_name: 'SubagentStart',
+    agent_id: agentId,
+    agent_type: 'general-purpose',
+  });
   return new Promise((res) => {
     const c = spawn(process.execPath, [pgx, 'agent', 'hook', 'subagent-start'], { cwd: project, env });
     let out = '';
@@ -41,12 +55,17 @@ function classify(results) {
 }
 
 // warm up: server started and template built, so the burst measures branch creation
-spawnSync(process.execPath, [pgx, 'agent', 'exec', '--id', 'warm', '--cwd', project, '--', 'true'], { env, cwd: project });
+spawnSync(process.execPath, [pgx, 'agent', 'exec', '--id', 'warm', '--cwd', project, '--', 'true'], {
+  env,
+  cwd: project,
+});
 const distinct = await Promise.all(Array.from({ length: N }, (_, i) => hook(`a${i.toString(16).padStart(16, '0')}`)));
 const same = await Promise.all(Array.from({ length: M }, () => hook('asameagent0000001')));
 console.log(JSON.stringify({ distinct: classify(distinct), same_id: classify(same) }));
 if (!process.env.PGX_DATABASE_URL) {
-  const s = JSON.parse(spawnSync(process.execPath, [pgx, 'local', 'status', '--json'], { env, encoding: 'utf8' }).stdout);
+  const s = JSON.parse(
+    spawnSync(process.execPath, [pgx, 'local', 'status', '--json'], { env, encoding: 'utf8' }).stdout,
+  );
   spawnSync(process.execPath, [pgx, 'local', 'down'], { env });
   if (s.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(s.data_dir)), { recursive: true, force: true });
 }

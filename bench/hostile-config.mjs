@@ -11,7 +11,8 @@ const repo = resolve(process.argv[2] ?? join(import.meta.dirname, '..'));
 const pgx = join(repo, 'bin', 'pgx.js');
 const home = mkdtempSync(join(tmpdir(), 'pgx-hostile-'));
 const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, 'h'), PGX_HOST: 'hostile' };
-const run = (args, cwd, extra = {}) => spawnSync(process.execPath, [pgx, ...args], { cwd, env: { ...env, ...extra }, encoding: 'utf8', timeout: 120_000 });
+const run = (args, cwd, extra = {}) =>
+  spawnSync(process.execPath, [pgx, ...args], { cwd, env: { ...env, ...extra }, encoding: 'utf8', timeout: 120_000 });
 
 // Controls: valid values at the edges, which must work (so a harness that fails everything shows up).
 const CONTROLS = [
@@ -76,7 +77,16 @@ if (up.status !== 0) throw new Error(`local up failed: ${up.stdout}${up.stderr}`
 const state = JSON.parse(readFileSync(join(env.PGX_HOME, 'local', 'state.json'), 'utf8'));
 const local = `postgresql://${state.user}:${state.password}@127.0.0.1:${state.port}`;
 
-const tally = { controls_worked: 0, controls_failed: [], tried: VALUES.length, refused_exit3: 0, accepted_worked: 0, accepted_then_failed: 0, accepted_worked_values: [], accepted_then_failed_values: [] };
+const tally = {
+  controls_worked: 0,
+  controls_failed: [],
+  tried: VALUES.length,
+  refused_exit3: 0,
+  accepted_worked: 0,
+  accepted_then_failed: 0,
+  accepted_worked_values: [],
+  accepted_then_failed_values: [],
+};
 function attempt(section, key, raw) {
   const dir = mkdtempSync(join(home, 'p-'));
   const value = raw.replace('LOCAL', local);
@@ -111,5 +121,6 @@ try {
 console.log(JSON.stringify(tally, null, 1));
 const status = JSON.parse(run(['local', 'status', '--json'], home).stdout);
 run(['local', 'down'], home);
-if (status.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(status.data_dir)), { recursive: true, force: true });
+if (status.data_dir?.startsWith('/var/lib/pgx/'))
+  rmSync(dirname(dirname(status.data_dir)), { recursive: true, force: true });
 rmSync(home, { recursive: true, force: true });

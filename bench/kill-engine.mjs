@@ -20,7 +20,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const root = mkdtempSync(join(tmpdir(), 'pgx-killeng-'));
 const home = join(root, 'h');
 const baseEnv = { PATH: process.env.PATH, HOME: root, PGX_HOME: home, PGX_HOST: 'kh' };
-const run = (args, cwd, extra = {}) => spawnSync(process.execPath, [pgx, ...args, '--cwd', cwd], { env: { ...baseEnv, ...extra }, encoding: 'utf8', timeout: 300_000 });
+const run = (args, cwd, extra = {}) =>
+  spawnSync(process.execPath, [pgx, ...args, '--cwd', cwd], {
+    env: { ...baseEnv, ...extra },
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
 
 function project(name, toml = '') {
   const dir = join(root, name);
@@ -48,13 +53,29 @@ function timed(args, cwd) {
 
 spawnSync(process.execPath, [pgx, 'local', 'up'], { env: baseEnv, stdio: 'ignore' });
 const state = JSON.parse(readFileSync(join(home, 'local', 'state.json'), 'utf8'));
-const admin = new pg.Client({ host: '127.0.0.1', port: state.port, user: state.user, password: state.password, database: 'postgres' });
+const admin = new pg.Client({
+  host: '127.0.0.1',
+  port: state.port,
+  user: state.user,
+  password: state.password,
+  database: 'postgres',
+});
 await admin.connect();
 const q = async (text, params = [], db) => {
   if (!db) return (await admin.query(text, params)).rows;
-  const c = new pg.Client({ host: '127.0.0.1', port: state.port, user: state.user, password: state.password, database: db });
+  const c = new pg.Client({
+    host: '127.0.0.1',
+    port: state.port,
+    user: state.user,
+    password: state.password,
+    database: db,
+  });
   await c.connect();
-  try { return (await c.query(text, params)).rows; } finally { await c.end(); }
+  try {
+    return (await c.query(text, params)).rows;
+  } finally {
+    await c.end();
+  }
 };
 const exists = async (name) => (await q('SELECT 1 FROM pg_database WHERE datname = $1', [name])).length === 1;
 
@@ -109,9 +130,15 @@ for (let i = 0; i < runs; i++) {
   run(['agent', 'down', '--id', 'b', '--now'], dir);
   run(['agent', 'forget', '--id', 'b'], dir);
   if (planted.has('exec_kh_b')) {
-    const row = (await q('SELECT oid::text AS oid, shobj_description(oid, \'pg_database\') AS c FROM pg_database WHERE datname = $1', ['exec_kh_b']))[0];
+    const row = (
+      await q(
+        "SELECT oid::text AS oid, shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = $1",
+        ['exec_kh_b'],
+      )
+    )[0];
     const rows = row ? await q('SELECT count(*)::int AS n FROM theirs', [], 'exec_kh_b').catch(() => [{ n: -1 }]) : [];
-    if (!row || row.oid !== planted.get('exec_kh_b') || row.c !== null || rows[0]?.n !== 1) (recoveries.template_build_touched ??= []).push(i);
+    if (!row || row.oid !== planted.get('exec_kh_b') || row.c !== null || rows[0]?.n !== 1)
+      (recoveries.template_build_touched ??= []).push(i);
     await q('DROP DATABASE IF EXISTS exec_kh_b WITH (FORCE)');
     planted.delete('exec_kh_b');
   }
@@ -132,31 +159,84 @@ tally('refresh_after', run(['template', 'refresh'], pr));
 await q(`UPDATE pgx_branch SET deadline = now() - interval '1 second'`, [], 'pgx_registry');
 const gcRuns = [pe, pr].map((d) => JSON.parse(run(['agent', 'gc', '--json'], d).stdout || '{}'));
 const leftovers = {
-  creation_databases: (await q(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_new\\_%'`)).map((r) => r.datname),
-  unstamped_branch_named: (await q(`SELECT datname FROM pg_database WHERE datname ~ '^(exec|agent)_' AND shobj_description(oid, 'pg_database') IS NULL`)).map((r) => r.datname).filter((n) => !planted.has(n)),
+  creation_databases: (await q(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_new\\_%'`)).map(
+    (r) => r.datname,
+  ),
+  unstamped_branch_named: (
+    await q(
+      `SELECT datname FROM pg_database WHERE datname ~ '^(exec|agent)_' AND shobj_description(oid, 'pg_database') IS NULL`,
+    )
+  )
+    .map((r) => r.datname)
+    .filter((n) => !planted.has(n)),
   stamped_without_record: [], // filled below (needs the registry)
-  template_leftovers: (await q(`SELECT datname FROM pg_database WHERE datname ~ '^pgx_tpl_.*_[bo][a-z0-9]{6}$'`)).map((r) => r.datname),
+  template_leftovers: (await q(`SELECT datname FROM pg_database WHERE datname ~ '^pgx_tpl_.*_[bo][a-z0-9]{6}$'`)).map(
+    (r) => r.datname,
+  ),
   recorded_builds: (await q('SELECT name FROM pgx_template_build', [], 'pgx_registry')).map((r) => r.name),
-  records_stuck_creating: (await q(`SELECT name FROM pgx_branch WHERE state = 'creating'`, [], 'pgx_registry')).map((r) => r.name),
-  stamped_records_left: (await q(`SELECT b.name FROM pgx_branch b JOIN pg_database d ON d.datname = b.name WHERE shobj_description(d.oid, 'pg_database') LIKE 'pgx:branch:%'`, [], 'pgx_registry')).map((r) => r.name),
+  records_stuck_creating: (await q(`SELECT name FROM pgx_branch WHERE state = 'creating'`, [], 'pgx_registry')).map(
+    (r) => r.name,
+  ),
+  stamped_records_left: (
+    await q(
+      `SELECT b.name FROM pgx_branch b JOIN pg_database d ON d.datname = b.name WHERE shobj_description(d.oid, 'pg_database') LIKE 'pgx:branch:%'`,
+      [],
+      'pgx_registry',
+    )
+  ).map((r) => r.name),
 };
-leftovers.stamped_without_record = (await q(`SELECT d.datname FROM pg_database d WHERE shobj_description(d.oid, 'pg_database') LIKE 'pgx:branch:%'`)).map((r) => r.datname).filter((n) => !leftovers.stamped_records_left.includes(n));
-const foreignRecordsLeft = (await q('SELECT count(*)::int AS n FROM pgx_branch', [], 'pgx_registry'))[0].n - leftovers.stamped_records_left.length - leftovers.records_stuck_creating.length;
+leftovers.stamped_without_record = (
+  await q(`SELECT d.datname FROM pg_database d WHERE shobj_description(d.oid, 'pg_database') LIKE 'pgx:branch:%'`)
+)
+  .map((r) => r.datname)
+  .filter((n) => !leftovers.stamped_records_left.includes(n));
+const foreignRecordsLeft =
+  (await q('SELECT count(*)::int AS n FROM pgx_branch', [], 'pgx_registry'))[0].n -
+  leftovers.stamped_records_left.length -
+  leftovers.records_stuck_creating.length;
 // After gc every record is gone but the foreign ones (reported with their `forget` fix): any stamped branch is an orphan.
 const strangers = [];
 for (const [name, oid] of planted) {
-  const row = (await q('SELECT oid::text AS oid, shobj_description(oid, \'pg_database\') AS c, datallowconn FROM pg_database WHERE datname = $1', [name]))[0];
+  const row = (
+    await q(
+      "SELECT oid::text AS oid, shobj_description(oid, 'pg_database') AS c, datallowconn FROM pg_database WHERE datname = $1",
+      [name],
+    )
+  )[0];
   const rows = row ? await q('SELECT count(*)::int AS n FROM theirs', [], name).catch(() => [{ n: -1 }]) : [];
-  strangers.push({ name, dropped: !row, replaced: !!row && row.oid !== oid, stamped: !!row?.c, refused_connections: row ? !row.datallowconn : null, rows: rows[0]?.n ?? null });
+  strangers.push({
+    name,
+    dropped: !row,
+    replaced: !!row && row.oid !== oid,
+    stamped: !!row?.c,
+    refused_connections: row ? !row.datallowconn : null,
+    rows: rows[0]?.n ?? null,
+  });
 }
 const touched = strangers.filter((s) => s.dropped || s.replaced || s.stamped || s.refused_connections || s.rows !== 1);
-console.log(JSON.stringify({
-  runs, typical_ms: { ensure: ensureMs, template_build: buildMs, refresh: refreshMs }, kills, landed_before_exit: landed, recoveries,
-  strangers_planted: plantedTotal, strangers_touched: touched.length + (recoveries.template_build_touched?.length ?? 0), touched_samples: touched.slice(0, 3),
-  foreign_records_left_for_forget: foreignRecordsLeft, gc_foreign_reported: gcRuns.reduce((n, g) => n + (g.foreign?.length ?? 0), 0), gc_errors: gcRuns.reduce((n, g) => n + (g.errors?.length ?? 0), 0),
-  orphans: Object.fromEntries(Object.entries(leftovers).map(([k, v]) => [k, v.length])), orphan_samples: Object.fromEntries(Object.entries(leftovers).filter(([, v]) => v.length).map(([k, v]) => [k, v.slice(0, 4)])),
-}));
+console.log(
+  JSON.stringify({
+    runs,
+    typical_ms: { ensure: ensureMs, template_build: buildMs, refresh: refreshMs },
+    kills,
+    landed_before_exit: landed,
+    recoveries,
+    strangers_planted: plantedTotal,
+    strangers_touched: touched.length + (recoveries.template_build_touched?.length ?? 0),
+    touched_samples: touched.slice(0, 3),
+    foreign_records_left_for_forget: foreignRecordsLeft,
+    gc_foreign_reported: gcRuns.reduce((n, g) => n + (g.foreign?.length ?? 0), 0),
+    gc_errors: gcRuns.reduce((n, g) => n + (g.errors?.length ?? 0), 0),
+    orphans: Object.fromEntries(Object.entries(leftovers).map(([k, v]) => [k, v.length])),
+    orphan_samples: Object.fromEntries(
+      Object.entries(leftovers)
+        .filter(([, v]) => v.length)
+        .map(([k, v]) => [k, v.slice(0, 4)]),
+    ),
+  }),
+);
 await admin.end();
 spawnSync(process.execPath, [pgx, 'local', 'down'], { env: baseEnv, stdio: 'ignore' });
-if (state.data_dir?.startsWith('/var/lib/pgx/')) rmSync(dirname(dirname(state.data_dir)), { recursive: true, force: true });
+if (state.data_dir?.startsWith('/var/lib/pgx/'))
+  rmSync(dirname(dirname(state.data_dir)), { recursive: true, force: true });
 rmSync(root, { recursive: true, force: true });

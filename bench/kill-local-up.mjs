@@ -21,8 +21,11 @@ function processesOn(dataDir) {
       if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
       const cmd = readFileSync(`/proc/${e}/cmdline`, 'latin1').split('\0').join(' ');
       let cwd = '';
-      try { cwd = readlinkSync(`/proc/${e}/cwd`); } catch {}
-      if ((cmd.includes('initdb') && cmd.includes(dataDir)) || cwd === dataDir || cwd.startsWith(`${dataDir}/`)) out.push({ pid: Number(e), cmd });
+      try {
+        cwd = readlinkSync(`/proc/${e}/cwd`);
+      } catch {}
+      if ((cmd.includes('initdb') && cmd.includes(dataDir)) || cwd === dataDir || cwd.startsWith(`${dataDir}/`))
+        out.push({ pid: Number(e), cmd });
     } catch {}
   }
   return out;
@@ -39,7 +42,16 @@ const fullMs = Date.now() - t0;
 cleanup(penv);
 rmSync(probeHome, { recursive: true, force: true });
 
-const tally = { runs, full_up_ms: fullMs, killed_before_exit: 0, recovered: 0, failed: 0, stray_initdb_after_kill: 0, stray_initdb_after_recovery: 0, errors: [] };
+const tally = {
+  runs,
+  full_up_ms: fullMs,
+  killed_before_exit: 0,
+  recovered: 0,
+  failed: 0,
+  stray_initdb_after_kill: 0,
+  stray_initdb_after_recovery: 0,
+  errors: [],
+};
 for (let i = 0; i < runs; i++) {
   const home = mkdtempSync(join(tmpdir(), 'pgx-kill-'));
   const env = { PATH: process.env.PATH, HOME: home, PGX_HOME: join(home, 'h') };
@@ -51,16 +63,21 @@ for (let i = 0; i < runs; i++) {
   await exited;
   if (killed) tally.killed_before_exit++;
   let dataDir;
-  try { dataDir = JSON.parse(readFileSync(join(env.PGX_HOME, 'local', 'state.json'), 'utf8')).data_dir; } catch {}
+  try {
+    dataDir = JSON.parse(readFileSync(join(env.PGX_HOME, 'local', 'state.json'), 'utf8')).data_dir;
+  } catch {}
   if (dataDir && processesOn(dataDir).some((p) => p.cmd.includes('initdb'))) tally.stray_initdb_after_kill++;
   const up = run(['local', 'up', '--json'], env);
   const q = run(['agent', 'exec', '--id', 'k', '--cwd', home, '--', 'psql', '-X', '-Atc', 'select 1'], env);
   if (up.status === 0 && q.status === 0 && q.stdout.trim() === '1') tally.recovered++;
   else {
     tally.failed++;
-    tally.errors.push(`delay ${delay} ms: up ${up.status} ${(up.stdout + up.stderr).replace(/\s+/g, ' ').slice(0, 200)}; exec ${q.status}`);
+    tally.errors.push(
+      `delay ${delay} ms: up ${up.status} ${(up.stdout + up.stderr).replace(/\s+/g, ' ').slice(0, 200)}; exec ${q.status}`,
+    );
   }
-  if (dataDir && processesOn(dataDir).some((p) => p.cmd.includes('initdb') || /--(boot|single)/.test(p.cmd))) tally.stray_initdb_after_recovery++;
+  if (dataDir && processesOn(dataDir).some((p) => p.cmd.includes('initdb') || /--(boot|single)/.test(p.cmd)))
+    tally.stray_initdb_after_recovery++;
   cleanup(env);
   rmSync(home, { recursive: true, force: true });
 }
@@ -72,8 +89,14 @@ function cleanup(env) {
   try {
     const dataDir = JSON.parse(s.stdout).data_dir;
     if (dataDir) {
-      for (const p of processesOn(dataDir)) try { process.kill(p.pid, 'SIGKILL'); } catch {}
-      rmSync(dataDir.startsWith('/var/lib/pgx/') ? dirname(dirname(dataDir)) : dirname(dataDir), { recursive: true, force: true });
+      for (const p of processesOn(dataDir))
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {}
+      rmSync(dataDir.startsWith('/var/lib/pgx/') ? dirname(dirname(dataDir)) : dirname(dataDir), {
+        recursive: true,
+        force: true,
+      });
     }
   } catch {}
 }

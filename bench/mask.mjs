@@ -62,13 +62,21 @@ function project(masked) {
   const into = `bench_m${masked ? 'masked' : 'plain'}_${id}`;
   copies.push(into);
   const rules = Object.entries(RULES).map(([k, v]) => `"${k}" = "${masked ? v : 'keep'}"`);
-  writeFileSync(join(dir, '.pgx.toml'), `[project]\nname = "benchmask${masked ? 'm' : 'p'}${id}"\nsource = "${into}"\n\n[mask]\n${rules.join('\n')}\n`);
+  writeFileSync(
+    join(dir, '.pgx.toml'),
+    `[project]\nname = "benchmask${masked ? 'm' : 'p'}${id}"\nsource = "${into}"\n\n[mask]\n${rules.join('\n')}\n`,
+  );
   return { dir, into };
 }
 
 function importInto(p) {
   const t0 = performance.now();
-  const r = spawnSync(pgx, ['source', 'import', '--from-env', 'BENCH_ORIGIN', '--no-template', '--json'], { cwd: p.dir, env: { ...env, BENCH_ORIGIN: dbUrl(origin) }, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(pgx, ['source', 'import', '--from-env', 'BENCH_ORIGIN', '--no-template', '--json'], {
+    cwd: p.dir,
+    env: { ...env, BENCH_ORIGIN: dbUrl(origin) },
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`import failed (${r.status}): ${r.stderr.slice(-2000)}`);
   return { ms, result: JSON.parse(r.stdout) };
@@ -97,7 +105,10 @@ try {
      FROM generate_series(1, ${customers}) i`,
     origin,
   );
-  await sql(`INSERT INTO orders SELECT i, c.email, (i * 13) % 1000, now() - (i % 1000) * interval '1 hour' FROM generate_series(1, ${customers}) i JOIN customers c ON c.id = i`, origin);
+  await sql(
+    `INSERT INTO orders SELECT i, c.email, (i * 13) % 1000, now() - (i % 1000) * interval '1 hour' FROM generate_series(1, ${customers}) i JOIN customers c ON c.id = i`,
+    origin,
+  );
   await sql(`VACUUM ANALYZE`, origin);
   const [{ bytes }] = await sql(`SELECT pg_database_size(current_database())::bigint AS bytes`, origin);
   log(`origin: ${(bytes / 1048576).toFixed(0)} MB`);
@@ -121,9 +132,13 @@ try {
   console.log(`| masked import of ${out.origin_mb} MB (${out.rows} rows) | ms | × plain import |`);
   console.log('|---|---:|---:|');
   console.log(`| plain import (rules: keep) | ${out.plain_ms} | 1.00 |`);
-  console.log(`| masked import (${out.masked_columns} columns) | ${out.masked_ms} | ${(masked.ms / plain.ms).toFixed(2)} |`);
+  console.log(
+    `| masked import (${out.masked_columns} columns) | ${out.masked_ms} | ${(masked.ms / plain.ms).toFixed(2)} |`,
+  );
   console.log(`| extra cost of masking (bound: ≤ 1× plain) | ${out.extra_ms} | ${out.extra_over_plain.toFixed(2)} |`);
-  console.log(`| the masking step itself (scan + rewrite + FK check) | ${out.masking_step_ms} | ${(out.masking_step_ms / plain.ms).toFixed(2)} |`);
+  console.log(
+    `| the masking step itself (scan + rewrite + FK check) | ${out.masking_step_ms} | ${(out.masking_step_ms / plain.ms).toFixed(2)} |`,
+  );
   mkdirSync(join(repo, '.tmp'), { recursive: true });
   writeFileSync(join(repo, '.tmp', 'bench-mask.json'), JSON.stringify(out, null, 2));
 } finally {

@@ -16,9 +16,24 @@ const outside = mkdtempSync(join(tmpdir(), 'pgx-bench-out-'));
 const home = mkdtempSync(join(tmpdir(), 'pgx-bench-home-'));
 // TMPDIR too: the broker's socket directory (<tmp>/pgx-<uid>) then goes with the home.
 // XDG_RUNTIME_DIR too, when the caller's has one (it would win over TMPDIR).
-const env = { ...process.env, CLAUDE_PROJECT_DIR: dir, PGX_HOME: home, TMPDIR: home, XDG_RUNTIME_DIR: home, AI_AGENT: 'claude-code_2-1-328_harness' };
+const env = {
+  ...process.env,
+  CLAUDE_PROJECT_DIR: dir,
+  PGX_HOME: home,
+  TMPDIR: home,
+  XDG_RUNTIME_DIR: home,
+  AI_AGENT: 'claude-code_2-1-328_harness',
+};
 const session = '11111111-2222-3333-4444-555555555555';
-const payload = (cwd, agent) => JSON.stringify({ session_id: session, cwd, hook_event_name: 'PreToolUse', agent_id: agent, tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"', description: 'x' } });
+const payload = (cwd, agent) =>
+  JSON.stringify({
+    session_id: session,
+    cwd,
+    hook_event_name: 'PreToolUse',
+    agent_id: agent,
+    tool_name: 'Bash',
+    tool_input: { command: 'psql -c "select 1"', description: 'x' },
+  });
 writeFileSync(join(dir, 'in.json'), payload(dir, 'abenchagent000001'));
 writeFileSync(join(outside, 'in.json'), payload(outside, 'abenchagent000001'));
 writeFileSync(join(dir, 'parent.json'), payload(dir, undefined));
@@ -30,28 +45,58 @@ spawnSync(pgx, ['agent', 'hook', 'pre-tool-use'], { env, input: payload(dir, 'ab
 spawnSync(pgx, ['agent', 'broker', 'start', '--cwd', dir], { env, stdio: 'ignore' });
 
 // The routed branch's libpq variables for the unrouted psql below (the password in a 0600 passfile, never an argv).
-const branchEnv = Object.fromEntries(execFileSync(pgx, ['agent', 'exec', '--agent', 'abenchagent000001', '--cwd', dir, '--', 'env', '-0'], { env: { ...env, CLAUDE_CODE_SESSION_ID: session } }).toString().split('\0').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const branchEnv = Object.fromEntries(
+  execFileSync(pgx, ['agent', 'exec', '--agent', 'abenchagent000001', '--cwd', dir, '--', 'env', '-0'], {
+    env: { ...env, CLAUDE_CODE_SESSION_ID: session },
+  })
+    .toString()
+    .split('\0')
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
 writeFileSync(join(dir, 'pgpass'), `*:*:*:*:${branchEnv.PGPASSWORD ?? ''}\n`, { mode: 0o600 });
-const unroutedEnv = ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'].map((k) => `${k}=${branchEnv[k]}`).join(' ') + ` PGPASSFILE=${join(dir, 'pgpass')}`;
+const unroutedEnv =
+  ['PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE'].map((k) => `${k}=${branchEnv[k]}`).join(' ') +
+  ` PGPASSFILE=${join(dir, 'pgpass')}`;
 const cases = [
   ['node -e 0', `${process.execPath} -e 0`],
   ['pgx --version', `${pgx} --version`],
   ['hook pre-tool-use, parent (no agent_id)', `${pgx} agent hook pre-tool-use < ${join(dir, 'parent.json')}`],
-  ['hook pre-tool-use, out of scope (no db)', `env -u CLAUDE_PROJECT_DIR ${pgx} agent hook pre-tool-use < ${join(outside, 'in.json')}`],
+  [
+    'hook pre-tool-use, out of scope (no db)',
+    `env -u CLAUDE_PROJECT_DIR ${pgx} agent hook pre-tool-use < ${join(outside, 'in.json')}`,
+  ],
   ['hook pre-tool-use, subagent (attach + rewrite)', `${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
   // the routed form the PreToolUse rewrite writes (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands)
-  ['agent exec --agent (routed, attach) -- true', `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
+  [
+    'agent exec --agent (routed, attach) -- true',
+    `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`,
+  ],
   ['agent exec --id (attach) -- true', `${pgx} agent exec --id bench --keep --cwd ${dir} -- true`],
   // the same two without the broker (PGX_BROKER=0): each process does the work itself, as before the broker
-  ['hook pre-tool-use, subagent, no broker', `env PGX_BROKER=0 ${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`],
-  ['agent exec --agent, no broker', `env PGX_BROKER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`],
+  [
+    'hook pre-tool-use, subagent, no broker',
+    `env PGX_BROKER=0 ${pgx} agent hook pre-tool-use < ${join(dir, 'in.json')}`,
+  ],
+  [
+    'agent exec --agent, no broker',
+    `env PGX_BROKER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- true`,
+  ],
   // issue #21 item 3 (decision 230): one psql, unrouted vs routed as the rewrite runs it, by the sh launcher and by node
   ["psql -c 'select 1', unrouted (same branch)", `env ${unroutedEnv} psql -X -q -c 'select 1'`],
-  ["psql -c 'select 1', routed, sh launcher", `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`],
+  [
+    "psql -c 'select 1', routed, sh launcher",
+    `env CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`,
+  ],
   // the same, with the session's libpq variables in the command's environment (SessionStart's CLAUDE_ENV_FILE exports
   // them): one broker serves it all the same (decision 442), where the socket key once took every PG* variable
-  ["psql -c 'select 1', routed, sh launcher, session PG* set", `env CLAUDE_CODE_SESSION_ID=${session} ${unroutedEnv} PGSSLMODE=disable ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`],
-  ["psql -c 'select 1', routed, node launcher", `env PGX_SHELL_LAUNCHER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`],
+  [
+    "psql -c 'select 1', routed, sh launcher, session PG* set",
+    `env CLAUDE_CODE_SESSION_ID=${session} ${unroutedEnv} PGSSLMODE=disable ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`,
+  ],
+  [
+    "psql -c 'select 1', routed, node launcher",
+    `env PGX_SHELL_LAUNCHER=0 CLAUDE_CODE_SESSION_ID=${session} ${pgx} agent exec --agent abenchagent000001 --cwd ${dir} -- /bin/bash -c "psql -X -q -c 'select 1'"`,
+  ],
 ];
 
 const hasHyperfine = spawnSync('hyperfine', ['--version']).status === 0;
@@ -59,7 +104,11 @@ const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = [];
 if (hasHyperfine) {
   const out = join(dir, 'hf.json');
-  execFileSync('hyperfine', ['--warmup', '3', '--runs', String(runs), '--export-json', out, ...cases.map(([, c]) => c)], { env, cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    'hyperfine',
+    ['--warmup', '3', '--runs', String(runs), '--export-json', out, ...cases.map(([, c]) => c)],
+    { env, cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const hf = JSON.parse(readFileSync(out, 'utf8'));
   hf.results.forEach((r, i) => results.push([cases[i][0], r.median * 1000, r.user * 1000]));
 } else {
@@ -74,7 +123,9 @@ if (hasHyperfine) {
   cases.forEach(([name], j) => results.push([name, median(times[j]), NaN]));
 }
 const base = results[0][1];
-console.log(`\n${hasHyperfine ? 'hyperfine' : 'interleaved loop'}, ${runs} runs each, medians; ratio to \`node -e 0\`\n`);
+console.log(
+  `\n${hasHyperfine ? 'hyperfine' : 'interleaved loop'}, ${runs} runs each, medians; ratio to \`node -e 0\`\n`,
+);
 const baseUser = results[0][2];
 console.log('| case | median wall ms | ratio | mean user CPU ms | ratio |\n|---|---:|---:|---:|---:|');
 for (const [name, ms, user] of results) {
@@ -86,7 +137,8 @@ for (const [name, ms, user] of results) {
   const unrouted = r("psql -c 'select 1', unrouted (same branch)");
   for (const how of ['sh launcher', 'sh launcher, session PG* set', 'node launcher']) {
     const routed = r(`psql -c 'select 1', routed, ${how}`);
-    if (routed && unrouted) console.log(`routed psql (${how}) vs unrouted: ${(routed / unrouted).toFixed(2)}× (goal ≤ 1.3×)`);
+    if (routed && unrouted)
+      console.log(`routed psql (${how}) vs unrouted: ${(routed / unrouted).toFixed(2)}× (goal ≤ 1.3×)`);
   }
 }
 
@@ -106,23 +158,35 @@ for (const d of [home, dir, outside]) rmSync(d, { recursive: true, force: true }
 async function hookRows() {
   const body = payload(dir, 'abenchagent000001');
   const parentBody = payload(dir, undefined);
-  const commandHook = (cmd, input = body, extra = {}) => () =>
-    new Promise((res) => {
-      const c = spawn('/bin/sh', ['-c', cmd], { env: { ...env, ...extra }, cwd: dir, stdio: ['pipe', 'pipe', 'ignore'] });
-      let out = '';
-      c.stdout.on('data', (d) => (out += d));
-      c.stdin.on('error', () => {});
-      c.stdin.end(input);
-      c.on('close', () => res(out));
-    });
+  const commandHook =
+    (cmd, input = body, extra = {}) =>
+    () =>
+      new Promise((res) => {
+        const c = spawn('/bin/sh', ['-c', cmd], {
+          env: { ...env, ...extra },
+          cwd: dir,
+          stdio: ['pipe', 'pipe', 'ignore'],
+        });
+        let out = '';
+        c.stdout.on('data', (d) => (out += d));
+        c.stdin.on('error', () => {});
+        c.stdin.end(input);
+        c.on('close', () => res(out));
+      });
   const entry = `'${pgx}' agent hook pre-tool-use`;
   const hookCases = [
     ['command hook `node -e 0` (does nothing)', commandHook(`${process.execPath} -e 0`)],
     ['command hook `cat > /dev/null`', commandHook('cat > /dev/null')],
     ['installed entry, subagent PreToolUse (sh → broker)', commandHook(entry)],
-    ['installed entry, subagent PreToolUse (node → broker: PGX_SHELL_LAUNCHER=0)', commandHook(entry, body, { PGX_SHELL_LAUNCHER: '0' })],
+    [
+      'installed entry, subagent PreToolUse (node → broker: PGX_SHELL_LAUNCHER=0)',
+      commandHook(entry, body, { PGX_SHELL_LAUNCHER: '0' }),
+    ],
     ['installed entry, parent PreToolUse (sh → broker)', commandHook(entry, parentBody)],
-    ['installed entry, parent PreToolUse (node: PGX_SHELL_LAUNCHER=0)', commandHook(entry, parentBody, { PGX_SHELL_LAUNCHER: '0' })],
+    [
+      'installed entry, parent PreToolUse (node: PGX_SHELL_LAUNCHER=0)',
+      commandHook(entry, parentBody, { PGX_SHELL_LAUNCHER: '0' }),
+    ],
   ];
   const first = await hookCases[2][1]();
   const rewritten = /"updatedInput"/.test(first) && /--agent abenchagent000001/.test(first);
@@ -137,13 +201,21 @@ async function hookRows() {
     }
   }
   const med = times.map((t) => median(t));
-  console.log(`\nOne PreToolUse as Claude Code sees it (a sh -c child of a long-lived process), interleaved, median of ${hookRuns}; ratio to the do-nothing node hook`);
+  console.log(
+    `\nOne PreToolUse as Claude Code sees it (a sh -c child of a long-lived process), interleaved, median of ${hookRuns}; ratio to the do-nothing node hook`,
+  );
   if (!rewritten) console.log(`(warning: the sh path's answer was not the subagent's rewrite: ${first.slice(0, 200)})`);
   console.log(`(the sh path's answer is ${sameAsNode ? 'byte-identical to' : 'NOT the same as'} the node path's)`);
   console.log('\n| case | median ms | ratio |\n|---|---:|---:|');
-  hookCases.forEach(([name], j) => console.log(`| ${name} | ${med[j].toFixed(1)} | ${(med[j] / med[0]).toFixed(2)}× |`));
-  console.log(`\none subagent PreToolUse through the installed entry vs a node do-nothing command hook: ${(med[2] / med[0]).toFixed(2)}× (goal ≤ 0.3×; node path ${(med[3] / med[0]).toFixed(2)}×)`);
-  console.log(`node processes started per subagent Bash command (the installed PreToolUse entries, run as Claude Code runs them): ${nodeProcessesPerBash()}`);
+  hookCases.forEach(([name], j) =>
+    console.log(`| ${name} | ${med[j].toFixed(1)} | ${(med[j] / med[0]).toFixed(2)}× |`),
+  );
+  console.log(
+    `\none subagent PreToolUse through the installed entry vs a node do-nothing command hook: ${(med[2] / med[0]).toFixed(2)}× (goal ≤ 0.3×; node path ${(med[3] / med[0]).toFixed(2)}×)`,
+  );
+  console.log(
+    `node processes started per subagent Bash command (the installed PreToolUse entries, run as Claude Code runs them): ${nodeProcessesPerBash()}`,
+  );
 }
 
 /**
@@ -160,9 +232,18 @@ function nodeProcessesPerBash() {
     const shim = join(root, 'shim');
     mkdirSync(shim);
     const count = join(root, 'count');
-    writeFileSync(join(shim, 'node'), `#!/bin/sh\necho x >> '${count}'\nexec '${process.execPath}' "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(shim, 'node'), `#!/bin/sh\necho x >> '${count}'\nexec '${process.execPath}' "$@"\n`, {
+      mode: 0o755,
+    });
     symlinkSync(pgx, join(shim, 'pgx')); // the project-scope entry runs the first pgx on PATH, as an npm install puts it there
-    if (spawnSync(pgx, ['agent', 'install', 'claude', '--json'], { cwd: proj, env: { ...env, HOME: root, PATH: `${shim}:${env.PATH}` }, stdio: 'ignore' }).status !== 0) return 'n/a (install failed)';
+    if (
+      spawnSync(pgx, ['agent', 'install', 'claude', '--json'], {
+        cwd: proj,
+        env: { ...env, HOME: root, PATH: `${shim}:${env.PATH}` },
+        stdio: 'ignore',
+      }).status !== 0
+    )
+      return 'n/a (install failed)';
     rmSync(count, { force: true }); // the install's own node start is not a hook's
     let entries = 0;
     for (const f of ['settings.json', 'settings.local.json']) {
@@ -173,7 +254,11 @@ function nodeProcessesPerBash() {
         if (m !== undefined && m !== '' && m !== '*' && !new RegExp(`^(?:${m})$`).test('Bash')) continue;
         for (const h of (group.hooks ?? []).filter((x) => x.type === 'command')) {
           entries++;
-          spawnSync('/bin/sh', ['-c', h.command], { cwd: dir, env: { ...env, PATH: `${shim}:${env.PATH}` }, input: payload(dir, 'abenchagent000001') });
+          spawnSync('/bin/sh', ['-c', h.command], {
+            cwd: dir,
+            env: { ...env, PATH: `${shim}:${env.PATH}` },
+            input: payload(dir, 'abenchagent000001'),
+          });
         }
       }
     }

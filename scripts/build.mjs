@@ -31,10 +31,17 @@ const cliOnly = {
     b.onResolve({ filter: /^\.\/(source-import|template-admin)\.js$/ }, (args) =>
       /[\\/]src[\\/]engine[\\/]api\.ts$/.test(args.importer) ? { path: args.path, namespace: 'cli-only' } : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({ contents: `throw new Error('pgx: ${args.path} is not in the hot-path bundle');`, loader: 'js' }));
+    b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({
+      contents: `throw new Error('pgx: ${args.path} is not in the hot-path bundle');`,
+      loader: 'js',
+    }));
     // Masking (src/mask/apply.ts, ~21 KB): a hook runs it only when it builds a masked template of the user's own
     // database, so the hot-path bundles require it from its own file, dist/mask.cjs, at that moment (decision 464).
-    b.onResolve({ filter: /^\.\.\/mask\/apply\.js$/ }, (args) => (/[\\/]src[\\/]engine[\\/](api|template)\.ts$/.test(args.importer) ? { path: './mask.cjs', external: true } : undefined));
+    b.onResolve({ filter: /^\.\.\/mask\/apply\.js$/ }, (args) =>
+      /[\\/]src[\\/]engine[\\/](api|template)\.ts$/.test(args.importer)
+        ? { path: './mask.cjs', external: true }
+        : undefined,
+    );
   },
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
@@ -46,14 +53,17 @@ const buildId = (() => {
   const h = createHash('sha256');
   const root = fileURLToPath(new URL('..', import.meta.url));
   const walk = (rel) => {
-    for (const e of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const e of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
       const p = `${rel}/${e.name}`; // relative: a clone elsewhere builds the same id
       if (e.isDirectory()) walk(p);
       else h.update(p).update(readFileSync(join(root, p)));
     }
   };
   walk('src');
-  for (const f of ['../package.json', '../package-lock.json']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
+  for (const f of ['../package.json', '../package-lock.json'])
+    h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
   return h.digest('hex').slice(0, 16);
 })();
 const common = {
@@ -75,7 +85,9 @@ await build({
   splitting: true,
   format: 'esm',
   chunkNames: 'chunks/[name]-[hash]',
-  banner: { js: "import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);",
+  },
 });
 // The hot path (the hooks, the routed exec): each a single CommonJS file, pg inlined. Node loads one CJS file
 // ~20 ms faster than the same code as ESM modules and chunks (measured 2026-12-01: user CPU 143 vs 163 ms, node -e 0

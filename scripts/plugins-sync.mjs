@@ -17,7 +17,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const check = args.includes('--check');
 const dirArg = args.indexOf('--plugin-dir');
-const PLUGIN = resolve(dirArg >= 0 ? args[dirArg + 1] ?? '' : join(ROOT, 'plugins', 'claude', 'pgx'));
+const PLUGIN = resolve(dirArg >= 0 ? (args[dirArg + 1] ?? '') : join(ROOT, 'plugins', 'claude', 'pgx'));
 const unknown = args.filter((a, i) => a !== '--check' && a !== '--plugin-dir' && !(dirArg >= 0 && i === dirArg + 1));
 if (unknown.length || (dirArg >= 0 && !args[dirArg + 1])) {
   process.stderr.write(`usage: node scripts/plugins-sync.mjs [--check] [--plugin-dir <dir>]\n`);
@@ -46,14 +46,20 @@ function walk(dir) {
  */
 async function pluginHooksText() {
   const out = await build({
-    stdin: { contents: "export { pluginHooksText } from './src/hooks/claude/settings-entries.ts';", resolveDir: ROOT, loader: 'ts' },
+    stdin: {
+      contents: "export { pluginHooksText } from './src/hooks/claude/settings-entries.ts';",
+      resolveDir: ROOT,
+      loader: 'ts',
+    },
     bundle: true,
     format: 'esm',
     platform: 'node',
     write: false,
     logLevel: 'warning',
   });
-  const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].contents).toString('base64')}`);
+  const mod = await import(
+    `data:text/javascript;base64,${Buffer.from(out.outputFiles[0].contents).toString('base64')}`
+  );
   return mod.pluginHooksText();
 }
 
@@ -61,7 +67,8 @@ async function pluginHooksText() {
 async function wanted() {
   const files = new Map();
   const copyTree = (from, to) => {
-    for (const f of walk(join(ROOT, from))) files.set(join(to, f), { data: readFileSync(join(ROOT, from, f)), mode: 0o644 });
+    for (const f of walk(join(ROOT, from)))
+      files.set(join(to, f), { data: readFileSync(join(ROOT, from, f)), mode: 0o644 });
   };
   copyTree('dist', 'dist');
   copyTree('skill', join('skills', 'pgx'));
@@ -70,7 +77,10 @@ async function wanted() {
   const manifestPath = join(PLUGIN, '.claude-plugin', 'plugin.json');
   const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : { name: 'pgx' };
   manifest.version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
-  files.set(join('.claude-plugin', 'plugin.json'), { data: Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), mode: 0o644 });
+  files.set(join('.claude-plugin', 'plugin.json'), {
+    data: Buffer.from(JSON.stringify(manifest, null, 2) + '\n'),
+    mode: 0o644,
+  });
   files.set(join('hooks', 'hooks.json'), { data: Buffer.from(await pluginHooksText()), mode: 0o644 });
   return files;
 }
@@ -99,7 +109,9 @@ if (check) {
     process.stdout.write(`plugins-sync: ${shown} is in sync (${want.size} files)\n`);
     process.exit(0);
   }
-  process.stdout.write(`plugins-sync: ${shown} differs from its sources (run \`npm run build && npm run plugins:sync\`):\n`);
+  process.stdout.write(
+    `plugins-sync: ${shown} differs from its sources (run \`npm run build && npm run plugins:sync\`):\n`,
+  );
   for (const d of drift) process.stdout.write(`  ${d.why.padEnd(7)} ${join(shown, d.rel)}\n`);
   process.exit(1);
 }
@@ -115,4 +127,6 @@ for (const d of drift) {
   writeFileSync(p, w.data);
   chmodSync(p, w.mode);
 }
-process.stdout.write(`plugins-sync: ${drift.length ? `updated ${drift.length} file(s) in` : 'nothing to do for'} ${shown}\n`);
+process.stdout.write(
+  `plugins-sync: ${drift.length ? `updated ${drift.length} file(s) in` : 'nothing to do for'} ${shown}\n`,
+);

@@ -6,7 +6,15 @@ import { lstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { spawnDetachedOnce } from '../lib/processes.js';
 
-import { brokerDisabled, socketKey, environmentMaterial, socketDir, socketPath, type BrokerRequest, type BrokerResponse } from './protocol.js';
+import {
+  brokerDisabled,
+  socketKey,
+  environmentMaterial,
+  socketDir,
+  socketPath,
+  type BrokerRequest,
+  type BrokerResponse,
+} from './protocol.js';
 
 // node:net and node:child_process load only when used, and by require: a dynamic import() would start node's ES
 // module loader in this CommonJS entry (~3 ms of a hook's start-up).
@@ -30,10 +38,15 @@ export function brokerAddress(env: NodeJS.ProcessEnv, launcher: string, create =
   return path ? { fp, fpm, dir, path } : undefined;
 }
 
-export type Asked = { answer: BrokerResponse; failure?: undefined } | { answer?: undefined; failure: 'absent' | 'no-answer' | 'timeout' };
+export type Asked =
+  { answer: BrokerResponse; failure?: undefined } | { answer?: undefined; failure: 'absent' | 'no-answer' | 'timeout' };
 
 /** A request as the client writes it (the socket key and its material are added on the way). */
-export type BrokerAsk = BrokerRequest extends infer R ? (R extends BrokerRequest ? Omit<R, 'fp' | 'fpm'> : never) : never;
+export type BrokerAsk = BrokerRequest extends infer R
+  ? R extends BrokerRequest
+    ? Omit<R, 'fp' | 'fpm'>
+    : never
+  : never;
 
 function ownSocket(path: string): boolean {
   try {
@@ -45,7 +58,12 @@ function ownSocket(path: string): boolean {
 }
 
 /** Sends one request and waits up to timeoutMs for the answer. Never throws. */
-export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked> {
+export async function askBroker(
+  addr: BrokerAddress,
+  req: BrokerAsk,
+  timeoutMs: number,
+  onSent?: () => void,
+): Promise<Asked> {
   // A socket file another user left in a directory that was open to them once (decision 443) is never asked: only a
   // socket of this user's is (bin/pgx.js's sh part checks the same with -O).
   if (!ownSocket(addr.path)) return { failure: 'absent' };
@@ -86,7 +104,11 @@ export async function askBroker(addr: BrokerAddress, req: BrokerAsk, timeoutMs: 
  * Starts this environment's broker, detached, unless one is starting: `<socket>.starting` holds the starter's pid
  * for the broker's first second, so a burst of 20 hooks that find none starts one, not 20.
  */
-export async function startBroker(addr: BrokerAddress, launcher: string, env: NodeJS.ProcessEnv = process.env): Promise<'started' | 'starting' | 'failed'> {
+export async function startBroker(
+  addr: BrokerAddress,
+  launcher: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<'started' | 'starting' | 'failed'> {
   const started = spawnDetachedOnce(startingMarker(addr), {
     command: process.execPath,
     args: [launcher, 'agent', 'broker', 'serve'],
@@ -104,4 +126,3 @@ export async function startBroker(addr: BrokerAddress, launcher: string, env: No
 export function startingMarker(addr: BrokerAddress): string {
   return `${addr.path}.starting`;
 }
-

@@ -33,7 +33,16 @@ export class KeptConnections implements ConnectionReuse {
 
   private static key(p: ConnParams): string {
     // The password is part of what makes two connections interchangeable; the key stays in this process.
-    return JSON.stringify([p.host, p.port, p.user, p.password ?? '', p.database, p.sslmode ?? '', p.statementTimeoutMs ?? null, p.channelBinding ?? false]);
+    return JSON.stringify([
+      p.host,
+      p.port,
+      p.user,
+      p.password ?? '',
+      p.database,
+      p.sslmode ?? '',
+      p.statementTimeoutMs ?? null,
+      p.channelBinding ?? false,
+    ]);
   }
 
   async acquire(p: ConnParams, open: () => Promise<Db>) {
@@ -98,7 +107,8 @@ export class KeptConnections implements ConnectionReuse {
           .query('SELECT pg_advisory_unlock_all()')
           .then(() => {
             const idle = this.idleLent.get(k) ?? [];
-            if (this.closed || idle.length >= LENT_IDLE_PER_KEY || this.size >= this.limit || db.txStatus() !== 'I') return void db.close();
+            if (this.closed || idle.length >= LENT_IDLE_PER_KEY || this.size >= this.limit || db.txStatus() !== 'I')
+              return void db.close();
             idle.push({ db, since: Date.now() });
             this.idleLent.set(k, idle);
           })
@@ -118,7 +128,8 @@ export class KeptConnections implements ConnectionReuse {
 
   /** Closes connections nobody used for KEPT_IDLE_MS. */
   sweep(now = Date.now()): void {
-    for (const [k, list] of this.byKey) for (const c of [...list]) if (c.users === 0 && now - c.lastUsed >= KEPT_IDLE_MS) this.drop(k, c);
+    for (const [k, list] of this.byKey)
+      for (const c of [...list]) if (c.users === 0 && now - c.lastUsed >= KEPT_IDLE_MS) this.drop(k, c);
     for (const [k, idle] of this.idleLent) {
       const old = idle.filter((x) => now - x.since >= KEPT_IDLE_MS);
       for (const x of old) void x.db.close();
@@ -135,7 +146,8 @@ export class KeptConnections implements ConnectionReuse {
     let oldest: { at: number; close: () => void } | undefined;
     for (const [k, list] of this.byKey)
       for (const c of list)
-        if (c.users === 0 && (!oldest || c.lastUsed < oldest.at)) oldest = { at: c.lastUsed, close: () => this.drop(k, c) };
+        if (c.users === 0 && (!oldest || c.lastUsed < oldest.at))
+          oldest = { at: c.lastUsed, close: () => this.drop(k, c) };
     for (const [k, idle] of this.idleLent)
       for (const x of idle)
         if (!oldest || x.since < oldest.at)
@@ -168,6 +180,9 @@ export class KeptConnections implements ConnectionReuse {
     const lent = [...this.idleLent.values()].flat();
     this.byKey.clear();
     this.idleLent.clear();
-    await Promise.all([...all.map((c) => c.db.then((d) => d.close()).catch(() => {})), ...lent.map((x) => x.db.close())]);
+    await Promise.all([
+      ...all.map((c) => c.db.then((d) => d.close()).catch(() => {})),
+      ...lent.map((x) => x.db.close()),
+    ]);
   }
 }

@@ -23,7 +23,8 @@ export async function findBrokers(own?: BrokerAddress): Promise<FoundBroker[]> {
     if (!m) continue;
     const addr = { fp: m[1]!, fpm: '', dir: dir!, path: join(dir!, f) };
     const asked = await askBroker(addr, { op: 'status' }, 2000);
-    if (asked.answer && 'status' in asked.answer) found.push({ ...asked.answer.status, socket: addr.path, this_environment: addr.fp === own?.fp });
+    if (asked.answer && 'status' in asked.answer)
+      found.push({ ...asked.answer.status, socket: addr.path, this_environment: addr.fp === own?.fp });
   }
   return found;
 }
@@ -31,7 +32,9 @@ export async function findBrokers(own?: BrokerAddress): Promise<FoundBroker[]> {
 /** Is `pid` a pgx broker of this user (its argv says `agent broker serve…`)? Only such a process is ever signalled. */
 function isOurBroker(pid: number): boolean {
   try {
-    return / agent broker serve(-http)?$/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    return / agent broker serve(-http)?$/.test(
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim(),
+    );
   } catch {
     return false;
   }

@@ -100,7 +100,9 @@ export function socketDirState(dir: string): 'private' | 'missing' | 'not-privat
  * but is not private (another user made that name first, it is a link, or it is open to others). Undefined when the
  * broker is off, missing (made on first use) or fine.
  */
-export function socketDirProblem(env: NodeJS.ProcessEnv = process.env): { dir: string; owner: number | undefined } | undefined {
+export function socketDirProblem(
+  env: NodeJS.ProcessEnv = process.env,
+): { dir: string; owner: number | undefined } | undefined {
   if (brokerDisabled(env)) return undefined;
   const dir = socketDirPath(env);
   if (!dir || socketDirState(dir) !== 'not-private') return undefined;
@@ -152,7 +154,16 @@ export function requestEnv(env: NodeJS.ProcessEnv): RequestEnv {
 export type BrokerRequest =
   | { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; env: RequestEnv }
   /** A routed exec: a subagent's (`agent`), or a Codex session's own (`session`, which fails open: decision 205). */
-  | ({ op: 'exec'; fp: string; fpm: string; cwdFlag?: string; cwd: string; env: RequestEnv; command: string[]; pid?: number } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
+  | ({
+      op: 'exec';
+      fp: string;
+      fpm: string;
+      cwdFlag?: string;
+      cwd: string;
+      env: RequestEnv;
+      command: string[];
+      pid?: number;
+    } & ({ agent: string; session?: undefined } | { session: string; agent?: undefined }))
   | { op: 'status'; fp: string; fpm: string }
   | { op: 'stop'; fp: string; fpm: string };
 

@@ -12,19 +12,30 @@ import { describeError } from '../lib/errors.js';
 import { idSchema } from '../engine/identity.js';
 import { brokerAddress, askBroker, startingMarker, type BrokerAddress } from './client.js';
 import { KeptConnections } from './connections.js';
-import { BUILD_ID, idleExitMs, listenInPlace, MAX_REQUEST_BYTES, type BrokerResponse, type BrokerStatus, type RequestEnv } from './protocol.js';
+import {
+  BUILD_ID,
+  idleExitMs,
+  listenInPlace,
+  MAX_REQUEST_BYTES,
+  type BrokerResponse,
+  type BrokerStatus,
+  type RequestEnv,
+} from './protocol.js';
 import { serveShellLauncher, shellSocketPath, type ParseExec } from './shell-launcher.js';
 
 /** How long a connection attempt may wait for the server's accept (a burst of SubagentStarts); each hook's own
  * deadline still bounds its whole answer. PGX_CONNECT_TIMEOUT_MS or a URL's connect_timeout win over it. */
 export const BROKER_CONNECT_TIMEOUT_MS = 15_000;
 
-
 /**
  * A request's bytes, up to MAX_REQUEST_BYTES: past it `onTooBig` runs (the HTTP side answers 413), else the stream
  * is destroyed; either way `onEnd` never runs.
  */
-export function collectRequest(stream: NodeJS.ReadableStream & { destroy(): void }, onEnd: (body: Buffer) => void, onTooBig: () => void = () => stream.destroy()): void {
+export function collectRequest(
+  stream: NodeJS.ReadableStream & { destroy(): void },
+  onEnd: (body: Buffer) => void,
+  onTooBig: () => void = () => stream.destroy(),
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
@@ -57,12 +68,21 @@ export function runAfterAnswer(fns: readonly (() => void)[]): void {
  * A broker's watch: sweeps its kept connections, and closes it once nobody can reach it (`reachable` false: replaced)
  * or once it has been idle for idleMs. Returns the timer, for close() to clear.
  */
-export function watchBroker(w: { kept: KeptConnections; reachable: () => boolean; idle: () => boolean; idleMs: number; close: () => Promise<void> }): NodeJS.Timeout {
-  return setInterval(() => {
-    w.kept.sweep();
-    if (!w.reachable()) void w.close();
-    else if (w.idle()) void w.close();
-  }, Math.max(50, Math.min(w.idleMs / 4, 15_000)));
+export function watchBroker(w: {
+  kept: KeptConnections;
+  reachable: () => boolean;
+  idle: () => boolean;
+  idleMs: number;
+  close: () => Promise<void>;
+}): NodeJS.Timeout {
+  return setInterval(
+    () => {
+      w.kept.sweep();
+      if (!w.reachable()) void w.close();
+      else if (w.idle()) void w.close();
+    },
+    Math.max(50, Math.min(w.idleMs / 4, 15_000)),
+  );
 }
 
 const env = z.record(z.string(), z.string());
@@ -71,8 +91,26 @@ const requestSchema = z.union([
   z.object({ op: z.literal('hook'), ...id, event: z.string(), stdin: z.string(), cwd: z.string(), env }),
   // a subagent's routed exec (agent) or a Codex session's own (session): exactly one of them
   // pid: the launcher asking, whose process tree the routing judges and records (exec/routed-ancestry.ts)
-  z.object({ op: z.literal('exec'), ...id, agent: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), env, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
-  z.object({ op: z.literal('exec'), ...id, session: idSchema, cwdFlag: z.optional(z.string()), cwd: z.string(), env, command: z.array(z.string()).check(z.minLength(1)), pid: z.optional(z.number()) }),
+  z.object({
+    op: z.literal('exec'),
+    ...id,
+    agent: idSchema,
+    cwdFlag: z.optional(z.string()),
+    cwd: z.string(),
+    env,
+    command: z.array(z.string()).check(z.minLength(1)),
+    pid: z.optional(z.number()),
+  }),
+  z.object({
+    op: z.literal('exec'),
+    ...id,
+    session: idSchema,
+    cwdFlag: z.optional(z.string()),
+    cwd: z.string(),
+    env,
+    command: z.array(z.string()).check(z.minLength(1)),
+    pid: z.optional(z.number()),
+  }),
   // Anyone of this user may ask any of its brokers how it is, or stop it (`agent broker status|stop` from a terminal
   // whose environment differs from the hooks'): the socket's name is enough.
   z.object({ op: z.literal('status'), fp: z.string(), fpm: z.optional(z.string()) }),
@@ -116,7 +154,11 @@ export interface BrokerHandle {
  * name). Resolves 'running' at once when a broker for this environment already answers, 'unavailable' when there is
  * no private socket directory.
  */
-export async function serveBroker(opts: { launcher: string; work: BrokerWork; onClose?: () => void }): Promise<BrokerHandle | 'running' | 'unavailable'> {
+export async function serveBroker(opts: {
+  launcher: string;
+  work: BrokerWork;
+  onClose?: () => void;
+}): Promise<BrokerHandle | 'running' | 'unavailable'> {
   const found = brokerAddress(process.env, opts.launcher, true);
   if (!found) return 'unavailable';
   const address: BrokerAddress = found;
@@ -134,7 +176,12 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
 
   // Each request's environment is the requester's, whole, from the request alone: one broker serves every environment
   // of its user (PG*, PGX_HOME, PGX_DATABASE_URL…), and its own environment is only the one it happened to start in.
-  const contextOf = (e: RequestEnv): RequestContext => ({ env: { ...e }, reuse: kept, connectWaitMs: BROKER_CONNECT_TIMEOUT_MS, afterAnswer: later });
+  const contextOf = (e: RequestEnv): RequestContext => ({
+    env: { ...e },
+    reuse: kept,
+    connectWaitMs: BROKER_CONNECT_TIMEOUT_MS,
+    afterAnswer: later,
+  });
 
   const status = (): BrokerStatus => ({
     pid: process.pid,
@@ -161,7 +208,8 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
 
   async function respond(req: Request): Promise<BrokerResponse> {
     // status and stop: any client of this user may ask any broker in its socket directory (`broker stop`, uninstall)
-    if (req.op !== 'status' && req.op !== 'stop' && (req.fp !== address.fp || req.fpm !== address.fpm)) return { fallback: 'another build or launcher' };
+    if (req.op !== 'status' && req.op !== 'stop' && (req.fp !== address.fp || req.fpm !== address.fpm))
+      return { fallback: 'another build or launcher' };
     switch (req.op) {
       case 'status':
         return { ok: true, status: status() };
@@ -178,7 +226,9 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
   /** A request's answer, whichever socket it came in on. */
   const answerOf = (raw: unknown): Promise<BrokerResponse> => {
     const r = requestSchema.safeParse(raw);
-    return (r.success ? respond(r.data) : Promise.resolve<BrokerResponse>({ fallback: 'unreadable request' })).catch((e: unknown): BrokerResponse => ({ fallback: `broker error: ${describeError(e).message}` }));
+    return (r.success ? respond(r.data) : Promise.resolve<BrokerResponse>({ fallback: 'unreadable request' })).catch(
+      (e: unknown): BrokerResponse => ({ fallback: `broker error: ${describeError(e).message}` }),
+    );
   };
 
   function onConnection(sock: Socket): void {
@@ -234,6 +284,12 @@ export async function serveBroker(opts: { launcher: string; work: BrokerWork; on
       opts.onClose?.();
     })());
   // ours() false: replaced, or its socket removed: nobody can reach it any more.
-  const tick = watchBroker({ kept, reachable: ours, idle: () => inFlight === 0 && Date.now() - lastRequest >= idleMs, idleMs, close });
+  const tick = watchBroker({
+    kept,
+    reachable: ours,
+    idle: () => inFlight === 0 && Date.now() - lastRequest >= idleMs,
+    idleMs,
+    close,
+  });
   return { address, close, status };
 }

@@ -21,16 +21,44 @@ import { readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { shellQuote } from '../lib/shell.js';
-import { BUILD_ID, environmentMaterial, listenInPlace, MAX_REQUEST_BYTES, socketDirState, type BrokerResponse, type RequestEnv } from './protocol.js';
+import {
+  BUILD_ID,
+  environmentMaterial,
+  listenInPlace,
+  MAX_REQUEST_BYTES,
+  socketDirState,
+  type BrokerResponse,
+  type RequestEnv,
+} from './protocol.js';
 
 /** The argv form the launcher's sh part takes: what exec-argv.ts parseRoutedExec gives (wired in by the broker's command). */
 // The session form (a Codex parent's `--session`, decision 205) is parsed too, but the sh part sends only `--agent`.
-export type ParseExec = (argv: string[]) => { agent?: string; session?: string; cwd?: string; command: string[] } | undefined;
+export type ParseExec = (
+  argv: string[],
+) => { agent?: string; session?: string; cwd?: string; command: string[] } | undefined;
 
 /** The exec request the socket would have received, or why there is none (the launcher then execs node). */
-export type ShellExecRequest = { op: 'exec'; fp: string; fpm: string; agent: string; cwdFlag?: string; cwd: string; env: RequestEnv; command: string[]; pid: number };
+export type ShellExecRequest = {
+  op: 'exec';
+  fp: string;
+  fpm: string;
+  agent: string;
+  cwdFlag?: string;
+  cwd: string;
+  env: RequestEnv;
+  command: string[];
+  pid: number;
+};
 /** The hook request the socket would have received (its stdin read once the request is accepted). */
-export type ShellHookRequest = { op: 'hook'; fp: string; fpm: string; event: string; stdin: string; cwd: string; env: RequestEnv };
+export type ShellHookRequest = {
+  op: 'hook';
+  fp: string;
+  fpm: string;
+  event: string;
+  stdin: string;
+  cwd: string;
+  env: RequestEnv;
+};
 
 /** `<dir>/h-<key>.sock`: the launcher tries every such socket of its socket directory (bin/pgx.js). */
 export function shellSocketPath(dir: string, fp: string): string {
@@ -81,14 +109,25 @@ export function requestOfPid(pid: number, parseExec: ParseExec, fp: string): She
   if (typeof l === 'string') return l;
   const routed = parseExec(l.args);
   if (!routed || routed.agent === undefined) return 'not the rewrite form';
-  return { op: 'exec', fp, fpm: environmentMaterial(l.env, l.launcher), agent: routed.agent, cwdFlag: routed.cwd, cwd: l.cwd, env: l.env, command: routed.command, pid };
+  return {
+    op: 'exec',
+    fp,
+    fpm: environmentMaterial(l.env, l.launcher),
+    agent: routed.agent,
+    cwdFlag: routed.cwd,
+    cwd: l.cwd,
+    env: l.env,
+    command: routed.command,
+    pid,
+  };
 }
 
 /** The hook request for the launcher running as `pid` (`agent hook <event>`, exactly), its stdin still to come. */
 export function hookRequestOfPid(pid: number, event: string, fp: string): Omit<ShellHookRequest, 'stdin'> | string {
   const l = launcherOfPid(pid);
   if (typeof l === 'string') return l;
-  if (l.args.length !== 3 || l.args[0] !== 'agent' || l.args[1] !== 'hook' || l.args[2] !== event) return 'not the hook form';
+  if (l.args.length !== 3 || l.args[0] !== 'agent' || l.args[1] !== 'hook' || l.args[2] !== event)
+    return 'not the hook form';
   return { op: 'hook', fp, fpm: environmentMaterial(l.env, l.launcher), event, cwd: l.cwd, env: l.env };
 }
 
@@ -103,15 +142,20 @@ export const HOOK_END = '# pgx: end';
  */
 export function hookFailurePrint(event: string, why: string): string | undefined {
   // The session's own commands: they go on (fail open), and the user is told why, once, where they see it.
-  if (event === 'session-start') return JSON.stringify({ systemMessage: (`pgx WARNING: its broker could not answer this session's SessionStart hook (${why}), so this session's ` +
-`Bash commands use whatever database they did before. Run \`pgx agent doctor\`; a new session tries again.`) });
+  if (event === 'session-start')
+    return JSON.stringify({
+      systemMessage:
+        `pgx WARNING: its broker could not answer this session's SessionStart hook (${why}), so this session's ` +
+        `Bash commands use whatever database they did before. Run \`pgx agent doctor\`; a new session tries again.`,
+    });
   if (event !== 'pre-tool-use') return undefined;
   return JSON.stringify({
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',
-      permissionDecisionReason: (`pgx: its broker could not answer (${why}), so the command was not routed to your database branch and ` +
-`did not run. Retry it; if this repeats, run \`pgx agent broker stop\` and \`pgx agent doctor\`.`),
+      permissionDecisionReason:
+        `pgx: its broker could not answer (${why}), so the command was not routed to your database branch and ` +
+        `did not run. Retry it; if this repeats, run \`pgx agent broker stop\` and \`pgx agent doctor\`.`,
     },
   });
 }
@@ -194,7 +238,8 @@ export async function serveShellLauncher(opts: {
         .then((answer) => {
           let print: string | undefined;
           if ('ok' in answer && answer.ok && 'print' in answer) print = answer.print;
-          else if (!('ok' in answer && answer.ok && !('env' in answer) && !('status' in answer))) print = hookFailurePrint(head.event, 'fallback' in answer ? answer.fallback : 'no hook answer');
+          else if (!('ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)))
+            print = hookFailurePrint(head.event, 'fallback' in answer ? answer.fallback : 'no hook answer');
           const body = `${print ? print + '\n' : ''}${HOOK_END}`;
           res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
           res.end(body);
@@ -214,7 +259,8 @@ export async function serveShellLauncher(opts: {
     const request = requestOfPid(pid, opts.parseExec, opts.fp);
     if (typeof request === 'string') return refuse(res, request);
     // The launcher's own view of its argv: a pid of another process (another pid namespace) is never answered for it.
-    if (request.agent !== url.searchParams.get('agent') || request.cwdFlag !== url.searchParams.get('cwd')) return refuse(res, 'not this launcher');
+    if (request.agent !== url.searchParams.get('agent') || request.cwdFlag !== url.searchParams.get('cwd'))
+      return refuse(res, 'not this launcher');
     const answer = await opts.respond(request);
     const script = answerScript(answer, request.env);
     if (script === undefined) return refuse(res, 'fallback' in answer ? answer.fallback : 'not expressible in sh');

@@ -2,20 +2,42 @@
 import type { Command } from 'commander';
 import { withEngine, type Against, type DiffResult } from '../engine/api.js';
 import { paint } from '../lib/output.js';
-import { action, branchSelector, withBranchSelector, configFor, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import {
+  action,
+  branchSelector,
+  withBranchSelector,
+  configFor,
+  withCommon,
+  type CommonOpts,
+  type TargetOpts,
+} from './common.js';
 
 /** Registered by cli/commands.ts under `pgx agent`. */
 export const under = 'agent';
 
 export function register(agent: Command): void {
-  withBranchSelector(withCommon(agent.command('diff').description(("what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside " +
-"a routed command: the caller's own branch)"))), "a session's own branch (with --agent: that session's subagent)")
-    .option('--against <what>', 'parent (the branch it was forked from; none: the template), template, or a branch name', 'parent')
+  withBranchSelector(
+    withCommon(
+      agent
+        .command('diff')
+        .description(
+          'what a branch changed: schema objects added, dropped or altered, and rows per table (no selector inside ' +
+            "a routed command: the caller's own branch)",
+        ),
+    ),
+    "a session's own branch (with --agent: that session's subagent)",
+  )
+    .option(
+      '--against <what>',
+      'parent (the branch it was forked from; none: the template), template, or a branch name',
+      'parent',
+    )
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; against: string }>(async (opts, out) => {
         const config = configFor(opts);
         const sel = branchSelector(opts, process.env, 'diff');
-        const against: Against = opts.against === 'parent' || opts.against === 'template' ? opts.against : { branch: opts.against };
+        const against: Against =
+          opts.against === 'parent' || opts.against === 'template' ? opts.against : { branch: opts.against };
         const r = await withEngine(config, (e) => e.diff(sel, against));
         out.result(r, () => render(r));
       }),
@@ -24,22 +46,51 @@ export function register(agent: Command): void {
 
 /** Exactly one selector; none inside a routed command (`agent exec` sets PGX_BRANCH): the caller's own branch. */
 function render(r: DiffResult): string {
-  const what = r.against.kind === 'branch' ? 'branch' : r.against.parent_was_template ? 'the template: it has no parent branch' : r.against.kind === 'parent' ? 'its parent' : 'the template';
+  const what =
+    r.against.kind === 'branch'
+      ? 'branch'
+      : r.against.parent_was_template
+        ? 'the template: it has no parent branch'
+        : r.against.kind === 'parent'
+          ? 'its parent'
+          : 'the template';
   const lines = [`${r.branch} compared with ${r.against.database} (${what})`];
-  const schema = [...r.schema.added.map((c) => `  + ${c.kind} ${c.name}`), ...r.schema.dropped.map((c) => `  - ${c.kind} ${c.name}`), ...r.schema.altered.map((c) => `  ~ ${c.kind} ${c.name}`)];
+  const schema = [
+    ...r.schema.added.map((c) => `  + ${c.kind} ${c.name}`),
+    ...r.schema.dropped.map((c) => `  - ${c.kind} ${c.name}`),
+    ...r.schema.altered.map((c) => `  ~ ${c.kind} ${c.name}`),
+  ];
   if (schema.length) lines.push('schema:', ...schema);
   const b = r.bounds;
   if (r.data.length) {
-    lines.push(`rows (exact up to ${b.exact_max_rows} rows and ${Math.round(b.exact_max_bytes / 1048576)} MB per table; bigger tables are counted only):`);
+    lines.push(
+      `rows (exact up to ${b.exact_max_rows} rows and ${Math.round(b.exact_max_bytes / 1048576)} MB per table; bigger tables are counted only):`,
+    );
     for (const d of r.data) {
       if (d.compared === 'skipped') {
         lines.push(`  ${d.table}  not compared (time budget)`);
         continue;
       }
-      const n = [`+${d.rows_added}`, `-${d.rows_removed}`, d.rows_changed === null ? (d.compared === 'exact' ? '(no primary key: changed rows count as -1 +1)' : '(contents not compared)') : `~${d.rows_changed}`];
-      lines.push(`  ${d.table}  ${n.join(' ')}  ${d.compared === 'counts' ? paint(`counted only: ${d.base_rows} → ${d.branch_rows} rows`, 'yellow') : `${d.base_rows} → ${d.branch_rows} rows`}`);
+      const n = [
+        `+${d.rows_added}`,
+        `-${d.rows_removed}`,
+        d.rows_changed === null
+          ? d.compared === 'exact'
+            ? '(no primary key: changed rows count as -1 +1)'
+            : '(contents not compared)'
+          : `~${d.rows_changed}`,
+      ];
+      lines.push(
+        `  ${d.table}  ${n.join(' ')}  ${d.compared === 'counts' ? paint(`counted only: ${d.base_rows} → ${d.branch_rows} rows`, 'yellow') : `${d.base_rows} → ${d.branch_rows} rows`}`,
+      );
     }
   }
-  if (!r.changed) lines.push(paint(`no changes (${b.tables_compared} table(s) compared${b.tables_counts_only ? `, ${b.tables_counts_only} by counts only` : ''})`, 'dim'));
+  if (!r.changed)
+    lines.push(
+      paint(
+        `no changes (${b.tables_compared} table(s) compared${b.tables_counts_only ? `, ${b.tables_counts_only} by counts only` : ''})`,
+        'dim',
+      ),
+    );
   return lines.join('\n');
 }

@@ -4,13 +4,29 @@
 import type { Command } from 'commander';
 import { withEngine } from '../engine/api.js';
 import { finishFreeze } from '../hooks/claude/freeze-elsewhere.js';
-import { action, branchSelector, configFor, withBranchSelector, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import {
+  action,
+  branchSelector,
+  configFor,
+  withBranchSelector,
+  withCommon,
+  type CommonOpts,
+  type TargetOpts,
+} from './common.js';
 
 /** Registered by cli/commands.ts under `pgx agent`. */
 export const under = 'agent';
 
 export function register(agent: Command): void {
-  withBranchSelector(withCommon(agent.command('freeze').description("make the frozen copy of a branch that its subagents' branches are cloned from (or find a fresh one)")))
+  withBranchSelector(
+    withCommon(
+      agent
+        .command('freeze')
+        .description(
+          "make the frozen copy of a branch that its subagents' branches are cloned from (or find a fresh one)",
+        ),
+    ),
+  )
     .option('--after-ticket <n>', 'a copy begun after this fork ticket serves (what a hook passes)')
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; afterTicket?: string }>(async (opts, out) => {
@@ -20,8 +36,12 @@ export function register(agent: Command): void {
         try {
           const r = await withEngine(config, (e) => e.freeze(sel, opts.afterTicket));
           branch = r.branch;
-          out.result(r, () => (`${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} ` +
-`in ${r.elapsed_ms} ms`));
+          out.result(
+            r,
+            () =>
+              `${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} ` +
+              `in ${r.elapsed_ms} ms`,
+          );
         } finally {
           // started by a hook (its pid file): the next burst may start another
           if (opts.afterTicket !== undefined) finishFreeze(config, branch ?? opts.branch ?? '');

@@ -7,7 +7,13 @@ import { PgxError } from '../lib/errors.js';
 import { installClaude, uninstallClaude } from '../install/claude.js';
 import { settingsPathFor, type Scope } from '../install/hook-events.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import { installConfig, refuseNonProject, removeInstallConfig, settingsErrors, type ConfigRemoval } from './install-config.js';
+import {
+  installConfig,
+  refuseNonProject,
+  removeInstallConfig,
+  settingsErrors,
+  type ConfigRemoval,
+} from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
 import { pgxHome } from '../project/home.js';
@@ -35,18 +41,39 @@ export const under = 'agent';
 export function register(agent: Command): void {
   const scopeOpt = (c: Command) =>
     c
-      .option('--scope <scope>', 'project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)', 'project')
+      .option(
+        '--scope <scope>',
+        'project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)',
+        'project',
+      )
       .option('--cwd <dir>', 'project directory')
       .option('--dry-run', 'show what would change, write nothing')
       .option('--json', 'machine-readable output');
 
-  scopeOpt(agent.command('install').description('install the Claude Code hooks (six), the Codex CLI hooks (five, trusted) or the GitHub Copilot CLI hooks (six), idempotent').argument('<client>', '"claude", "codex" or "copilot"'))
-    .option('--here', 'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /')
-    .option('--no-rules', "write no permission rules: every routed subagent command then asks for approval")
-    .option('--allow-rule', '(kept for older scripts) the narrow permission rules are now always written; see --no-rules')
+  scopeOpt(
+    agent
+      .command('install')
+      .description(
+        'install the Claude Code hooks (six), the Codex CLI hooks (five, trusted) or the GitHub Copilot CLI hooks (six), idempotent',
+      )
+      .argument('<client>', '"claude", "codex" or "copilot"'),
+  )
+    .option(
+      '--here',
+      'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /',
+    )
+    .option('--no-rules', 'write no permission rules: every routed subagent command then asks for approval')
+    .option(
+      '--allow-rule',
+      '(kept for older scripts) the narrow permission rules are now always written; see --no-rules',
+    )
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
-    .option('--transport <transport>', ('(kept for older scripts) command, the only transport: the http one is retired, and an install moves ' +
-'an HTTP install back (decision 444)'), 'command')
+    .option(
+      '--transport <transport>',
+      '(kept for older scripts) command, the only transport: the http one is retired, and an install moves ' +
+        'an HTTP install back (decision 444)',
+      'command',
+    )
     .action(
       action<InstallOpts>(async (opts, out, cmd) => {
         const client = checkClient(cmd.args[0]);
@@ -66,29 +93,59 @@ export function register(agent: Command): void {
         const launcher = onPath ?? launcherPath();
         const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
         const r = settingsErrors(() =>
-          installClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), launcher, projectDir: scope === 'user' ? undefined : projectDir, rules: opts.rules !== false, dryRun: opts.dryRun, rulesPath }),
+          installClaude({
+            settingsPath: settingsPathFor(scope, projectDir, homedir()),
+            launcher,
+            projectDir: scope === 'user' ? undefined : projectDir,
+            rules: opts.rules !== false,
+            dryRun: opts.dryRun,
+            rulesPath,
+          }),
         );
-        const pathNote = scope !== 'project' || process.env.PGX_LAUNCHER ? null : !onPath ? (`  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it ` +
-`is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`) : onPath !== launcherPath() ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it` : null;
-        const verification: Verification = opts.dryRun ? { status: 'skipped', reason: 'dry run' } : opts.verify === false ? { status: 'skipped', reason: '--no-verify' } : await verifyIfNeeded(launcher);
+        const pathNote =
+          scope !== 'project' || process.env.PGX_LAUNCHER
+            ? null
+            : !onPath
+              ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent Bash command until it ` +
+                `is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`
+              : onPath !== launcherPath()
+                ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcherPath()}): the rules name it`
+                : null;
+        const verification: Verification = opts.dryRun
+          ? { status: 'skipped', reason: 'dry run' }
+          : opts.verify === false
+            ? { status: 'skipped', reason: '--no-verify' }
+            : await verifyIfNeeded(launcher);
         const value = { ...r, text: undefined, scope, launcher, ...config, verification };
         out.result(value, () =>
           [
-            configWritten ? (`${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] ` +
-`url / [project] source)`) : null,
+            configWritten
+              ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] ` +
+                `url / [project] source)`
+              : null,
             config.config_skipped,
             `${opts.dryRun ? 'would update' : r.changed ? 'updated' : 'unchanged'}: ${r.path}${r.local ? ' (no path of this machine: commit it)' : ''}`,
             r.added.length ? `  added:     ${r.added.join(', ')}` : null,
             r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
             r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-            ...r.rules.blanketRemoved.map((b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`),
-            r.rules.added.length ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)` : null,
+            ...r.rules.blanketRemoved.map(
+              (b) => `  removed the blanket rule ${b}: it approved every routed command, past your deny rules`,
+            ),
+            r.rules.added.length
+              ? `  permission rules added: ${r.rules.added.join(', ')} (routed commands get the decisions your own rules give them)`
+              : null,
             r.rulesSkipped ? `  no permission rules: ${r.rulesSkipped}` : null,
-            opts.rules === false ? '  no permission rules (--no-rules): every routed subagent command asks for approval' : null,
-            r.local && !r.local.ownHooks && opts.rules !== false ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}` : null,
-            r.httpRemoved ? (`  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): ` +
-`the hooks are command hooks again, which start no node when the broker answers (decision 444); restart ` +
-`the project's Claude Code sessions`) : null,
+            opts.rules === false
+              ? '  no permission rules (--no-rules): every routed subagent command asks for approval'
+              : null,
+            r.local && !r.local.ownHooks && opts.rules !== false
+              ? `  this machine's permission rules: ${r.local.path}${r.local.gitIgnored.status === 'added' ? ` (kept out of git by ${r.local.gitIgnored.exclude})` : r.local.gitIgnored.status === 'would-add' ? ` (would be kept out of git by ${r.local.gitIgnored.exclude})` : ''}`
+              : null,
+            r.httpRemoved
+              ? `  ${opts.dryRun ? 'would remove' : 'removed'} the retired HTTP transport's entries and secret (${r.httpRemoved.join(', ')}): ` +
+                `the hooks are command hooks again, which start no node when the broker answers (decision 444); restart ` +
+                `the project's Claude Code sessions`
+              : null,
             pathNote,
             verificationLine(verification),
             'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
@@ -99,7 +156,12 @@ export function register(agent: Command): void {
       }),
     );
 
-  scopeOpt(agent.command('uninstall').description("remove exactly pgx's hook entries and permission rules (codex: and their trust entries)").argument('<client>', '"claude", "codex" or "copilot"')).action(
+  scopeOpt(
+    agent
+      .command('uninstall')
+      .description("remove exactly pgx's hook entries and permission rules (codex: and their trust entries)")
+      .argument('<client>', '"claude", "codex" or "copilot"'),
+  ).action(
     action<InstallOpts>(async (opts, out, cmd) => {
       const client = checkClient(cmd.args[0]);
       if (client === 'codex') return uninstallCodexCommand(opts, out, cmd.getOptionValueSource('scope') === 'default');
@@ -108,13 +170,24 @@ export function register(agent: Command): void {
       const dir = resolve(opts.cwd ?? process.cwd());
       const projectDir = findConfigFile(dir) ? resolve(findConfigFile(dir)!, '..') : dir;
       const rulesPath = scope === 'project' ? settingsPathFor('local', projectDir, homedir()) : undefined;
-      const r = settingsErrors(() => uninstallClaude({ settingsPath: settingsPathFor(scope, projectDir, homedir()), dryRun: opts.dryRun, rulesPath }));
+      const r = settingsErrors(() =>
+        uninstallClaude({
+          settingsPath: settingsPathFor(scope, projectDir, homedir()),
+          dryRun: opts.dryRun,
+          rulesPath,
+        }),
+      );
       const fileRemoved = r.changed && !opts.dryRun && removeIfEmpty(r.path, scope);
       const local = r.local?.changed ? ` and ${r.local.path}${r.local.file_removed ? ', now empty: deleted' : ''}` : '';
       const config = removeInstallConfig(dir, { dryRun: opts.dryRun });
       out.result({ ...r, text: undefined, scope, file_removed: fileRemoved, ...config }, () =>
-        [(`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} ` +
-`(${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`), configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+        [
+          `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} ` +
+            `(${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`,
+          configLine(config, opts.dryRun),
+        ]
+          .filter(Boolean)
+          .join('\n'),
       );
     }),
   );
@@ -122,7 +195,14 @@ export function register(agent: Command): void {
 
 type Verification =
   | { status: 'skipped'; reason: string }
-  | { status: 'verified' | 'built-in' | 'failed'; claude_code: string; binary: string; failed?: string[]; elapsed_ms?: number; recorded?: string | null }
+  | {
+      status: 'verified' | 'built-in' | 'failed';
+      claude_code: string;
+      binary: string;
+      failed?: string[];
+      elapsed_ms?: number;
+      recorded?: string | null;
+    }
   | { status: 'error'; claude_code?: string; message: string };
 
 /**
@@ -136,11 +216,31 @@ async function verifyIfNeeded(launcher: string): Promise<Verification> {
   const version = claudeVersionOf(binary);
   if (!version) return { status: 'error', message: `${binary} --version printed no Claude Code version` };
   const home = pgxHome();
-  if (isVerifiedClaudeCode(version, process.env, home)) return { status: builtInVerified().includes(version) ? 'built-in' : 'verified', claude_code: version, binary, recorded: builtInVerified().includes(version) ? null : verdictsPath(home) };
-  process.stderr.write(`pgx: Claude Code ${version} is not verified yet: running \`pgx agent verify claude\` (under 2 minutes; --no-verify skips)\n`);
+  if (isVerifiedClaudeCode(version, process.env, home))
+    return {
+      status: builtInVerified().includes(version) ? 'built-in' : 'verified',
+      claude_code: version,
+      binary,
+      recorded: builtInVerified().includes(version) ? null : verdictsPath(home),
+    };
+  process.stderr.write(
+    `pgx: Claude Code ${version} is not verified yet: running \`pgx agent verify claude\` (under 2 minutes; --no-verify skips)\n`,
+  );
   try {
-    const r = await verifyClaudeCode({ claude: binary, home, pgxLauncher: launcher, progress: (line) => process.stderr.write(`pgx: ${line}\n`) });
-    return { status: r.verified ? 'verified' : 'failed', claude_code: r.claude_code, binary, failed: r.failed, elapsed_ms: r.elapsed_ms, recorded: r.recorded };
+    const r = await verifyClaudeCode({
+      claude: binary,
+      home,
+      pgxLauncher: launcher,
+      progress: (line) => process.stderr.write(`pgx: ${line}\n`),
+    });
+    return {
+      status: r.verified ? 'verified' : 'failed',
+      claude_code: r.claude_code,
+      binary,
+      failed: r.failed,
+      elapsed_ms: r.elapsed_ms,
+      recorded: r.recorded,
+    };
   } catch (e) {
     return { status: 'error', claude_code: version, message: e instanceof Error ? e.message : String(e) };
   }
@@ -149,19 +249,27 @@ async function verifyIfNeeded(launcher: string): Promise<Verification> {
 function verificationLine(v: Verification): string {
   switch (v.status) {
     case 'skipped':
-      return v.reason === 'no `claude` on PATH' ? ('  Claude Code: no `claude` on PATH, nothing to verify yet (SessionStart verifies the version it runs ' +
-'under; or `pgx agent verify claude --claude PATH`)') : `  Claude Code: not verified now (${v.reason})`;
+      return v.reason === 'no `claude` on PATH'
+        ? '  Claude Code: no `claude` on PATH, nothing to verify yet (SessionStart verifies the version it runs ' +
+            'under; or `pgx agent verify claude --claude PATH`)'
+        : `  Claude Code: not verified now (${v.reason})`;
     case 'built-in':
       return `  Claude Code ${v.claude_code}: verified (built in)`;
     case 'verified':
-      return (`  Claude Code ${v.claude_code}: verified on this machine${v.elapsed_ms ? ` (${(v.elapsed_ms / 1000).toFixed(0)} s)` : ''}, ` +
-`recorded in ${v.recorded}: routed commands get your rules' decisions with no extra prompt`);
+      return (
+        `  Claude Code ${v.claude_code}: verified on this machine${v.elapsed_ms ? ` (${(v.elapsed_ms / 1000).toFixed(0)} s)` : ''}, ` +
+        `recorded in ${v.recorded}: routed commands get your rules' decisions with no extra prompt`
+      );
     case 'failed':
-      return [(`  Claude Code ${v.claude_code}: NOT verified (${v.failed!.length} cells failed, e.g. ${v.failed![0]}); ` +
-`routed subagent commands ask for approval on it. \`pgx agent verify claude\` shows every cell`)].join('');
+      return [
+        `  Claude Code ${v.claude_code}: NOT verified (${v.failed!.length} cells failed, e.g. ${v.failed![0]}); ` +
+          `routed subagent commands ask for approval on it. \`pgx agent verify claude\` shows every cell`,
+      ].join('');
     case 'error':
-      return (`  Claude Code${v.claude_code ? ` ${v.claude_code}` : ''}: could not verify (${v.message}); routed subagent ` +
-`commands ask for approval until \`pgx agent verify claude\` succeeds`);
+      return (
+        `  Claude Code${v.claude_code ? ` ${v.claude_code}` : ''}: could not verify (${v.message}); routed subagent ` +
+        `commands ask for approval until \`pgx agent verify claude\` succeeds`
+      );
   }
 }
 
@@ -182,20 +290,33 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
 
 /** What uninstall did about the project's .pgx.toml, as a line (none when there was nothing to say). */
 function configLine(c: ConfigRemoval, dryRun?: boolean): string | null {
-  if (c.config_removed) return (`${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, ` +
-`and no pgx hooks left to read it)`);
+  if (c.config_removed)
+    return (
+      `${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, ` +
+      `and no pgx hooks left to read it)`
+    );
   return c.config_kept ? `kept ${c.config_kept}` : null;
 }
 
 function checkClient(client: string | undefined): 'claude' | 'codex' | 'copilot' {
-  if (client !== 'claude' && client !== 'codex' && client !== 'copilot') throw new PgxError('USAGE', `Unknown client "${client}".`, 'Use `claude` (Claude Code), `codex` (the Codex CLI) or `copilot` (the GitHub Copilot CLI): `pgx agent install claude`.');
+  if (client !== 'claude' && client !== 'codex' && client !== 'copilot')
+    throw new PgxError(
+      'USAGE',
+      `Unknown client "${client}".`,
+      'Use `claude` (Claude Code), `codex` (the Codex CLI) or `copilot` (the GitHub Copilot CLI): `pgx agent install claude`.',
+    );
   return client;
 }
 
 function codexScope(opts: InstallOpts, defaulted: boolean): CodexScope {
   // Codex's default: the user's $CODEX_HOME/hooks.json, which runs without trusting the whole project (decisions/201).
   const scope = defaulted ? 'user' : opts.scope;
-  if (scope !== 'user' && scope !== 'project') throw new PgxError('USAGE', `Unknown scope "${scope}" for codex.`, 'Use --scope user (the default: $CODEX_HOME/hooks.json) or --scope project (.codex/hooks.json).');
+  if (scope !== 'user' && scope !== 'project')
+    throw new PgxError(
+      'USAGE',
+      `Unknown scope "${scope}" for codex.`,
+      'Use --scope user (the default: $CODEX_HOME/hooks.json) or --scope project (.codex/hooks.json).',
+    );
   return scope;
 }
 
@@ -205,59 +326,102 @@ function projectDirOf(opts: InstallOpts): string {
 }
 
 async function installCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
-  if (opts.transport !== undefined && opts.transport !== 'command') throw new PgxError('USAGE', `Codex has no ${opts.transport} hooks.`, 'Install the Codex CLI hooks with the default --transport command.');
+  if (opts.transport !== undefined && opts.transport !== 'command')
+    throw new PgxError(
+      'USAGE',
+      `Codex has no ${opts.transport} hooks.`,
+      'Install the Codex CLI hooks with the default --transport command.',
+    );
   const scope = codexScope(opts, defaulted);
   const projectDir = projectDirOf(opts);
-  refuseNonProject(resolve(opts.cwd ?? process.cwd()), projectDir, { here: opts.here, client: 'codex', userScope: scope === 'user' });
+  refuseNonProject(resolve(opts.cwd ?? process.cwd()), projectDir, {
+    here: opts.here,
+    client: 'codex',
+    userScope: scope === 'user',
+  });
   const config = installConfig(projectDir, { here: opts.here, dryRun: opts.dryRun, userScope: scope === 'user' });
   const configWritten = config.config_written;
   const launcher = launcherPath();
-  const r = settingsErrors(() => installCodex({ scope, projectDir, codexHome: codexHome(), launcher, dryRun: opts.dryRun }));
+  const r = settingsErrors(() =>
+    installCodex({ scope, projectDir, codexHome: codexHome(), launcher, dryRun: opts.dryRun }),
+  );
   const sandbox = codexSandboxNote();
   // Project scope: the hooks find pgx on PATH (decisions/206); say where that is, or that it isn't.
   const onPath = scope === 'project' ? (pgxOnPath() ?? null) : undefined;
-  const pathNote = onPath === undefined ? null : onPath === null ? (`  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it ` +
-`is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`) : onPath !== launcher ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})` : null;
+  const pathNote =
+    onPath === undefined
+      ? null
+      : onPath === null
+        ? `  pgx is not on PATH here: the hooks find it there, and refuse every subagent shell command until it ` +
+          `is (after an npm --prefix ~/.local install: add ~/.local/bin to PATH)`
+        : onPath !== launcher
+          ? `  the hooks will run ${onPath} (the first pgx on PATH), not this one (${launcher})`
+          : null;
   const fileChanged = r.added.length + r.updated.length > 0;
-  out.result({ ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), ...config, sandbox }, () =>
-    [
-      configWritten ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)` : null,
-      config.config_skipped,
-      (`${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ` +
-`${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`),
-      r.added.length ? `  added:     ${r.added.join(', ')}` : null,
-      r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
-      r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
-      r.trusted.length ? (`  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] ` +
-`trusted_hash, as \`/hooks\` would record it)`) : `  trust: already recorded in ${r.config_path}`,
-      r.trust_moved.length ? `  kept the trust of hooks whose position moved: ${r.trust_moved.join(', ')}` : null,
-      r.project_trusted === false ? `  this project is not trusted in Codex yet: project hooks run only once it is (Codex asks when it first starts here)` : null,
-      pathNote,
-      `  sandbox: ${sandbox.text}`,
-      'next: start Codex in this project; `pgx agent doctor` checks the setup',
-    ]
-      .filter(Boolean)
-      .join('\n'),
+  out.result(
+    { ...r, scope, launcher, ...(onPath !== undefined ? { pgx_on_path: onPath } : {}), ...config, sandbox },
+    () =>
+      [
+        configWritten
+          ? `${opts.dryRun ? 'would write' : 'wrote'} ${configWritten} (uses the embedded local server; edit [server] url / [project] source)`
+          : null,
+        config.config_skipped,
+        `${opts.dryRun ? (fileChanged ? 'would update' : 'would leave unchanged') : fileChanged ? 'updated' : 'unchanged'}: ` +
+          `${r.path}${scope === 'project' ? ' (no path of this machine: commit it)' : ''}`,
+        r.added.length ? `  added:     ${r.added.join(', ')}` : null,
+        r.updated.length ? `  updated:   ${r.updated.join(', ')}` : null,
+        r.unchanged.length ? `  unchanged: ${r.unchanged.join(', ')}` : null,
+        r.trusted.length
+          ? `  trusted in ${r.config_path}: ${r.trusted.length} hook${r.trusted.length > 1 ? 's' : ''} (Codex's [hooks.state] ` +
+            `trusted_hash, as \`/hooks\` would record it)`
+          : `  trust: already recorded in ${r.config_path}`,
+        r.trust_moved.length ? `  kept the trust of hooks whose position moved: ${r.trust_moved.join(', ')}` : null,
+        r.project_trusted === false
+          ? `  this project is not trusted in Codex yet: project hooks run only once it is (Codex asks when it first starts here)`
+          : null,
+        pathNote,
+        `  sandbox: ${sandbox.text}`,
+        'next: start Codex in this project; `pgx agent doctor` checks the setup',
+      ]
+        .filter(Boolean)
+        .join('\n'),
   );
 }
 
 async function uninstallCodexCommand(opts: InstallOpts, out: Output, defaulted: boolean): Promise<void> {
   const scope = codexScope(opts, defaulted);
-  const r = settingsErrors(() => uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }));
+  const r = settingsErrors(() =>
+    uninstallCodex({ scope, projectDir: projectDirOf(opts), codexHome: codexHome(), dryRun: opts.dryRun }),
+  );
   const config = removeInstallConfig(resolve(opts.cwd ?? process.cwd()), { dryRun: opts.dryRun });
   out.result({ ...r, scope, ...config }, () =>
-    [(`${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} ` +
-`(${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`), configLine(config, opts.dryRun)].filter(Boolean).join('\n'),
+    [
+      `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}${r.removed.length ? `: ${r.removed.join(', ')}` : ''} ` +
+        `(${r.path}${r.untrusted.length ? `; ${r.untrusted.length} trust entries from ${r.config_path}` : ''})`,
+      configLine(config, opts.dryRun),
+    ]
+      .filter(Boolean)
+      .join('\n'),
   );
 }
 function checkTransport(transport: string | undefined): void {
   if (transport === undefined || transport === 'command') return;
-  if (transport === 'http') throw new PgxError('USAGE', ('The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over ' +
-'its unix socket with no node process, and no pgx process listens on TCP.'), 'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.');
-  throw new PgxError('USAGE', `Unknown transport "${transport}".`, 'Leave out --transport: command hooks are the only transport.');
+  if (transport === 'http')
+    throw new PgxError(
+      'USAGE',
+      'The HTTP transport is retired (decision 444): the command hooks now hand their work to your broker over ' +
+        'its unix socket with no node process, and no pgx process listens on TCP.',
+      'Run `pgx agent install claude` without --transport: it also moves an HTTP install back.',
+    );
+  throw new PgxError(
+    'USAGE',
+    `Unknown transport "${transport}".`,
+    'Leave out --transport: command hooks are the only transport.',
+  );
 }
 
 function checkScope(scope: string): Scope {
-  if (scope !== 'project' && scope !== 'user' && scope !== 'local') throw new PgxError('USAGE', `Unknown scope "${scope}".`, 'Use --scope project, local or user.');
+  if (scope !== 'project' && scope !== 'user' && scope !== 'local')
+    throw new PgxError('USAGE', `Unknown scope "${scope}".`, 'Use --scope project, local or user.');
   return scope;
 }

@@ -3,17 +3,40 @@ import type { Command } from 'commander';
 import { PgxError } from '../lib/errors.js';
 import { withEngine, type ResetResult } from '../engine/api.js';
 import { table } from '../lib/output.js';
-import { action, branchSelector, withBranchSelector, configFor, projectConfigFor, targetFrom, withCommon, type CommonOpts, type TargetOpts } from './common.js';
+import {
+  action,
+  branchSelector,
+  withBranchSelector,
+  configFor,
+  projectConfigFor,
+  targetFrom,
+  withCommon,
+  type CommonOpts,
+  type TargetOpts,
+} from './common.js';
 
 /** Registered by cli/commands.ts under `pgx agent`. */
 export const under = 'agent';
 
 export function register(agent: Command): void {
-  withBranchSelector(withCommon(agent.command('reset').description("put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN")))
-    .option('--to <what>', 'parent (default: its session\'s branch, or the template) or template', 'parent')
+  withBranchSelector(
+    withCommon(
+      agent
+        .command('reset')
+        .description(
+          "put a branch back to its parent's current state (its session's branch, or the template), keeping its name, role and DSN",
+        ),
+    ),
+  )
+    .option('--to <what>', "parent (default: its session's branch, or the template) or template", 'parent')
     .action(
       action<CommonOpts & TargetOpts & { branch?: string; to: string }>(async (opts, out) => {
-        if (opts.to !== 'parent' && opts.to !== 'template') throw new PgxError('USAGE', `--to must be parent or template (got "${opts.to}").`, 'e.g. `pgx agent reset --to template`.');
+        if (opts.to !== 'parent' && opts.to !== 'template')
+          throw new PgxError(
+            'USAGE',
+            `--to must be parent or template (got "${opts.to}").`,
+            'e.g. `pgx agent reset --to template`.',
+          );
         const sel = branchSelector(opts, process.env, 'reset');
         const config = configFor(opts);
         const r = await withEngine(config, (e) => e.reset(sel, opts.to as 'parent' | 'template'));
@@ -21,8 +44,14 @@ export function register(agent: Command): void {
       }),
     );
 
-  withCommon(agent.command('adopt').description(("make the session's branch a copy of a subagent's branch (same session DSN; the session branch's backends " +
-"are terminated first)")))
+  withCommon(
+    agent
+      .command('adopt')
+      .description(
+        "make the session's branch a copy of a subagent's branch (same session DSN; the session branch's backends " +
+          'are terminated first)',
+      ),
+  )
     .requiredOption('--agent <id>', 'the subagent whose branch the session takes')
     .action(
       action<CommonOpts & { agent: string }>(async (opts, out) => {
@@ -39,5 +68,8 @@ export function register(agent: Command): void {
  * caller's own branch.
  */
 function resetText(r: ResetResult, what: string): string {
-  return `${r.name}: ${what} by ${r.method} in ${r.elapsed_ms} ms; name, role and DSN kept\n` + table(['TERMINATED', 'REMAINING'], [[String(r.backends_terminated), String(r.backends_remaining)]]);
+  return (
+    `${r.name}: ${what} by ${r.method} in ${r.elapsed_ms} ms; name, role and DSN kept\n` +
+    table(['TERMINATED', 'REMAINING'], [[String(r.backends_terminated), String(r.backends_remaining)]])
+  );
 }

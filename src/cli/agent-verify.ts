@@ -23,27 +23,41 @@ export const under = 'agent';
 export function register(agent: Command): void {
   agent
     .command('verify')
-    .description("check on this machine, offline, that routing keeps your permission rules' decisions on your Claude Code; records the verdict")
+    .description(
+      "check on this machine, offline, that routing keeps your permission rules' decisions on your Claude Code; records the verdict",
+    )
     .argument('<client>', 'only "claude" for now')
     .option('--claude <path>', 'the Claude Code binary (default: `claude` on PATH)')
     .option('--json', 'machine-readable output')
-    .addOption(hidden('--for-version <version>', 'SessionStart: verify this version (the running one), in the background'))
-    .addOption(hidden('--near-pid <pid>', 'SessionStart: the hook process whose ancestors include the running Claude Code'))
+    .addOption(
+      hidden('--for-version <version>', 'SessionStart: verify this version (the running one), in the background'),
+    )
+    .addOption(
+      hidden('--near-pid <pid>', 'SessionStart: the hook process whose ancestors include the running Claude Code'),
+    )
     .action(
       action<VerifyOpts>(async (opts, out, cmd) => {
-        if (cmd.args[0] !== 'claude') throw new PgxError('USAGE', `Unknown client "${cmd.args[0]}".`, 'Only `claude` (Claude Code) is supported: `pgx agent verify claude`.');
+        if (cmd.args[0] !== 'claude')
+          throw new PgxError(
+            'USAGE',
+            `Unknown client "${cmd.args[0]}".`,
+            'Only `claude` (Claude Code) is supported: `pgx agent verify claude`.',
+          );
         const home = pgxHome();
         const background = opts.forVersion;
         if (background) handOverVerification(home, background, process.pid);
         try {
-          const claude = opts.claude ?? (background && opts.nearPid ? claudeAmongAncestors(Number(opts.nearPid), background) : undefined);
+          const claude =
+            opts.claude ??
+            (background && opts.nearPid ? claudeAmongAncestors(Number(opts.nearPid), background) : undefined);
           const r = await verifyClaudeCode({
             claude,
             home,
             pgxLauncher: launcherPath(),
             expectVersion: background,
             fault: process.env.PGX_VERIFY_FAULT || undefined,
-            progress: (line) => process.stderr.write(`${background ? `${new Date().toISOString()} ` : ''}pgx: ${line}\n`),
+            progress: (line) =>
+              process.stderr.write(`${background ? `${new Date().toISOString()} ` : ''}pgx: ${line}\n`),
           });
           out.result({ ...r, built_in: builtInVerified().includes(r.claude_code) }, () => summary(r));
           return r.verified ? EXIT.ok : EXIT.doctor;
@@ -77,7 +91,7 @@ function summary(r: VerifyResult): string {
   return [
     `Claude Code ${r.claude_code}: NOT verified: ${r.failed.length} of ${r.cells.length} cells failed (${secs})`,
     ...r.cells.filter((c) => !c.ok).map((c) => `  ${cellLine(c)}`),
-    (`routed subagent commands keep asking for approval on this version${r.recorded ? ` (verdict recorded in ${r.recorded})` : ''}; ` +
-`pin a verified Claude Code, or re-run \`pgx agent verify claude\` after an update`),
+    `routed subagent commands keep asking for approval on this version${r.recorded ? ` (verdict recorded in ${r.recorded})` : ''}; ` +
+      `pin a verified Claude Code, or re-run \`pgx agent verify claude\` after an update`,
   ].join('\n');
 }

@@ -30,4 +30,21 @@ export interface CommandGroup {
   register(parent: Command, wiring: Wiring): void;
 }
 
-export const COMMAND_GROUPS: readonly CommandGroup[] = [exec, branches, template, diff, reset, freeze, pool, broker, hook, install, verify, local, doctor, init, source, registry];
+export const COMMAND_GROUPS: readonly CommandGroup[] = [
+  exec,
+  branches,
+  template,
+  diff,
+  reset,
+  freeze,
+  pool,
+  broker,
+  hook,
+  install,
+  verify,
+  local,
+  doctor,
+  init,
+  source,
+  registry,
+];

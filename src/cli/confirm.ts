@@ -17,9 +17,17 @@ async function ask(question: string): Promise<boolean> {
  * True when the command may go on. `what` is the listing (it goes in the refusal, or on stderr before the question);
  * false means the user said no (the caller prints "nothing …" and exits 2).
  */
-export async function confirmDestructive(o: { yes?: boolean; json?: boolean; header: string; what: string; question: string; refusal: string }): Promise<boolean> {
+export async function confirmDestructive(o: {
+  yes?: boolean;
+  json?: boolean;
+  header: string;
+  what: string;
+  question: string;
+  refusal: string;
+}): Promise<boolean> {
   if (o.yes) return true;
-  if (!process.stdin.isTTY || o.json) throw new PgxError('USAGE', `${o.refusal}\n${o.what}`, 'Pass --yes to confirm (nothing was changed).');
+  if (!process.stdin.isTTY || o.json)
+    throw new PgxError('USAGE', `${o.refusal}\n${o.what}`, 'Pass --yes to confirm (nothing was changed).');
   process.stderr.write(`${o.header}\n${o.what}\n`);
   return ask(o.question);
 }

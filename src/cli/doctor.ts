@@ -9,14 +9,27 @@ const COLOR = { ok: 'green', warn: 'yellow', fail: 'red', skip: 'dim' } as const
 
 export function renderChecks(checks: Check[]): string {
   const width = Math.max(...checks.map((c) => c.name.length));
-  const lines = checks.map((c) => `${paint(c.status.padEnd(4), COLOR[c.status])}  ${c.name.padEnd(width)}  ${c.detail}${c.fix ? `  → ${c.decide ? 'your call' : 'fix'}: ${c.fix}` : ''}`);
+  const lines = checks.map(
+    (c) =>
+      `${paint(c.status.padEnd(4), COLOR[c.status])}  ${c.name.padEnd(width)}  ${c.detail}${c.fix ? `  → ${c.decide ? 'your call' : 'fix'}: ${c.fix}` : ''}`,
+  );
   const n = (s: Check['status']) => checks.filter((c) => c.status === s).length;
   const choices = checks.filter((c) => c.decide).map((c) => c.name);
   const tally = `${n('fail')} fail, ${n('warn')} warn, ${n('ok')} ok${n('skip') ? `, ${n('skip')} skipped` : ''}`;
   // Right after the README's steps a newcomer asks one thing: is the setup done? Say it, and what is left to them.
-  if (setupDone(checks)) lines.push(`setup done (${tally})${choices.length ? (`; ${choices.length === 1 ? 'one warning is a choice' : `${choices.length} warnings are choices`} only ` +
-`you can make: ${choices.join(', ')} (→ your call)`) : ''}`);
-  else lines.push(`${tally}${choices.length ? ` (of the warnings, ${choices.join(', ')} ${choices.length === 1 ? 'is a choice' : 'are choices'} only you can make)` : ''}`);
+  if (setupDone(checks))
+    lines.push(
+      `setup done (${tally})${
+        choices.length
+          ? `; ${choices.length === 1 ? 'one warning is a choice' : `${choices.length} warnings are choices`} only ` +
+            `you can make: ${choices.join(', ')} (→ your call)`
+          : ''
+      }`,
+    );
+  else
+    lines.push(
+      `${tally}${choices.length ? ` (of the warnings, ${choices.join(', ')} ${choices.length === 1 ? 'is a choice' : 'are choices'} only you can make)` : ''}`,
+    );
   return lines.join('\n');
 }
 
@@ -29,7 +42,11 @@ export function setupDone(checks: Check[]): boolean {
 export const under = 'agent';
 
 export function register(agent: Command): void {
-  withCommon(agent.command('doctor').description('check config, server, template, hooks, hook log and branches; exit 8 if any check fails')).action(
+  withCommon(
+    agent
+      .command('doctor')
+      .description('check config, server, template, hooks, hook log and branches; exit 8 if any check fails'),
+  ).action(
     action<CommonOpts>(async (opts, out) => {
       const report = await runDoctor({ cwd: opts.cwd });
       out.result({ ...report, setup_done: setupDone(report.checks) }, () => renderChecks(report.checks));

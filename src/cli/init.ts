@@ -63,7 +63,9 @@ const FLAG_OF_KEY: [RegExp, string, string][] = [
 
 export function flagHint(message: string): string {
   const named = FLAG_OF_KEY.filter(([re]) => re.test(message)).map(([, flag, key]) => `${flag} (it writes ${key})`);
-  return named.length ? `Fix ${named.join(' and ')}; nothing was written.` : 'Fix --url, --source or --name; nothing was written.';
+  return named.length
+    ? `Fix ${named.join(' and ')}; nothing was written.`
+    : 'Fix --url, --source or --name; nothing was written.';
 }
 
 /** A CONFIG_INVALID from checking a flag's value is a usage error: same message and hint, exit 2. */
@@ -80,13 +82,21 @@ function asUsage<T>(fn: () => T): T {
 export const under = 'pgx';
 
 export function register(program: Command): void {
-  withCommon(program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'))
+  withCommon(
+    program.command('init').description('write a commented .pgx.toml in the project directory (never prompts)'),
+  )
     .option('--url <url>', 'admin connection postgres://user@host:port/db (default: pgx runs its own local server)')
     .option('--source <db>', 'the database branches are cloned from (default: branches start empty)')
     .option('--name <name>', 'project name (default: the directory name)')
     .option('--force', 'overwrite an existing .pgx.toml')
-    .option('--here', 'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /')
-    .option('--no-check', 'do not try to connect to --url (by default it is tried once, 2 s at most, and a failure is a warning)')
+    .option(
+      '--here',
+      'make this directory a project even with no project marker (.git, package.json, …), or in $HOME or /',
+    )
+    .option(
+      '--no-check',
+      'do not try to connect to --url (by default it is tried once, 2 s at most, and a failure is a warning)',
+    )
     .action(
       action<InitOpts>(async (opts, out) => {
         const dir = resolve(opts.cwd ?? process.cwd());
@@ -100,25 +110,49 @@ export function register(program: Command): void {
           r = initProject({ dir, url: opts.url, source: opts.source, name: opts.name, force: opts.force });
         } catch (e) {
           // The flags would have produced an invalid file (nothing was written): that is a usage error.
-          if (isPgxError(e) && e.code === 'CONFIG_INVALID') throw new PgxError('USAGE', e.message.replace(/invalid configuration/, 'these flags would write an invalid configuration'), flagHint(e.message));
+          if (isPgxError(e) && e.code === 'CONFIG_INVALID')
+            throw new PgxError(
+              'USAGE',
+              e.message.replace(/invalid configuration/, 'these flags would write an invalid configuration'),
+              flagHint(e.message),
+            );
           throw e;
         }
         const server = opts.url ? urlWithoutPassword(parseUrl(opts.url)) : null;
         const hasPassword = !!opts.url && !!parseUrl(opts.url).password;
-        if (hasPassword) out.progress(`warning: ${r.path} now holds a password; keep it out of version control, or use PGX_DATABASE_URL instead`);
+        if (hasPassword)
+          out.progress(
+            `warning: ${r.path} now holds a password; keep it out of version control, or use PGX_DATABASE_URL instead`,
+          );
         const check = opts.url && opts.check !== false ? await tryServer(opts.url) : null;
-        if (check && !check.ok) out.progress(`warning: ${check.error} ${r.path} was written anyway. ${check.hint} (--no-check skips this check.)`);
+        if (check && !check.ok)
+          out.progress(
+            `warning: ${check.error} ${r.path} was written anyway. ${check.hint} (--no-check skips this check.)`,
+          );
         // An existing development database named in the environment or a .env: offer to make it the source.
         const found = opts.source ? undefined : findDatabaseUrl(dir);
-        const offer = found ? { variable: 'DATABASE_URL', from: found.from, url: safeUrl(found.value), command: IMPORT_COMMAND } : null;
-        const value = { path: r.path, project: r.name, server_url: server, server_check: check, source: opts.source ?? null, overwritten: existed, import: offer, next: offer ? IMPORT_COMMAND : NEXT_AFTER_INIT };
+        const offer = found
+          ? { variable: 'DATABASE_URL', from: found.from, url: safeUrl(found.value), command: IMPORT_COMMAND }
+          : null;
+        const value = {
+          path: r.path,
+          project: r.name,
+          server_url: server,
+          server_check: check,
+          source: opts.source ?? null,
+          overwritten: existed,
+          import: offer,
+          next: offer ? IMPORT_COMMAND : NEXT_AFTER_INIT,
+        };
         out.result(value, () =>
           [
             `wrote ${r.path}`,
             `  project ${r.name}`,
             `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}${check ? (check.ok ? ' (reached)' : ' (NOT reached: see the warning above)') : ''}`,
             `  source  ${opts.source ?? '(none: branches start from an empty database)'}`,
-            offer ? `found DATABASE_URL in ${offer.from} (${offer.url}): to clone branches from that database, import it as the source:` : null,
+            offer
+              ? `found DATABASE_URL in ${offer.from} (${offer.url}): to clone branches from that database, import it as the source:`
+              : null,
             offer ? `  ${IMPORT_COMMAND}` : null,
             `next: ${value.next}${offer ? `, then ${NEXT_AFTER_INIT}` : ''}`,
           ]

@@ -19,15 +19,24 @@ import { isHomeOrRoot, requireProjectDir } from '../project/markers.js';
  * A user-scope install writes the user's own settings and is never refused: it only skips the .pgx.toml
  * (installConfig).
  */
-export function refuseNonProject(dir: string, projectDir: string, o: { here?: boolean; client: 'claude' | 'codex' | 'copilot'; userScope: boolean }): void {
+export function refuseNonProject(
+  dir: string,
+  projectDir: string,
+  o: { here?: boolean; client: 'claude' | 'codex' | 'copilot'; userScope: boolean },
+): void {
   if (o.userScope) return;
   const command = `pgx agent install ${o.client}`;
   const userScope = `${command} --scope user`;
   // A stray .pgx.toml in $HOME (written by an older pgx) makes every directory below it that project: say it is that file.
   if (projectDir !== dir && isHomeOrRoot(projectDir) && !o.here) {
     const file = join(projectDir, CONFIG_FILE);
-    requireProjectDir(projectDir, { command: `${command} --cwd ${dir}`, userScope, extra: (`${dir} resolves to it through ${file}; if pgx wrote that file by mistake, delete it (\`pgx agent uninstall ` +
-`${o.client} --cwd ${projectDir}\` deletes it while unchanged)`) });
+    requireProjectDir(projectDir, {
+      command: `${command} --cwd ${dir}`,
+      userScope,
+      extra:
+        `${dir} resolves to it through ${file}; if pgx wrote that file by mistake, delete it (\`pgx agent uninstall ` +
+        `${o.client} --cwd ${projectDir}\` deletes it while unchanged)`,
+    });
   }
   requireProjectDir(projectDir, { here: o.here, command, userScope });
 }
@@ -38,13 +47,24 @@ export interface ConfigOutcome {
   config_skipped: string | null;
 }
 
-export function installConfig(projectDir: string, o: { here?: boolean; dryRun?: boolean; userScope: boolean }): ConfigOutcome {
+export function installConfig(
+  projectDir: string,
+  o: { here?: boolean; dryRun?: boolean; userScope: boolean },
+): ConfigOutcome {
   const file = join(projectDir, CONFIG_FILE);
   if (existsSync(file)) return { config_written: null, config_skipped: null };
   // a user-scope install from a directory that is not a project: hooks for every project, no .pgx.toml here
-  if (o.userScope && !o.here && !isProject(projectDir)) return { config_written: null, config_skipped: (`${projectDir} is not a project: no ${CONFIG_FILE} written there (the hooks act only in projects with ` +
-`one: \`pgx init\` in each)`) };
-  return { config_written: o.dryRun ? file : initProject({ dir: projectDir, by: 'install' }).path, config_skipped: null };
+  if (o.userScope && !o.here && !isProject(projectDir))
+    return {
+      config_written: null,
+      config_skipped:
+        `${projectDir} is not a project: no ${CONFIG_FILE} written there (the hooks act only in projects with ` +
+        `one: \`pgx init\` in each)`,
+    };
+  return {
+    config_written: o.dryRun ? file : initProject({ dir: projectDir, by: 'install' }).path,
+    config_skipped: null,
+  };
 }
 
 function isProject(dir: string): boolean {
@@ -96,10 +116,19 @@ export function removeInstallConfig(dir: string, o: { dryRun?: boolean }): Confi
   const projectDir = join(found, '..');
   const state = installWroteUnchanged(found);
   if (state === 'missing') return { config_removed: null, config_kept: null };
-  if (state === 'not-install') return { config_removed: null, config_kept: `${found}: not written by \`pgx agent install\` (yours, or \`pgx init\`'s)` };
-  if (state === 'changed') return { config_removed: null, config_kept: `${found}: changed since \`pgx agent install\` wrote it` };
+  if (state === 'not-install')
+    return {
+      config_removed: null,
+      config_kept: `${found}: not written by \`pgx agent install\` (yours, or \`pgx init\`'s)`,
+    };
+  if (state === 'changed')
+    return { config_removed: null, config_kept: `${found}: changed since \`pgx agent install\` wrote it` };
   const left = hooksLeft(projectDir);
-  if (left.length) return { config_removed: null, config_kept: `${found}: the pgx hooks in ${left.map((f) => (f.startsWith(projectDir + '/') ? relative(projectDir, f) : f)).join(', ')} still use it` };
+  if (left.length)
+    return {
+      config_removed: null,
+      config_kept: `${found}: the pgx hooks in ${left.map((f) => (f.startsWith(projectDir + '/') ? relative(projectDir, f) : f)).join(', ')} still use it`,
+    };
   if (!o.dryRun) rmSync(found, { force: true });
   return { config_removed: found, config_kept: null };
 }

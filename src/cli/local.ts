@@ -17,7 +17,12 @@ import { confirmDestructive } from './confirm.js';
  * branches cannot be cloned) until that source exists again. Said for this project (cwd) when it uses the local
  * server; in general otherwise.
  */
-export function afterPurge(cwd: string): { hooks_remain: string[]; source_missing: string | null; config: string | null; warning: string } {
+export function afterPurge(cwd: string): {
+  hooks_remain: string[];
+  source_missing: string | null;
+  config: string | null;
+  warning: string;
+} {
   let config: ReturnType<typeof loadConfig> | undefined;
   try {
     config = loadConfig({ cwd });
@@ -25,23 +30,31 @@ export function afterPurge(cwd: string): { hooks_remain: string[]; source_missin
     config = undefined; // an invalid .pgx.toml: the general warning
   }
   const onLocal = !!config?.file && !config.serverUrl;
-  const hooks = onLocal ? inspectScopes(config!.projectDir).filter((f) => f.insp.count > 0 || f.plugin).map((f) => f.insp.path) : [];
+  const hooks = onLocal
+    ? inspectScopes(config!.projectDir)
+        .filter((f) => f.insp.count > 0 || f.plugin)
+        .map((f) => f.insp.path)
+    : [];
   const source = onLocal ? (config!.source ?? null) : null;
-  const fix = (file: string) => (`\`pgx source import --from <postgres://… | dump file>\` (or change [project] source in ${file}); to ` +
-`stop routing instead: \`pgx agent uninstall claude\``);
+  const fix = (file: string) =>
+    `\`pgx source import --from <postgres://… | dump file>\` (or change [project] source in ${file}); to ` +
+    `stop routing instead: \`pgx agent uninstall claude\``;
   let warning: string;
   if (onLocal && hooks.length && source) {
-    warning = (`pgx's hooks stay installed (${hooks.join(', ')}), and ${config!.file} still names [project] source "${source}", ` +
-`deleted with the server: the next session starts a new, empty local server, and every subagent Bash command ` +
-`is refused until "${source}" exists again. Fix: ${fix(config!.file!)}.`);
+    warning =
+      `pgx's hooks stay installed (${hooks.join(', ')}), and ${config!.file} still names [project] source "${source}", ` +
+      `deleted with the server: the next session starts a new, empty local server, and every subagent Bash command ` +
+      `is refused until "${source}" exists again. Fix: ${fix(config!.file!)}.`;
   } else if (onLocal && hooks.length) {
-    warning = (`pgx's hooks stay installed (${hooks.join(', ')}): the next session starts a new, empty local server, ` +
-`and branches start from an empty database. To stop routing: \`pgx agent uninstall claude\`.`);
+    warning =
+      `pgx's hooks stay installed (${hooks.join(', ')}): the next session starts a new, empty local server, ` +
+      `and branches start from an empty database. To stop routing: \`pgx agent uninstall claude\`.`;
   } else {
-    warning = ("pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next " +
-"session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent " +
-"Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall " +
-"claude\` in a project removes them.");
+    warning =
+      "pgx's hooks stay installed wherever \`pgx agent install claude\` put them: each such project's next " +
+      'session starts a new, empty local server, and where its .pgx.toml names a [project] source, every subagent ' +
+      'Bash command is refused until that source is imported again (\`pgx source import\`); \`pgx agent uninstall ' +
+      'claude\` in a project removes them.';
   }
   return { hooks_remain: hooks, source_missing: source, config: config?.file ?? null, warning };
 }
@@ -52,7 +65,10 @@ import { action, withCommon, type CommonOpts } from './common.js';
 export const under = 'pgx';
 
 export function register(program: Command): void {
-  const local = program.command('local').description('the embedded PostgreSQL pgx runs when no [server] url is set').enablePositionalOptions();
+  const local = program
+    .command('local')
+    .description('the embedded PostgreSQL pgx runs when no [server] url is set')
+    .enablePositionalOptions();
   withCommon(local.command('up').description('initialise (first time) and start the local server; idempotent')).action(
     action<CommonOpts>(async (opts, out) => {
       await ensureLocalServer(pgxHome());
@@ -67,9 +83,18 @@ export function register(program: Command): void {
       action<CommonOpts & { purge?: boolean; yes?: boolean }>(async (opts, out) => {
         const home = pgxHome();
         if (!opts.purge) {
-          if (opts.yes) throw new PgxError('USAGE', '--yes only applies to --purge.', '`pgx local down --purge --yes` deletes the local server and its data.');
+          if (opts.yes)
+            throw new PgxError(
+              'USAGE',
+              '--yes only applies to --purge.',
+              '`pgx local down --purge --yes` deletes the local server and its data.',
+            );
           const r = stopLocalServer(home);
-          out.result({ ...r, ...localStatus(home) }, () => (r.stopped ? 'local PostgreSQL stopped (data kept; `pgx local down --purge` deletes it)' : 'local PostgreSQL was not running'));
+          out.result({ ...r, ...localStatus(home) }, () =>
+            r.stopped
+              ? 'local PostgreSQL stopped (data kept; `pgx local down --purge` deletes it)'
+              : 'local PostgreSQL was not running',
+          );
           return;
         }
         const targets = purgeTargets(home);
@@ -106,11 +131,12 @@ export function register(program: Command): void {
           warning: after.warning,
         };
         // a warning where this project's hooks are known to stay; a note (what happens where they do) otherwise
-        if (targets.length && !opts.json) out.progress(`${after.hooks_remain.length ? 'warning' : 'note'}: ${after.warning}`);
+        if (targets.length && !opts.json)
+          out.progress(`${after.hooks_remain.length ? 'warning' : 'note'}: ${after.warning}`);
         out.result(value, () =>
           targets.length
-            ? (`${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ` +
-`${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`)
+            ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ` +
+              `${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
             : `nothing to delete: no local server data under ${home}${brokers.length ? `; ${brokers.length} broker(s) stopped` : ''}${socketDir ? `; removed ${socketDir}` : ''}`,
         );
       }),
@@ -120,7 +146,14 @@ export function register(program: Command): void {
       const s = localStatus(pgxHome());
       out.result(s, () =>
         s.initialized
-          ? [`running   ${s.running ? paint('yes', 'green') : paint('no', 'yellow')}${s.pid ? ` (pid ${s.pid})` : ''}`, `url       ${s.url}`, `version   ${s.version}`, `data_dir  ${s.data_dir}`, `log       ${s.log_file}`, `binaries  ${s.binaries}`].join('\n')
+          ? [
+              `running   ${s.running ? paint('yes', 'green') : paint('no', 'yellow')}${s.pid ? ` (pid ${s.pid})` : ''}`,
+              `url       ${s.url}`,
+              `version   ${s.version}`,
+              `data_dir  ${s.data_dir}`,
+              `log       ${s.log_file}`,
+              `binaries  ${s.binaries}`,
+            ].join('\n')
           : `not initialised (\`pgx local up\` creates it; state file ${s.state_file})`,
       );
       return 0;
@@ -134,10 +167,14 @@ export function register(program: Command): void {
     .helpOption(false) // `pgx local psql --help` is psql's help
     .allowUnknownOption()
     .passThroughOptions()
-    .action(
-      action<CommonOpts>(async (_opts, _out, cmd) => runLocalPsql(pgxHome(), cmd.args), 'stderr'),
-    );
-  withCommon(local.command('env').description('shell exports for the local server: libpq variables and a 0600 passfile (no password printed); eval "$(pgx local env)"'))
+    .action(action<CommonOpts>(async (_opts, _out, cmd) => runLocalPsql(pgxHome(), cmd.args), 'stderr'));
+  withCommon(
+    local
+      .command('env')
+      .description(
+        'shell exports for the local server: libpq variables and a 0600 passfile (no password printed); eval "$(pgx local env)"',
+      ),
+  )
     .option('-d, --database <db>', 'PGDATABASE', 'postgres')
     .action(
       action<CommonOpts & { database: string }>(async (opts, out) => {

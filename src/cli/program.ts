@@ -14,7 +14,9 @@ export function buildProgram(wiring: Wiring, onParseError?: (text: string) => vo
     .exitOverride() // inherited by every subcommand: parse errors become exit 2 in the entry (entries/cli.ts), not commander's 1
     // Inherited too (set before any subcommand exists): with --json a parse error becomes the entry's JSON error object.
     // commander quotes the argument it stumbled on (`unknown option '--urll=postgres://me:secret@…'`): masked too
-    .configureOutput({ outputError: (text, write) => (onParseError ? onParseError(redactSecrets(text)) : write(redactSecrets(text))) })
+    .configureOutput({
+      outputError: (text, write) => (onParseError ? onParseError(redactSecrets(text)) : write(redactSecrets(text))),
+    })
     .addHelpText('after', EXIT_CODES_HELP)
     // Inside a subagent's routed command, only its own branch (cli/routed-guard.ts): thrown before the action runs.
     .hook('preAction', (_program, actionCommand) => refuseOutsideOwnBranch(actionCommand))

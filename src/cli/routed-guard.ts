@@ -9,7 +9,18 @@ import { confinementOf, type Confinement } from '../exec/routed-ancestry.js';
 import { crossingError } from '../exec/exec.js';
 
 /** Commands that read, or that pgx itself starts from inside a routed command (a broker for the next command). */
-const ANYWHERE = new Set(['agent ls', 'agent doctor', 'agent broker status', 'agent broker start', 'agent broker serve', 'agent pool status', 'agent pool fill', 'agent verify-probe', 'local status', 'template ls']);
+const ANYWHERE = new Set([
+  'agent ls',
+  'agent doctor',
+  'agent broker status',
+  'agent broker start',
+  'agent broker serve',
+  'agent pool status',
+  'agent pool fill',
+  'agent verify-probe',
+  'local status',
+  'template ls',
+]);
 
 /** Commands that act on one branch: allowed on the caller's own. */
 const OWN_BRANCH = new Set(['agent exec', 'agent up', 'agent reset', 'agent diff', 'agent down', 'agent forget']);
@@ -36,7 +47,12 @@ function ownBranch(c: Extract<Confinement, { kind: 'agent' }>, o: Flags, env: No
   if (o.id !== undefined || o.project || o.failOpen) return false;
   if (o.from !== undefined && o.from !== 'session' && o.from !== 'template') return false;
   if (o.against !== undefined && o.against !== 'parent' && o.against !== 'template') return false;
-  if (o.agent !== undefined) return o.agent === c.agent && (o.session === undefined || c.session === null || o.session === c.session) && (o.branch === undefined || o.branch === c.branch);
+  if (o.agent !== undefined)
+    return (
+      o.agent === c.agent &&
+      (o.session === undefined || c.session === null || o.session === c.session) &&
+      (o.branch === undefined || o.branch === c.branch)
+    );
   if (o.branch !== undefined) return c.branch !== null && o.branch === c.branch;
   if (o.session !== undefined) return false;
   // no selector: the command's own branch, which reset and diff read from PGX_BRANCH (the command's to change)

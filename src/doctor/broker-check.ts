@@ -9,18 +9,28 @@ import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 function recentUse(home: string, projectDir: string | undefined): { brokered: number; eligible: number } {
   let lines: { event?: string; outcome?: string; via?: string; project_dir?: string | null }[] = [];
   try {
-    lines = readFileSync(hookLogPath(home), 'utf8').trim().split('\n').slice(-2000).map((l) => JSON.parse(l));
+    lines = readFileSync(hookLogPath(home), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(-2000)
+      .map((l) => JSON.parse(l));
   } catch {
     return { brokered: 0, eligible: 0 };
   }
   const eligible = lines
-    .filter((l) => (!projectDir || l.project_dir === projectDir) && l.event !== 'session-start' && l.outcome !== 'skipped:not-subagent-bash')
+    .filter(
+      (l) =>
+        (!projectDir || l.project_dir === projectDir) &&
+        l.event !== 'session-start' &&
+        l.outcome !== 'skipped:not-subagent-bash',
+    )
     .slice(-200);
   return { brokered: eligible.filter((l) => l.via === 'broker').length, eligible: eligible.length };
 }
 
 export function brokerCheck(ctx: DoctorContext): Check {
-  if (brokerDisabled()) return ok('broker', 'off (PGX_BROKER=0): every hook and routed command works in its own process');
+  if (brokerDisabled())
+    return ok('broker', 'off (PGX_BROKER=0): every hook and routed command works in its own process');
   const dir = socketDirPath();
   if (!dir) return ok('broker', 'not available on this platform: every hook works in its own process');
   const state = socketDirState(dir);
@@ -29,12 +39,20 @@ export function brokerCheck(ctx: DoctorContext): Check {
     // own processes; the user must hear it, and fix it, or the broker stays off.
     const problem = socketDirProblem();
     const others = problem?.owner !== undefined && problem.owner !== process.getuid?.();
-    const detail = (`not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), ` +
-`so no hook or routed command is sent there: each works in its own process (slower, still isolated)`);
-    const fix = others ? (`set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ` +
-`tell whoever runs uid ${problem!.owner}`) : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
+    const detail =
+      `not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), ` +
+      `so no hook or routed command is sent there: each works in its own process (slower, still isolated)`;
+    const fix = others
+      ? `set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ` +
+        `tell whoever runs uid ${problem!.owner}`
+      : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
     return others ? fail('broker', detail, fix) : warn('broker', detail, fix);
   }
   const use = recentUse(ctx.home, ctx.projectDir);
-  return ok('broker', use.eligible ? `answered ${use.brokered} of this project's last ${use.eligible} hook calls (the rest ran in their own process)` : 'no hook calls yet (the first one starts the broker)');
+  return ok(
+    'broker',
+    use.eligible
+      ? `answered ${use.brokered} of this project's last ${use.eligible} hook calls (the rest ran in their own process)`
+      : 'no hook calls yet (the first one starts the broker)',
+  );
 }

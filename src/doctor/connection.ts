@@ -53,7 +53,12 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
       admin = parseUrl(config.serverUrl, what);
     } catch (e) {
       // parseUrl's errors never quote the URL: safe to show, and they say what is wrong (an unencoded "#", template1…)
-      return { ok: false, status: 'fail', detail: `${what}: ${isPgxError(e) ? e.message : 'not a valid postgres:// URL'}`, fix: isPgxError(e) ? e.hint : `fix ${what}` };
+      return {
+        ok: false,
+        status: 'fail',
+        detail: `${what}: ${isPgxError(e) ? e.message : 'not a valid postgres:// URL'}`,
+        fix: isPgxError(e) ? e.hint : `fix ${what}`,
+      };
     }
   } else {
     const local = localServerParams(home);
@@ -73,10 +78,10 @@ async function probe(config: Config | undefined, home: string): Promise<ServerCo
     const fix = specific
       ? e.hint
       : config.serverUrl
-      ? auth
-        ? `correct the user/password in ${what}`
-        : `start PostgreSQL on ${admin.host}:${admin.port}, or point ${what} at a running server (remove the url to use pgx's own: \`pgx local up\`)`
-      : 'pgx local down && pgx local up';
+        ? auth
+          ? `correct the user/password in ${what}`
+          : `start PostgreSQL on ${admin.host}:${admin.port}, or point ${what} at a running server (remove the url to use pgx's own: \`pgx local up\`)`
+        : 'pgx local down && pgx local up';
     return { ok: false, status: 'fail', detail: `${message} (from ${what})`, fix };
   }
 }
@@ -88,12 +93,32 @@ function localServerParams(home: string): { ok: true; admin: ConnParams } | Extr
   if (!state || !status.initialized) {
     try {
       const bins = findBinaries();
-      return { ok: false, status: 'warn', detail: (`no [server] url, and the local server is not initialised yet (PostgreSQL ${bins.version} from ${bins.source}); ` +
-`the first hook creates it`), fix: 'pgx local up' };
+      return {
+        ok: false,
+        status: 'warn',
+        detail:
+          `no [server] url, and the local server is not initialised yet (PostgreSQL ${bins.version} from ${bins.source}); ` +
+          `the first hook creates it`,
+        fix: 'pgx local up',
+      };
     } catch (e) {
-      return { ok: false, status: 'fail', detail: `no [server] url, and no PostgreSQL binaries to run a local server: ${(e as Error).message}`, fix: 'apt-get install postgresql (or set PGX_PG_BINDIR), or set [server] url: pgx init --force --url postgresql://user@host:5432/postgres' };
+      return {
+        ok: false,
+        status: 'fail',
+        detail: `no [server] url, and no PostgreSQL binaries to run a local server: ${(e as Error).message}`,
+        fix: 'apt-get install postgresql (or set PGX_PG_BINDIR), or set [server] url: pgx init --force --url postgresql://user@host:5432/postgres',
+      };
     }
   }
-  if (!status.running) return { ok: false, status: 'warn', detail: `no [server] url; the local server (${state.data_dir}) is stopped; the first hook starts it`, fix: 'pgx local up' };
-  return { ok: true, admin: { host: '127.0.0.1', port: state.port, user: state.user, password: state.password, database: 'postgres' } };
+  if (!status.running)
+    return {
+      ok: false,
+      status: 'warn',
+      detail: `no [server] url; the local server (${state.data_dir}) is stopped; the first hook starts it`,
+      fix: 'pgx local up',
+    };
+  return {
+    ok: true,
+    admin: { host: '127.0.0.1', port: state.port, user: state.user, password: state.password, database: 'postgres' },
+  };
 }

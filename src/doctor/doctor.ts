@@ -35,13 +35,35 @@ function configCheck(cwd: string): { check: Check; config?: Config } {
   const file = findConfigFile(cwd);
   try {
     const config = loadConfig({ cwd });
-    if (!file) return { check: fail('config', `no .pgx.toml in ${cwd} or above: the hooks ignore this project`, `pgx init --cwd ${quoteIfNeeded(cwd)}`), config };
-    const server = config.serverUrl ? (process.env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : '[server] url') : 'the embedded local server';
-    return { check: ok('config', `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`), config };
+    if (!file)
+      return {
+        check: fail(
+          'config',
+          `no .pgx.toml in ${cwd} or above: the hooks ignore this project`,
+          `pgx init --cwd ${quoteIfNeeded(cwd)}`,
+        ),
+        config,
+      };
+    const server = config.serverUrl
+      ? process.env.PGX_DATABASE_URL
+        ? 'PGX_DATABASE_URL'
+        : '[server] url'
+      : 'the embedded local server';
+    return {
+      check: ok(
+        'config',
+        `${file} (project "${config.project}", source ${config.source ? `"${config.source}"` : 'none'}, server from ${server})`,
+      ),
+      config,
+    };
   } catch (e) {
     const message = isPgxError(e) ? e.message.replace(/\n\s*/g, '; ').replace(/:; /g, ': ') : String(e);
     // the loader's hint names the line, or each key (with "did you mean"); a generic "the keys named above" named none
-    const fix = isPgxError(e) ? (e.hint.includes('pgx init --force') ? e.hint : `${e.hint.replace(/\.$/, '')}; or rewrite it: pgx init --force`) : `fix ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`;
+    const fix = isPgxError(e)
+      ? e.hint.includes('pgx init --force')
+        ? e.hint
+        : `${e.hint.replace(/\.$/, '')}; or rewrite it: pgx init --force`
+      : `fix ${file} (every key: ${exampleConfigPath()}), or rewrite it: pgx init --force`;
     return { check: fail('config', message, fix) };
   }
 }
@@ -55,10 +77,20 @@ export function checkFailure(name: string, e: unknown, lostAt: string | undefine
   if (isConnectionLost(e)) {
     if (lostAt) return skip(name, `not checked: the connection to the server was lost (see the ${lostAt} check)`);
     const server = config?.serverUrl ? `the server of ${config.serverUrlFrom ?? '[server] url'}` : "pgx's local server";
-    const fix = config?.serverUrl ? `check that ${server} is up (\`pg_isready\`), then run \`pgx agent doctor\` again` : '`pgx local status` (`pgx local up` if it is stopped), then run `pgx agent doctor` again';
-    return fail(name, `the connection to ${server} was lost during this check (it stopped or restarted, or an administrator ended the session)`, fix);
+    const fix = config?.serverUrl
+      ? `check that ${server} is up (\`pg_isready\`), then run \`pgx agent doctor\` again`
+      : '`pgx local status` (`pgx local up` if it is stopped), then run `pgx agent doctor` again';
+    return fail(
+      name,
+      `the connection to ${server} was lost during this check (it stopped or restarted, or an administrator ended the session)`,
+      fix,
+    );
   }
-  return fail(name, `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`, 'rerun with DEBUG=pgx and report it');
+  return fail(
+    name,
+    `the check itself failed: ${isPgxError(e) ? e.message : (e as Error).message}`,
+    'rerun with DEBUG=pgx and report it',
+  );
 }
 
 export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorReport> {
@@ -66,7 +98,13 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
   const { check: cfg, config } = configCheck(cwd);
   const projectDir = config?.projectDir ?? (findConfigFile(cwd) ? resolve(findConfigFile(cwd)!, '..') : cwd);
   const conn = lazyServer(config, config?.home ?? pgxHome());
-  const ctx: DoctorContext = { projectDir, config, home: config?.home ?? pgxHome(), server: () => conn.server(), registry: () => conn.registry() };
+  const ctx: DoctorContext = {
+    projectDir,
+    config,
+    home: config?.home ?? pgxHome(),
+    server: () => conn.server(),
+    registry: () => conn.registry(),
+  };
   const found = inspectScopes(projectDir);
   const steps: [string, () => Check | Promise<Check>][] = [
     ['server', () => serverCheck(ctx)],
@@ -111,8 +149,14 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
   const other = checks.find((c) => c.name === 'codex' || c.name === 'copilot')?.name;
   if (other) {
     for (const [i, c] of checks.entries()) {
-      const none = (c.name === 'hooks' && c.status === 'fail' && c.detail.startsWith('no pgx hooks in')) || (c.name === 'permissions' && c.status === 'warn' && c.detail.startsWith('no wrapper rule'));
-      if (none && !found.some((f) => f.insp.count > 0 || f.plugin)) checks[i] = skip(c.name, `no Claude Code install (the ${other === 'codex' ? 'Codex CLI install is the codex check' : 'Copilot CLI install is the copilot check'})`);
+      const none =
+        (c.name === 'hooks' && c.status === 'fail' && c.detail.startsWith('no pgx hooks in')) ||
+        (c.name === 'permissions' && c.status === 'warn' && c.detail.startsWith('no wrapper rule'));
+      if (none && !found.some((f) => f.insp.count > 0 || f.plugin))
+        checks[i] = skip(
+          c.name,
+          `no Claude Code install (the ${other === 'codex' ? 'Codex CLI install is the codex check' : 'Copilot CLI install is the copilot check'})`,
+        );
     }
   }
   return { ok: !checks.some((c) => c.status === 'fail'), checks };

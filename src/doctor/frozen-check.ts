@@ -18,20 +18,38 @@ export async function frozenCheck(ctx: DoctorContext): Promise<Check> {
   if (unrecorded.length) {
     return warn(
       'frozen-copies',
-      (`${unrecorded.length} frozen-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} ` +
-`(a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what ` +
-`each holds, and drop it yourself only if you know it is a leftover`),
-      unrecorded.slice(0, 5).map((d) => sqlFix(config, s.admin, fixStatement.describeDatabase(d))).join(' && '),
+      `${unrecorded.length} frozen-stamped database(s) with no record: ${unrecorded.slice(0, 5).join(', ')} ` +
+        `(a registry that was dropped?); pgx cannot prove they are its own, so it never drops them: check what ` +
+        `each holds, and drop it yourself only if you know it is a leftover`,
+      unrecorded
+        .slice(0, 5)
+        .map((d) => sqlFix(config, s.admin, fixStatement.describeDatabase(d)))
+        .join(' && '),
     );
   }
   const mine = all.filter((f) => f.project === config.project);
-  if (!mine.length) return ok('frozen-copies', 'none for this project (made when subagents fork a changed session branch)');
-  const active = new Set((await branchRecords(reg, { project: config.project })).filter((r) => r.state === 'active').map((r) => r.name));
+  if (!mine.length)
+    return ok('frozen-copies', 'none for this project (made when subagents fork a changed session branch)');
+  const active = new Set(
+    (await branchRecords(reg, { project: config.project })).filter((r) => r.state === 'active').map((r) => r.name),
+  );
   const bytes = mine.reduce((n, f) => n + Number(f.bytes ?? 0), 0);
   const detail = `${mine.length} for ${new Set(mine.map((f) => f.parent)).size} branch(es), ${Math.round(bytes / 1048576)} MB`;
-  const stuck = mine.filter((f) => f.state === 'making' && Date.now() - new Date(f.started_at).getTime() > MAKING_TOO_LONG_MS);
+  const stuck = mine.filter(
+    (f) => f.state === 'making' && Date.now() - new Date(f.started_at).getTime() > MAKING_TOO_LONG_MS,
+  );
   const orphaned = mine.filter((f) => f.state === 'ready' && !active.has(f.parent));
-  if (stuck.length) return warn('frozen-copies', `${detail}; ${stuck.length} in the making for over 10 min (a killed maker's): ${stuck.map((f) => f.name).join(', ')}`, 'pgx agent gc');
-  if (orphaned.length) return warn('frozen-copies', `${detail}; ${orphaned.length} of a branch no longer active: ${orphaned.map((f) => f.name).join(', ')}`, 'pgx agent gc');
+  if (stuck.length)
+    return warn(
+      'frozen-copies',
+      `${detail}; ${stuck.length} in the making for over 10 min (a killed maker's): ${stuck.map((f) => f.name).join(', ')}`,
+      'pgx agent gc',
+    );
+  if (orphaned.length)
+    return warn(
+      'frozen-copies',
+      `${detail}; ${orphaned.length} of a branch no longer active: ${orphaned.map((f) => f.name).join(', ')}`,
+      'pgx agent gc',
+    );
   return ok('frozen-copies', detail);
 }

@@ -41,7 +41,13 @@ export function summarizeHookLog(home: string, now = Date.now(), projectDir?: st
     } catch {
       continue; // the first line of a tail, or a torn write
     }
-    if (!line || typeof line.outcome !== 'string' || now - Date.parse(line.time) > WINDOW_MS || !inProject(line, projectDir)) continue;
+    if (
+      !line ||
+      typeof line.outcome !== 'string' ||
+      now - Date.parse(line.time) > WINDOW_MS ||
+      !inProject(line, projectDir)
+    )
+      continue;
     s.calls++;
     // "rewritten:clone" stays whole; counters such as "retired:terminated=0:remaining=0" are cut to "retired".
     const parts = line.outcome.split(':');
@@ -53,7 +59,8 @@ export function summarizeHookLog(home: string, now = Date.now(), projectDir?: st
   return s;
 }
 
-const ids = (l: HookLogLine) => `${l.time} ${l.event} session ${l.session_id?.slice(0, 8) ?? '-'}${l.agent_id ? ` agent ${l.agent_id}` : ''} ${l.outcome}`;
+const ids = (l: HookLogLine) =>
+  `${l.time} ${l.event} session ${l.session_id?.slice(0, 8) ?? '-'}${l.agent_id ? ` agent ${l.agent_id}` : ''} ${l.outcome}`;
 
 export function hookLogCheck(ctx: DoctorContext): Check {
   const s = summarizeHookLog(ctx.home, Date.now(), resolve(ctx.projectDir)); // other projects' calls are theirs
@@ -65,6 +72,13 @@ export function hookLogCheck(ctx: DoctorContext): Check {
     .join(', ');
   const detail = `${s.calls} calls in the last 24 h: ${counts}`;
   if (!s.denials.length && !s.errors.length) return ok('hook-log', detail);
-  const last = [...s.denials, ...s.errors].sort((a, b) => a.time.localeCompare(b.time)).slice(-3).map(ids);
-  return warn('hook-log', `${detail}; ${s.denials.length} denied, ${s.errors.length} errors (latest: ${last.join('; ')})`, `fix the fail/warn checks above, then retry the denied command; the log (ids only): tail -n 20 ${s.path}`);
+  const last = [...s.denials, ...s.errors]
+    .sort((a, b) => a.time.localeCompare(b.time))
+    .slice(-3)
+    .map(ids);
+  return warn(
+    'hook-log',
+    `${detail}; ${s.denials.length} denied, ${s.errors.length} errors (latest: ${last.join('; ')})`,
+    `fix the fail/warn checks above, then retry the denied command; the log (ids only): tail -n 20 ${s.path}`,
+  );
 }

@@ -10,10 +10,15 @@ export async function serverCheck(ctx: DoctorContext): Promise<Check> {
   const s = await ctx.server();
   if (!s.ok) return { name: 'server', status: s.status, detail: s.detail, ...(s.fix ? { fix: s.fix } : {}) };
   const detail = `PostgreSQL ${s.version} at ${s.where}`;
-  const wantsInterval = ctx.config?.guards.enabled && ctx.config.guards.settings.client_connection_check_interval !== null;
+  const wantsInterval =
+    ctx.config?.guards.enabled && ctx.config.guards.settings.client_connection_check_interval !== null;
   if (s.db.serverVersionNum < CHECK_INTERVAL_MIN && wantsInterval) {
-    return warn('server', (`${detail}: client_connection_check_interval needs PostgreSQL 14+, so that guard is skipped (a dead client's ` +
-`query runs until statement_timeout)`), `upgrade the server to 14+, or set client_connection_check_interval = "off" in [guards] of ${ctx.config?.file ?? '.pgx.toml'}`);
+    return warn(
+      'server',
+      `${detail}: client_connection_check_interval needs PostgreSQL 14+, so that guard is skipped (a dead client's ` +
+        `query runs until statement_timeout)`,
+      `upgrade the server to 14+, or set client_connection_check_interval = "off" in [guards] of ${ctx.config?.file ?? '.pgx.toml'}`,
+    );
   }
   return ok('server', detail);
 }
@@ -25,5 +30,9 @@ export async function roleCheck(ctx: DoctorContext): Promise<Check> {
   if (r?.rolsuper) return ok('role', `"${r.rolname}" is a superuser`);
   if (r?.rolcreatedb) return ok('role', `"${r.rolname}" has CREATEDB`);
   const role = r?.rolname ?? s.admin.user;
-  return fail('role', `role "${role}" cannot create databases, so no branch can be made`, `${sqlFix(ctx.config, s.admin, fixStatement.grantCreatedb(role))}  (as a superuser)`);
+  return fail(
+    'role',
+    `role "${role}" cannot create databases, so no branch can be made`,
+    `${sqlFix(ctx.config, s.admin, fixStatement.grantCreatedb(role))}  (as a superuser)`,
+  );
 }

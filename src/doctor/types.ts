@@ -44,7 +44,13 @@ export const ok = (name: string, detail: string): Check => ({ name, status: 'ok'
 export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
 export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
 /** A warning that is the user's decision: `choice` says what to weigh and what to do either way. */
-export const decide = (name: string, detail: string, choice: string): Check => ({ name, status: 'warn', detail, fix: choice, decide: true });
+export const decide = (name: string, detail: string, choice: string): Check => ({
+  name,
+  status: 'warn',
+  detail,
+  fix: choice,
+  decide: true,
+});
 export const skip = (name: string, detail: string): Check => ({ name, status: 'skip', detail });
 
 /**
@@ -52,4 +58,9 @@ export const skip = (name: string, detail: string): Check => ({ name, status: 's
  * the config, not the server.
  */
 export const skipNoServer = (name: string, ctx: Pick<DoctorContext, 'config'>): Check =>
-  skip(name, ctx.config ? 'not checked: no connection to the server (see the server check)' : 'not checked: .pgx.toml is invalid, so the server was not tried (see the config check)');
+  skip(
+    name,
+    ctx.config
+      ? 'not checked: no connection to the server (see the server check)'
+      : 'not checked: .pgx.toml is invalid, so the server was not tried (see the config check)',
+  );

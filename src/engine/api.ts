@@ -12,13 +12,40 @@ import { ensureBranch, type EnsureOptions, type EnsureResult } from './branch-en
 import { dropBranch, forgetBranch, gc, retireBranch, type DownResult, type GcResult } from './branch-retire.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
 import { endLease, type LeaseEnd } from './exec-lease.js';
-import type { ImportOptions, ImportResult, SourceOrigin, SyncOptions, SyncResult as SourceSyncResult } from './source-import.js';
+import type {
+  ImportOptions,
+  ImportResult,
+  SourceOrigin,
+  SyncOptions,
+  SyncResult as SourceSyncResult,
+} from './source-import.js';
 import { refreshTemplate, type RefreshResult as TemplateRefreshResult } from './template.js';
 import type { TemplateGcResult, TemplateInfo } from './template-admin.js';
-import { drainPool, fillPool, poolStatus, retireOldMembers, type DrainResult, type FillResult, type PoolStatus } from './pool.js';
+import {
+  drainPool,
+  fillPool,
+  poolStatus,
+  retireOldMembers,
+  type DrainResult,
+  type FillResult,
+  type PoolStatus,
+} from './pool.js';
 import { attachFast } from './attach.js';
-import { explainMissingBranch, identityOf, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
-import { endedSession, endSession, stopSubagent, type EndSessionResult, type SubagentStopResult } from './session-end.js';
+import {
+  explainMissingBranch,
+  identityOf,
+  oneRecord,
+  resolveSelector,
+  type Selector,
+  type Target,
+} from './selector.js';
+import {
+  endedSession,
+  endSession,
+  stopSubagent,
+  type EndSessionResult,
+  type SubagentStopResult,
+} from './session-end.js';
 import { summarize, type BranchSummary } from './branch-summary.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
@@ -37,7 +64,20 @@ import type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { ForkRequest, ResetResult };
 export type { BranchSummary, EndSessionResult, Selector, SubagentStopResult, Target };
-export type { DownResult, EnsureOptions, EnsureResult, GcResult, LeaseEnd, OpenOptions, PoolStatus, FillResult, DrainResult, ImportResult, SourceOrigin, TemplateInfo };
+export type {
+  DownResult,
+  EnsureOptions,
+  EnsureResult,
+  GcResult,
+  LeaseEnd,
+  OpenOptions,
+  PoolStatus,
+  FillResult,
+  DrainResult,
+  ImportResult,
+  SourceOrigin,
+  TemplateInfo,
+};
 
 export interface SyncResult extends SourceSyncResult {
   /** The template rebuilt from the new copy (null: --no-template, or the refresh failed: see template_error). */
@@ -79,18 +119,32 @@ export class Engine {
   async ensure(t: Target, opts: EnsureOptions = {}): Promise<EnsureResult> {
     const { config, registry } = this.ctx;
     if (t.agentId !== undefined && t.sessionId === undefined) {
-      const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter((r) => r.kind === 'subagent' && r.host === config.host);
+      const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter(
+        (r) => r.kind === 'subagent' && r.host === config.host,
+      );
       const sessions = new Set(recs.map((r) => r.session_id));
       if (recs.length === 0) {
-        throw new PgxError('NOT_FOUND', `No branch for agent ${t.agentId} in project "${config.project}".`, 'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.');
+        throw new PgxError(
+          'NOT_FOUND',
+          `No branch for agent ${t.agentId} in project "${config.project}".`,
+          'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.',
+        );
       }
       if (sessions.size > 1) {
-        throw new PgxError('USAGE', `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`, 'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).');
+        throw new PgxError(
+          'USAGE',
+          `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`,
+          'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).',
+        );
       }
       t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
     }
     if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
-      throw new PgxError('USAGE', 'Say which branch: --agent <id>, --id <id> or --session <id>.', 'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.');
+      throw new PgxError(
+        'USAGE',
+        'Say which branch: --agent <id>, --id <id> or --session <id>.',
+        'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.',
+      );
     }
     return ensureBranch(this.ctx, identityOf(this.ctx, t), opts);
   }
@@ -120,8 +174,14 @@ export class Engine {
     const recs = await resolveSelector(this.ctx, sel);
     if (!recs.length) {
       if ('branch' in sel) await explainMissingBranch(this.ctx, sel.branch);
-      const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
-      throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+      const what = Object.entries(sel)
+        .map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`))
+        .join(' ');
+      throw new PgxError(
+        'NOT_FOUND',
+        `No pgx branch matches ${what} in project "${this.ctx.config.project}".`,
+        'See `pgx agent ls` (or --all for every project).',
+      );
     }
     const done: DownResult[] = [];
     for (const rec of recs) done.push(opts.now ? await dropBranch(this.ctx, rec) : await retireBranch(this.ctx, rec));
@@ -140,8 +200,20 @@ export class Engine {
   /** `pgx agent adopt --agent`: the subagent's session branch becomes a copy of the subagent's branch (same DSN). */
   async adopt(agentId: string): Promise<ResetResult & { agent_branch: string }> {
     const agent = await oneRecord(this.ctx, { agent: agentId }, 'adopt');
-    const [session] = agent.session_id ? (await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId: agent.session_id })).filter((r) => r.host === agent.host) : [];
-    if (!session) throw new PgxError('NOT_FOUND', `Agent ${agentId}'s session has no branch of its own to adopt into.`, 'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.');
+    const [session] = agent.session_id
+      ? (
+          await records.findRecords(this.ctx.registry, {
+            project: this.ctx.config.project,
+            sessionId: agent.session_id,
+          })
+        ).filter((r) => r.host === agent.host)
+      : [];
+    if (!session)
+      throw new PgxError(
+        'NOT_FOUND',
+        `Agent ${agentId}'s session has no branch of its own to adopt into.`,
+        'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.',
+      );
     // An ended session's branch is retiring: an adopt would succeed and be dropped with it minutes later (decision 431).
     if (session.state === 'retiring') throw endedSession(agentId, session, agent.name, agent.deadline);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
@@ -155,8 +227,14 @@ export class Engine {
   async forget(sel: Selector): Promise<DownResult[]> {
     const recs = await resolveSelector(this.ctx, sel);
     if (!recs.length) {
-      const what = Object.keys(sel).map((k) => `--${k}`).join(' ');
-      throw new PgxError('NOT_FOUND', `No pgx record matches ${what} in project "${this.ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+      const what = Object.keys(sel)
+        .map((k) => `--${k}`)
+        .join(' ');
+      throw new PgxError(
+        'NOT_FOUND',
+        `No pgx record matches ${what} in project "${this.ctx.config.project}".`,
+        'See `pgx agent ls` (or --all for every project).',
+      );
     }
     const done: DownResult[] = [];
     for (const rec of recs) done.push(await forgetBranch(this.ctx, rec));
@@ -176,7 +254,14 @@ export class Engine {
   /** The parent's handoffs for the doorbells its inbox held: the words made from the session's records (handoff-text.ts). */
   async handoffs(sessionId: string, refs: readonly HandoffRef[]): Promise<string[]> {
     if (!refs.length) return [];
-    return handoffsFrom(await records.findRecords(this.ctx.registry, { project: this.ctx.config.project, sessionId, includeSubagents: true }), refs);
+    return handoffsFrom(
+      await records.findRecords(this.ctx.registry, {
+        project: this.ctx.config.project,
+        sessionId,
+        includeSubagents: true,
+      }),
+      refs,
+    );
   }
 
   /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */
@@ -220,7 +305,12 @@ export class Engine {
    */
   async scanSource(o: { conn?: ConnParams; progress: (msg: string) => void }): Promise<ScanReport> {
     const { config, admin, gate } = this.ctx;
-    if (!o.conn && !config.source) throw new PgxError('USAGE', 'There is no [project] source to scan.', 'Scan a database to import: `pgx source scan --from-env DATABASE_URL` (or --from <url>).');
+    if (!o.conn && !config.source)
+      throw new PgxError(
+        'USAGE',
+        'There is no [project] source to scan.',
+        'Scan a database to import: `pgx source scan --from-env DATABASE_URL` (or --from <url>).',
+      );
     const conn = o.conn ?? { ...admin, database: config.source! };
     return (await import('../mask/apply.js')).scanOnly(conn, config.mask, o.progress, gate);
   }
@@ -271,16 +361,29 @@ export class Engine {
    * after `afterTicket` was drawn, or a fresh one). Command hooks start it detached for a large branch (freeze.ts).
    */
   async freeze(sel: Selector, afterTicket?: string): Promise<FrozenUseResult> {
-    if (afterTicket !== undefined && !/^[0-9]{1,18}$/.test(afterTicket)) throw new PgxError('USAGE', `--after-ticket must be a number (got "${afterTicket}").`, 'It is what a hook passes; leave it out.');
+    if (afterTicket !== undefined && !/^[0-9]{1,18}$/.test(afterTicket))
+      throw new PgxError(
+        'USAGE',
+        `--after-ticket must be a number (got "${afterTicket}").`,
+        'It is what a hook passes; leave it out.',
+      );
     const rec = await oneRecord(this.ctx, sel, 'freeze');
     const info = await catalog.databaseInfo(this.ctx.registry, rec.name);
-    if (!catalog.isOwnBranch(info, rec)) throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`, 'See `pgx agent doctor`.');
+    if (!catalog.isOwnBranch(info, rec))
+      throw new PgxError(
+        'NOT_PGX_DATABASE',
+        `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`,
+        'See `pgx agent doctor`.',
+      );
     return (await import('./freeze.js')).freezeBranch(this.ctx, rec.name, afterTicket);
   }
 
   /** The frozen copies forks clone (freeze.ts): this project's, or (`all`) every project's on the server. */
   async frozenCopies(filter: { all?: boolean } = {}): Promise<FrozenCopySummary[]> {
-    return (await import('./freeze.js')).frozenCopySummaries(this.ctx, filter.all ? undefined : this.ctx.config.project);
+    return (await import('./freeze.js')).frozenCopySummaries(
+      this.ctx,
+      filter.all ? undefined : this.ctx.config.project,
+    );
   }
 
   /** This project's branches, or (`all`) every project's on the server. */
@@ -295,17 +398,38 @@ export class Engine {
  * attachable (engine/attach.ts), the full ensure otherwise. Needs the full identity (a session id, or an exec id);
  * without it, the full ensure resolves the agent's session.
  */
-export async function attachOrEnsure(config: Config, t: Target, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}): Promise<EnsureResult> {
+export async function attachOrEnsure(
+  config: Config,
+  t: Target,
+  opts: OpenOptions = {},
+  ensureOpts: EnsureOptions = {},
+): Promise<EnsureResult> {
   const t0 = performance.now();
   if (t.sessionId !== undefined || (t.execId !== undefined && t.agentId === undefined)) {
-    const a = await attachFast(config, { project: config.project, host: config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId }, opts);
-    if (a) return { branch: a.record.name, record: a.record, fresh: false, method: 'attach', elapsed_ms: Math.round(performance.now() - t0), conn: roles.branchConn(a.admin, a.record) };
+    const a = await attachFast(
+      config,
+      { project: config.project, host: config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId },
+      opts,
+    );
+    if (a)
+      return {
+        branch: a.record.name,
+        record: a.record,
+        fresh: false,
+        method: 'attach',
+        elapsed_ms: Math.round(performance.now() - t0),
+        conn: roles.branchConn(a.admin, a.record),
+      };
   }
   return withEngine(config, (e) => e.ensure(t, ensureOpts), opts);
 }
 
 /** Opens the engine for one piece of work and closes it after, whatever happens. */
-export async function withEngine<T>(config: Config, fn: (engine: Engine) => Promise<T>, opts: OpenOptions = {}): Promise<T> {
+export async function withEngine<T>(
+  config: Config,
+  fn: (engine: Engine) => Promise<T>,
+  opts: OpenOptions = {},
+): Promise<T> {
   const engine = await Engine.open(config, opts);
   try {
     return await fn(engine);

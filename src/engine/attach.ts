@@ -26,7 +26,9 @@ export async function attachFast(config: Config, id: Identity, opts: OpenOptions
   const open = () => connect(params, { gate: opts.gate });
   const key = identityKey(id);
   const attempt = async (db: Db): Promise<BranchRecord | undefined | 'failed'> =>
-    attachActive(db as RegistryDb, key, formatStamp({ kind: 'branch', identityKey: key })).catch(() => 'failed' as const);
+    attachActive(db as RegistryDb, key, formatStamp({ kind: 'branch', identityKey: key })).catch(
+      () => 'failed' as const,
+    );
   const fresh = async () => {
     const db = await open();
     return { db, reused: false, release: () => void db.close() };

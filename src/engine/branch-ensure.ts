@@ -59,7 +59,12 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
   const t0 = performance.now();
   const key = identityKey(id);
   const reg = e.registry;
-  const done = (record: BranchRecord, method: EnsureMethod, guards?: GuardResult, fork?: EnsureResult['fork']): EnsureResult => ({
+  const done = (
+    record: BranchRecord,
+    method: EnsureMethod,
+    guards?: GuardResult,
+    fork?: EnsureResult['fork'],
+  ): EnsureResult => ({
     branch: record.name,
     record,
     fresh: method === 'clone' || method === 'claim',
@@ -112,12 +117,16 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       if (!rec.role) rec = await withRoleIfDue(e, rec);
       if (plan && (rec.parent ?? null) !== plan.parent) rec = await setLineage(reg, rec.name, plan.parent); // record first
     }
-    const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse): EnsureResult['fork'] => (plan ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) } : undefined);
+    const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse): EnsureResult['fork'] =>
+      plan
+        ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) }
+        : undefined;
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
     // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge. A fork of
     // an unchanged parent is the template's contents too.
     if (!rec.db_exists) {
-      if (rec.state !== 'creating' || rec.nonce === null) rec = await records.setNonce(reg, rec.name, catalog.newNonce()); // record first
+      if (rec.state !== 'creating' || rec.nonce === null)
+        rec = await records.setNonce(reg, rec.name, catalog.newNonce()); // record first
       if (!plan?.copyFrom) {
         const claimed = await claimMember(e, rec);
         if (claimed) return done(claimed, 'claim', undefined, fork(plan?.parent ? 'unchanged' : 'template'));
@@ -138,7 +147,10 @@ async function withRoleIfDue(e: EngineContext, rec: BranchRecord): Promise<Branc
 /** An existing branch that had no role gets one (its objects change owner: a migration can run as the role). */
 async function giveRole(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
   const withRole = await withRoleIfDue(e, rec);
-  if (withRole.role && withRole.role_password) await roles.prepareBranchRole(e, withRole.name, withRole.role, withRole.role_password, { login: withRole.state === 'active' });
+  if (withRole.role && withRole.role_password)
+    await roles.prepareBranchRole(e, withRole.name, withRole.role, withRole.role_password, {
+      login: withRole.state === 'active',
+    });
   return withRole;
 }
 
@@ -146,12 +158,15 @@ async function giveRole(e: EngineContext, rec: BranchRecord): Promise<BranchReco
 
 /** The refusal for a record whose name is held by a database pgx cannot prove it made. */
 export function foreignBranch(rec: BranchRecord): PgxError {
-  const selector = rec.kind === 'exec' && rec.exec_id !== null && /^[A-Za-z0-9._-]+$/.test(rec.exec_id) ? `--id ${rec.exec_id}` : `--branch ${rec.name}`;
+  const selector =
+    rec.kind === 'exec' && rec.exec_id !== null && /^[A-Za-z0-9._-]+$/.test(rec.exec_id)
+      ? `--id ${rec.exec_id}`
+      : `--branch ${rec.name}`;
   return new PgxError(
     'NOT_PGX_DATABASE',
     `Database "${rec.name}" exists but is not the one pgx made for this branch (it lacks the stamp pgx recorded for it); pgx will not use, alter or drop it.`,
-    (`If it is not needed, drop or rename it yourself; or run \`pgx agent forget ${selector}\` to forget pgx's ` +
-`record (the database is left as it is), and pgx makes the branch under another name.`),
+    `If it is not needed, drop or rename it yourself; or run \`pgx agent forget ${selector}\` to forget pgx's ` +
+      `record (the database is left as it is), and pgx makes the branch under another name.`,
   );
 }
 
@@ -181,7 +196,11 @@ async function claimName(e: EngineContext, id: Identity, key: string, parent: st
     });
     if (claimed) return (await records.findByName(e.registry, name))!;
   }
-  throw new PgxError('BRANCH_FAILED', `No free branch name for this identity (tried ${candidates.join(', ')}).`, 'Run `pgx agent gc`, or `pgx agent ls --all` to see what holds those names.');
+  throw new PgxError(
+    'BRANCH_FAILED',
+    `No free branch name for this identity (tried ${candidates.join(', ')}).`,
+    'Run `pgx agent gc`, or `pgx agent ls --all` to see what holds those names.',
+  );
 }
 
 /**
@@ -193,7 +212,11 @@ async function claimName(e: EngineContext, id: Identity, key: string, parent: st
  * resumed (stamped: guards and rename) or, unstamped (killed between CREATE and COMMENT), dropped and made again:
  * its name, recorded before it existed, is the proof it is ours.
  */
-async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: EnsureOptions & { copyFrom?: string | null }): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string; frozen?: FrozenUse }> {
+async function createBranchDatabase(
+  e: EngineContext,
+  rec: BranchRecord,
+  opts: EnsureOptions & { copyFrom?: string | null },
+): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string; frozen?: FrozenUse }> {
   const reg = e.registry;
   const there = await catalog.databaseInfo(reg, rec.name);
   if (there.exists) {
@@ -201,7 +224,11 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
     if (rec.state === 'creating' && catalog.isOwnBranch(there, rec)) {
       const guards = await applyGuards(reg, rec.name, e.config);
       if (rec.role && rec.role_password) await roles.prepareBranchRole(e, rec.name, rec.role, rec.role_password);
-      return { record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: null }), guards, method: rec.parent ? 'template-copy' : 'template' };
+      return {
+        record: await records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: null }),
+        guards,
+        method: rec.parent ? 'template-copy' : 'template',
+      };
     }
     await dropCreation(e, rec).catch(() => {}); // ours; gc would drop it otherwise
     throw foreignBranch(rec);
@@ -224,10 +251,15 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
       const clone = async () => {
         const template = await ensureTemplate(e);
         baseTemplate = (await catalog.databaseOid(reg, template)) ?? null;
-        await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes), { what: `branch "${rec.name}" (a clone of the template "${template}")` });
+        await cloneDatabase(e, tmp, template, await planClone(e, template, opts.fileCopyFromBytes), {
+          what: `branch "${rec.name}" (a clone of the template "${template}")`,
+        });
       };
       // A template refresh can swap the template between ensureTemplate's unlocked look and the clone: once more.
-      const fromTemplate = () => clone().catch((err: unknown) => (catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err)));
+      const fromTemplate = () =>
+        clone().catch((err: unknown) =>
+          catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err),
+        );
       if (opts.copyFrom) {
         try {
           // One frozen copy of the parent per state of it, shared by its forks (freeze.ts, decision 400).
@@ -258,7 +290,11 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
       'BRANCH_FAILED',
       `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,
       // a typed cause (the source is missing, a foreign template) already names its fix: a refresh would not be it
-      err instanceof PgxError ? err.hint : catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.' : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
+      err instanceof PgxError
+        ? err.hint
+        : catalog.sqlstateOf(err) === catalog.SQLSTATE.INSUFFICIENT_PRIVILEGE
+          ? 'The role in [server] url needs CREATEDB: ALTER ROLE <role> CREATEDB.'
+          : 'Check the server (`pgx agent doctor`); `pgx template refresh` rebuilds the template.',
       { cause: err },
     );
   }
@@ -281,7 +317,10 @@ async function createBranchDatabase(e: EngineContext, rec: BranchRecord, opts: E
 }
 
 /** An error's first line, for a one-sentence note. */
-const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200);
+const firstLine = (err: unknown) =>
+  String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 200);
 
 /** Drops the record's `pgx_new_<nonce>` if it is there and ours (its stamp carries the nonce, or it has no comment). */
 export async function dropCreation(e: EngineContext, rec: BranchRecord): Promise<boolean> {

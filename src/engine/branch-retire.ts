@@ -27,7 +27,13 @@ export interface DownResult extends TerminateResult {
   role_note?: string;
 }
 
-const untouched = (name: string, action: DownResult['action'], role: string | null = null): DownResult => ({ name, action, role, backends_terminated: 0, backends_remaining: 0 });
+const untouched = (name: string, action: DownResult['action'], role: string | null = null): DownResult => ({
+  name,
+  action,
+  role,
+  backends_terminated: 0,
+  backends_remaining: 0,
+});
 
 /** A record whose database is not pgx's: reported, never touched, with the way out. */
 function foreign(rec: BranchRecord): DownResult {
@@ -39,18 +45,29 @@ function foreign(rec: BranchRecord): DownResult {
  * so they never act on a stale view: a branch revived or heartbeated meanwhile is not dropped, and a creation in
  * progress is waited for instead of having its record deleted under it.
  */
-async function underIdentityLock(e: EngineContext, rec: BranchRecord, fn: (fresh: BranchRecord) => Promise<DownResult>, opts: { tryOnly?: boolean } = {}): Promise<DownResult> {
+async function underIdentityLock(
+  e: EngineContext,
+  rec: BranchRecord,
+  fn: (fresh: BranchRecord) => Promise<DownResult>,
+  opts: { tryOnly?: boolean } = {},
+): Promise<DownResult> {
   const locked = async () => {
     const fresh = await records.findByName(e.registry, rec.name);
     if (!fresh || fresh.identity_key !== rec.identity_key) return untouched(rec.name, 'forgotten');
     return fn(fresh);
   };
-  const r = opts.tryOnly ? await tryIdentityLock(e.registry, rec.identity_key, locked) : await withIdentityLock(e.registry, rec.identity_key, locked);
+  const r = opts.tryOnly
+    ? await tryIdentityLock(e.registry, rec.identity_key, locked)
+    : await withIdentityLock(e.registry, rec.identity_key, locked);
   return r ?? untouched(rec.name, 'skipped'); // tryOnly and busy: someone is using it right now
 }
 
 /** Refuse new connections, terminate backends, then start the grace period. The data stays until gc. */
-export async function retireBranch(e: EngineContext, rec: BranchRecord, opts: { tryOnly?: boolean; waitMs?: number } = {}): Promise<DownResult> {
+export async function retireBranch(
+  e: EngineContext,
+  rec: BranchRecord,
+  opts: { tryOnly?: boolean; waitMs?: number } = {},
+): Promise<DownResult> {
   return underIdentityLock(e, rec, (cur) => retireLocked(e, cur, opts.waitMs), { tryOnly: opts.tryOnly });
 }
 
@@ -65,7 +82,9 @@ export async function retireLocked(e: EngineContext, cur: BranchRecord, waitMs?:
   if (cur.state !== 'retiring') await records.markRetiring(reg, cur.name);
   await catalog.allowConnections(reg, cur.name, false);
   // The role can't log in any more, and its sessions end wherever they are (a background job on the source too).
-  const r = cur.role ? await roles.retireBranchRole(e, cur.role, waitMs) : { sessions_terminated: 0, sessions_remaining: 0 };
+  const r = cur.role
+    ? await roles.retireBranchRole(e, cur.role, waitMs)
+    : { sessions_terminated: 0, sessions_remaining: 0 };
   const t = await catalog.terminateBackends(reg, cur.name, waitMs);
   return {
     name: cur.name,
@@ -100,7 +119,13 @@ async function dropLocked(e: EngineContext, cur: BranchRecord): Promise<DownResu
     const r = cur.role ? await roles.retireBranchRole(e, cur.role) : { sessions_terminated: 0, sessions_remaining: 0 };
     const t = await catalog.terminateBackends(reg, cur.name);
     await catalog.dropDatabase(reg, cur.name);
-    out = { name: cur.name, action: 'dropped', role: cur.role, backends_terminated: t.backends_terminated + r.sessions_terminated, backends_remaining: t.backends_remaining };
+    out = {
+      name: cur.name,
+      action: 'dropped',
+      role: cur.role,
+      backends_terminated: t.backends_terminated + r.sessions_terminated,
+      backends_remaining: t.backends_remaining,
+    };
   }
   // The role after its database (which it can't own anyway): a role still owning something elsewhere stays, NOLOGIN,
   // and is reported here and by doctor. The record goes last: a crash before leaves the record, whose role the next
@@ -122,7 +147,11 @@ export async function forgetBranch(e: EngineContext, rec: BranchRecord): Promise
   return underIdentityLock(e, rec, async (cur) => {
     const info = await catalog.databaseInfo(e.registry, cur.name);
     if (catalog.isOwnBranch(info, cur)) {
-      throw new PgxError('REFUSED', `"${cur.name}" is pgx's own branch; forgetting its record would orphan it.`, `Use \`pgx agent down --branch ${cur.name}\` (add --now to drop it at once).`);
+      throw new PgxError(
+        'REFUSED',
+        `"${cur.name}" is pgx's own branch; forgetting its record would orphan it.`,
+        `Use \`pgx agent down --branch ${cur.name}\` (add --now to drop it at once).`,
+      );
     }
     await dropCreation(e, cur);
     if (cur.role) await roles.dropBranchRole(e, cur.role); // pgx's own (stamped) role: nothing else would remove it
@@ -151,10 +180,15 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], frozen_dropped: [], errors: [] };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
-      const r = await underIdentityLock(e, rec, async (cur) => {
-        if (!(await records.isExpired(reg, cur.name))) return untouched(cur.name, 'skipped');
-        return dropLocked(e, cur);
-      }, { tryOnly: true });
+      const r = await underIdentityLock(
+        e,
+        rec,
+        async (cur) => {
+          if (!(await records.isExpired(reg, cur.name))) return untouched(cur.name, 'skipped');
+          return dropLocked(e, cur);
+        },
+        { tryOnly: true },
+      );
       if (r.action === 'foreign') out.foreign.push(r);
       else if (r.action !== 'skipped') out.dropped.push(r);
     } catch (err) {

@@ -60,7 +60,11 @@ export function knownCopyOnWrite(e: Pick<EngineContext, 'admin' | 'config'>): bo
   return rememberedVerdict(e.config.home, serverKey(e))?.reflink === true;
 }
 
-export async function planClone(e: EngineContext, template: string, fileCopyFromBytes = FILE_COPY_FROM_BYTES): Promise<ClonePlan & { bytes: number }> {
+export async function planClone(
+  e: EngineContext,
+  template: string,
+  fileCopyFromBytes = FILE_COPY_FROM_BYTES,
+): Promise<ClonePlan & { bytes: number }> {
   const db = e.registry;
   if (db.serverVersionNum < 150000) return { bytes: 0 };
   const bytes = await catalog.databaseSize(db, template);
@@ -90,7 +94,8 @@ async function oneOfTheClones<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } finally {
     const next = waiting.shift();
-    if (next) next(); // the slot passes on
+    if (next)
+      next(); // the slot passes on
     else cloning--;
   }
 }
@@ -109,9 +114,21 @@ export function copyWay(plan: ClonePlan, serverVersionNum: number): CopyWay {
  * Clones `template` as `name` once the disk budget has room for it (checked in the clone's turn, so the clones ahead
  * of it are on the disk already); a copy that would cross [disk] reserve is refused before anything is created.
  */
-export function cloneDatabase(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }, o: CloneOptions = {}): Promise<void> {
-  const copy = { from: template, way: copyWay(plan, e.registry.serverVersionNum), what: o.what ?? `"${name}" (a copy of "${template}")` };
-  return oneOfTheClones(() => withRoomFor(e, copy, () => cloneNow(e, name, template, plan, o.allowConnections), { speculative: o.speculative }));
+export function cloneDatabase(
+  e: EngineContext,
+  name: string,
+  template: string,
+  plan: ClonePlan & { bytes: number },
+  o: CloneOptions = {},
+): Promise<void> {
+  const copy = {
+    from: template,
+    way: copyWay(plan, e.registry.serverVersionNum),
+    what: o.what ?? `"${name}" (a copy of "${template}")`,
+  };
+  return oneOfTheClones(() =>
+    withRoomFor(e, copy, () => cloneNow(e, name, template, plan, o.allowConnections), { speculative: o.speculative }),
+  );
 }
 
 export interface CloneOptions {
@@ -123,15 +140,32 @@ export interface CloneOptions {
   allowConnections?: false;
 }
 
-async function cloneNow(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }, allowConnections?: false): Promise<void> {
+async function cloneNow(
+  e: EngineContext,
+  name: string,
+  template: string,
+  plan: ClonePlan & { bytes: number },
+  allowConnections?: false,
+): Promise<void> {
   const db: Db = e.registry;
-  if (!plan.probe) return catalog.createDatabase(db, name, { template, strategy: plan.strategy, fileCopyMethod: plan.fileCopyMethod, allowConnections });
+  if (!plan.probe)
+    return catalog.createDatabase(db, name, {
+      template,
+      strategy: plan.strategy,
+      fileCopyMethod: plan.fileCopyMethod,
+      allowConnections,
+    });
   await probeClone(e, name, template, plan);
   // the probe measures a plain clone; a member refuses connections right after (nobody knows its name yet)
   if (allowConnections === false) await catalog.allowConnections(db, name, false);
 }
 
-async function probeClone(e: EngineContext, name: string, template: string, plan: ClonePlan & { bytes: number }): Promise<void> {
+async function probeClone(
+  e: EngineContext,
+  name: string,
+  template: string,
+  plan: ClonePlan & { bytes: number },
+): Promise<void> {
   const db: Db = e.registry;
   const dir = await catalog.dataDirectory(db);
   const used = () => {
@@ -156,7 +190,15 @@ async function probeClone(e: EngineContext, name: string, template: string, plan
   if (delta !== null && plan.bytes >= 8 * MB) verdict = delta < plan.bytes / 4;
   else if (delta === null && plan.bytes >= 256 * MB) verdict = plan.bytes / MB / (ms / 1000) > 4096;
   if (verdict === undefined) return;
-  const v: CloneVerdict = { server: serverKey(e), reflink: verdict, by: delta !== null ? 'disk' : 'speed', template_bytes: plan.bytes, probe_ms: Math.round(ms), disk_delta_bytes: delta, time: new Date().toISOString() };
+  const v: CloneVerdict = {
+    server: serverKey(e),
+    reflink: verdict,
+    by: delta !== null ? 'disk' : 'speed',
+    template_bytes: plan.bytes,
+    probe_ms: Math.round(ms),
+    disk_delta_bytes: delta,
+    time: new Date().toISOString(),
+  };
   try {
     const file = verdictFile(e.config.home, v.server);
     mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });

@@ -51,7 +51,10 @@ export interface ConnectionReuse {
    * A kept connection for these parameters (reused: true), else a new one from `open`. `release` gives it back, or
    * closes it when it failed (it may be dead: a server restart, a terminated backend).
    */
-  acquire(p: ConnParams, open: () => Promise<Db>): Promise<{ db: Db; reused: boolean; release(healthy: boolean): void }>;
+  acquire(
+    p: ConnParams,
+    open: () => Promise<Db>,
+  ): Promise<{ db: Db; reused: boolean; release(healthy: boolean): void }>;
   /**
    * A connection of its own for one engine's whole piece of work (locks, transactions): a kept one, else a new one
    * from `open`. `giveBack` returns it to be kept only if it is idle with no lock held, and closes it otherwise.
@@ -81,8 +84,17 @@ export async function openContext(config: Config, opts: OpenOptions = {}): Promi
   const server = await resolveServer(config, opts);
   const admin = withLimits(server, opts);
   if (opts.reuse) {
-    const lent = await opts.reuse.lend({ ...admin, database: REGISTRY_DB }, () => openRegistry(admin, { gate: opts.gate }));
-    return { config, admin, registry: lent.db as RegistryDb, gate: opts.gate, giveBack: lent.giveBack, freezeElsewhere: opts.freezeElsewhere };
+    const lent = await opts.reuse.lend({ ...admin, database: REGISTRY_DB }, () =>
+      openRegistry(admin, { gate: opts.gate }),
+    );
+    return {
+      config,
+      admin,
+      registry: lent.db as RegistryDb,
+      gate: opts.gate,
+      giveBack: lent.giveBack,
+      freezeElsewhere: opts.freezeElsewhere,
+    };
   }
   const registry = await openRegistry(admin, { gate: opts.gate });
   return { config, admin, registry, gate: opts.gate, freezeElsewhere: opts.freezeElsewhere };

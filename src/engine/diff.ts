@@ -71,21 +71,39 @@ export interface DiffResult {
   schema: { added: SchemaChange[]; dropped: SchemaChange[]; altered: SchemaChange[] };
   /** Tables whose rows differ, or could not be compared exactly (counts, skipped). */
   data: TableDiff[];
-  bounds: { exact_max_rows: number; exact_max_bytes: number; budget_ms: number | null; tables_compared: number; tables_exact: number; tables_counts_only: number; tables_skipped: number };
+  bounds: {
+    exact_max_rows: number;
+    exact_max_bytes: number;
+    budget_ms: number | null;
+    tables_compared: number;
+    tables_exact: number;
+    tables_counts_only: number;
+    tables_skipped: number;
+  };
   /** Anything added, dropped, altered or different in rows (a table compared by counts with equal counts is not). */
   changed: boolean;
   elapsed_ms: number;
 }
 
 /** Diffs `rec`'s database against `against`. */
-export async function diffBranch(e: EngineContext, rec: BranchRecord, against: Against, bounds: DiffBounds = DIFF_BOUNDS): Promise<DiffResult> {
+export async function diffBranch(
+  e: EngineContext,
+  rec: BranchRecord,
+  against: Against,
+  bounds: DiffBounds = DIFF_BOUNDS,
+): Promise<DiffResult> {
   const t0 = performance.now();
   const target = await baselineOf(e, rec, against);
   const timeoutMs = bounds.budgetMs;
   return readable(e, rec, timeoutMs, (branchDb) =>
     withBaseline(e, target, timeoutMs, async (baseDb) => {
       const r = await compare(baseDb, branchDb, bounds, t0);
-      return { branch: rec.name, against: { kind: target.kind, database: target.database, parent_was_template: target.parentWasTemplate }, ...r, elapsed_ms: Math.round(performance.now() - t0) };
+      return {
+        branch: rec.name,
+        against: { kind: target.kind, database: target.database, parent_was_template: target.parentWasTemplate },
+        ...r,
+        elapsed_ms: Math.round(performance.now() - t0),
+      };
     }),
   );
 }
@@ -99,7 +117,11 @@ interface Baseline {
 }
 
 async function baselineOf(e: EngineContext, rec: BranchRecord, against: Against): Promise<Baseline> {
-  const template = (): Baseline => ({ kind: against === 'parent' ? 'parent' : 'template', database: rec.template ?? templateName(e.config.project, e.config.source), parentWasTemplate: against === 'parent' });
+  const template = (): Baseline => ({
+    kind: against === 'parent' ? 'parent' : 'template',
+    database: rec.template ?? templateName(e.config.project, e.config.source),
+    parentWasTemplate: against === 'parent',
+  });
   if (against === 'template') return template();
   const name = against === 'parent' ? rec.parent : against.branch;
   if (!name) return template();
@@ -107,31 +129,60 @@ async function baselineOf(e: EngineContext, rec: BranchRecord, against: Against)
   if (!base) {
     throw new PgxError(
       'NOT_FOUND',
-      against === 'parent' ? `The parent of "${rec.name}", "${name}", is no longer a pgx branch (dropped, or gc'd).` : `No pgx branch named "${name}".`,
-      against === 'parent' ? 'Compare with the template instead: `--against template`.' : 'See `pgx agent ls`; --against takes parent, template or a branch name.',
+      against === 'parent'
+        ? `The parent of "${rec.name}", "${name}", is no longer a pgx branch (dropped, or gc'd).`
+        : `No pgx branch named "${name}".`,
+      against === 'parent'
+        ? 'Compare with the template instead: `--against template`.'
+        : 'See `pgx agent ls`; --against takes parent, template or a branch name.',
     );
   }
   return { kind: against === 'parent' ? 'parent' : 'branch', database: name, parentWasTemplate: false, record: base };
 }
 
-async function withBaseline<T>(e: EngineContext, b: Baseline, timeoutMs: number | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
+async function withBaseline<T>(
+  e: EngineContext,
+  b: Baseline,
+  timeoutMs: number | undefined,
+  fn: (db: Db) => Promise<T>,
+): Promise<T> {
   if (b.record) return readable(e, b.record, timeoutMs, fn);
   return withTemplateCopy(e, b.database, timeoutMs, fn);
 }
 
 /** A connection as the admin to the record's own database, let in for the diff if it is retiring. */
-async function readable<T>(e: EngineContext, rec: BranchRecord, timeoutMs: number | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
+async function readable<T>(
+  e: EngineContext,
+  rec: BranchRecord,
+  timeoutMs: number | undefined,
+  fn: (db: Db) => Promise<T>,
+): Promise<T> {
   const reg = e.registry;
   const info = await catalog.databaseInfo(reg, rec.name);
-  if (!info.exists) throw new PgxError('NOT_FOUND', `Branch "${rec.name}" has a record but no database (dropped meanwhile, or a creation that never finished).`, 'See `pgx agent ls`.');
-  if (!catalog.isOwnBranch(info, rec)) throw new PgxError('NOT_PGX_DATABASE', `Database "${rec.name}" is not the one pgx made for this branch; pgx will not read it.`, '`pgx agent doctor` explains; `pgx agent forget --branch <name>` forgets the record.');
+  if (!info.exists)
+    throw new PgxError(
+      'NOT_FOUND',
+      `Branch "${rec.name}" has a record but no database (dropped meanwhile, or a creation that never finished).`,
+      'See `pgx agent ls`.',
+    );
+  if (!catalog.isOwnBranch(info, rec))
+    throw new PgxError(
+      'NOT_PGX_DATABASE',
+      `Database "${rec.name}" is not the one pgx made for this branch; pgx will not read it.`,
+      '`pgx agent doctor` explains; `pgx agent forget --branch <name>` forgets the record.',
+    );
   if (rec.state === 'active' && info.allowConn) return withDb(e, rec.name, timeoutMs, fn);
   // Retiring: connections are refused to everyone, the admin too. Under the identity lock (so no retire, revive or
   // drop runs meanwhile) the admin is let in, and shut out again after; the branch role stays NOLOGIN throughout.
   return withIdentityLock(reg, rec.identity_key, async () => {
     const cur = await records.findByName(reg, rec.name);
     const now = await catalog.databaseInfo(reg, rec.name);
-    if (!cur || !catalog.isOwnBranch(now, cur)) throw new PgxError('NOT_FOUND', `Branch "${rec.name}" was dropped or replaced while pgx was about to read it.`, 'See `pgx agent ls`.');
+    if (!cur || !catalog.isOwnBranch(now, cur))
+      throw new PgxError(
+        'NOT_FOUND',
+        `Branch "${rec.name}" was dropped or replaced while pgx was about to read it.`,
+        'See `pgx agent ls`.',
+      );
     if (cur.state === 'active' && now.allowConn) return withDb(e, rec.name, timeoutMs, fn); // revived meanwhile
     if (!now.allowConn) await catalog.allowConnections(reg, rec.name, true);
     try {
@@ -144,8 +195,14 @@ async function readable<T>(e: EngineContext, rec: BranchRecord, timeoutMs: numbe
   });
 }
 
-async function withDb<T>(e: EngineContext, database: string, timeoutMs: number | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
-  const statementTimeoutMs = timeoutMs === undefined ? e.admin.statementTimeoutMs : Math.min(timeoutMs, e.admin.statementTimeoutMs ?? timeoutMs);
+async function withDb<T>(
+  e: EngineContext,
+  database: string,
+  timeoutMs: number | undefined,
+  fn: (db: Db) => Promise<T>,
+): Promise<T> {
+  const statementTimeoutMs =
+    timeoutMs === undefined ? e.admin.statementTimeoutMs : Math.min(timeoutMs, e.admin.statementTimeoutMs ?? timeoutMs);
   const db = await connect({ ...e.admin, database, statementTimeoutMs }, { gate: e.gate });
   try {
     return await fn(db);
@@ -161,13 +218,26 @@ async function withDb<T>(e: EngineContext, database: string, timeoutMs: number |
  * sweeps it with the other build leftovers, and `pgx template drop` drops it. Held under the template's lock while
  * read, so that no refresh sweeps it meanwhile (SubagentStart's clones do not take that lock).
  */
-async function withTemplateCopy<T>(e: EngineContext, template: string, timeoutMs: number | undefined, fn: (db: Db) => Promise<T>): Promise<T> {
+async function withTemplateCopy<T>(
+  e: EngineContext,
+  template: string,
+  timeoutMs: number | undefined,
+  fn: (db: Db) => Promise<T>,
+): Promise<T> {
   const reg = e.registry;
   const find = () => templateCopy(e, template);
   // With a budget (SubagentStop), the lock is waited for within it: twenty stops at once must not queue behind one
   // another's copy for longer than their summary may take.
-  const copy = timeoutMs === undefined ? await withTemplateLock(reg, template, find) : await withTemplateLockWithin(reg, template, timeoutMs, find);
-  if (copy === undefined) throw new PgxError('BRANCH_FAILED', `The template "${template}" is being built or copied by another pgx process.`, 'Retry in a moment.');
+  const copy =
+    timeoutMs === undefined
+      ? await withTemplateLock(reg, template, find)
+      : await withTemplateLockWithin(reg, template, timeoutMs, find);
+  if (copy === undefined)
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `The template "${template}" is being built or copied by another pgx process.`,
+      'Retry in a moment.',
+    );
   // Read outside the lock: many diffs read one copy at once. A refresh that sweeps it meanwhile ends this read
   // (DROP … WITH (FORCE)): the diff fails and says so, and the next one makes a copy of the new build.
   return withDb(e, copy, timeoutMs, fn);
@@ -178,8 +248,12 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
   const reg = e.registry;
   const info = await catalog.databaseInfo(reg, template);
   if (!info.exists || info.stamp?.kind !== 'template') {
-    throw new PgxError('NOT_FOUND', (`The template "${template}" ${info.exists ? 'is not a pgx template' : 'does not exist (refreshed away, or dropped)'}, ` +
-`so there is nothing to compare with.`), 'Run `pgx template refresh`, or compare with a branch: `--against <branch>`.');
+    throw new PgxError(
+      'NOT_FOUND',
+      `The template "${template}" ${info.exists ? 'is not a pgx template' : 'does not exist (refreshed away, or dropped)'}, ` +
+        `so there is nothing to compare with.`,
+      'Run `pgx template refresh`, or compare with a branch: `--against <branch>`.',
+    );
   }
   const oid = (await catalog.databaseOid(reg, template))!;
   let copy: string | undefined;
@@ -198,18 +272,41 @@ async function templateCopy(e: EngineContext, template: string): Promise<string>
   // Not under the template's name prefix (a build's or an aside's): `pgx_base_<slug>_<hash>_<6 hex>`, ≤ 49 bytes.
   const name = `${template.replace(/^pgx_tpl_/, 'pgx_base_')}_${randomBytes(3).toString('hex')}`;
   // The disk budget (disk-budget.ts) first: a refusal leaves neither a record nor a database.
-  await withRoomFor(e, { from: template, way: reg.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy', what: `the diff's baseline "${name}" (a copy of the template "${template}")` }, async () => {
-    await recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
-    await catalog.createDatabase(reg, name, { template });
+  await withRoomFor(
+    e,
+    {
+      from: template,
+      way: reg.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy',
+      what: `the diff's baseline "${name}" (a copy of the template "${template}")`,
+    },
+    async () => {
+      await recordBuild(reg, name, template, e.config.project); // record first: a crash leaves a recorded build
+      await catalog.createDatabase(reg, name, { template });
+    },
+  );
+  await catalog.writeStamp(reg, name, {
+    kind: 'building',
+    project: e.config.project,
+    started_at: new Date().toISOString(),
+    baseline_of: oid,
   });
-  await catalog.writeStamp(reg, name, { kind: 'building', project: e.config.project, started_at: new Date().toISOString(), baseline_of: oid });
   await catalog.revokePublicConnect(reg, name);
   return name;
 }
 
 /** Compares `base` with `branch`: schema objects, then the rows of the tables on both sides. */
-async function compare(base: Db, branch: Db, bounds: DiffBounds, t0: number): Promise<Omit<DiffResult, 'branch' | 'against' | 'elapsed_ms'>> {
-  const [bs, cs, bt, ct] = await Promise.all([catalog.schemaObjects(base), catalog.schemaObjects(branch), catalog.tableShapes(base), catalog.tableShapes(branch)]);
+async function compare(
+  base: Db,
+  branch: Db,
+  bounds: DiffBounds,
+  t0: number,
+): Promise<Omit<DiffResult, 'branch' | 'against' | 'elapsed_ms'>> {
+  const [bs, cs, bt, ct] = await Promise.all([
+    catalog.schemaObjects(base),
+    catalog.schemaObjects(branch),
+    catalog.tableShapes(base),
+    catalog.tableShapes(branch),
+  ]);
   const schema = schemaChanges(bs, cs);
   const baseTables = new Map(bt.map((t) => [`${t.schema}.${t.table}`, t]));
   const out: TableDiff[] = [];
@@ -221,7 +318,15 @@ async function compare(base: Db, branch: Db, bounds: DiffBounds, t0: number): Pr
     const name = t.qname;
     if (bounds.budgetMs !== undefined && performance.now() - t0 > bounds.budgetMs) {
       counts.skipped++;
-      out.push({ table: name, compared: 'skipped', base_rows: null, branch_rows: null, rows_added: null, rows_removed: null, rows_changed: null });
+      out.push({
+        table: name,
+        compared: 'skipped',
+        base_rows: null,
+        branch_rows: null,
+        rows_added: null,
+        rows_removed: null,
+        rows_changed: null,
+      });
       continue;
     }
     const d = await compareTable(base, branch, b, t, bounds);
@@ -229,7 +334,9 @@ async function compare(base: Db, branch: Db, bounds: DiffBounds, t0: number): Pr
     const differs = d.compared !== 'exact' || d.rows_added || d.rows_removed || d.rows_changed;
     if (differs) out.push({ table: name, ...d });
   }
-  const changed = schema.added.length + schema.dropped.length + schema.altered.length > 0 || out.some((d) => d.rows_added || d.rows_removed || d.rows_changed);
+  const changed =
+    schema.added.length + schema.dropped.length + schema.altered.length > 0 ||
+    out.some((d) => d.rows_added || d.rows_removed || d.rows_changed);
   return {
     schema,
     data: out,
@@ -258,7 +365,13 @@ function schemaChanges(base: SchemaObject[], branch: SchemaObject[]): DiffResult
   };
 }
 
-async function compareTable(base: Db, branch: Db, b: TableShape, c: TableShape, bounds: DiffBounds): Promise<Omit<TableDiff, 'table'>> {
+async function compareTable(
+  base: Db,
+  branch: Db,
+  b: TableShape,
+  c: TableShape,
+  bounds: DiffBounds,
+): Promise<Omit<TableDiff, 'table'>> {
   const types = new Map(b.columns.map((x) => [x.name, x.type]));
   const columns = c.columns.filter((x) => types.get(x.name) === x.type).map((x) => x.name);
   const sameKey = b.key.length > 0 && b.key.join('\0') === c.key.join('\0') && c.key.every((k) => columns.includes(k));
@@ -266,16 +379,31 @@ async function compareTable(base: Db, branch: Db, b: TableShape, c: TableShape, 
   const narrower = columns.length < c.columns.length ? { columns_compared: columns.length } : {};
   const within = (t: TableShape) => t.bytes <= bounds.exactMaxBytes && t.est_rows <= bounds.exactMaxRows;
   if (within(b) && within(c)) {
-    const [fb, fc] = await Promise.all([catalog.tableFingerprint(base, b, columns), catalog.tableFingerprint(branch, c, columns)]);
+    const [fb, fc] = await Promise.all([
+      catalog.tableFingerprint(base, b, columns),
+      catalog.tableFingerprint(branch, c, columns),
+    ]);
     if (fb.rows <= bounds.exactMaxRows && fc.rows <= bounds.exactMaxRows) {
       const same = { compared: 'exact' as const, base_rows: fb.rows, branch_rows: fc.rows, ...narrower };
-      if (fb.rows === fc.rows && fb.hash === fc.hash) return { ...same, rows_added: 0, rows_removed: 0, rows_changed: 0 };
-      const [rb, rc] = await Promise.all([catalog.rowHashes(base, b, columns, key, bounds.exactMaxRows), catalog.rowHashes(branch, c, columns, key, bounds.exactMaxRows)]);
+      if (fb.rows === fc.rows && fb.hash === fc.hash)
+        return { ...same, rows_added: 0, rows_removed: 0, rows_changed: 0 };
+      const [rb, rc] = await Promise.all([
+        catalog.rowHashes(base, b, columns, key, bounds.exactMaxRows),
+        catalog.rowHashes(branch, c, columns, key, bounds.exactMaxRows),
+      ]);
       return { ...same, ...(key.length ? byKey(rb, rc) : byMultiset(rb, rc)) };
     }
   }
   const [nb, nc] = await Promise.all([catalog.rowCount(base, b), catalog.rowCount(branch, c)]);
-  return { compared: 'counts', base_rows: nb, branch_rows: nc, rows_added: Math.max(0, nc - nb), rows_removed: Math.max(0, nb - nc), rows_changed: null, ...narrower };
+  return {
+    compared: 'counts',
+    base_rows: nb,
+    branch_rows: nc,
+    rows_added: Math.max(0, nc - nb),
+    rows_removed: Math.max(0, nb - nc),
+    rows_changed: null,
+    ...narrower,
+  };
 }
 
 function byKey(base: { k: string | null; h: string }[], branch: { k: string | null; h: string }[]) {

@@ -51,7 +51,8 @@ export const COW_BYTES = 16 * 1024 * 1024;
  * The server's data directory as this machine sees it, how that is known, and what the server may still owe the disk
  * (its shared_buffers); or why it is not visible.
  */
-export type Place = { dataDir: string; proof: 'local server' | 'postmaster.pid' | 'path'; owed: number } | { dataDir: null; why: string };
+export type Place =
+  { dataDir: string; proof: 'local server' | 'postmaster.pid' | 'path'; owed: number } | { dataDir: null; why: string };
 
 /** The config and a connection to the server: an engine's, or the doctor's. */
 export type ServerView = Pick<EngineContext, 'config' | 'admin'> & { registry: Db };
@@ -79,7 +80,11 @@ async function findPlace(e: ServerView): Promise<Place> {
     const state = readState(e.config.home);
     if (state?.data_dir && state.port === e.admin.port) return { dataDir: state.data_dir, proof: 'local server', owed };
   }
-  if (!s.dataDirectory) return { dataDir: null, why: `the role "${e.admin.user}" may not read the server's data_directory (it needs superuser or pg_read_all_settings)` };
+  if (!s.dataDirectory)
+    return {
+      dataDir: null,
+      why: `the role "${e.admin.user}" may not read the server's data_directory (it needs superuser or pg_read_all_settings)`,
+    };
   const dir = s.dataDirectory;
   let pid: string[];
   try {
@@ -87,12 +92,15 @@ async function findPlace(e: ServerView): Promise<Place> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // Another OS user's cluster: its directory is private, but reached on this machine and present here, it is this one.
-    if ((code === 'EACCES' || code === 'EPERM') && onThisMachine(e.admin.host) && exists(dir)) return { dataDir: dir, proof: 'path', owed };
+    if ((code === 'EACCES' || code === 'EPERM') && onThisMachine(e.admin.host) && exists(dir))
+      return { dataDir: dir, proof: 'path', owed };
     return { dataDir: null, why: `its data directory ${dir} is not on this machine (a remote server)` };
   }
   // postmaster.pid: pid, data directory, start time (epoch seconds), port, …
   const same = pid[1] === dir && Number(pid[3]) === s.port && Math.abs(Number(pid[2]) - s.startedAt) <= 2;
-  return same ? { dataDir: dir, proof: 'postmaster.pid', owed } : { dataDir: null, why: `${dir} on this machine belongs to another server than the one connected to` };
+  return same
+    ? { dataDir: dir, proof: 'postmaster.pid', owed }
+    : { dataDir: null, why: `${dir} on this machine belongs to another server than the one connected to` };
 }
 
 function onThisMachine(host: string): boolean {
@@ -128,7 +136,10 @@ export function fileSystemAt(path: string): FileSystem | undefined {
 
 /** The reserve on a file system of `size` bytes: the size given, the share given, or the smaller of both. */
 export function reserveBytes(reserve: DiskReserve, size: number): number {
-  return Math.min(reserve.bytes ?? Infinity, reserve.percent !== undefined ? Math.ceil((size * reserve.percent) / 100) : Infinity);
+  return Math.min(
+    reserve.bytes ?? Infinity,
+    reserve.percent !== undefined ? Math.ceil((size * reserve.percent) / 100) : Infinity,
+  );
 }
 
 /** What a copy of `bytes` writes: on the file system it lands on, and (WAL) on the data directory's pg_wal. */
@@ -154,7 +165,13 @@ export interface Judged {
 }
 
 /** The first file system that the demands would take below its floor, if any (pure: the unit tests' subject). */
-export function judge(demands: { fs: FileSystem; bytes: number }[], reserve: DiskReserve, inFlight: (dev: number) => number, owed: number, speculative = false): Judged | undefined {
+export function judge(
+  demands: { fs: FileSystem; bytes: number }[],
+  reserve: DiskReserve,
+  inFlight: (dev: number) => number,
+  owed: number,
+  speculative = false,
+): Judged | undefined {
   const byDev = new Map<number, { fs: FileSystem; bytes: number }>();
   for (const d of demands) {
     const had = byDev.get(d.fs.dev);
@@ -186,19 +203,26 @@ export interface DiskFigures {
 
 /** A copy refused: it would take the file system below the reserve. Carries the figures. */
 export class DiskBudgetError extends PgxError {
-  constructor(readonly figures: DiskFigures, reserveSetting: string, file: string) {
+  constructor(
+    readonly figures: DiskFigures,
+    reserveSetting: string,
+    file: string,
+  ) {
     const f = figures;
     const pool = f.floor > f.reserve ? `, and the warm pool leaves twice that (${bytesText(f.floor)})` : '';
-    const less = [f.owed ? `up to ${bytesText(f.owed)} the server may still write from its buffers` : '', f.in_flight ? `${bytesText(f.in_flight)} promised to copies already running` : ''].filter(Boolean);
+    const less = [
+      f.owed ? `up to ${bytesText(f.owed)} the server may still write from its buffers` : '',
+      f.in_flight ? `${bytesText(f.in_flight)} promised to copies already running` : '',
+    ].filter(Boolean);
     const busy = less.length ? ` (less ${less.join(' and ')})` : '';
     super(
       'DISK_RESERVE',
-      (`Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which ` +
-`has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free ` +
-`there (${reserveSetting})${pool}.`),
-      (`Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx ` +
-`agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower ` +
-`[disk] reserve in ${file}; then retry.`),
+      `Not enough disk for ${f.what}: it needs ~${bytesText(f.needed)} on the file system of ${f.path}, which ` +
+        `has ${bytesText(f.free)} free of ${bytesText(f.size)}${busy}; pgx keeps ${bytesText(f.reserve)} free ` +
+        `there (${reserveSetting})${pool}.`,
+      `Free space on that file system (\`pgx agent gc\` drops expired branches and unused templates; \`pgx ` +
+        `agent pool drain\` drops the warm pool's members; \`pgx agent ls --all\` shows what pgx holds), or lower ` +
+        `[disk] reserve in ${file}; then retry.`,
       { data: { disk: figures } },
     );
   }
@@ -217,8 +241,14 @@ export function bytesText(n: number): string {
 
 /** The setting as the refusal and the doctor quote it: `[disk] reserve = "2GB"`, or the default's two parts. */
 export function reserveText(r: DiskReserve): string {
-  const size = r.bytes !== undefined ? bytesText(r.bytes).replace(/ /g, '').replace(/\.0(?=[GMk]B)/, '') : undefined;
-  if (size !== undefined && r.percent !== undefined) return `[disk] reserve unset: ${size}, or ${r.percent}% of a smaller file system`;
+  const size =
+    r.bytes !== undefined
+      ? bytesText(r.bytes)
+          .replace(/ /g, '')
+          .replace(/\.0(?=[GMk]B)/, '')
+      : undefined;
+  if (size !== undefined && r.percent !== undefined)
+    return `[disk] reserve unset: ${size}, or ${r.percent}% of a smaller file system`;
   return `[disk] reserve = "${size ?? `${r.percent}%`}"`;
 }
 
@@ -227,7 +257,12 @@ export function reserveText(r: DiskReserve): string {
  * DiskBudgetError otherwise, before `make` runs (so nothing is created). `speculative`: the warm pool, which keeps
  * twice the reserve free. Where the file system is not visible, `make` just runs.
  */
-export async function withRoomFor<T>(e: EngineContext, copy: Copy, make: () => Promise<T>, opts: { speculative?: boolean } = {}): Promise<T> {
+export async function withRoomFor<T>(
+  e: EngineContext,
+  copy: Copy,
+  make: () => Promise<T>,
+  opts: { speculative?: boolean } = {},
+): Promise<T> {
   const held = await roomFor(e, copy, opts.speculative ?? false);
   try {
     return await make();
@@ -242,7 +277,12 @@ async function roomFor(e: EngineContext, copy: Copy, speculative: boolean): Prom
   if (!place.dataDir) return held;
   const src = await catalog.copySource(e.registry, copy.from);
   if (!src) return held; // the copy itself reports the missing database
-  const lands = copy.way === 'dump-restore' || src.location === '' ? place.dataDir : isAbsolute(src.location) ? src.location : join(place.dataDir, src.location);
+  const lands =
+    copy.way === 'dump-restore' || src.location === ''
+      ? place.dataDir
+      : isAbsolute(src.location)
+        ? src.location
+        : join(place.dataDir, src.location);
   const target = fileSystemAt(lands);
   if (!target) return held; // a tablespace this machine does not see
   const { files, wal } = bytesWritten(copy.way, src.bytes);
@@ -253,7 +293,17 @@ async function roomFor(e: EngineContext, copy: Copy, speculative: boolean): Prom
   }
   const over = judge(demands, e.config.disk.reserve, (dev) => promised.get(dev) ?? 0, place.owed, speculative);
   if (over) {
-    const figures: DiskFigures = { what: copy.what, path: over.fs.path, free: over.fs.free, needed: over.needed, in_flight: over.inFlight, owed: over.owed, reserve: over.reserve, floor: over.floor, size: over.fs.size };
+    const figures: DiskFigures = {
+      what: copy.what,
+      path: over.fs.path,
+      free: over.fs.free,
+      needed: over.needed,
+      in_flight: over.inFlight,
+      owed: over.owed,
+      reserve: over.reserve,
+      floor: over.floor,
+      size: over.fs.size,
+    };
     throw new DiskBudgetError(figures, reserveText(e.config.disk.reserve), e.config.file ?? '.pgx.toml');
   }
   for (const d of demands) {
@@ -264,12 +314,28 @@ async function roomFor(e: EngineContext, copy: Copy, speculative: boolean): Prom
 }
 
 /** The disk as the doctor shows it: the data directory's file system and its reserve, or why it is not visible. */
-export type DiskState = { visible: false; why: string } | { visible: true; proof: Extract<Place, { dataDir: string }>['proof']; fs: FileSystem; owed: number; reserve: number; reserve_setting: string };
+export type DiskState =
+  | { visible: false; why: string }
+  | {
+      visible: true;
+      proof: Extract<Place, { dataDir: string }>['proof'];
+      fs: FileSystem;
+      owed: number;
+      reserve: number;
+      reserve_setting: string;
+    };
 
 export async function diskState(e: ServerView): Promise<DiskState> {
   const place = await placeOf(e);
   if (place.dataDir === null) return { visible: false, why: place.why };
   const fs = fileSystemAt(place.dataDir);
   if (!fs) return { visible: false, why: `statfs of its data directory ${place.dataDir} failed` };
-  return { visible: true, proof: place.proof, fs, owed: place.owed, reserve: reserveBytes(e.config.disk.reserve, fs.size), reserve_setting: reserveText(e.config.disk.reserve) };
+  return {
+    visible: true,
+    proof: place.proof,
+    fs,
+    owed: place.owed,
+    reserve: reserveBytes(e.config.disk.reserve, fs.size),
+    reserve_setting: reserveText(e.config.disk.reserve),
+  };
 }

@@ -5,8 +5,10 @@
 import { PgxError } from '../lib/errors.js';
 
 /** SQLSTATE 28P01 (invalid_password) / 28000 (invalid_authorization_specification), as libpq prints them. */
-const AUTH = /password authentication failed|authentication failed for user|no password supplied|fe_sendauth|pg_hba\.conf|role "[^"]*" does not exist|28P01|28000/i;
-const UNREACHABLE = /could not connect|Connection refused|could not translate host name|Name or service not known|timeout expired|No route to host|Network is unreachable/i;
+const AUTH =
+  /password authentication failed|authentication failed for user|no password supplied|fe_sendauth|pg_hba\.conf|role "[^"]*" does not exist|28P01|28000/i;
+const UNREACHABLE =
+  /could not connect|Connection refused|could not translate host name|Name or service not known|timeout expired|No route to host|Network is unreachable/i;
 const VERSION = /server version mismatch|aborting because of server version mismatch/i;
 
 /** `where`: what named the URL (`--from`, `$DATABASE_URL (from /p/.env)`, the origin `source sync` remembered). */
@@ -14,15 +16,31 @@ export function pgDumpFailure(display: string, status: number | null, tail: stri
   const said = tail.slice(-3).join(' ') || '(no output)';
   const text = tail.join('\n');
   if (AUTH.test(text)) {
-    return new PgxError('SERVER_AUTH', `The server of ${display} refused pg_dump's login: ${said}`, (`Check the user name and password of the URL of ${where}; a special character in the password must be ` +
-`percent-encoded (@ → %40).`));
+    return new PgxError(
+      'SERVER_AUTH',
+      `The server of ${display} refused pg_dump's login: ${said}`,
+      `Check the user name and password of the URL of ${where}; a special character in the password must be ` +
+        `percent-encoded (@ → %40).`,
+    );
   }
   if (VERSION.test(text)) {
-    return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, ('pg_dump must be at least the server\'s version: install a newer PostgreSQL client (`pg_dump --version`), ' +
-'or point PGX_PG_BINDIR at one.'));
+    return new PgxError(
+      'IMPORT_FAILED',
+      `pg_dump of ${display} failed (exit ${status}): ${said}`,
+      "pg_dump must be at least the server's version: install a newer PostgreSQL client (`pg_dump --version`), " +
+        'or point PGX_PG_BINDIR at one.',
+    );
   }
   if (UNREACHABLE.test(text)) {
-    return new PgxError('SERVER_UNREACHABLE', `pg_dump could not reach the server of ${display}: ${said}`, `Check the host and port of the URL of ${where}, and that its server is running and accepts connections from here.`);
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `pg_dump could not reach the server of ${display}: ${said}`,
+      `Check the host and port of the URL of ${where}, and that its server is running and accepts connections from here.`,
+    );
   }
-  return new PgxError('IMPORT_FAILED', `pg_dump of ${display} failed (exit ${status}): ${said}`, `Check the URL of ${where}, that its server is reachable, and that pg_dump is at least its version (\`pg_dump --version\`).`);
+  return new PgxError(
+    'IMPORT_FAILED',
+    `pg_dump of ${display} failed (exit ${status}): ${said}`,
+    `Check the URL of ${where}, that its server is reachable, and that pg_dump is at least its version (\`pg_dump --version\`).`,
+  );
 }

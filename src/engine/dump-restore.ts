@@ -38,12 +38,23 @@ const DUMP_CLOSE_GRACE_MS = 5000;
  * transaction (and its snapshot) open on the source. If pg_dump fails, psql is stopped rather than left to run the
  * partial script. The error carries both programs' stderr tails.
  */
-export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string, keepPrivileges = true): Promise<void> {
+export async function dumpRestore(
+  e: Pick<EngineContext, 'admin' | 'config'>,
+  source: string,
+  into: string,
+  keepPrivileges = true,
+): Promise<void> {
   const env = libpqEnv(process.env, { ...e.admin, database: source });
   const pgDump = findTool('pg_dump', e.config.home); // both found before either starts: a missing psql must not orphan a pg_dump
   const psql = findTool('psql', e.config.home);
-  const dump = spawn(pgDump, keepPrivileges ? [] : ['--no-owner', '--no-privileges'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-d', into], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+  const dump = spawn(pgDump, keepPrivileges ? [] : ['--no-owner', '--no-privileges'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const restore = spawn(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-d', into], {
+    env,
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
   const dumpTail = stderrTail(dump);
   const restoreTail = stderrTail(restore);
   const dumpEnded = exitOf(dump);
@@ -54,11 +65,15 @@ export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, so
   dump.stdout!.pipe(restore.stdin!);
 
   // Whichever ends first decides what happens to the other.
-  const first = await Promise.race([dumpEnded.then(() => 'pg_dump' as const), restoreEnded.then(() => 'psql' as const)]);
+  const first = await Promise.race([
+    dumpEnded.then(() => 'pg_dump' as const),
+    restoreEnded.then(() => 'psql' as const),
+  ]);
   if (first === 'pg_dump' && (await dumpEnded) !== 'exit 0') stop(restore); // don't let psql run a partial script
   if (first === 'psql') {
     // A psql that exited 0 read everything, so pg_dump is only closing: give it a moment before stopping it.
-    const late = (await restoreEnded) === 'exit 0' ? setTimeout(() => stopDump(dump), DUMP_CLOSE_GRACE_MS) : stopDump(dump);
+    const late =
+      (await restoreEnded) === 'exit 0' ? setTimeout(() => stopDump(dump), DUMP_CLOSE_GRACE_MS) : stopDump(dump);
     await dumpEnded;
     clearTimeout(late);
   }
@@ -71,8 +86,15 @@ export async function dumpRestore(e: Pick<EngineContext, 'admin' | 'config'>, so
 }
 
 export class DumpRestoreError extends PgxError {
-  constructor(message: string, readonly failed: 'pg_dump' | 'psql') {
-    super('TEMPLATE_FAILED', message, 'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.');
+  constructor(
+    message: string,
+    readonly failed: 'pg_dump' | 'psql',
+  ) {
+    super(
+      'TEMPLATE_FAILED',
+      message,
+      'Check that pg_dump is at least the server version; `pgx agent doctor` shows both.',
+    );
   }
 }
 
@@ -80,7 +102,11 @@ export class DumpRestoreError extends PgxError {
  * The copy with owners and privileges kept ('kept'), or, when the restore of those fails (the admin role may not
  * take on the owners' roles), without them ('dropped'). The failed attempt ran in one transaction: nothing of it stays.
  */
-export async function copyByDump(e: Pick<EngineContext, 'admin' | 'config'>, source: string, into: string): Promise<'kept' | 'dropped'> {
+export async function copyByDump(
+  e: Pick<EngineContext, 'admin' | 'config'>,
+  source: string,
+  into: string,
+): Promise<'kept' | 'dropped'> {
   try {
     await dumpRestore(e, source, into, true);
     return 'kept';

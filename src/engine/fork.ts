@@ -31,7 +31,8 @@ import { copyByDump } from './dump-restore.js';
 import { withRoomFor } from './disk-budget.js';
 
 /** What a new branch starts as: the template, its session's branch, or a named branch of this project. */
-export type ForkRequest = { kind: 'template' } | { kind: 'session'; sessionId?: string } | { kind: 'branch'; ref: string };
+export type ForkRequest =
+  { kind: 'template' } | { kind: 'session'; sessionId?: string } | { kind: 'branch'; ref: string };
 
 /** `frozen`: a clone of the parent's frozen copy (freeze.ts), shared with the other forks of the same parent state. */
 export type ForkMethod = 'template' | 'unchanged' | 'template-copy' | 'dump-restore' | 'frozen';
@@ -47,7 +48,9 @@ export interface ForkPlan {
 
 /** The request a new branch of this identity gets when the caller names none: `[agent] fork` for a subagent. */
 export function defaultRequest(e: EngineContext, id: Identity): ForkRequest {
-  return id.agentId !== undefined && e.config.fork === 'session' && e.config.sessionBranch ? { kind: 'session', sessionId: id.sessionId } : { kind: 'template' };
+  return id.agentId !== undefined && e.config.fork === 'session' && e.config.sessionBranch
+    ? { kind: 'session', sessionId: id.sessionId }
+    : { kind: 'template' };
 }
 
 /**
@@ -63,17 +66,37 @@ export async function planFork(e: EngineContext, id: Identity, req: ForkRequest)
   if (req.kind === 'session') {
     if (req.sessionId === undefined) return { parent: null, copyFrom: null, note: 'there is no session to fork from' };
     what = "the session's branch";
-    p = await forkParent(reg, { identityKey: identityKey({ project: id.project, host: id.host, sessionId: req.sessionId }) });
+    p = await forkParent(reg, {
+      identityKey: identityKey({ project: id.project, host: id.host, sessionId: req.sessionId }),
+    });
   } else {
     what = `branch "${req.ref}"`;
-    const byId = (await records.findRecords(reg, { project: e.config.project, execId: req.ref })).find((r) => r.kind === 'exec');
+    const byId = (await records.findRecords(reg, { project: e.config.project, execId: req.ref })).find(
+      (r) => r.kind === 'exec',
+    );
     p = await forkParent(reg, { name: byId?.name ?? req.ref });
-    if (p && p.identity_key === identityKey(id)) throw new PgxError('USAGE', `--from ${req.ref} names the branch being made.`, 'Fork from another branch, the session, or the template.');
-    if (p?.parent) throw new PgxError('USAGE', `--from ${req.ref}: "${p.name}" is itself a fork of "${p.parent}"; branches stay one level deep.`, `Fork from "${p.parent}" instead, or from the template.`);
-    if (!p) throw new PgxError('NOT_FOUND', `--from ${req.ref}: no pgx branch has that id or name.`, 'See `pgx agent ls`.');
+    if (p && p.identity_key === identityKey(id))
+      throw new PgxError(
+        'USAGE',
+        `--from ${req.ref} names the branch being made.`,
+        'Fork from another branch, the session, or the template.',
+      );
+    if (p?.parent)
+      throw new PgxError(
+        'USAGE',
+        `--from ${req.ref}: "${p.name}" is itself a fork of "${p.parent}"; branches stay one level deep.`,
+        `Fork from "${p.parent}" instead, or from the template.`,
+      );
+    if (!p)
+      throw new PgxError('NOT_FOUND', `--from ${req.ref}: no pgx branch has that id or name.`, 'See `pgx agent ls`.');
   }
   if (!p || !p.db_exists) return { parent: null, copyFrom: null, note: `${what} does not exist` };
-  if (!catalog.isOwnBranch({ exists: true, comment: p.comment, stamp: catalog.parseStamp(p.comment), allowConn: true, isTemplate: false }, p)) {
+  if (
+    !catalog.isOwnBranch(
+      { exists: true, comment: p.comment, stamp: catalog.parseStamp(p.comment), allowConn: true, isTemplate: false },
+      p,
+    )
+  ) {
     return { parent: null, copyFrom: null, note: `${what} "${p.name}" is not a database pgx made` };
   }
   if (p.state === 'creating') return { parent: null, copyFrom: null, note: `${what} "${p.name}" is still being made` };
@@ -82,14 +105,27 @@ export async function planFork(e: EngineContext, id: Identity, req: ForkRequest)
 
 /** No session on it now, none since it went active, and still the current template build's contents. */
 export function isUnchanged(p: ForkParent): boolean {
-  return p.track_counts && p.backends === 0 && p.mark !== null && p.base_mark !== null && p.mark === p.base_mark && p.base_template !== null && p.base_template === p.template_oid;
+  return (
+    p.track_counts &&
+    p.backends === 0 &&
+    p.mark !== null &&
+    p.base_mark !== null &&
+    p.mark === p.base_mark &&
+    p.base_template !== null &&
+    p.base_template === p.template_oid
+  );
 }
 
 /**
  * Copies `from` into the new database `into` (which must not exist): a TEMPLATE copy when nobody is connected to
  * `from`, else (or when someone connected in between: 55006) pg_dump | psql into an empty database.
  */
-export async function copyBranch(e: EngineContext, from: string, into: string, what = `"${into}" (a copy of "${from}")`): Promise<'template-copy' | 'dump-restore'> {
+export async function copyBranch(
+  e: EngineContext,
+  from: string,
+  into: string,
+  what = `"${into}" (a copy of "${from}")`,
+): Promise<'template-copy' | 'dump-restore'> {
   const reg = e.registry;
   if ((await catalog.countBackends(reg, from)) === 0) {
     try {

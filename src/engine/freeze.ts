@@ -31,7 +31,13 @@
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
 import type { FrozenRow } from '../registry/frozen.js';
-import { releaseFrozenLease, takeFrozenLease, tryFreezeLock, whenFrozenUnused, withFreezeLock } from '../registry/locks.js';
+import {
+  releaseFrozenLease,
+  takeFrozenLease,
+  tryFreezeLock,
+  whenFrozenUnused,
+  withFreezeLock,
+} from '../registry/locks.js';
 import * as records from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import type { DatabaseActivity } from '../server/catalog.js';
@@ -80,7 +86,14 @@ export function activitySignature(a: DatabaseActivity | null): string | null {
 export function unchangedAcross(before: DatabaseActivity | null, after: DatabaseActivity | null, own: number): boolean {
   const b = activitySignature(before);
   const a = activitySignature(after);
-  if (b === null || a === null || before!.oid !== after!.oid || before!.backends !== after!.backends || before!.resets !== after!.resets) return false;
+  if (
+    b === null ||
+    a === null ||
+    before!.oid !== after!.oid ||
+    before!.backends !== after!.backends ||
+    before!.resets !== after!.resets
+  )
+    return false;
   return BigInt(after!.sessions!) === BigInt(before!.sessions!) + BigInt(own);
 }
 
@@ -136,7 +149,13 @@ async function leased(e: EngineContext, use: FrozenUse): Promise<FrozenUse> {
  * Starts a detached `pgx agent freeze` for this fork's ticket and waits, within the hook's time, for the copy it makes
  * (or one another fork's freezer made meanwhile). If it can't be started, the copy is made here.
  */
-async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: string, t0: number, until: number): Promise<FrozenUse> {
+async function copyMadeElsewhere(
+  e: EngineContext,
+  parent: string,
+  ticket: string,
+  t0: number,
+  until: number,
+): Promise<FrozenUse> {
   const reg = e.registry;
   // The freezer started now, or another fork's already running (its copy may be older than this fork's ticket: when
   // it ends without one that serves, one more is started for this ticket).
@@ -162,7 +181,12 @@ async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: strin
     if (got === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
     if (got) return got;
     if (exitedBefore !== undefined) {
-      if (starts >= 2) throw new PgxError('BRANCH_FAILED', `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`, 'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.');
+      if (starts >= 2)
+        throw new PgxError(
+          'BRANCH_FAILED',
+          `\`pgx agent freeze\` ended (exit ${exitedBefore ?? 'unknown'}) without a copy of "${parent}".`,
+          'Run `pgx agent freeze --branch <it>` to see why; `pgx agent doctor` checks the server.',
+        );
       running = start();
       continue;
     }
@@ -177,7 +201,12 @@ async function copyMadeElsewhere(e: EngineContext, parent: string, ticket: strin
 export async function freezeFor(e: EngineContext, parent: string, afterTicket?: string): Promise<FrozenUse> {
   const reg = e.registry;
   const ticket = afterTicket ?? (await frozen.drawTicket(reg));
-  return (await withFreezeLock(reg, parent, undefined, async () => (await servingCopy(e, parent, ticket)) ?? makeCopy(e, parent)))!;
+  return (await withFreezeLock(
+    reg,
+    parent,
+    undefined,
+    async () => (await servingCopy(e, parent, ticket)) ?? makeCopy(e, parent),
+  ))!;
 }
 
 /** Under the parent's freeze lock: the copy that serves a fork with this ticket, if any (a dead maker's leftovers go). */
@@ -188,7 +217,8 @@ async function servingCopy(e: EngineContext, parent: string, ticket: string): Pr
   const newest = copies.find((c) => c.state === 'ready');
   if (!newest || !newest.db_exists || !isOwn(newest)) return undefined;
   if (BigInt(newest.ticket) > BigInt(ticket)) return { copy: newest.name, reused: true, why: 'newer' };
-  if (newest.signature !== null && newest.signature === activitySignature(await catalog.databaseActivity(reg, parent))) return { copy: newest.name, reused: true, why: 'unchanged' };
+  if (newest.signature !== null && newest.signature === activitySignature(await catalog.databaseActivity(reg, parent)))
+    return { copy: newest.name, reused: true, why: 'unchanged' };
   return undefined;
 }
 
@@ -200,7 +230,17 @@ async function makeCopy(e: EngineContext, parent: string): Promise<FrozenUse> {
   return { copy: made.name, reused: false, made: made.method };
 }
 
-const isOwn = (c: FrozenRow) => catalog.isOwnFrozenCopy({ exists: c.db_exists, comment: c.comment, stamp: catalog.parseStamp(c.comment), allowConn: false, isTemplate: false }, c);
+const isOwn = (c: FrozenRow) =>
+  catalog.isOwnFrozenCopy(
+    {
+      exists: c.db_exists,
+      comment: c.comment,
+      stamp: catalog.parseStamp(c.comment),
+      allowConn: false,
+      isTemplate: false,
+    },
+    c,
+  );
 
 /** 16 of [a-z0-9] (~82 bits), as a branch's creation nonce. */
 
@@ -209,7 +249,10 @@ const isOwn = (c: FrozenRow) => catalog.isOwnFrozenCopy({ exists: c.db_exists, c
  * nobody is connected to it, else pg_dump | psql, which leaves the parent's sessions and transactions alone), stamped,
  * frozen (connections refused), and recorded ready with the signature that lets later forks reuse it.
  */
-export async function freezeSessionState(e: EngineContext, parent: string): Promise<{ name: string; method: 'template-copy' | 'dump-restore'; signature: string | null }> {
+export async function freezeSessionState(
+  e: EngineContext,
+  parent: string,
+): Promise<{ name: string; method: 'template-copy' | 'dump-restore'; signature: string | null }> {
   const reg = e.registry;
   const nonce = catalog.newNonce();
   const name = catalog.frozenCopyName(nonce);
@@ -231,12 +274,22 @@ export async function freezeSessionState(e: EngineContext, parent: string): Prom
     }
     if (method === 'dump-restore') {
       // The disk budget (disk-budget.ts) before the empty database: a refusal leaves only the record, dropped below.
-      await withRoomFor(e, { from: parent, way: 'dump-restore', what: `the frozen copy "${name}" of "${parent}"` }, async () => {
-        await catalog.createEmptyDatabase(reg, name);
-        own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
-      });
+      await withRoomFor(
+        e,
+        { from: parent, way: 'dump-restore', what: `the frozen copy "${name}" of "${parent}"` },
+        async () => {
+          await catalog.createEmptyDatabase(reg, name);
+          own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
+        },
+      );
     }
-    await catalog.writeStamp(reg, name, { kind: 'frozen', project: e.config.project, parent, nonce, taken_at: takenAt });
+    await catalog.writeStamp(reg, name, {
+      kind: 'frozen',
+      project: e.config.project,
+      parent,
+      nonce,
+      taken_at: takenAt,
+    });
     await catalog.allowConnections(reg, name, false);
   } catch (err) {
     await dropFrozen(e, { name, nonce }).catch(() => {});
@@ -252,11 +305,22 @@ export async function freezeSessionState(e: EngineContext, parent: string): Prom
  * The parent's activity after the copy, read again (for up to 1 s) while the dump's own backend is still leaving:
  * its counters are flushed when it exits, so the proof would fail for nothing but timing.
  */
-async function settledActivity(e: EngineContext, parent: string, before: DatabaseActivity, own: number): Promise<DatabaseActivity | null> {
+async function settledActivity(
+  e: EngineContext,
+  parent: string,
+  before: DatabaseActivity,
+  own: number,
+): Promise<DatabaseActivity | null> {
   const until = Date.now() + 1000;
   for (;;) {
     const after = await catalog.databaseActivity(e.registry, parent);
-    if (own === 0 || unchangedAcross(before, after, own) || Date.now() >= until || (after && after.backends !== before.backends && !stillLeaving(before, after))) return after;
+    if (
+      own === 0 ||
+      unchangedAcross(before, after, own) ||
+      Date.now() >= until ||
+      (after && after.backends !== before.backends && !stillLeaving(before, after))
+    )
+      return after;
     await new Promise((res) => setTimeout(res, 50));
   }
 }
@@ -271,7 +335,8 @@ function stillLeaving(before: DatabaseActivity, after: DatabaseActivity): boolea
 /** Drops a copy's database when it is provably that record's (stamped with its nonce, or unstamped under its name), then the record. */
 async function dropFrozen(e: EngineContext, c: Pick<FrozenRow, 'name' | 'nonce'>): Promise<void> {
   const info = await catalog.databaseInfo(e.registry, c.name);
-  if (info.exists && (info.comment === null || catalog.isOwnFrozenCopy(info, c))) await catalog.dropDatabase(e.registry, c.name);
+  if (info.exists && (info.comment === null || catalog.isOwnFrozenCopy(info, c)))
+    await catalog.dropDatabase(e.registry, c.name);
   await frozen.deleteFrozen(e.registry, c.name);
 }
 

@@ -33,4 +33,3 @@ export async function applyGuards(db: Db, branch: string, config: Config): Promi
   }
   return result;
 }
-

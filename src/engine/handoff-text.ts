@@ -57,7 +57,10 @@ export function deliverableLine(line: string): boolean {
 }
 
 /** The handoff sentences for the doorbells `refs`, from the session's registry records (pgx's own writing). */
-export function handoffsFrom(recs: readonly { name: string; kind: string; agent_id: string | null; changes?: unknown }[], refs: readonly HandoffRef[]): string[] {
+export function handoffsFrom(
+  recs: readonly { name: string; kind: string; agent_id: string | null; changes?: unknown }[],
+  refs: readonly HandoffRef[],
+): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const ref of refs) {
@@ -69,8 +72,17 @@ export function handoffsFrom(recs: readonly { name: string; kind: string; agent_
     const kept = lines.filter(deliverableLine);
     const agent = rec.agent_id !== null && PLAIN.test(rec.agent_id) ? rec.agent_id : null;
     const error = typeof s.error === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(s.error) ? s.error : 'failed';
-    const text = handoffText(rec.name, agent, { ...s, lines: kept, error, against: s.against !== null && plainName(s.against) ? s.against : null });
-    out.push(kept.length < lines.length ? `${text} (${lines.length - kept.length} summary line(s) left out: not in pgx's plain form)` : text);
+    const text = handoffText(rec.name, agent, {
+      ...s,
+      lines: kept,
+      error,
+      against: s.against !== null && plainName(s.against) ? s.against : null,
+    });
+    out.push(
+      kept.length < lines.length
+        ? `${text} (${lines.length - kept.length} summary line(s) left out: not in pgx's plain form)`
+        : text,
+    );
   }
   return out;
 }
@@ -78,8 +90,11 @@ export function handoffsFrom(recs: readonly { name: string; kind: string; agent_
 /** One sentence for the parent's context (and the log's `changes`): the branch, and its lines. */
 export function handoffText(branch: string, agentId: string | null, s: ChangeSummary): string {
   const who = `pgx: subagent ${agentId ?? ''} (branch "${branch}")`.replace('  ', ' ');
-  if (s.changed === null) return `${who} stopped; its change summary could not be made (${s.error}). See \`pgx agent diff --branch ${branch}\`.`;
+  if (s.changed === null)
+    return `${who} stopped; its change summary could not be made (${s.error}). See \`pgx agent diff --branch ${branch}\`.`;
   if (!s.changed) return `${who} stopped without changing its database (compared with "${s.against}").`;
-  return (`${who} changed its database (compared with "${s.against}"): ${s.lines.join('; ')}${s.partial ? ' (partial: some tables counted only)' : ''}. ` +
-`Its branch is kept for review: \`pgx agent diff --branch ${branch}\`.`);
+  return (
+    `${who} changed its database (compared with "${s.against}"): ${s.lines.join('; ')}${s.partial ? ' (partial: some tables counted only)' : ''}. ` +
+    `Its branch is kept for review: \`pgx agent diff --branch ${branch}\`.`
+  );
 }

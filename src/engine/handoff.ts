@@ -18,14 +18,28 @@ const MAX_LINES = 4;
 const MAX_LINE = 200;
 
 /** The subagent's changes against its parent, within SUMMARY_BOUNDS; never throws. */
-export async function summarizeChanges(e: EngineContext, rec: BranchRecord, bounds = SUMMARY_BOUNDS): Promise<ChangeSummary> {
+export async function summarizeChanges(
+  e: EngineContext,
+  rec: BranchRecord,
+  bounds = SUMMARY_BOUNDS,
+): Promise<ChangeSummary> {
   const at = new Date().toISOString();
   try {
     return summaryOf(await diffBranch(e, rec, 'parent', bounds), at);
   } catch (err) {
     const code = sqlstateOf(err);
-    const error = code === '57014' ? 'timeout' : code ?? (isPgxError(err) ? err.code : 'failed');
-    return { changed: null, against: null, schema: { added: 0, dropped: 0, altered: 0 }, tables_changed: 0, rows: { added: 0, removed: 0, changed: 0 }, partial: true, lines: [], error, at };
+    const error = code === '57014' ? 'timeout' : (code ?? (isPgxError(err) ? err.code : 'failed'));
+    return {
+      changed: null,
+      against: null,
+      schema: { added: 0, dropped: 0, altered: 0 },
+      tables_changed: 0,
+      rows: { added: 0, removed: 0, changed: 0 },
+      partial: true,
+      lines: [],
+      error,
+      at,
+    };
   }
 }
 
@@ -53,7 +67,11 @@ export function summaryOf(d: DiffResult, at = new Date().toISOString()): ChangeS
 function rowsLine(tables: DiffResult['data']): string {
   const plain = tables.flatMap((t) => {
     const name = plainName(t.table);
-    return name ? [`${name} ${[t.rows_added ? `+${t.rows_added}` : '', t.rows_removed ? `-${t.rows_removed}` : '', t.rows_changed ? `~${t.rows_changed}` : ''].filter(Boolean).join(' ')}${t.compared === 'counts' ? ' (counted)' : ''}`] : [];
+    return name
+      ? [
+          `${name} ${[t.rows_added ? `+${t.rows_added}` : '', t.rows_removed ? `-${t.rows_removed}` : '', t.rows_changed ? `~${t.rows_changed}` : ''].filter(Boolean).join(' ')}${t.compared === 'counts' ? ' (counted)' : ''}`,
+        ]
+      : [];
   });
   return withUnusual(plain, tables.length - plain.length, 'table');
 }
@@ -69,7 +87,9 @@ function names(verb: string, list: SchemaChange[]): string {
 }
 
 function withUnusual(parts: string[], odd: number, what: 'object' | 'table'): string {
-  return odd ? [...parts, `${parts.length ? 'and ' : ''}${odd} ${what}${odd === 1 ? '' : 's'} with unusual names`].join(', ') : parts.join(', ');
+  return odd
+    ? [...parts, `${parts.length ? 'and ' : ''}${odd} ${what}${odd === 1 ? '' : 's'} with unusual names`].join(', ')
+    : parts.join(', ');
 }
 
 /** One line at most MAX_LINE characters, cut at an item with the count of what was cut. */
@@ -81,4 +101,3 @@ function cap(line: string): string {
   while (i < items.length && out.length + items[i]!.length + 2 <= MAX_LINE - 20) out += `, ${items[i++]}`;
   return `${out}, … ${items.length - i} more`;
 }
-

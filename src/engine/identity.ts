@@ -12,12 +12,14 @@ import type { BranchKind } from '../registry/records.js';
  * surrogate (`\ud800`): PostgreSQL stores one as U+FFFD, so two such ids would share one registry agent_id while
  * their identity hashes differ (found by the hostile hook corpus, decision 211).
  */
-export const idSchema = z.string().check(
-  z.minLength(1, 'must not be empty'),
-  z.maxLength(256, 'must be at most 256 characters'),
-  z.regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters'),
-  z.regex(/^\P{Cs}*$/u, 'must not contain a lone surrogate (text that is not valid Unicode)'),
-);
+export const idSchema = z
+  .string()
+  .check(
+    z.minLength(1, 'must not be empty'),
+    z.maxLength(256, 'must be at most 256 characters'),
+    z.regex(/^[^\u0000-\u001f\u007f]+$/u, 'must not contain control characters'),
+    z.regex(/^\P{Cs}*$/u, 'must not contain a lone surrogate (text that is not valid Unicode)'),
+  );
 
 export interface Identity {
   project: string;
@@ -30,7 +32,11 @@ export interface Identity {
 export function validateId(what: string, value: string): string {
   const r = idSchema.safeParse(value);
   if (!r.success) {
-    throw new PgxError('INVALID_INPUT', `${what} ${r.error.issues[0]!.message}`, `Pass a ${what} of 1 to 256 printable characters.`);
+    throw new PgxError(
+      'INVALID_INPUT',
+      `${what} ${r.error.issues[0]!.message}`,
+      `Pass a ${what} of 1 to 256 printable characters.`,
+    );
   }
   return value;
 }
@@ -43,9 +49,22 @@ export interface TargetOpts {
 }
 
 /** The flags as a target, validated; a subagent's session comes from CLAUDE_CODE_SESSION_ID when not given. */
-export function targetFrom(opts: TargetOpts, env: NodeJS.ProcessEnv = process.env): { agentId?: string; execId?: string; sessionId?: string } {
-  if (opts.agent !== undefined && opts.id !== undefined) throw new PgxError('USAGE', '--agent and --id name different branches; pass one.', 'Use --agent for a Claude Code subagent, --id for your own name.');
-  if (opts.id !== undefined && opts.session !== undefined) throw new PgxError('USAGE', '--id names a branch on its own; --session does not apply to it.', 'Use --id alone, or --session (with --agent for a subagent).');
+export function targetFrom(
+  opts: TargetOpts,
+  env: NodeJS.ProcessEnv = process.env,
+): { agentId?: string; execId?: string; sessionId?: string } {
+  if (opts.agent !== undefined && opts.id !== undefined)
+    throw new PgxError(
+      'USAGE',
+      '--agent and --id name different branches; pass one.',
+      'Use --agent for a Claude Code subagent, --id for your own name.',
+    );
+  if (opts.id !== undefined && opts.session !== undefined)
+    throw new PgxError(
+      'USAGE',
+      '--id names a branch on its own; --session does not apply to it.',
+      'Use --id alone, or --session (with --agent for a subagent).',
+    );
   const session = opts.session ?? (opts.agent !== undefined ? env.CLAUDE_CODE_SESSION_ID || undefined : undefined);
   return {
     agentId: opts.agent !== undefined ? validateId('--agent', opts.agent) : undefined,
@@ -58,18 +77,33 @@ export function kindOf(id: Identity): BranchKind {
   if (id.execId !== undefined) return 'exec';
   if (id.agentId !== undefined) return 'subagent';
   if (id.sessionId !== undefined) return 'session';
-  throw new PgxError('USAGE', 'An identity needs a session id, an agent id or an exec id.', 'Pass --agent <id>, --id <id> or --session <id>.');
+  throw new PgxError(
+    'USAGE',
+    'An identity needs a session id, an agent id or an exec id.',
+    'Pass --agent <id>, --id <id> or --session <id>.',
+  );
 }
 
 /** A stable hex digest of the full identity (never of a truncated part). */
 export function identityKey(id: Identity): string {
   const kind = kindOf(id);
-  const parts = ['pgx-identity-v1', id.project, id.host, kind, id.sessionId ?? '', kind === 'subagent' ? id.agentId! : '', id.execId ?? ''];
+  const parts = [
+    'pgx-identity-v1',
+    id.project,
+    id.host,
+    kind,
+    id.sessionId ?? '',
+    kind === 'subagent' ? id.agentId! : '',
+    id.execId ?? '',
+  ];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
 function slug(value: string, max: number): string {
-  return value.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, max);
+  return value
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, max);
 }
 
 /**

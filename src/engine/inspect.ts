@@ -27,7 +27,16 @@ export { msSinceLastBranch } from '../registry/pool.js';
 export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';
 
 // The server's catalogs, read.
-export { serverVersion, currentRole, databaseInfo, databaseSettings, isOwnBranch, stampedDatabases, stampedRoles, roleDependentDatabases } from '../server/catalog.js';
+export {
+  serverVersion,
+  currentRole,
+  databaseInfo,
+  databaseSettings,
+  isOwnBranch,
+  stampedDatabases,
+  stampedRoles,
+  roleDependentDatabases,
+} from '../server/catalog.js';
 /** Text only: the statements a doctor fix suggests (the doctor prints them; nothing here runs them). */
 export { fixStatement } from '../server/catalog.js';
 
@@ -38,7 +47,11 @@ export { fingerprintAt, schemaFingerprint } from './fingerprint.js';
 export { canCreateRoles } from './roles.js';
 
 /** The warm pool as recorded: its status and the member names the registry holds; undefined: never recorded. */
-export async function inspectPool(config: Config, admin: ConnParams, registry: RegistryDb | null): Promise<{ status: PoolStatus; recorded: Set<string> } | undefined> {
+export async function inspectPool(
+  config: Config,
+  admin: ConnParams,
+  registry: RegistryDb | null,
+): Promise<{ status: PoolStatus; recorded: Set<string> } | undefined> {
   if (!registry || !(await poolTableExists(registry))) return undefined;
   const status = await poolStatus({ config, admin, registry });
   return { status, recorded: await recordedMemberNames(registry) };

@@ -37,7 +37,9 @@ import * as roles from './roles.js';
  * per-branch modes has its role already): a config change makes the others unclaimable (gc drops them).
  */
 export function guardsKey(config: Config): string {
-  return config.roles === 'admin' ? JSON.stringify(config.guards) : JSON.stringify({ ...config.guards, roles: config.roles });
+  return config.roles === 'admin'
+    ? JSON.stringify(config.guards)
+    : JSON.stringify({ ...config.guards, roles: config.roles });
 }
 
 const rand6 = () => Array.from(randomBytes(6), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
@@ -57,9 +59,18 @@ function isOurMember(m: members.MemberRow): boolean {
   return isMemberStamp(catalog.parseStamp(m.comment), m);
 }
 
-function isMemberStamp(s: catalog.Stamp | undefined, m: { name: string; project: string; template: string; generation: string }): boolean {
+function isMemberStamp(
+  s: catalog.Stamp | undefined,
+  m: { name: string; project: string; template: string; generation: string },
+): boolean {
   // A member stamped before stamps named their member (none) is judged as before, like a branch without a nonce.
-  return s?.kind === 'pool' && (s.member ?? m.name) === m.name && s.project === m.project && s.template === m.template && s.generation === m.generation;
+  return (
+    s?.kind === 'pool' &&
+    (s.member ?? m.name) === m.name &&
+    s.project === m.project &&
+    s.template === m.template &&
+    s.generation === m.generation
+  );
 }
 
 /**
@@ -70,27 +81,28 @@ export async function claimMember(e: EngineContext, rec: BranchRecord): Promise<
   const reg = e.registry;
   const template = templateName(e.config.project, e.config.source);
   let foreign: string | undefined;
-  const claim = () => inTransaction(reg, async () => {
-    // With [mask] rules, a member of a template that predates them is never claimed (decision 465).
-    const m = await members.lockClaimable(reg, template, guardsKey(e.config), rulesDigest(e.config.mask));
-    if (!m) return undefined;
-    if (m.project !== e.config.project || !isMemberStamp(catalog.parseStamp(m.comment), m)) {
-      foreign = m.name; // never renamed: pgx does not alter what its stamp does not vouch for
-      return undefined;
-    }
-    await catalog.renameDatabase(reg, m.name, rec.name);
-    // The record's nonce (written before this claim, as before a clone): the stamp that makes it this record's.
-    await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: rec.identity_key, nonce: rec.nonce! });
-    await catalog.allowConnections(reg, rec.name, true);
-    // The member's role, prepared NOLOGIN at fill (it owns the objects already): the branch's from now on, and it
-    // logs in. In the same transaction, so a crash leaves it the member's (NOLOGIN) or the branch's (recorded).
-    if (m.role && m.role_password) {
-      await roles.claimMemberRole(e, m.role);
-      await records.setRole(reg, rec.name, m.role, m.role_password);
-    }
-    await members.deleteMember(reg, m.name);
-    return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs, { template: String(m.generation) });
-  });
+  const claim = () =>
+    inTransaction(reg, async () => {
+      // With [mask] rules, a member of a template that predates them is never claimed (decision 465).
+      const m = await members.lockClaimable(reg, template, guardsKey(e.config), rulesDigest(e.config.mask));
+      if (!m) return undefined;
+      if (m.project !== e.config.project || !isMemberStamp(catalog.parseStamp(m.comment), m)) {
+        foreign = m.name; // never renamed: pgx does not alter what its stamp does not vouch for
+        return undefined;
+      }
+      await catalog.renameDatabase(reg, m.name, rec.name);
+      // The record's nonce (written before this claim, as before a clone): the stamp that makes it this record's.
+      await catalog.writeStamp(reg, rec.name, { kind: 'branch', identityKey: rec.identity_key, nonce: rec.nonce! });
+      await catalog.allowConnections(reg, rec.name, true);
+      // The member's role, prepared NOLOGIN at fill (it owns the objects already): the branch's from now on, and it
+      // logs in. In the same transaction, so a crash leaves it the member's (NOLOGIN) or the branch's (recorded).
+      if (m.role && m.role_password) {
+        await roles.claimMemberRole(e, m.role);
+        await records.setRole(reg, rec.name, m.role, m.role_password);
+      }
+      await members.deleteMember(reg, m.name);
+      return records.markActive(reg, rec.name, 'claim', e.config.idleTtlMs, { template: String(m.generation) });
+    });
   const claimed = await claim().catch(async (err: unknown) => {
     const code = catalog.sqlstateOf(err);
     // A role allowed the branch records but not the pool's (a registry set up by hand): the pool is only a
@@ -201,7 +213,11 @@ export interface FillResult {
 }
 
 /** Tops the pool up to its target (single-flight: returns busy when another filler runs). */
-export async function fillPool(e: EngineContext, progress: (msg: string) => void = () => {}, opts: { settleMs?: number } = {}): Promise<FillResult> {
+export async function fillPool(
+  e: EngineContext,
+  progress: (msg: string) => void = () => {},
+  opts: { settleMs?: number } = {},
+): Promise<FillResult> {
   const t0 = performance.now();
   const reg = e.registry;
   const template = templateName(e.config.project, e.config.source);
@@ -228,11 +244,29 @@ export async function fillPool(e: EngineContext, progress: (msg: string) => void
       }
       ready = (await members.countMembers(reg, template, guardsKey(e.config))).ready;
     }
-    return { template, busy: false, created, swept, target: t.target, bound: diskNote ? 'disk_reserve' : t.bound, ready, ...(diskNote ? { disk_note: diskNote } : {}) };
+    return {
+      template,
+      busy: false,
+      created,
+      swept,
+      target: t.target,
+      bound: diskNote ? 'disk_reserve' : t.bound,
+      ready,
+      ...(diskNote ? { disk_note: diskNote } : {}),
+    };
   });
   const elapsed_ms = Math.round(performance.now() - t0);
   if (result) return { ...result, elapsed_ms };
-  return { template, busy: true, created: [], swept: [], target: 0, bound: 'size', ready: (await members.countMembers(reg, template, guardsKey(e.config))).ready, elapsed_ms };
+  return {
+    template,
+    busy: true,
+    created: [],
+    swept: [],
+    target: 0,
+    bound: 'size',
+    ready: (await members.countMembers(reg, template, guardsKey(e.config))).ready,
+    elapsed_ms,
+  };
 }
 
 /**
@@ -260,12 +294,23 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   if (!generation) throw new Error(`the template ${template} disappeared (a refresh is swapping it): retry`);
   const name = memberName(template);
   const creds = await roles.credentialsFor(e);
-  await members.insertFilling(reg, { name, project: e.config.project, template, generation, guards: guardsKey(e.config), ...(creds ? { role: creds.role, role_password: creds.password } : {}) });
+  await members.insertFilling(reg, {
+    name,
+    project: e.config.project,
+    template,
+    generation,
+    guards: guardsKey(e.config),
+    ...(creds ? { role: creds.role, role_password: creds.password } : {}),
+  });
   // The clone method the branches get (clone-method.ts: copy-on-write where the server has reflinks), within the disk
   // budget the pool keeps (twice the reserve: disk-budget.ts). A refusal made nothing: the record goes with it.
   const plan = await planClone(e, template);
   try {
-    await cloneDatabase(e, name, template, plan, { what: `warm-pool member "${name}" (a clone of the template "${template}")`, speculative: true, allowConnections: false });
+    await cloneDatabase(e, name, template, plan, {
+      what: `warm-pool member "${name}" (a clone of the template "${template}")`,
+      speculative: true,
+      allowConnections: false,
+    });
   } catch (err) {
     if (isDiskBudgetError(err)) await members.deleteMember(reg, name);
     throw err;
@@ -274,7 +319,8 @@ async function createMember(e: EngineContext, template: string): Promise<string>
   await applyGuards(reg, name, e.config);
   // The role is prepared here, off the hook's path: created NOLOGIN, owner of the member's objects, its only
   // CONNECT grantee. The claim turns LOGIN on in its transaction.
-  if (creds) await roles.prepareBranchRole(e, name, creds.role, creds.password, { login: false, refusesConnections: true });
+  if (creds)
+    await roles.prepareBranchRole(e, name, creds.role, creds.password, { login: false, refusesConnections: true });
   await members.markReady(reg, name, await catalog.databaseSize(reg, name));
   return name;
 }
@@ -283,7 +329,12 @@ async function createMember(e: EngineContext, template: string): Promise<string>
  * Under the pool lock: drops what is dead (a dead filler's 'filling' members, retired ones, other builds'), or with
  * `all` every member (drain). A database whose stamp is not this record's pool stamp is never dropped, only forgotten.
  */
-async function sweepLocked(e: EngineContext, template: string, all: boolean, limit: number | null = null): Promise<string[]> {
+async function sweepLocked(
+  e: EngineContext,
+  template: string,
+  all: boolean,
+  limit: number | null = null,
+): Promise<string[]> {
   const reg = e.registry;
   const dropped: string[] = [];
   for (const m of await members.takeForDrop(reg, template, all, limit)) {
@@ -321,7 +372,10 @@ export async function gcPool(e: EngineContext, limit: number): Promise<string[]>
   const dropped: string[] = [];
   for (const template of await members.templatesToSweep(e.registry)) {
     if (dropped.length >= limit) break;
-    dropped.push(...((await tryPoolLock(e.registry, template, () => sweepLocked(e, template, false, limit - dropped.length))) ?? []));
+    dropped.push(
+      ...((await tryPoolLock(e.registry, template, () => sweepLocked(e, template, false, limit - dropped.length))) ??
+        []),
+    );
   }
   return dropped;
 }

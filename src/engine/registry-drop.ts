@@ -6,7 +6,13 @@
 import { PgxError } from '../lib/errors.js';
 import { connect, type Db } from '../server/db.js';
 import type { ConnParams } from '../server/conn-params.js';
-import { databaseInfo, dropDatabase, stampedDatabasesOf, terminateBackends, type StampedDatabase } from '../server/catalog.js';
+import {
+  databaseInfo,
+  dropDatabase,
+  stampedDatabasesOf,
+  terminateBackends,
+  type StampedDatabase,
+} from '../server/catalog.js';
 import { connectRegistryIfExists, REGISTRY_DB } from '../registry/connection.js';
 import { findByName } from '../registry/records.js';
 import { localStatus } from '../server/local.js';
@@ -43,17 +49,30 @@ async function inUse(db: Db, admin: ConnParams): Promise<RegistryDropResult['in_
   } finally {
     await reg?.close();
   }
-  return [...by].map(([project, databases]) => ({ project, databases })).sort((a, b) => a.project.localeCompare(b.project));
+  return [...by]
+    .map(([project, databases]) => ({ project, databases }))
+    .sort((a, b) => a.project.localeCompare(b.project));
 }
 
-export async function dropRegistryIfUnused(admin: ConnParams, o: { dryRun?: boolean } = {}): Promise<RegistryDropResult> {
-  const result = (existed: boolean, dropped: boolean, in_use: RegistryDropResult['in_use'] = []): RegistryDropResult => ({ database: REGISTRY_DB, existed, dropped, dry_run: o.dryRun === true, in_use });
+export async function dropRegistryIfUnused(
+  admin: ConnParams,
+  o: { dryRun?: boolean } = {},
+): Promise<RegistryDropResult> {
+  const result = (
+    existed: boolean,
+    dropped: boolean,
+    in_use: RegistryDropResult['in_use'] = [],
+  ): RegistryDropResult => ({ database: REGISTRY_DB, existed, dropped, dry_run: o.dryRun === true, in_use });
   const db = await connect(admin);
   try {
     const info = await databaseInfo(db, REGISTRY_DB);
     if (!info.exists) return result(false, false);
     if (info.stamp?.kind !== 'registry') {
-      throw new PgxError('NOT_PGX_DATABASE', `${REGISTRY_DB} on this server carries no pgx stamp: pgx did not create it, and does not drop it.`, `Look at it (\`psql -c "\\l+ ${REGISTRY_DB}"\`) and drop it yourself if it is yours to drop.`);
+      throw new PgxError(
+        'NOT_PGX_DATABASE',
+        `${REGISTRY_DB} on this server carries no pgx stamp: pgx did not create it, and does not drop it.`,
+        `Look at it (\`psql -c "\\l+ ${REGISTRY_DB}"\`) and drop it yourself if it is yours to drop.`,
+      );
     }
     const used = await inUse(db, admin);
     if (used.length || o.dryRun) return result(true, false, used);
@@ -71,6 +90,7 @@ export async function dropRegistryIfUnused(admin: ConnParams, o: { dryRun?: bool
 
 /** On the project's server: [server] url / PGX_DATABASE_URL, or the local server when it exists (never made to look). */
 export async function dropRegistry(config: Config, o: { dryRun?: boolean } = {}): Promise<RegistryDropResult> {
-  if (!config.serverUrl && !localStatus(config.home).initialized) return { database: REGISTRY_DB, existed: false, dropped: false, dry_run: o.dryRun === true, in_use: [] };
+  if (!config.serverUrl && !localStatus(config.home).initialized)
+    return { database: REGISTRY_DB, existed: false, dropped: false, dry_run: o.dryRun === true, in_use: [] };
   return dropRegistryIfUnused(await resolveServer(config, { quiet: true }), o);
 }

@@ -46,7 +46,12 @@ export function resetBranch(e: EngineContext, rec: BranchRecord, to: 'parent' | 
   return withIdentityLock(e.registry, rec.identity_key, async () => {
     const cur = await lockedRecord(e, rec);
     if (to === 'template' || !cur.parent) return replaceContents(e, cur, null, { parent: null });
-    await assertCopyable(e, cur.parent, `its parent "${cur.parent}"`, `pgx agent reset --branch ${cur.name} --to template`);
+    await assertCopyable(
+      e,
+      cur.parent,
+      `its parent "${cur.parent}"`,
+      `pgx agent reset --branch ${cur.name} --to template`,
+    );
     return replaceContents(e, cur, cur.parent, { parent: cur.parent });
   });
 }
@@ -63,12 +68,27 @@ export function adoptBranch(e: EngineContext, session: BranchRecord, agent: Bran
 /** Under the lock: the record as it is now, and its database provably pgx's (exit 5 / 6 otherwise). */
 async function lockedRecord(e: EngineContext, rec: BranchRecord): Promise<BranchRecord> {
   const cur = await records.findByName(e.registry, rec.name);
-  if (!cur || cur.identity_key !== rec.identity_key) throw new PgxError('NOT_FOUND', `The branch "${rec.name}" is gone.`, 'See `pgx agent ls`.');
-  if (cur.state === 'creating') throw new PgxError('BRANCH_FAILED', `The branch "${cur.name}" is still being made.`, 'Retry when it is ready (`pgx agent ls`).');
+  if (!cur || cur.identity_key !== rec.identity_key)
+    throw new PgxError('NOT_FOUND', `The branch "${rec.name}" is gone.`, 'See `pgx agent ls`.');
+  if (cur.state === 'creating')
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `The branch "${cur.name}" is still being made.`,
+      'Retry when it is ready (`pgx agent ls`).',
+    );
   const info = await catalog.databaseInfo(e.registry, cur.name);
-  if (!info.exists) throw new PgxError('NOT_FOUND', `The branch "${cur.name}" has a record but no database.`, `\`pgx agent down --branch ${cur.name} --now\` forgets it.`);
+  if (!info.exists)
+    throw new PgxError(
+      'NOT_FOUND',
+      `The branch "${cur.name}" has a record but no database.`,
+      `\`pgx agent down --branch ${cur.name} --now\` forgets it.`,
+    );
   if (!catalog.isOwnBranch(info, cur) || cur.nonce === null) {
-    throw new PgxError('NOT_PGX_DATABASE', `Database "${cur.name}" is not the one pgx made for this branch; pgx will not replace it.`, `\`pgx agent forget --branch ${cur.name}\` forgets pgx's record of it (the database is left alone).`);
+    throw new PgxError(
+      'NOT_PGX_DATABASE',
+      `Database "${cur.name}" is not the one pgx made for this branch; pgx will not replace it.`,
+      `\`pgx agent forget --branch ${cur.name}\` forgets pgx's record of it (the database is left alone).`,
+    );
   }
   return finishSwap(e, cur);
 }
@@ -77,11 +97,23 @@ async function lockedRecord(e: EngineContext, rec: BranchRecord): Promise<Branch
 async function assertCopyable(e: EngineContext, name: string, what: string, hint: string): Promise<void> {
   const p = await forkParent(e.registry, { name });
   if (!p || !p.db_exists) throw new PgxError('BRANCH_FAILED', `Cannot copy ${what}: it does not exist.`, hint);
-  const info = { exists: true, comment: p.comment, stamp: catalog.parseStamp(p.comment), allowConn: true, isTemplate: false };
-  if (!catalog.isOwnBranch(info, p)) throw new PgxError('NOT_PGX_DATABASE', `Cannot copy ${what}: it is not a database pgx made.`, hint);
+  const info = {
+    exists: true,
+    comment: p.comment,
+    stamp: catalog.parseStamp(p.comment),
+    allowConn: true,
+    isTemplate: false,
+  };
+  if (!catalog.isOwnBranch(info, p))
+    throw new PgxError('NOT_PGX_DATABASE', `Cannot copy ${what}: it is not a database pgx made.`, hint);
 }
 
-async function replaceContents(e: EngineContext, cur: BranchRecord, from: string | null, lineage: { parent: string | null; keepForkedAt?: boolean }): Promise<ResetResult> {
+async function replaceContents(
+  e: EngineContext,
+  cur: BranchRecord,
+  from: string | null,
+  lineage: { parent: string | null; keepForkedAt?: boolean },
+): Promise<ResetResult> {
   const t0 = performance.now();
   const reg = e.registry;
   const n2 = catalog.newNonce();
@@ -94,7 +126,9 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
     if (from === null) {
       const template = await ensureTemplate(e);
       baseTemplate = (await catalog.databaseOid(reg, template)) ?? null;
-      await cloneDatabase(e, tmp, template, await planClone(e, template), { what: `the reset of "${cur.name}" (a clone of the template "${template}")` });
+      await cloneDatabase(e, tmp, template, await planClone(e, template), {
+        what: `the reset of "${cur.name}" (a clone of the template "${template}")`,
+      });
       method = 'template';
     } else {
       method = await copyBranch(e, from, tmp, `the reset of "${cur.name}" (a copy of "${from}")`);
@@ -104,11 +138,17 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
     await dropSwapLeftovers(e, cur).catch(() => {});
     await clearSwap(reg, cur.name).catch(() => {});
     if (isDiskBudgetError(err)) throw err; // its own code and figures; the branch is unchanged
-    throw new PgxError('BRANCH_FAILED', `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`, err instanceof PgxError ? err.hint : 'Check the server (`pgx agent doctor`); the branch is unchanged.', { cause: err });
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`,
+      err instanceof PgxError ? err.hint : 'Check the server (`pgx agent doctor`); the branch is unchanged.',
+      { cause: err },
+    );
   }
   try {
     await applyGuards(reg, tmp, e.config);
-    if (cur.role && cur.role_password) await roles.prepareBranchRole(e, tmp, cur.role, cur.role_password, { login: cur.state === 'active' });
+    if (cur.role && cur.role_password)
+      await roles.prepareBranchRole(e, tmp, cur.role, cur.role_password, { login: cur.state === 'active' });
     if (cur.state !== 'active') await catalog.allowConnections(reg, tmp, false); // a retiring branch stays refusing
   } catch (err) {
     await finishSwap(e, cur).catch(() => {});
@@ -120,10 +160,22 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
   const swap = () =>
     inTransaction(reg, async () => {
       // Re-checked inside the transaction that renames it: the name must still hold this record's database.
-      if (!catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name), cur)) throw new PgxError('NOT_PGX_DATABASE', `Database "${cur.name}" changed hands during the reset; pgx left it alone.`, 'See `pgx agent doctor`.');
+      if (!catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name), cur))
+        throw new PgxError(
+          'NOT_PGX_DATABASE',
+          `Database "${cur.name}" changed hands during the reset; pgx left it alone.`,
+          'See `pgx agent doctor`.',
+        );
       await catalog.renameDatabase(reg, cur.name, oldName(n1));
       await catalog.renameDatabase(reg, tmp, cur.name);
-      const r = await commitSwap(reg, cur.name, n2, `old:${n1}`, { template: baseTemplate }, !lineage.keepForkedAt && lineage.parent !== null);
+      const r = await commitSwap(
+        reg,
+        cur.name,
+        n2,
+        `old:${n1}`,
+        { template: baseTemplate },
+        !lineage.keepForkedAt && lineage.parent !== null,
+      );
       return lineage.parent === r.parent ? r : setLineage(reg, cur.name, lineage.parent);
     });
   let done: BranchRecord;
@@ -132,12 +184,21 @@ async function replaceContents(e: EngineContext, cur: BranchRecord, from: string
       if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err;
       // A session that was connecting while connections were turned off: once more.
       const again = await catalog.terminateBackends(reg, cur.name);
-      t = { backends_terminated: t.backends_terminated + again.backends_terminated, backends_remaining: again.backends_remaining };
+      t = {
+        backends_terminated: t.backends_terminated + again.backends_terminated,
+        backends_remaining: again.backends_remaining,
+      };
       return swap();
     });
   } catch (err) {
     // The branch is as it was: it takes connections again, and the copy goes.
-    if (cur.state === 'active' && catalog.isOwnBranch(await catalog.databaseInfo(reg, cur.name).catch(() => ({ exists: false }) as catalog.DatabaseInfo), cur)) {
+    if (
+      cur.state === 'active' &&
+      catalog.isOwnBranch(
+        await catalog.databaseInfo(reg, cur.name).catch(() => ({ exists: false }) as catalog.DatabaseInfo),
+        cur,
+      )
+    ) {
       await catalog.allowConnections(reg, cur.name, true).catch(() => {});
     }
     await finishSwap(e, cur).catch(() => {});
@@ -164,13 +225,17 @@ export async function finishSwap(e: EngineContext, rec: BranchRecord): Promise<B
 }
 
 /** The swap's leftover database, if it is there and provably this record's. */
-export async function dropSwapLeftovers(e: EngineContext, rec: Pick<BranchRecord, 'identity_key' | 'swap_nonce'>): Promise<void> {
+export async function dropSwapLeftovers(
+  e: EngineContext,
+  rec: Pick<BranchRecord, 'identity_key' | 'swap_nonce'>,
+): Promise<void> {
   const m = /^(new|old):([a-z0-9]{16})$/.exec(rec.swap_nonce ?? '');
   if (!m) return;
   const [, phase, nonce] = m as unknown as [string, 'new' | 'old', string];
   const name = phase === 'new' ? catalog.creationName(nonce) : oldName(nonce);
   const info = await catalog.databaseInfo(e.registry, name);
   if (!info.exists) return;
-  const ours = catalog.isOwnBranch(info, { identity_key: rec.identity_key, nonce }) || (phase === 'new' && info.comment === null);
+  const ours =
+    catalog.isOwnBranch(info, { identity_key: rec.identity_key, nonce }) || (phase === 'new' && info.comment === null);
   if (ours) await catalog.dropDatabase(e.registry, name);
 }

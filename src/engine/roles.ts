@@ -54,11 +54,15 @@ async function resolveRoleMode(e: EngineContext): Promise<ResolvedRoleMode> {
     throw new PgxError(
       'BRANCH_FAILED',
       `[agent] roles = "per-branch", but the role "${r?.rolname ?? e.admin.user}" of ${e.config.serverUrlFrom ?? '[server] url'} can't create roles.`,
-      (`Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), ` +
-`or set [agent] roles = "admin" (or "auto") in ${e.config.file ?? '.pgx.toml'}.`),
+      `Give it CREATEROLE (as a superuser: ALTER ROLE ${catalog.quoteIdent(r?.rolname ?? e.admin.user)} CREATEROLE), ` +
+        `or set [agent] roles = "admin" (or "auto") in ${e.config.file ?? '.pgx.toml'}.`,
     );
   }
-  return { configured, mode: 'admin', reason: `"${r?.rolname ?? e.admin.user}" is neither a superuser nor has CREATEROLE` };
+  return {
+    configured,
+    mode: 'admin',
+    reason: `"${r?.rolname ?? e.admin.user}" is neither a superuser nor has CREATEROLE`,
+  };
 }
 
 /** Superuser, or CREATEROLE (PostgreSQL 16+ then gives the creator ADMIN on each role it makes). */
@@ -103,7 +107,13 @@ function refuseForeignRole(role: string): never {
  * Makes `role` the branch's (idempotent: the next ensure after a crash finishes it): created LOGIN and stamped, the
  * only role with CONNECT, and owner of the branch's objects. `login: false` prepares it ahead of time (a pool member).
  */
-export async function prepareBranchRole(e: EngineContext, database: string, role: string, password: string, o: { login?: boolean; refusesConnections?: boolean } = {}): Promise<void> {
+export async function prepareBranchRole(
+  e: EngineContext,
+  database: string,
+  role: string,
+  password: string,
+  o: { login?: boolean; refusesConnections?: boolean } = {},
+): Promise<void> {
   const reg = e.registry;
   const login = o.login ?? true;
   const info = await catalog.branchRoleInfo(reg, role);
@@ -117,7 +127,8 @@ export async function prepareBranchRole(e: EngineContext, database: string, role
   await catalog.grantBranchAccess(reg, database, role);
   // Registries made before roles. Only when still needed, and one process at a time: concurrent GRANT/REVOKE on one
   // database fail with "tuple concurrently updated" (20 SubagentStarts at once did, in CI).
-  if (await catalog.publicCanConnect(reg, REGISTRY_DB)) await withLock(reg, LOCK.schema, () => catalog.revokePublicConnect(reg, REGISTRY_DB));
+  if (await catalog.publicCanConnect(reg, REGISTRY_DB))
+    await withLock(reg, LOCK.schema, () => catalog.revokePublicConnect(reg, REGISTRY_DB));
   // A pool member refuses connections until claimed: opened for the transfer only, once PUBLIC has lost CONNECT
   // (so only the admin can connect meanwhile; the role is NOLOGIN).
   if (o.refusesConnections) await catalog.allowConnections(reg, database, true);
@@ -161,7 +172,8 @@ export async function reviveBranchRole(e: EngineContext, rec: BranchRecord): Pro
   if (!info.canLogin) await catalog.setRoleLogin(e.registry, rec.role, true);
 }
 
-export type RoleDropped = { role: string; action: 'dropped' | 'absent' } | { role: string; action: 'left'; reason: string };
+export type RoleDropped =
+  { role: string; action: 'dropped' | 'absent' } | { role: string; action: 'left'; reason: string };
 
 /** After the branch's database is gone. A role still owning something elsewhere is left (NOLOGIN) and reported. */
 export async function dropBranchRole(e: EngineContext, role: string): Promise<RoleDropped> {

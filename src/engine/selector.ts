@@ -17,23 +17,41 @@ export interface Target {
 }
 
 /** What `down` and `retire` act on. `branch` is a database name (any project); the others are this project's. */
-export type Selector = { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
+export type Selector =
+  { agent: string } | { id: string } | { session: string } | { branch: string } | { target: Target };
 
 export function identityOf(ctx: EngineContext, t: Target): Identity {
-  return { project: ctx.config.project, host: ctx.config.host, sessionId: t.sessionId, agentId: t.agentId, execId: t.execId };
+  return {
+    project: ctx.config.project,
+    host: ctx.config.host,
+    sessionId: t.sessionId,
+    agentId: t.agentId,
+    execId: t.execId,
+  };
 }
 
 /** The one record a selector names for a command that changes a branch in place (exit 5 / 6 / 2). */
 export async function oneRecord(ctx: EngineContext, sel: Selector, verb: string): Promise<BranchRecord> {
   const recs = await resolveSelector(ctx, sel);
-  const what = Object.entries(sel).map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`)).join(' ');
+  const what = Object.entries(sel)
+    .map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`))
+    .join(' ');
   if (!recs.length) {
     if ('branch' in sel) await explainMissingBranch(ctx, sel.branch);
-    throw new PgxError('NOT_FOUND', `No pgx branch matches ${what} in project "${ctx.config.project}".`, 'See `pgx agent ls` (or --all for every project).');
+    throw new PgxError(
+      'NOT_FOUND',
+      `No pgx branch matches ${what} in project "${ctx.config.project}".`,
+      'See `pgx agent ls` (or --all for every project).',
+    );
   }
   // --session names the session's branch and its subagents': reset means the session's own.
   const mine = 'session' in sel ? recs.filter((r) => r.kind === 'session') : recs;
-  if (mine.length !== 1) throw new PgxError('USAGE', `${what} names ${mine.length} branches; ${verb} takes one.`, 'Name it with --branch <name> (see `pgx agent ls`).');
+  if (mine.length !== 1)
+    throw new PgxError(
+      'USAGE',
+      `${what} names ${mine.length} branches; ${verb} takes one.`,
+      'Name it with --branch <name> (see `pgx agent ls`).',
+    );
   return mine[0]!;
 }
 
@@ -47,11 +65,23 @@ export async function resolveSelector(ctx: EngineContext, sel: Selector): Promis
     const full = await fullSessionId(registry, config.project, s); // ls shows 8 characters (session-prefix.ts)
     return full === s ? [] : resolveSelector(ctx, { target: { ...sel.target, sessionId: full } });
   }
-  if ('agent' in sel) return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter((r) => r.kind === 'subagent');
-  if ('id' in sel) return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter((r) => r.kind === 'exec');
-  const recs = await records.findRecords(registry, { project: config.project, sessionId: sel.session, includeSubagents: true });
+  if ('agent' in sel)
+    return (await records.findRecords(registry, { project: config.project, agentId: sel.agent })).filter(
+      (r) => r.kind === 'subagent',
+    );
+  if ('id' in sel)
+    return (await records.findRecords(registry, { project: config.project, execId: sel.id })).filter(
+      (r) => r.kind === 'exec',
+    );
+  const recs = await records.findRecords(registry, {
+    project: config.project,
+    sessionId: sel.session,
+    includeSubagents: true,
+  });
   const full = recs.length ? sel.session : await fullSessionId(registry, config.project, sel.session);
-  return full === sel.session ? recs : records.findRecords(registry, { project: config.project, sessionId: full, includeSubagents: true });
+  return full === sel.session
+    ? recs
+    : records.findRecords(registry, { project: config.project, sessionId: full, includeSubagents: true });
 }
 
 /** `down --branch` of a database without a record: say whether it exists, and refuse anything pgx did not stamp. */

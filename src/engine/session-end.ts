@@ -38,7 +38,12 @@ export async function endSession(ctx: EngineContext, sessionId: string): Promise
   const { config, registry } = ctx;
   const recs = await records.findRecords(registry, { project: config.project, sessionId, includeSubagents: true });
   const mine = recs.filter((r) => r.host === config.host && r.state === 'active');
-  const out: EndSessionResult = { branches: [], retired: 0, failed: 0, session_branch: mine.find((r) => r.kind === 'session')?.name ?? null };
+  const out: EndSessionResult = {
+    branches: [],
+    retired: 0,
+    failed: 0,
+    session_branch: mine.find((r) => r.kind === 'session')?.name ?? null,
+  };
   for (const rec of mine) {
     try {
       const r = await retireBranch(ctx, rec, { tryOnly: true, waitMs: 300 });
@@ -60,7 +65,8 @@ export async function stopSubagent(ctx: EngineContext, t: Target): Promise<Subag
   const { config, registry } = ctx;
   const rec = await records.findByIdentity(registry, identityKey(identityOf(ctx, t)));
   if (!rec) return { retired: null, changes: null, kept: false };
-  const changes = rec.state === 'active' && rec.db_exists ? await (await import('./handoff.js')).summarizeChanges(ctx, rec) : null;
+  const changes =
+    rec.state === 'active' && rec.db_exists ? await (await import('./handoff.js')).summarizeChanges(ctx, rec) : null;
   const retired = await retireBranch(ctx, rec);
   let kept = false;
   if (changes && (retired.action === 'retired' || retired.action === 'already-retiring')) {
@@ -72,13 +78,18 @@ export async function stopSubagent(ctx: EngineContext, t: Target): Promise<Subag
   return { retired, changes, kept };
 }
 
-export function endedSession(agentId: string, session: BranchRecord, agentBranch: string, agentDeadline: Date): PgxError {
+export function endedSession(
+  agentId: string,
+  session: BranchRecord,
+  agentBranch: string,
+  agentDeadline: Date,
+): PgxError {
   return new PgxError(
     'REFUSED',
-    (`Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; ` +
-`an adopt into it would go with it.`),
-    (`To keep the subagent's work, make the session's branch active again first (as resuming the session would): ` +
-`\`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then ` +
-`\`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`),
+    `Agent ${agentId}'s session has ended: its branch "${session.name}" is retiring, and gc drops it at ${clockTime(session.deadline)}; ` +
+      `an adopt into it would go with it.`,
+    `To keep the subagent's work, make the session's branch active again first (as resuming the session would): ` +
+      `\`pgx agent up --session ${session.session_id}\` (kept for [agent] idle_ttl from its last use), then ` +
+      `\`pgx agent adopt --agent ${agentId}\`. The subagent's branch "${agentBranch}" is kept until ${clockTime(agentDeadline)}.`,
   );
 }

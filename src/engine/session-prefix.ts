@@ -12,7 +12,13 @@ export const MIN_SESSION_PREFIX = 4;
 /** The one session id of `project` that starts with `given`, or `given` itself when none does (or it is too short). */
 export async function fullSessionId(registry: RegistryDb, project: string, given: string): Promise<string> {
   if (given.length < MIN_SESSION_PREFIX) return given;
-  const ids = [...new Set((await records.findRecords(registry, { project })).map((r) => r.session_id).filter((s): s is string => !!s && s.startsWith(given)))];
+  const ids = [
+    ...new Set(
+      (await records.findRecords(registry, { project }))
+        .map((r) => r.session_id)
+        .filter((s): s is string => !!s && s.startsWith(given)),
+    ),
+  ];
   if (ids.length <= 1) return ids[0] ?? given;
   throw new PgxError(
     'USAGE',

@@ -19,7 +19,13 @@ import { scanAndMask, scanOrigin, type MaskResult } from '../mask/apply.js';
 export type Progress = (msg: string) => void;
 
 /** Runs a client tool; password only in its environment; stderr lines go to `onLine`. Resolves with its exit status. */
-function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv, onLine: (line: string) => void, stdin?: { file: string; onBytes: (n: number) => void }): Promise<{ status: number; stdout: string }> {
+function runTool(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  onLine: (line: string) => void,
+  stdin?: { file: string; onBytes: (n: number) => void },
+): Promise<{ status: number; stdout: string }> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(cmd, args, { env, stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -36,7 +42,15 @@ function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv, onLine: (l
       rs.pipe(child.stdin!);
       child.stdin!.on('error', () => rs.destroy());
     }
-    child.on('error', (err) => reject(new PgxError('EXEC_FAILED', `Could not run ${cmd}: ${err.message}`, 'Check the PostgreSQL client tools (PGX_PG_BINDIR).')));
+    child.on('error', (err) =>
+      reject(
+        new PgxError(
+          'EXEC_FAILED',
+          `Could not run ${cmd}: ${err.message}`,
+          'Check the PostgreSQL client tools (PGX_PG_BINDIR).',
+        ),
+      ),
+    );
     child.on('close', (code, signal) => {
       if (pending) onLine(pending);
       resolveRun({ status: code ?? (signal ? 128 : 1), stdout });
@@ -64,7 +78,12 @@ function throttled(progress: Progress): Progress & { flush(): void } {
 }
 
 /** Owners named in a dump: the last field of each `pg_restore -l` entry, or `OWNER TO x` in a plain SQL dump. */
-async function ownersOf(input: ImportInput, file: string, home: string, env: NodeJS.ProcessEnv): Promise<{ owners: string[]; items: number }> {
+async function ownersOf(
+  input: ImportInput,
+  file: string,
+  home: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ owners: string[]; items: number }> {
   const owners = new Set<string>();
   if (input.format === 'plain') {
     let tail = '';
@@ -73,7 +92,8 @@ async function ownersOf(input: ImportInput, file: string, home: string, env: Nod
       createReadStream(file, { encoding: 'utf8' })
         .on('data', (chunk) => {
           const text = tail + (chunk as string);
-          for (const m of text.matchAll(/OWNER TO ("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*);/g)) owners.add(m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!.toLowerCase());
+          for (const m of text.matchAll(/OWNER TO ("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*);/g))
+            owners.add(m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!.toLowerCase());
           items += (text.match(/;\n/g) ?? []).length;
           tail = text.slice(-200);
         })
@@ -84,7 +104,12 @@ async function ownersOf(input: ImportInput, file: string, home: string, env: Nod
   }
   const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
   const r = await runTool(pgRestore, ['-l', file], env, () => {});
-  if (r.status !== 0) throw new PgxError('USAGE', `pg_restore cannot read ${input.display} (exit ${r.status}).`, 'Check that it is a pg_dump file made by a pg_dump no newer than pg_restore (`pg_restore --version`).');
+  if (r.status !== 0)
+    throw new PgxError(
+      'USAGE',
+      `pg_restore cannot read ${input.display} (exit ${r.status}).`,
+      'Check that it is a pg_dump file made by a pg_dump no newer than pg_restore (`pg_restore --version`).',
+    );
   let items = 0;
   for (const line of r.stdout.split('\n')) {
     const m = /^\d+; \d+ \d+ \S+ .* (\S+)$/.exec(line);
@@ -96,7 +121,11 @@ async function ownersOf(input: ImportInput, file: string, home: string, env: Nod
 }
 
 /** Errors a restore may hit without the data being wrong: ownership or grants to a role this server lacks. */
-const TOLERATED = [/role "[^"]+" does not exist/, /must be owner of (extension|schema) /, /schema "public" already exists/];
+const TOLERATED = [
+  /role "[^"]+" does not exist/,
+  /must be owner of (extension|schema) /,
+  /schema "public" already exists/,
+];
 
 /** The origin's connection for pg_dump and the fingerprint: a URL without a password takes the user's PGPASSWORD / PGPASSFILE / ~/.pgpass. */
 function originEnv(input: ImportInput): NodeJS.ProcessEnv {
@@ -151,13 +180,20 @@ export interface Copy {
  * nonce. Catalog statements go over the registry connection (they run from any database); the client tools get
  * the admin parameters, the password only in their environment. On failure nothing is kept.
  */
-export async function makeCopy(e: EngineContext, input: ImportInput, database: string, o: { progress: Progress }): Promise<Copy> {
+export async function makeCopy(
+  e: EngineContext,
+  input: ImportInput,
+  database: string,
+  o: { progress: Progress },
+): Promise<Copy> {
   const { admin, registry: db } = e;
   const home = e.config.home;
   const localServer = !e.config.serverUrl;
   const progress = throttled(o.progress);
   const work = mkdtempSync(join(tmpdir(), 'pgx-import-'));
-  const warnings: string[] = input.droppedParams.length ? [`ignored URL parameter(s) ${input.droppedParams.join(', ')}`] : [];
+  const warnings: string[] = input.droppedParams.length
+    ? [`ignored URL parameter(s) ${input.droppedParams.join(', ')}`]
+    : [];
   const nonce = catalog.newNonce();
   const name = catalog.sourceCopyName(nonce);
   let recorded = false;
@@ -170,7 +206,8 @@ export async function makeCopy(e: EngineContext, input: ImportInput, database: s
       fingerprint = await fingerprintAt(input.conn!).catch(() => null); // pg_dump reports an unreachable origin
       // Personal columns without a rule refuse the import before anything is dumped (decision 460); the restored copy
       // is scanned again before it is masked, so an origin that could not be scanned here is still checked.
-      if (fingerprint !== null) await scanOrigin(input.conn!, e.config.mask, e.config.file ?? '.pgx.toml', o.progress, e.gate);
+      if (fingerprint !== null)
+        await scanOrigin(input.conn!, e.config.mask, e.config.file ?? '.pgx.toml', o.progress, e.gate);
       file = join(work, 'source.dump');
       const pgDump = findClientTool('pg_dump', home, '`pgx source import`');
       let tables = 0;
@@ -194,14 +231,22 @@ export async function makeCopy(e: EngineContext, input: ImportInput, database: s
     if (localServer) {
       for (const role of missing) if (await catalog.createNoLoginRole(db, role)) rolesCreated.push(role);
     } else if (missing.length) {
-      warnings.push(`role(s) ${missing.join(', ')} do not exist on this server: their objects are owned by "${admin.user}" instead`);
+      warnings.push(
+        `role(s) ${missing.join(', ')} do not exist on this server: their objects are owned by "${admin.user}" instead`,
+      );
     }
 
     // 3. The copy: recorded, created, stamped at once, then the restore.
     await sources.recordCopy(db, { name, database, project: e.config.project, nonce, state: 'new' });
     recorded = true;
     await catalog.createEmptyDatabase(db, name);
-    await catalog.writeStamp(db, name, { kind: 'importing', project: e.config.project, from: input.display, started_at: new Date().toISOString(), nonce });
+    await catalog.writeStamp(db, name, {
+      kind: 'importing',
+      project: e.config.project,
+      from: input.display,
+      started_at: new Date().toISOString(),
+      nonce,
+    });
     const errors: string[] = [];
     let status: number;
     if (input.format === 'plain') {
@@ -209,17 +254,31 @@ export async function makeCopy(e: EngineContext, input: ImportInput, database: s
       let read = 0;
       const psql = findClientTool('psql', home, '`pgx source import`');
       status = (
-        await runTool(psql, ['-X', '-q', '-d', name, '-v', 'ON_ERROR_STOP=0'], env, (line) => {
-          if (/\bERROR:/.test(line)) errors.push(line.replace(/^psql:[^:]*:\d+: /, ''));
-        }, { file, onBytes: (n) => progress(`restoring: ${Math.floor(((read += n) * 100) / Math.max(size, 1))}% of ${(size / 1048576).toFixed(1)} MB`) })
+        await runTool(
+          psql,
+          ['-X', '-q', '-d', name, '-v', 'ON_ERROR_STOP=0'],
+          env,
+          (line) => {
+            if (/\bERROR:/.test(line)) errors.push(line.replace(/^psql:[^:]*:\d+: /, ''));
+          },
+          {
+            file,
+            onBytes: (n) =>
+              progress(
+                `restoring: ${Math.floor(((read += n) * 100) / Math.max(size, 1))}% of ${(size / 1048576).toFixed(1)} MB`,
+              ),
+          },
+        )
       ).status;
     } else {
       const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
       let done = 0;
       status = (
         await runTool(pgRestore, ['--verbose', '-d', name, file], env, (line) => {
-          if (/processing (item|data for table)|creating /.test(line)) progress(`restoring: ${Math.min(++done, items)}/${items} items`);
-          if (/error:/.test(line) && !/errors ignored on restore/.test(line)) errors.push(line.replace(/^pg_restore: error: /, ''));
+          if (/processing (item|data for table)|creating /.test(line))
+            progress(`restoring: ${Math.min(++done, items)}/${items} items`);
+          if (/error:/.test(line) && !/errors ignored on restore/.test(line))
+            errors.push(line.replace(/^pg_restore: error: /, ''));
         })
       ).status;
     }
@@ -227,16 +286,31 @@ export async function makeCopy(e: EngineContext, input: ImportInput, database: s
     const fatal = errors.filter((x) => !TOLERATED.some((re) => re.test(x)));
     const tolerated = errors.length - fatal.length;
     if (fatal.length || (status !== 0 && !errors.length)) {
-      throw new PgxError('IMPORT_FAILED', (`Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ` +
-`${fatal.slice(0, 3).join(' | ') || '(no message)'}`), ('Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore ' +
-'older than the dump), then run the import again.'));
+      throw new PgxError(
+        'IMPORT_FAILED',
+        `Restoring ${input.display} into "${database}" failed (${fatal.length || 'exit ' + status} error(s)): ` +
+          `${fatal.slice(0, 3).join(' | ') || '(no message)'}`,
+        'Nothing was kept (the half-made copy was dropped). Fix the cause (often a missing extension, or a pg_restore ' +
+          'older than the dump), then run the import again.',
+      );
     }
     if (tolerated) warnings.push(`${tolerated} statement(s) about ownership or grants to missing roles were skipped`);
     // 4. Scanned and masked while it is still an unfinished copy: refused (and dropped) while a personal column has
     // no rule; a crash here leaves it unfinished, recorded, and never a source (decision 460).
-    const mask = await scanAndMask({ admin, registry: db, gate: e.gate, project: e.config.project, file: e.config.file ?? '.pgx.toml' }, name, e.config.mask, o.progress);
+    const mask = await scanAndMask(
+      { admin, registry: db, gate: e.gate, project: e.config.project, file: e.config.file ?? '.pgx.toml' },
+      name,
+      e.config.mask,
+      o.progress,
+    );
     // 5. Complete: stamped as a finished copy (still under its pgx-only name, still recorded as 'new').
-    await catalog.writeStamp(db, name, { kind: 'source', project: e.config.project, nonce, imported_at: new Date().toISOString(), mask: mask.digest });
+    await catalog.writeStamp(db, name, {
+      kind: 'source',
+      project: e.config.project,
+      nonce,
+      imported_at: new Date().toISOString(),
+      mask: mask.digest,
+    });
     recorded = false;
     return { name, nonce, items, rolesCreated, missing: localServer ? [] : missing, warnings, fingerprint, mask };
   } catch (err) {

@@ -82,7 +82,15 @@ export interface SyncOptions {
 }
 
 export function originView(r: SourceRecord): SourceOrigin {
-  return { kind: r.origin_kind, origin: r.origin, env: r.origin_env, env_file: r.origin_env_file, format: r.format, fingerprint: r.origin_fingerprint, imported_at: new Date(r.imported_at).toISOString() };
+  return {
+    kind: r.origin_kind,
+    origin: r.origin,
+    env: r.origin_env,
+    env_file: r.origin_env_file,
+    format: r.format,
+    fingerprint: r.origin_fingerprint,
+    imported_at: new Date(r.imported_at).toISOString(),
+  };
 }
 
 /** What pgx remembers about the source named `database`, if it imported it. */
@@ -91,7 +99,13 @@ export async function sourceOrigin(e: EngineContext, database: string): Promise<
   return r ? originView(r) : undefined;
 }
 
-function newRecord(e: EngineContext, database: string, input: ImportInput, copy: Copy, origin: OriginNote | undefined): sources.NewSourceRecord {
+function newRecord(
+  e: EngineContext,
+  database: string,
+  input: ImportInput,
+  copy: Copy,
+  origin: OriginNote | undefined,
+): sources.NewSourceRecord {
   const kind: OriginKind = input.kind === 'path' ? 'file' : origin?.env ? 'env' : 'url';
   return {
     database,
@@ -106,7 +120,13 @@ function newRecord(e: EngineContext, database: string, input: ImportInput, copy:
   };
 }
 
-function resultOf(input: ImportInput, database: string, copy: Copy, rec: sources.NewSourceRecord, t0: number): ImportResult {
+function resultOf(
+  input: ImportInput,
+  database: string,
+  copy: Copy,
+  rec: sources.NewSourceRecord,
+  t0: number,
+): ImportResult {
   return {
     database,
     from: input.display,
@@ -117,7 +137,15 @@ function resultOf(input: ImportInput, database: string, copy: Copy, rec: sources
     warnings: copy.warnings,
     elapsed_ms: Math.round(performance.now() - t0),
     mask: copy.mask,
-    origin: { kind: rec.origin_kind, origin: rec.origin, env: rec.origin_env, env_file: rec.origin_env_file, format: rec.format, fingerprint: rec.origin_fingerprint, imported_at: new Date().toISOString() },
+    origin: {
+      kind: rec.origin_kind,
+      origin: rec.origin,
+      env: rec.origin_env,
+      env_file: rec.origin_env_file,
+      format: rec.format,
+      fingerprint: rec.origin_fingerprint,
+      imported_at: new Date().toISOString(),
+    },
   };
 }
 
@@ -130,18 +158,39 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
     const existing = await catalog.databaseInfo(db, into);
     if (existing.stamp?.kind === 'importing' && existing.stamp.nonce === undefined) {
       const drop = shellQuote(catalog.fixStatement.dropDatabase(into));
-      throw new PgxError('REFUSED', `"${into}" is what an interrupted (or still running) pgx import left behind.`, `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`);
+      throw new PgxError(
+        'REFUSED',
+        `"${into}" is what an interrupted (or still running) pgx import left behind.`,
+        `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`,
+      );
     }
     if (existing.exists) {
       const rec = await sources.findSource(db, into);
       if (rec && catalog.isOwnSourceCopy(existing, rec)) {
-        throw new PgxError('REFUSED', (`"${into}" is already pgx's copy of ${rec.origin} (imported ${clockTime(rec.imported_at)}); pgx never ` +
-`overwrites a database.`), `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`);
+        throw new PgxError(
+          'REFUSED',
+          `"${into}" is already pgx's copy of ${rec.origin} (imported ${clockTime(rec.imported_at)}); pgx never ` +
+            `overwrites a database.`,
+          `To bring it up to date with its origin, run \`pgx source sync\` (it replaces the copy and refreshes the template).`,
+        );
       }
-      throw new PgxError('REFUSED', `A database named "${into}" already exists on the server; pgx never overwrites a database.`, `Import into another name (--into <db>), or drop "${into}" yourself if it is a leftover.`);
+      throw new PgxError(
+        'REFUSED',
+        `A database named "${into}" already exists on the server; pgx never overwrites a database.`,
+        `Import into another name (--into <db>), or drop "${into}" yourself if it is a leftover.`,
+      );
     }
-    if (input.kind === 'url' && input.conn!.host === admin.host && input.conn!.port === admin.port && input.conn!.database === into) {
-      throw new PgxError('USAGE', `${input.where} names "${into}" on this same server: it is already there.`, `Set [project] source = "${into}" in ${e.config.file ?? '.pgx.toml'} instead of importing.`);
+    if (
+      input.kind === 'url' &&
+      input.conn!.host === admin.host &&
+      input.conn!.port === admin.port &&
+      input.conn!.database === into
+    ) {
+      throw new PgxError(
+        'USAGE',
+        `${input.where} names "${into}" on this same server: it is already there.`,
+        `Set [project] source = "${into}" in ${e.config.file ?? '.pgx.toml'} instead of importing.`,
+      );
     }
     await dropLeftovers(e, into);
     const copy = await makeCopy(e, input, into, o);
@@ -154,9 +203,20 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
         await sources.forgetCopy(db, copy.name);
       });
     } catch (err) {
-      await dropCopy(e, { name: copy.name, database: into, project: e.config.project, nonce: copy.nonce, state: 'new' }).catch(() => {});
+      await dropCopy(e, {
+        name: copy.name,
+        database: into,
+        project: e.config.project,
+        nonce: copy.nonce,
+        state: 'new',
+      }).catch(() => {});
       if (catalog.sqlstateOf(err) === catalog.SQLSTATE.DUPLICATE_DATABASE) {
-        throw new PgxError('REFUSED', `A database named "${into}" was created on the server while the import ran; pgx never overwrites a database.`, 'Import into another name (--into <db>).', { cause: err });
+        throw new PgxError(
+          'REFUSED',
+          `A database named "${into}" was created on the server while the import ran; pgx never overwrites a database.`,
+          'Import into another name (--into <db>).',
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -168,13 +228,13 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
 function notOurCopy(database: string, file: string): PgxError {
   return new PgxError(
     'NOT_PGX_DATABASE',
-    (`"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp ` +
-`lacks the recorded nonce): pgx will not replace or drop it.`),
-    (`If [server] url points at your own server and "${database}" is your real development database, there ` +
-`is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import ` +
-`by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, ` +
-`or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another ` +
-`[project] source in ${file}.`),
+    `"${database}" ([project] source) is not a copy pgx made (no record of it as an import, or its stamp ` +
+      `lacks the recorded nonce): pgx will not replace or drop it.`,
+    `If [server] url points at your own server and "${database}" is your real development database, there ` +
+      `is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import ` +
+      `by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, ` +
+      `or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another ` +
+      `[project] source in ${file}.`,
   );
 }
 
@@ -189,10 +249,19 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
   const db = e.registry;
   const database = e.config.source;
   const file = e.config.file ?? '.pgx.toml';
-  if (!database) throw new PgxError('USAGE', 'There is no [project] source to sync: branches start from an empty database.', 'Import your development database first: `pgx source import --from-env DATABASE_URL` (or --from <url|file|dir>).');
+  if (!database)
+    throw new PgxError(
+      'USAGE',
+      'There is no [project] source to sync: branches start from an empty database.',
+      'Import your development database first: `pgx source import --from-env DATABASE_URL` (or --from <url|file|dir>).',
+    );
   const { conn } = o.input;
   if (conn && conn.host === e.admin.host && conn.port === e.admin.port && conn.database === database) {
-    throw new PgxError('USAGE', `The origin names "${database}" on this same server: that is pgx's copy itself, not where it came from.`, 'Pass the real origin: `pgx source sync --from-env <var>` or --from <url|file|dir>.');
+    throw new PgxError(
+      'USAGE',
+      `The origin names "${database}" on this same server: that is pgx's copy itself, not where it came from.`,
+      'Pass the real origin: `pgx source sync --from-env <var>` or --from <url|file|dir>.',
+    );
   }
   return withSourceLock(db, database, async () => {
     const rec = await sources.findSource(db, database);
@@ -204,7 +273,10 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
     await dropLeftovers(e, database);
     const copy = await makeCopy(e, o.input, database, o);
     const next = newRecord(e, database, o.input, copy, o.origin);
-    const discard = () => dropCopy(e, { name: copy.name, database, project: e.config.project, nonce: copy.nonce, state: 'new' }).catch(() => {});
+    const discard = () =>
+      dropCopy(e, { name: copy.name, database, project: e.config.project, nonce: copy.nonce, state: 'new' }).catch(
+        () => {},
+      );
     let aside: sources.CopyRecord | null = null;
     o.progress(`switching "${database}" to the new copy …`);
     try {
@@ -214,7 +286,8 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
       });
     } catch (err) {
       await discard();
-      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE) throw busy(database, await catalog.countBackends(db, database).catch(() => 1));
+      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE)
+        throw busy(database, await catalog.countBackends(db, database).catch(() => 1));
       throw err;
     }
     // The old copy: set aside and recorded by the swap; nothing uses it any more. A failed drop leaves it recorded.
@@ -222,7 +295,9 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
     let left: string | null = null;
     const old = aside as sources.CopyRecord | null;
     if (old) {
-      const ok = await withTemplateLock(db, templateName(e.config.project, database), () => dropCopy(e, old)).catch(() => false);
+      const ok = await withTemplateLock(db, templateName(e.config.project, database), () => dropCopy(e, old)).catch(
+        () => false,
+      );
       if (ok) dropped = old.name;
       else left = old.name;
     }
@@ -231,14 +306,26 @@ export async function syncSource(e: EngineContext, o: SyncOptions): Promise<Sync
 }
 
 /** The swap, in one transaction: the old copy aside under its own pgx-only name (recorded 'old'), the new one into place. */
-async function swap(e: EngineContext, database: string, rec: SourceRecord | undefined, copy: Copy, next: sources.NewSourceRecord): Promise<sources.CopyRecord | null> {
+async function swap(
+  e: EngineContext,
+  database: string,
+  rec: SourceRecord | undefined,
+  copy: Copy,
+  next: sources.NewSourceRecord,
+): Promise<sources.CopyRecord | null> {
   const db = e.registry;
   return inTransaction(db, async () => {
     const current = await catalog.databaseInfo(db, database);
     let aside: sources.CopyRecord | null = null;
     if (current.exists) {
       if (!(rec && catalog.isOwnSourceCopy(current, rec))) throw notOurCopy(database, e.config.file ?? '.pgx.toml');
-      aside = { name: catalog.sourceCopyName(rec.nonce), database, project: rec.project, nonce: rec.nonce, state: 'old' };
+      aside = {
+        name: catalog.sourceCopyName(rec.nonce),
+        database,
+        project: rec.project,
+        nonce: rec.nonce,
+        state: 'old',
+      };
       await catalog.renameDatabase(db, database, aside.name);
       await sources.recordCopy(db, aside);
     }
@@ -260,6 +347,10 @@ async function idle(e: EngineContext, database: string, waitMs: number): Promise
 
 function busy(database: string, n: number): PgxError {
   const list = shellQuote(catalog.fixStatement.sessionsOn(database));
-  return new PgxError('REFUSED', `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`, (`Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source ` +
-`sync\` again. Branches are not affected: they are clones of the template.`));
+  return new PgxError(
+    'REFUSED',
+    `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`,
+    `Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source ` +
+      `sync\` again. Branches are not affected: they are clones of the template.`,
+  );
 }

@@ -78,14 +78,21 @@ export async function dropTemplate(e: EngineContext, name: string): Promise<bool
     const info = await catalog.databaseInfo(reg, name);
     if (!info.exists) return false;
     if (info.stamp?.kind !== 'template' && info.stamp?.kind !== 'building') {
-      throw new PgxError('NOT_PGX_DATABASE', `Refusing to drop "${name}": it does not carry a pgx template stamp.`, 'pgx only drops databases it created; `pgx template ls --all` lists its templates.');
+      throw new PgxError(
+        'NOT_PGX_DATABASE',
+        `Refusing to drop "${name}": it does not carry a pgx template stamp.`,
+        'pgx only drops databases it created; `pgx template ls --all` lists its templates.',
+      );
     }
     try {
       await catalog.dropDatabase(reg, name, { isTemplate: info.isTemplate });
     } catch (err) {
       // A clone from it was starting: it stays a template (connections were already off).
       if (info.isTemplate) await catalog.freezeAsTemplate(reg, name).catch(() => {});
-      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE) throw new PgxError('BRANCH_FAILED', `Template "${name}" is being cloned right now.`, 'Retry in a moment.', { cause: err });
+      if (catalog.sqlstateOf(err) === catalog.SQLSTATE.OBJECT_IN_USE)
+        throw new PgxError('BRANCH_FAILED', `Template "${name}" is being cloned right now.`, 'Retry in a moment.', {
+          cause: err,
+        });
       throw err;
     }
     await forgetBuild(reg, name); // a build leftover's record, if any
@@ -98,12 +105,16 @@ export async function dropTemplates(e: EngineContext, named?: string): Promise<s
   const names = named !== undefined ? [named] : (await listTemplates(e)).map((t) => t.name);
   const done: string[] = [];
   for (const n of names) if (await dropTemplate(e, n)) done.push(n);
-  if (named !== undefined && !done.length) throw new PgxError('NOT_FOUND', `No database named "${named}".`, 'See `pgx template ls --all`.');
+  if (named !== undefined && !done.length)
+    throw new PgxError('NOT_FOUND', `No database named "${named}".`, 'See `pgx template ls --all`.');
   return done;
 }
 
 /** The templates gc may drop (see the decision at the top), each with why. */
-export async function unusedTemplates(e: EngineContext, graceMs = TEMPLATE_GRACE_MS): Promise<{ name: string; reason: string }[]> {
+export async function unusedTemplates(
+  e: EngineContext,
+  graceMs = TEMPLATE_GRACE_MS,
+): Promise<{ name: string; reason: string }[]> {
   const out: { name: string; reason: string }[] = [];
   const now = await records.serverNow(e.registry);
   for (const t of await listTemplates(e, { all: true })) {
@@ -118,7 +129,8 @@ export async function unusedTemplates(e: EngineContext, graceMs = TEMPLATE_GRACE
       continue;
     }
     const fp = await schemaFingerprint(e, t.source).catch(() => undefined);
-    if (fp !== undefined && fp !== t.fingerprint) out.push({ name: t.name, reason: `behind "${t.source}" (its schema changed)` });
+    if (fp !== undefined && fp !== t.fingerprint)
+      out.push({ name: t.name, reason: `behind "${t.source}" (its schema changed)` });
   }
   return out;
 }

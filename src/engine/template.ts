@@ -26,8 +26,15 @@ import type { EngineContext } from './context.js';
 export type { TemplateStamp };
 
 export function templateName(project: string, source: string | undefined): string {
-  const slug = project.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 24) || 'project';
-  const h = createHash('sha256').update(JSON.stringify([project, source ?? null])).digest('hex').slice(0, 8);
+  const slug =
+    project
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')
+      .slice(0, 24) || 'project';
+  const h = createHash('sha256')
+    .update(JSON.stringify([project, source ?? null]))
+    .digest('hex')
+    .slice(0, 8);
   return `pgx_tpl_${slug}_${h}`;
 }
 
@@ -81,22 +88,37 @@ export interface RefreshResult {
 }
 
 /** `pgx template refresh`: rebuild the snapshot from the source and swap it in. */
-export async function refreshTemplate(e: EngineContext, progress: (msg: string) => void = () => {}): Promise<RefreshResult> {
+export async function refreshTemplate(
+  e: EngineContext,
+  progress: (msg: string) => void = () => {},
+): Promise<RefreshResult> {
   const t0 = performance.now();
   const name = templateName(e.config.project, e.config.source);
   return withTemplateLock(e.registry, name, async () => {
     await templateExists(e, name); // refuses a foreign database under the name before any work
     const rec = e.config.source ? await findSource(e.registry, e.config.source) : undefined;
     const copyOf = rec ? { origin: rec.origin, imported_at: new Date(rec.imported_at).toISOString() } : null;
-    const what = e.config.source ? `"${e.config.source}"${copyOf ? ` (pgx's copy of ${copyOf.origin})` : ''}` : 'an empty database';
+    const what = e.config.source
+      ? `"${e.config.source}"${copyOf ? ` (pgx's copy of ${copyOf.origin})` : ''}`
+      : 'an empty database';
     progress(`building a new template from ${what} …`);
     const stamp = await rebuild(e, name, progress);
     progress(`template ${name} refreshed (${stamp.method})`);
     if (stamp.privileges === 'dropped') {
-      progress((`the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's ` +
-`objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`));
+      progress(
+        `the source was busy, and the role in [server] url may not take on its objects' owner roles: the template's ` +
+          `objects are owned by that role and carry no GRANTs (a refresh while nobody is connected to the source keeps them)`,
+      );
     }
-    return { template: name, source: stamp.source, method: stamp.method, privileges: stamp.privileges ?? null, fingerprint: stamp.fingerprint, copy_of: copyOf, elapsed_ms: Math.round(performance.now() - t0) };
+    return {
+      template: name,
+      source: stamp.source,
+      method: stamp.method,
+      privileges: stamp.privileges ?? null,
+      fingerprint: stamp.fingerprint,
+      copy_of: copyOf,
+      elapsed_ms: Math.round(performance.now() - t0),
+    };
   });
 }
 
@@ -108,7 +130,11 @@ async function templateExists(e: EngineContext, name: string): Promise<boolean> 
 }
 
 /** Under the template's lock: clear what killed builds left, build into a new name, swap it in. */
-async function rebuild(e: EngineContext, name: string, progress: (msg: string) => void = () => {}): Promise<TemplateStamp> {
+async function rebuild(
+  e: EngineContext,
+  name: string,
+  progress: (msg: string) => void = () => {},
+): Promise<TemplateStamp> {
   await dropLeftovers(e, name);
   const into = `${name}_b${rand6()}`; // ≤ 41 + 8 bytes: well under the 63-byte identifier limit
   const stamp = await build(e, name, into, progress);
@@ -182,37 +208,57 @@ async function dropLeftovers(e: EngineContext, name: string): Promise<void> {
 }
 
 function foreignTemplate(name: string, file: string | undefined): PgxError {
-  return new PgxError('NOT_PGX_DATABASE', `A database named "${name}" exists but was not made by pgx.`, `Rename or drop that database yourself, or change [project] name in ${file ?? '.pgx.toml'}.`);
+  return new PgxError(
+    'NOT_PGX_DATABASE',
+    `A database named "${name}" exists but was not made by pgx.`,
+    `Rename or drop that database yourself, or change [project] name in ${file ?? '.pgx.toml'}.`,
+  );
 }
 
 /** Builds the template for `name` into `into`: recorded, created, stamped as building, filled, finished. */
-async function build(e: EngineContext, name: string, into: string, progress: (msg: string) => void): Promise<TemplateStamp> {
+async function build(
+  e: EngineContext,
+  name: string,
+  into: string,
+  progress: (msg: string) => void,
+): Promise<TemplateStamp> {
   const { registry: reg, config } = e;
   const source = config.source ?? null;
   if (source && !(await catalog.databaseInfo(reg, source)).exists) {
     // The usual way here is a purged local server (`pgx local down --purge`) under a .pgx.toml that still names the
     // source: the fix is the source (import or create it) or the config, never a template refresh.
-    const where = config.serverUrl ? 'on the server' : "on pgx's local server (which starts empty again after `pgx local down --purge`)";
+    const where = config.serverUrl
+      ? 'on the server'
+      : "on pgx's local server (which starts empty again after `pgx local down --purge`)";
     throw new PgxError(
       'TEMPLATE_FAILED',
       `The source database "${source}" ([project] source in ${config.file ?? '.pgx.toml'}) does not exist ${where}.`,
-      (`Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" ` +
-`(or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); ` +
-`or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx ` +
-`init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall ` +
-`claude\` removes pgx's hooks.`),
+      `Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" ` +
+        `(or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); ` +
+        `or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx ` +
+        `init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall ` +
+        `claude\` removes pgx's hooks.`,
     );
   }
   const imported = source ? await importedMask(e, source) : null;
   await recordBuild(reg, into, name, config.project);
   try {
-    const copied = source ? await copyOrDump(e, source, into) : { method: await createBuilding(e, into, 'template0', 'empty') };
+    const copied = source
+      ? await copyOrDump(e, source, into)
+      : { method: await createBuilding(e, into, 'template0', 'empty') };
     // The user's own database with [mask] rules: the build is the masked intermediate copy, scanned and masked while
     // it is still stamped as building, so a template never holds an unmasked value (decision 460).
     let mask = imported?.mask ?? null;
     if (source && !imported && config.mask.length) {
       const { scanAndMask } = await import('../mask/apply.js');
-      mask = (await scanAndMask({ admin: e.admin, registry: reg, gate: e.gate, project: config.project, file: config.file ?? '.pgx.toml' }, into, config.mask, progress)).digest;
+      mask = (
+        await scanAndMask(
+          { admin: e.admin, registry: reg, gate: e.gate, project: config.project, file: config.file ?? '.pgx.toml' },
+          into,
+          config.mask,
+          progress,
+        )
+      ).digest;
     }
     const stamp: TemplateStamp = {
       project: config.project,
@@ -243,8 +289,8 @@ async function importedMask(e: EngineContext, source: string): Promise<{ mask: s
   if (digest !== null && stamp.mask !== digest) {
     throw new PgxError(
       'REFUSED',
-      (`The [mask] rules in ${e.config.file ?? '.pgx.toml'} changed since "${source}" was imported${stamp.mask ? '' : ' (it was copied without masking)'}: ` +
-`a template of it could hold values the rules now mask.`),
+      `The [mask] rules in ${e.config.file ?? '.pgx.toml'} changed since "${source}" was imported${stamp.mask ? '' : ' (it was copied without masking)'}: ` +
+        `a template of it could hold values the rules now mask.`,
       'Run `pgx source sync`: it copies the origin again and masks it with the current rules, then builds the template.',
     );
   }
@@ -255,18 +301,40 @@ async function importedMask(e: EngineContext, source: string): Promise<{ mask: s
  * Create the build's database, then the building stamp at once. A copy of the source is budgeted (disk-budget.ts:
  * PostgreSQL 15+'s default strategy, WAL_LOG); template0 for an empty build or a restore's target is a few MB.
  */
-async function createBuilding<M extends TemplateStamp['method']>(e: EngineContext, into: string, from: string, method: M): Promise<M> {
+async function createBuilding<M extends TemplateStamp['method']>(
+  e: EngineContext,
+  into: string,
+  from: string,
+  method: M,
+): Promise<M> {
   const create = async () => {
     await catalog.createDatabase(e.registry, into, { template: from });
-    await catalog.writeStamp(e.registry, into, { kind: 'building', project: e.config.project, started_at: new Date().toISOString() });
+    await catalog.writeStamp(e.registry, into, {
+      kind: 'building',
+      project: e.config.project,
+      started_at: new Date().toISOString(),
+    });
   };
   if (from === 'template0') await create();
-  else await withRoomFor(e, { from, way: e.registry.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy', what: `the template's build "${into}" (a copy of "${from}")` }, create);
+  else
+    await withRoomFor(
+      e,
+      {
+        from,
+        way: e.registry.serverVersionNum >= 150000 ? 'wal-log' : 'file-copy',
+        what: `the template's build "${into}" (a copy of "${from}")`,
+      },
+      create,
+    );
   return method;
 }
 
 /** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
-async function copyOrDump(e: EngineContext, source: string, into: string): Promise<Pick<TemplateStamp, 'method' | 'privileges'>> {
+async function copyOrDump(
+  e: EngineContext,
+  source: string,
+  into: string,
+): Promise<Pick<TemplateStamp, 'method' | 'privileges'>> {
   if ((await catalog.countBackends(e.registry, source)) === 0) {
     try {
       return { method: await createBuilding(e, into, source, 'template-copy'), privileges: 'kept' };
@@ -275,9 +343,13 @@ async function copyOrDump(e: EngineContext, source: string, into: string): Promi
     }
   }
   // on failure build() drops `into`; a refusal of the disk budget comes before it exists
-  const privileges = await withRoomFor(e, { from: source, way: 'dump-restore', what: `the template's build "${into}" (a dump and restore of "${source}")` }, async () => {
-    await createBuilding(e, into, 'template0', 'dump-restore');
-    return copyByDump(e, source, into);
-  });
+  const privileges = await withRoomFor(
+    e,
+    { from: source, way: 'dump-restore', what: `the template's build "${into}" (a dump and restore of "${source}")` },
+    async () => {
+      await createBuilding(e, into, 'template0', 'dump-restore');
+      return copyByDump(e, source, into);
+    },
+  );
   return { method: 'dump-restore', privileges };
 }

@@ -14,20 +14,47 @@ import { errorReply } from '../lib/output.js';
 export const brokerWork: BrokerWork = {
   async hook(req, ctx) {
     if (!isHookEvent(req.event)) return { fallback: `not a hook event: ${req.event}` };
-    const print = await answerHook(req.event, { stdin: req.stdin, env: ctx.env, cwd: req.cwd, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs, via: 'broker', afterAnswer: ctx.afterAnswer });
+    const print = await answerHook(req.event, {
+      stdin: req.stdin,
+      env: ctx.env,
+      cwd: req.cwd,
+      reuse: ctx.reuse,
+      connectWaitMs: ctx.connectWaitMs,
+      via: 'broker',
+      afterAnswer: ctx.afterAnswer,
+    });
     return print === undefined ? { ok: true } : { ok: true, print };
   },
   async exec(req, ctx) {
     // The routing judges and records the launcher's process tree: only for the launcher that asks (else: in-process).
-    if (!isLauncherOf(req.pid, { ...req, agent: 'agent' in req ? req.agent : undefined, session: 'session' in req ? req.session : undefined })) return { fallback: 'the request names no launcher of this exec' };
+    if (
+      !isLauncherOf(req.pid, {
+        ...req,
+        agent: 'agent' in req ? req.agent : undefined,
+        session: 'session' in req ? req.session : undefined,
+      })
+    )
+      return { fallback: 'the request names no launcher of this exec' };
     try {
       const session = 'session' in req ? req.session : undefined;
-      const load = () => routedTarget('agent' in req ? { agent: req.agent, cwd: req.cwdFlag } : { session, cwd: req.cwdFlag }, req.cwd, ctx.env);
+      const load = () =>
+        routedTarget(
+          'agent' in req ? { agent: req.agent, cwd: req.cwdFlag } : { session, cwd: req.cwdFlag },
+          req.cwd,
+          ctx.env,
+        );
       const opts = { quiet: true, reuse: ctx.reuse, connectWaitMs: ctx.connectWaitMs };
       // a session's command fails open (decision 205); a subagent's fails closed: any error below is its refusal
-      const routed = session !== undefined ? await routeFailOpen(load, req.command, req.env, opts, {}, req.pid) : await routeSubagent(load(), req.command, req.env, opts, req.pid!);
-      const env = Object.fromEntries(Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined));
-      return routed.branch === null ? { ok: true, env, branch: null, warning: routed.warning } : { ok: true, env, branch: routed.branch };
+      const routed =
+        session !== undefined
+          ? await routeFailOpen(load, req.command, req.env, opts, {}, req.pid)
+          : await routeSubagent(load(), req.command, req.env, opts, req.pid!);
+      const env = Object.fromEntries(
+        Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined),
+      );
+      return routed.branch === null
+        ? { ok: true, env, branch: null, warning: routed.warning }
+        : { ok: true, env, branch: routed.branch };
     } catch (e) {
       const reply = errorReply(e);
       return { ok: false, stderr: reply.text, exitCode: reply.exitCode };
@@ -37,4 +64,10 @@ export const brokerWork: BrokerWork = {
   hookAllowed: (pid) => confinementOf(pid).kind === 'free',
 };
 
-const routeSubagent = (l: ReturnType<typeof routedTarget>, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions, pid: number) => route(l.config, l.target, command, env, opts, {}, pid);
+const routeSubagent = (
+  l: ReturnType<typeof routedTarget>,
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  opts: OpenOptions,
+  pid: number,
+) => route(l.config, l.target, command, env, opts, {}, pid);

@@ -24,7 +24,14 @@ try {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     if (parseError !== undefined) {
       const message = parseError.trim().replace(/^error: /, '');
-      const err = new PgxError('USAGE', message.charAt(0).toUpperCase() + message.slice(1), `See \`pgx ${ownArgs.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')} --help\`.`.replace(/ +--help/, ' --help'));
+      const err = new PgxError(
+        'USAGE',
+        message.charAt(0).toUpperCase() + message.slice(1),
+        `See \`pgx ${ownArgs
+          .filter((a) => !a.startsWith('-'))
+          .slice(0, 2)
+          .join(' ')} --help\`.`.replace(/ +--help/, ' --help'),
+      );
       printError(err, true, execStream);
     }
   }

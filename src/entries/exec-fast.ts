@@ -9,7 +9,9 @@ export async function fastExec(argv: string[]): Promise<boolean> {
   const routed = parseRoutedExec(argv);
   if (!routed) return false;
   try {
-    process.exitCode = await runExec(() => routedTarget(routed, process.cwd(), process.env), routed.command, { failOpen: routed.session !== undefined });
+    process.exitCode = await runExec(() => routedTarget(routed, process.cwd(), process.env), routed.command, {
+      failOpen: routed.session !== undefined,
+    });
   } catch (e) {
     process.exitCode = printError(e, false, process.stderr);
   }

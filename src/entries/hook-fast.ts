@@ -30,7 +30,15 @@ function answerParentBash(text: string, t0: number): boolean {
   if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false; // a launcher: the full hook denies it, with the log line and reason
   if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
   const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null);
-  appendHookLog(pgxHome(), hookLogLine('pre-tool-use', p, { t0, outcome: 'skipped:not-subagent-bash', claudeCode: claudeCodeVersion(), projectDir }));
+  appendHookLog(
+    pgxHome(),
+    hookLogLine('pre-tool-use', p, {
+      t0,
+      outcome: 'skipped:not-subagent-bash',
+      claudeCode: claudeCodeVersion(),
+      projectDir,
+    }),
+  );
   return true;
 }
 
@@ -39,8 +47,9 @@ const BROKER_TIMEOUT_DENY = {
   hookSpecificOutput: {
     hookEventName: 'PreToolUse',
     permissionDecision: 'deny',
-    permissionDecisionReason: ('pgx: its broker did not answer in time, so the command was not routed to your database branch and did ' +
-'not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`.'),
+    permissionDecisionReason:
+      'pgx: its broker did not answer in time, so the command was not routed to your database branch and did ' +
+      'not run. Retry it; if this repeats, run `pgx agent broker stop` and `pgx agent doctor`.',
   },
 };
 
@@ -66,11 +75,15 @@ export async function lightHook(event: string): Promise<string | undefined> {
     if (refuseHookInsideRoutedCommand()) return undefined;
     if (event === 'session-start' || !isHookEvent(event)) return text; // SessionStart starts the broker
     const deadline = hookDeadlineMs(event);
-    const asked = await viaBroker({ op: 'hook', event, stdin: text, cwd: process.cwd(), env: requestEnv(process.env) }, deadline + 1500);
+    const asked = await viaBroker(
+      { op: 'hook', event, stdin: text, cwd: process.cwd(), env: requestEnv(process.env) },
+      deadline + 1500,
+    );
     const answer = asked?.answer;
     let print: string | undefined;
     if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
-    else if (asked?.failure === 'timeout') print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
+    else if (asked?.failure === 'timeout')
+      print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
     else return text;
     await new Promise<void>((res) => process.stdout.write(print ? print + '\n' : '', () => res()));
     return undefined;
@@ -102,7 +115,11 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   let spawner: Promise<typeof import('../exec/exec-spawn.js')> | undefined;
   const loadSpawner = () => (spawner ??= import('../exec/exec-spawn.js'));
   const who = routed.agent !== undefined ? { agent: routed.agent } : { session: routed.session };
-  const asked = await viaBroker({ op: 'exec', ...who, cwdFlag: routed.cwd, cwd, env, command: routed.command, pid: process.pid }, 120_000, () => setImmediate(loadSpawner)).catch(() => undefined);
+  const asked = await viaBroker(
+    { op: 'exec', ...who, cwdFlag: routed.cwd, cwd, env, command: routed.command, pid: process.pid },
+    120_000,
+    () => setImmediate(loadSpawner),
+  ).catch(() => undefined);
   const answer = asked?.answer;
   if (!answer || !('ok' in answer)) return false;
   if (!answer.ok) {

@@ -15,7 +15,8 @@ export const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQ
 /** The shell's statuses for a command that could not start: 127 not found, 126 found but not runnable, else 125. */
 function spawnFailure(command: string, err: NodeJS.ErrnoException): { status: number; message: string } {
   if (err.code === 'ENOENT') return { status: 127, message: `pgx: ${command}: command not found` };
-  if (err.code === 'EACCES' || err.code === 'ENOEXEC' || err.code === 'EISDIR') return { status: 126, message: `pgx: ${command}: cannot execute (${err.code})` };
+  if (err.code === 'EACCES' || err.code === 'ENOEXEC' || err.code === 'EISDIR')
+    return { status: 126, message: `pgx: ${command}: cannot execute (${err.code})` };
   return { status: 125, message: `pgx: ${command}: could not start: ${err.message}` };
 }
 

@@ -5,7 +5,16 @@
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../project/config.js';
 import { describeError, PgxError } from '../lib/errors.js';
-import { attachOrEnsure, Engine, withEngine, type EnsureOptions, type EnsureResult, type ForkRequest, type OpenOptions, type Target } from '../engine/api.js';
+import {
+  attachOrEnsure,
+  Engine,
+  withEngine,
+  type EnsureOptions,
+  type EnsureResult,
+  type ForkRequest,
+  type OpenOptions,
+  type Target,
+} from '../engine/api.js';
 import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
 import { hasTicket } from './routing-ticket.js';
@@ -37,20 +46,37 @@ export interface ExecReport {
  * Is this command run by an agent's shell tool: Claude Code's Bash (CLAUDECODE=1), Codex's (CODEX_THREAD_ID, measured in
  * decision 205), the GitHub Copilot CLI's bash (COPILOT_CLI=1, measured on 1.0.102: decision 471)?
  */
-const inAgentShell = (env: NodeJS.ProcessEnv) => env.CLAUDECODE === '1' || !!env.CODEX_THREAD_ID || env.COPILOT_CLI === '1';
+const inAgentShell = (env: NodeJS.ProcessEnv) =>
+  env.CLAUDECODE === '1' || !!env.CODEX_THREAD_ID || env.COPILOT_CLI === '1';
 
 /**
  * From an agent's shell, a routed exec (a subagent's `--agent`, a session's `--fail-open`) runs only what pgx's hook
  * routed (routing-ticket.ts): a launcher the model typed is refused, whatever rule or approval let it start.
  */
-function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, failOpen: boolean, confined: Confinement): void {
-  const owner = t.agentId !== undefined ? { agentId: t.agentId } : failOpen && t.sessionId !== undefined ? { sessionId: t.sessionId } : undefined;
+function refuseUnrouted(
+  config: Config,
+  t: Target,
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  failOpen: boolean,
+  confined: Confinement,
+): void {
+  const owner =
+    t.agentId !== undefined
+      ? { agentId: t.agentId }
+      : failOpen && t.sessionId !== undefined
+        ? { sessionId: t.sessionId }
+        : undefined;
   // Inside a routed command the environment proves nothing (the command may unset CLAUDECODE): the tree says it.
-  if (owner && (inAgentShell(env) || confined.kind !== 'free') && !hasTicket(config.home, owner, config.projectDir, command)) {
+  if (
+    owner &&
+    (inAgentShell(env) || confined.kind !== 'free') &&
+    !hasTicket(config.home, owner, config.projectDir, command)
+  ) {
     throw new PgxError(
       'REFUSED',
-      (`pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: ` +
-`its hook did not route this command, so your permission rules never judged it.`),
+      `pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: ` +
+        `its hook did not route this command, so your permission rules never judged it.`,
       'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
@@ -64,35 +90,58 @@ function refuseUnrouted(config: Config, t: Target, command: string[], env: NodeJ
 export function refuseCrossing(config: Config, t: Target, caller: number): Confinement {
   const c = confinementOf(caller, [config.home]);
   if (c.kind === 'free') return c;
-  const own = c.kind === 'agent' && t.agentId === c.agent && t.execId === undefined && (c.session === null || t.sessionId === undefined || t.sessionId === c.session) && (c.project === null || c.project === config.project);
-  if (!own) throw crossingError(c, `\`agent exec\` for ${t.agentId !== undefined ? `agent ${t.agentId}` : t.execId !== undefined ? `--id ${t.execId}` : 'a session'}`);
+  const own =
+    c.kind === 'agent' &&
+    t.agentId === c.agent &&
+    t.execId === undefined &&
+    (c.session === null || t.sessionId === undefined || t.sessionId === c.session) &&
+    (c.project === null || c.project === config.project);
+  if (!own)
+    throw crossingError(
+      c,
+      `\`agent exec\` for ${t.agentId !== undefined ? `agent ${t.agentId}` : t.execId !== undefined ? `--id ${t.execId}` : 'a session'}`,
+    );
   return c;
 }
 
 /** The refusal for anything a routed command may not do outside its own branch (the CLI's guard says it too). */
 export function crossingError(c: Exclude<Confinement, { kind: 'free' }>, what: string): PgxError {
-  const whose = c.kind === 'agent' ? `subagent ${c.agent}'s routed command${c.branch ? ` (branch "${c.branch}")` : ''}` : `routed commands of several agents (${c.agents.join(', ')})`;
+  const whose =
+    c.kind === 'agent'
+      ? `subagent ${c.agent}'s routed command${c.branch ? ` (branch "${c.branch}")` : ''}`
+      : `routed commands of several agents (${c.agents.join(', ')})`;
   return new PgxError(
     'REFUSED',
-    (`pgx refused ${what}: this runs inside ${whose}, and a subagent's command may act only on its own database ` +
-`branch. pgx judges this by the process tree, so no environment variable (CLAUDECODE, CLAUDE_*, PGX_*) changes it.`),
-    ("Work on your own branch: every Bash command you run is already routed to it (no pgx command needed; " +
-"`pgx agent reset` with no flags resets it). Another agent's branch is the user's to handle, outside any " +
-"subagent's command."),
+    `pgx refused ${what}: this runs inside ${whose}, and a subagent's command may act only on its own database ` +
+      `branch. pgx judges this by the process tree, so no environment variable (CLAUDECODE, CLAUDE_*, PGX_*) changes it.`,
+    'Work on your own branch: every Bash command you run is already routed to it (no pgx command needed; ' +
+      "`pgx agent reset` with no flags resets it). Another agent's branch is the user's to handle, outside any " +
+      "subagent's command.",
   );
 }
 
 /** A routed command's config and target, loaded when the exec runs (a --fail-open exec fails open on a broken config too). */
 export type LoadTarget = () => { config: Config; target: Target };
 
-export async function runExec(load: LoadTarget, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest; failOpen?: boolean }): Promise<number> {
-  if (command.length === 0) throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
+export async function runExec(
+  load: LoadTarget,
+  command: string[],
+  opts: { keep?: boolean; json?: boolean; from?: ForkRequest; failOpen?: boolean },
+): Promise<number> {
+  if (command.length === 0)
+    throw new PgxError('USAGE', 'No command given.', 'Put the command after --, e.g. `pgx agent exec --id x -- psql`.');
   if (opts.failOpen) {
     const t0 = performance.now();
     const routed = await routeFailOpen(load, command, process.env, {}, { from: opts.from });
     const setupMs = Math.round(performance.now() - t0);
     if (routed.branch === null) process.stderr.write(routed.warning);
-    return report(opts, routed.target, routed.branch === null ? routed.warning : routed.ensured, setupMs, await spawnCommand(command, routed.env));
+    return report(
+      opts,
+      routed.target,
+      routed.branch === null ? routed.warning : routed.ensured,
+      setupMs,
+      await spawnCommand(command, routed.env),
+    );
   }
   const { config, target: t } = load();
   // An --id exec holds a lease on its branch while the command runs, on a connection kept open until the end; the
@@ -120,12 +169,26 @@ export interface RoutedEnv {
  * requester's: whether it runs in an agent's shell (CLAUDECODE, CODEX_THREAD_ID), and the base of the command's
  * environment.
  */
-export async function route(config: Config, t: Target, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, caller = process.pid): Promise<RoutedEnv> {
+export async function route(
+  config: Config,
+  t: Target,
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  opts: OpenOptions = {},
+  ensureOpts: EnsureOptions = {},
+  caller = process.pid,
+): Promise<RoutedEnv> {
   const confined = refuseCrossing(config, t, caller);
   refuseUnrouted(config, t, command, env, false, confined);
   const ensured = await attachOrEnsure(config, t, opts, ensureOpts);
   // `caller` becomes the command (the sh launcher execs it) or its parent (node spawns it): A's from now on.
-  if (t.agentId !== undefined) recordRoutedCommand(config.home, caller, { agent: t.agentId, session: t.sessionId ?? ensured.record.session_id ?? null, project: config.project, branch: ensured.branch });
+  if (t.agentId !== undefined)
+    recordRoutedCommand(config.home, caller, {
+      agent: t.agentId,
+      session: t.sessionId ?? ensured.record.session_id ?? null,
+      project: config.project,
+      branch: ensured.branch,
+    });
   return { env: commandEnv(env, ensured, config.home, command[0]!), branch: ensured.branch, ensured };
 }
 
@@ -138,16 +201,18 @@ export interface UnroutedEnv {
 
 /** Why a session's command runs unrouted, said loudly on stderr before it runs. */
 export const SANDBOX_WARNING =
-  ("pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks " +
-"the network here (CODEX_SANDBOX_NETWORK_DISABLED=1), so no database is reachable from this command, with " +
-"pgx or without. To route the session's commands, let the sandbox reach the network (sandbox_workspace_write.network_access " +
-"= true in $CODEX_HOME/config.toml).\n");
+  "pgx: WARNING: this command runs unrouted, NOT on this session's database branch: Codex's sandbox blocks " +
+  'the network here (CODEX_SANDBOX_NETWORK_DISABLED=1), so no database is reachable from this command, with ' +
+  "pgx or without. To route the session's commands, let the sandbox reach the network (sandbox_workspace_write.network_access " +
+  '= true in $CODEX_HOME/config.toml).\n';
 
 export function unroutedWarning(e: unknown): string {
   const d = describeError(e);
-  return (`pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure ` +
-`the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} ` +
-`Run \`pgx agent doctor\`.\n`);
+  return (
+    `pgx: WARNING: this command runs unrouted, NOT on this session's database branch: pgx could not ensure ` +
+    `the branch (${d.message.replace(/\.$/, '')}). It uses whatever database it would use without pgx.${d.hint ? ` ${d.hint}` : ''} ` +
+    `Run \`pgx agent doctor\`.\n`
+  );
 }
 
 /**
@@ -157,7 +222,14 @@ export function unroutedWarning(e: unknown): string {
  * socket is refused (decision 203), so it does so at once, without a connect. The ticket check's refusal stays a
  * refusal: a launcher the model typed is never run, routed or not.
  */
-export async function routeFailOpen(load: LoadTarget, command: string[], env: NodeJS.ProcessEnv, opts: OpenOptions = {}, ensureOpts: EnsureOptions = {}, caller = process.pid): Promise<(RoutedEnv | UnroutedEnv) & { target?: Target }> {
+export async function routeFailOpen(
+  load: LoadTarget,
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  opts: OpenOptions = {},
+  ensureOpts: EnsureOptions = {},
+  caller = process.pid,
+): Promise<(RoutedEnv | UnroutedEnv) & { target?: Target }> {
   let loaded: ReturnType<LoadTarget>;
   try {
     loaded = load();
@@ -177,11 +249,23 @@ export async function routeFailOpen(load: LoadTarget, command: string[], env: No
 }
 
 /** The rewrite's `agent exec --agent <id> | --session <sid> --fail-open [--cwd <dir>]` (exec-argv.ts) as its config and target, in `cwd`. */
-export function routedTarget(r: { agent?: string; session?: string; cwd?: string }, cwd: string, env: NodeJS.ProcessEnv): { config: Config; target: Target } {
-  return { config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }), target: targetFrom({ agent: r.agent, session: r.session }, env) };
+export function routedTarget(
+  r: { agent?: string; session?: string; cwd?: string },
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): { config: Config; target: Target } {
+  return {
+    config: loadConfig({ cwd: resolve(cwd, r.cwd ?? '.'), env }),
+    target: targetFrom({ agent: r.agent, session: r.session }, env),
+  };
 }
 
-async function runLeased(config: Config, t: Target, command: string[], opts: { keep?: boolean; json?: boolean; from?: ForkRequest }): Promise<number> {
+async function runLeased(
+  config: Config,
+  t: Target,
+  command: string[],
+  opts: { keep?: boolean; json?: boolean; from?: ForkRequest },
+): Promise<number> {
   // A signal while the branch is being ensured: the command is not started, and the lease still ends properly.
   let signalled: NodeJS.Signals | undefined;
   const early = FORWARDED.map((sig) => [sig, () => (signalled ??= sig)] as const);
@@ -217,7 +301,12 @@ async function runLeased(config: Config, t: Target, command: string[], opts: { k
 }
 
 /** The environment a routed command runs with: libpq's variables for the branch, pinned against shell start-up files. */
-export function commandEnv(base: NodeJS.ProcessEnv, ensured: EnsureResult, home: string, command0: string): NodeJS.ProcessEnv {
+export function commandEnv(
+  base: NodeJS.ProcessEnv,
+  ensured: EnsureResult,
+  home: string,
+  command0: string,
+): NodeJS.ProcessEnv {
   const env = libpqEnv(base, ensured.conn);
   env.PGX_BRANCH = ensured.branch;
   pinAgainstShellStartup(env, home, command0);
@@ -230,7 +319,14 @@ function runCommand(command: string[], ensured: EnsureResult, config: Config): P
 }
 
 /** `--json`'s line. `ensured` is the warning when a --fail-open command ran unrouted. */
-function report(opts: { json?: boolean }, t: Target | undefined, ensured: EnsureResult | string, setupMs: number, run: CommandRun, lease?: string): number {
+function report(
+  opts: { json?: boolean },
+  t: Target | undefined,
+  ensured: EnsureResult | string,
+  setupMs: number,
+  run: CommandRun,
+  lease?: string,
+): number {
   if (opts.json) {
     const routed = typeof ensured === 'string' ? undefined : ensured;
     const r: ExecReport = {

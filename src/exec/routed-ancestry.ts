@@ -28,7 +28,8 @@ export interface RoutedRecord {
 }
 
 /** Where a process stands: outside any routed command, inside one agent's, or under records of several (refused). */
-export type Confinement = { kind: 'free' } | ({ kind: 'agent' } & RoutedRecord) | { kind: 'conflict'; agents: string[] };
+export type Confinement =
+  { kind: 'free' } | ({ kind: 'agent' } & RoutedRecord) | { kind: 'conflict'; agents: string[] };
 
 interface Link {
   pid: number;
@@ -44,7 +45,10 @@ let boot: string | undefined;
 function bootId(): string {
   if (boot === undefined) {
     try {
-      boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().replace(/[^0-9a-f-]/g, '') || 'boot';
+      boot =
+        readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')
+          .trim()
+          .replace(/[^0-9a-f-]/g, '') || 'boot';
     } catch {
       boot = 'boot';
     }
@@ -59,7 +63,9 @@ function procStat(pid: number): { comm: string; ppid: number; start: string } | 
     const close = s.lastIndexOf(')');
     const f = s.slice(close + 2).split(' ');
     const ppid = Number(f[1]);
-    return Number.isSafeInteger(ppid) && f[19] ? { comm: s.slice(s.indexOf('(') + 1, close), ppid, start: f[19] } : undefined;
+    return Number.isSafeInteger(ppid) && f[19]
+      ? { comm: s.slice(s.indexOf('(') + 1, close), ppid, start: f[19] }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -199,12 +205,23 @@ export function confinementOf(pid: number, homes: readonly string[] = []): Confi
  * request only for the process it will record: a request naming another pid (one outside any routed command, to
  * escape its own) is not answered (the client then routes in its own process, where its own tree is judged).
  */
-export function isLauncherOf(pid: number | undefined, req: { agent?: string; session?: string; cwdFlag?: string; command: readonly string[] }): boolean {
+export function isLauncherOf(
+  pid: number | undefined,
+  req: { agent?: string; session?: string; cwdFlag?: string; command: readonly string[] },
+): boolean {
   if (pid === undefined || !Number.isSafeInteger(pid) || pid <= 1) return false;
   const argv = nulList(`/proc/${pid}/cmdline`);
   for (let k = 1; k <= 3 && k < argv.length; k++) {
     const r = parseRoutedExec(argv.slice(k));
-    if (r && r.agent === req.agent && r.session === req.session && r.cwd === req.cwdFlag && r.command.length === req.command.length && r.command.every((c, i) => c === req.command[i])) return true;
+    if (
+      r &&
+      r.agent === req.agent &&
+      r.session === req.session &&
+      r.cwd === req.cwdFlag &&
+      r.command.length === req.command.length &&
+      r.command.every((c, i) => c === req.command[i])
+    )
+      return true;
   }
   return false;
 }
@@ -216,9 +233,11 @@ export function isLauncherOf(pid: number | undefined, req: { agent?: string; ses
 export function refuseHookInsideRoutedCommand(pid = process.pid): boolean {
   const c = confinementOf(pid);
   if (c.kind === 'free') return false;
-  process.stderr.write((`pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed ` +
-`command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process ` +
-`tree, not the environment).\n`));
+  process.stderr.write(
+    `pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed ` +
+      `command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process ` +
+      `tree, not the environment).\n`,
+  );
   process.exitCode = 6; // EXIT.refused (lib/errors.ts), not imported into the light entries
   return true;
 }

@@ -24,7 +24,8 @@ function ownerDir(home: string, owner: TicketOwner): string {
 
 function ticketPath(home: string, owner: TicketOwner, projectDir: string, argv: readonly string[]): string {
   const h = createHash('sha256');
-  for (const part of ['agentId' in owner ? owner.agentId : owner.sessionId, projectDir, ...argv]) h.update(part).update('\0');
+  for (const part of ['agentId' in owner ? owner.agentId : owner.sessionId, projectDir, ...argv])
+    h.update(part).update('\0');
   return join(ownerDir(home, owner), h.digest('hex'));
 }
 
@@ -35,7 +36,13 @@ export function issueTicket(home: string, owner: TicketOwner, projectDir: string
   writeFileSync(file, '', { mode: 0o600 });
 }
 
-export function hasTicket(home: string, owner: TicketOwner, projectDir: string, argv: readonly string[], now = Date.now()): boolean {
+export function hasTicket(
+  home: string,
+  owner: TicketOwner,
+  projectDir: string,
+  argv: readonly string[],
+  now = Date.now(),
+): boolean {
   try {
     return now - statSync(ticketPath(home, owner, projectDir, argv)).mtimeMs < TICKET_TTL_MS;
   } catch {

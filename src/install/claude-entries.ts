@@ -12,8 +12,25 @@
 // handlers (even in the same matcher group), key order. The planners are pure; fs is touched only by
 // installClaude / uninstallClaude (claude.ts) and inspectClaudeInstall (inspect.ts).
 
-import { SettingsFileError, isPlainObject, parseSettingsText, serializeSettings, type JsonObject } from '../lib/settings-file.js';
-import { checkLauncher, EVENT_BY_CLI, EVENT_BY_NAME, findPgxHandlers, hookCommand, HOOK_EVENTS, hookHandler, portableHookCommand, type HookEntry, type Located } from './hook-events.js';
+import {
+  SettingsFileError,
+  isPlainObject,
+  parseSettingsText,
+  serializeSettings,
+  type JsonObject,
+} from '../lib/settings-file.js';
+import {
+  checkLauncher,
+  EVENT_BY_CLI,
+  EVENT_BY_NAME,
+  findPgxHandlers,
+  hookCommand,
+  HOOK_EVENTS,
+  hookHandler,
+  portableHookCommand,
+  type HookEntry,
+  type Located,
+} from './hook-events.js';
 import { planRules, wantedRule, type RulesPlan } from './permission-rules.js';
 
 export interface InstallPlan {
@@ -75,7 +92,8 @@ interface Wanted {
  */
 function wantedEntries(opts: PlanInstallOptions): Map<string, Wanted> {
   const wanted = new Map<string, Wanted>();
-  for (const spec of HOOK_EVENTS) wanted.set(`${spec.event}:main`, { spec, slot: 'main', handler: hookHandler(spec, commandFor(opts, spec)) });
+  for (const spec of HOOK_EVENTS)
+    wanted.set(`${spec.event}:main`, { spec, slot: 'main', handler: hookHandler(spec, commandFor(opts, spec)) });
   return wanted;
 }
 
@@ -226,7 +244,10 @@ export function planInstall(existing: string | undefined, opts: PlanInstallOptio
 
   const unchanged = HOOK_EVENTS.map((h) => h.event as string).filter((e) => !updated.has(e) && !added.includes(e));
   // The events in HOOK_EVENTS order, then any other event a stray pgx entry was removed from.
-  const updatedList = [...HOOK_EVENTS.map((h) => h.event as string).filter((e) => updated.has(e)), ...[...updated].filter((e) => !EVENT_BY_NAME.has(e))];
+  const updatedList = [
+    ...HOOK_EVENTS.map((h) => h.event as string).filter((e) => updated.has(e)),
+    ...[...updated].filter((e) => !EVENT_BY_NAME.has(e)),
+  ];
   return {
     text: changed ? serializeSettings(root) : (existing ?? serializeSettings(root)),
     changed: changed || existing === undefined,

@@ -21,7 +21,10 @@ export interface RulesFilePlan {
  * beside a portable `.claude/settings.json`. `rules: false`, or `remove`, takes pgx's rules out (uninstall). A file
  * that runs pgx's hooks itself is a local-scope install, whose rules these are too: left as it is.
  */
-export function planRulesFile(existing: string | undefined, opts: { launcher: string; projectDir: string; rules?: boolean; remove?: boolean; path?: string }): RulesFilePlan {
+export function planRulesFile(
+  existing: string | undefined,
+  opts: { launcher: string; projectDir: string; rules?: boolean; remove?: boolean; path?: string },
+): RulesFilePlan {
   const label = opts.path ?? 'settings file';
   const none = { changed: false, added: [], removed: [], blanketRemoved: [] };
   const root = parseSettingsText(existing, label);
@@ -38,10 +41,19 @@ export function planRulesFile(existing: string | undefined, opts: { launcher: st
   }
   const removed = [...new Set(http.map((l) => l.event))];
   if (hooks && findPgxHandlers(hooks).length > 0) {
-    return stripped ? { text: serializeSettings(root), changed: true, rules: none, ownHooks: true, removed } : { text: existing ?? '', changed: false, rules: none, ownHooks: true };
+    return stripped
+      ? { text: serializeSettings(root), changed: true, rules: none, ownHooks: true, removed }
+      : { text: existing ?? '', changed: false, rules: none, ownHooks: true };
   }
   const { wanted, rulesSkipped } = opts.remove ? {} : wantedRule(opts);
   const rules = planRules(root, wanted, label);
   const changed = stripped || (rules.changed && !(existing === undefined && wanted === undefined));
-  return { text: changed ? serializeSettings(root) : (existing ?? ''), changed, rules, ownHooks: false, ...(rulesSkipped ? { rulesSkipped } : {}), ...(stripped ? { removed } : {}) };
+  return {
+    text: changed ? serializeSettings(root) : (existing ?? ''),
+    changed,
+    rules,
+    ownHooks: false,
+    ...(rulesSkipped ? { rulesSkipped } : {}),
+    ...(stripped ? { removed } : {}),
+  };
 }

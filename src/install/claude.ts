@@ -30,17 +30,38 @@ export function installClaude(opts: {
 }): InstallPlan & { path: string; dryRun: boolean; local?: LocalRulesResult } {
   const existing = readSettingsFile(opts.settingsPath);
   const portable = opts.rulesPath !== undefined;
-  const plan = planInstall(existing, { launcher: opts.launcher, portable, projectDir: opts.projectDir, rules: opts.rules, path: opts.settingsPath });
+  const plan = planInstall(existing, {
+    launcher: opts.launcher,
+    portable,
+    projectDir: opts.projectDir,
+    rules: opts.rules,
+    path: opts.settingsPath,
+  });
   const dryRun = opts.dryRun === true;
   // Plan both files before writing either: a broken settings.local.json leaves settings.json untouched too.
   const localText = portable ? readSettingsFile(opts.rulesPath!) : undefined;
-  const localPlan = portable ? planRulesFile(localText, { launcher: opts.launcher, projectDir: opts.projectDir!, rules: opts.rules, path: opts.rulesPath }) : undefined;
-  if (plan.changed && !dryRun && plan.text !== existing) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
+  const localPlan = portable
+    ? planRulesFile(localText, {
+        launcher: opts.launcher,
+        projectDir: opts.projectDir!,
+        rules: opts.rules,
+        path: opts.rulesPath,
+      })
+    : undefined;
+  if (plan.changed && !dryRun && plan.text !== existing)
+    writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
   if (!localPlan) return { ...plan, path: opts.settingsPath, dryRun };
   if (localPlan.changed && !dryRun) writeFileAtomic(opts.rulesPath!, localPlan.text, { throughLinks: true });
-  const gitIgnored: GitIgnoreResult = localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
+  const gitIgnored: GitIgnoreResult =
+    localText !== undefined || localPlan.changed ? keepOutOfGit(opts.rulesPath!, { dryRun }) : { status: 'no-file' };
   // The per-machine file of a project-scope HTTP install held its entries, keepers and secret: gone now too.
-  const httpRemoved = [...new Set([...(plan.httpRemoved ?? []), ...(localPlan.removed ?? []), ...(localPlan.removed?.length ? ['env.' + SECRET_VAR_NAME] : [])])];
+  const httpRemoved = [
+    ...new Set([
+      ...(plan.httpRemoved ?? []),
+      ...(localPlan.removed ?? []),
+      ...(localPlan.removed?.length ? ['env.' + SECRET_VAR_NAME] : []),
+    ]),
+  ];
   return {
     ...plan,
     changed: plan.changed || localPlan.changed,
@@ -53,7 +74,6 @@ export function installClaude(opts: {
   };
 }
 
-
 export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; rulesPath?: string }): UninstallPlan & {
   path: string;
   dryRun: boolean;
@@ -63,7 +83,10 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; 
   const plan = planUninstall(existing, { path: opts.settingsPath });
   const dryRun = opts.dryRun === true;
   const localText = opts.rulesPath !== undefined ? readSettingsFile(opts.rulesPath) : undefined;
-  const localPlan = opts.rulesPath !== undefined && localText !== undefined ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath }) : undefined;
+  const localPlan =
+    opts.rulesPath !== undefined && localText !== undefined
+      ? planRulesFile(localText, { launcher: 'pgx', projectDir: '/', remove: true, path: opts.rulesPath })
+      : undefined;
   if (plan.changed && !dryRun) writeFileAtomic(opts.settingsPath, plan.text, { throughLinks: true });
   if (opts.rulesPath === undefined) return { ...plan, path: opts.settingsPath, dryRun };
   // A local file that only pgx's rules filled is deleted; pgx's exclude lines go once the file they hide is gone (a
@@ -81,6 +104,12 @@ export function uninstallClaude(opts: { settingsPath: string; dryRun?: boolean; 
     rulesRemoved: [...plan.rulesRemoved, ...(localPlan?.rules.removed ?? [])],
     path: opts.settingsPath,
     dryRun,
-    local: { path: opts.rulesPath, changed: localPlan?.changed === true, ownHooks: localPlan?.ownHooks === true, file_removed: localPlan?.changed === true && localGone, gitExcludeRemoved },
+    local: {
+      path: opts.rulesPath,
+      changed: localPlan?.changed === true,
+      ownHooks: localPlan?.ownHooks === true,
+      file_removed: localPlan?.changed === true && localGone,
+      gitExcludeRemoved,
+    },
   };
 }

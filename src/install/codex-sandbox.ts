@@ -18,7 +18,9 @@ export function codexSandboxNote(home = codexHome()): CodexSandbox {
   const configPath = join(home, 'config.toml');
   let network = false;
   try {
-    const root = parseToml(readFileSync(configPath, 'utf8')) as { sandbox_workspace_write?: { network_access?: unknown } };
+    const root = parseToml(readFileSync(configPath, 'utf8')) as {
+      sandbox_workspace_write?: { network_access?: unknown };
+    };
     network = root.sandbox_workspace_write?.network_access === true;
   } catch {
     // no file, or unreadable: Codex's default (no network)
@@ -28,9 +30,9 @@ export function codexSandboxNote(home = codexHome()): CodexSandbox {
     config_path: configPath,
     text: network
       ? `network_access = true in ${configPath}: agents' commands can reach the database server`
-      : (`Codex's default sandbox (workspace-write) blocks every socket, TCP and Unix alike, so no agent command ` +
-`reaches any database (with pgx or without). pgx does not widen it for you: to let agents reach the server, ` +
-`add \`[sandbox_workspace_write]\` \`network_access = true\` to ${configPath} (or run with \`-c sandbox_workspace_write.network_access=true\`, ` +
-`or a sandbox mode that allows network)`),
+      : `Codex's default sandbox (workspace-write) blocks every socket, TCP and Unix alike, so no agent command ` +
+        `reaches any database (with pgx or without). pgx does not widen it for you: to let agents reach the server, ` +
+        `add \`[sandbox_workspace_write]\` \`network_access = true\` to ${configPath} (or run with \`-c sandbox_workspace_write.network_access=true\`, ` +
+        `or a sandbox mode that allows network)`,
   };
 }

@@ -14,7 +14,14 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { isPlainObject, parseSettingsText, readSettingsFile, serializeSettings, SettingsFileError, type JsonObject } from '../lib/settings-file.js';
+import {
+  isPlainObject,
+  parseSettingsText,
+  readSettingsFile,
+  serializeSettings,
+  SettingsFileError,
+  type JsonObject,
+} from '../lib/settings-file.js';
 import { writeFileAtomic } from '../lib/fsutil.js';
 import { checkLauncher, PORTABLE_LAUNCHER } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';
@@ -24,17 +31,29 @@ import { missingPgxFallbacks } from '../hooks/claude/settings-entries.js';
 export type CodexScope = 'user' | 'project';
 
 /** The hooks pgx installs for Codex. There is no SessionEnd in Codex (decisions/204-codex-session-end.md). */
-export const CODEX_HOOK_EVENTS: ReadonlyArray<{ event: string; snake: string; cli: CodexHookCli; matcher?: string }> = Object.freeze([
-  { event: 'SessionStart', snake: 'session_start', cli: 'session-start' },
-  { event: 'UserPromptSubmit', snake: 'user_prompt_submit', cli: 'user-prompt-submit' },
-  // Only the shell tool is routed; Codex shows it to hooks as "Bash".
-  { event: 'PreToolUse', snake: 'pre_tool_use', cli: 'pre-tool-use', matcher: 'Bash' },
-  { event: 'SubagentStart', snake: 'subagent_start', cli: 'subagent-start' },
-  { event: 'SubagentStop', snake: 'subagent_stop', cli: 'subagent-stop' },
-]);
+export const CODEX_HOOK_EVENTS: ReadonlyArray<{ event: string; snake: string; cli: CodexHookCli; matcher?: string }> =
+  Object.freeze([
+    { event: 'SessionStart', snake: 'session_start', cli: 'session-start' },
+    { event: 'UserPromptSubmit', snake: 'user_prompt_submit', cli: 'user-prompt-submit' },
+    // Only the shell tool is routed; Codex shows it to hooks as "Bash".
+    { event: 'PreToolUse', snake: 'pre_tool_use', cli: 'pre-tool-use', matcher: 'Bash' },
+    { event: 'SubagentStart', snake: 'subagent_start', cli: 'subagent-start' },
+    { event: 'SubagentStop', snake: 'subagent_stop', cli: 'subagent-stop' },
+  ]);
 
 const SNAKE: Record<string, string> = Object.fromEntries(
-  ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'PreCompact', 'PostCompact', 'Stop', 'SubagentStart', 'SubagentStop'].map((e) => [e, e.replace(/[A-Z]/g, (c, i: number) => (i ? '_' : '') + c.toLowerCase())]),
+  [
+    'SessionStart',
+    'UserPromptSubmit',
+    'PreToolUse',
+    'PermissionRequest',
+    'PostToolUse',
+    'PreCompact',
+    'PostCompact',
+    'Stop',
+    'SubagentStart',
+    'SubagentStop',
+  ].map((e) => [e, e.replace(/[A-Z]/g, (c, i: number) => (i ? '_' : '') + c.toLowerCase())]),
 );
 
 /** Codex's default timeout for a command hook without one (seconds): part of the trust hash. */
@@ -44,15 +63,17 @@ const CODEX_DEFAULT_TIMEOUT_S = 600;
  * Recognises a pgx Codex hook command (any launcher, quoted or not, or the portable `… exec pgx agent codex-hook
  * <cli>; <fallback>`). Group 1 is the cli name.
  */
-export const PGX_CODEX_HOOK_RE = / agent codex-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop)(?=[\s;]|$)/;
+export const PGX_CODEX_HOOK_RE =
+  / agent codex-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop)(?=[\s;]|$)/;
 
 /**
  * Codex runs a PreToolUse hook that fails (exit other than 0 or 2, no start, a crash) as if it said nothing: the
  * subagent's command would run unrouted. `|| exit 2` turns every failure of the launcher into a block, with the cause
  * on stderr, which Codex gives the model as the reason.
  */
-const FAIL_CLOSED = (`|| { echo "pgx: the hook failed, so this command was not routed to a database branch and did not run; ` +
-`run \\\`pgx agent doctor\\\`." >&2; exit 2; }`);
+const FAIL_CLOSED =
+  `|| { echo "pgx: the hook failed, so this command was not routed to a database branch and did not run; ` +
+  `run \\\`pgx agent doctor\\\`." >&2; exit 2; }`;
 
 export function codexHookCommand(launcher: string, cli: CodexHookCli): string {
   checkLauncher(launcher);
@@ -90,10 +111,16 @@ export function portableCodexHookCommand(cli: CodexHookCli): string {
 }
 
 /** Does this hook command find pgx on PATH (the portable form) rather than name a launcher? */
-export const isPortableCodexCommand = (command: string): boolean => command.startsWith(CODEX_PORTABLE_HEAD) && PGX_CODEX_HOOK_RE.test(command);
+export const isPortableCodexCommand = (command: string): boolean =>
+  command.startsWith(CODEX_PORTABLE_HEAD) && PGX_CODEX_HOOK_RE.test(command);
 
 /** SHA-256 of the hook's normalised identity, as Codex computes its `currentHash` (measured on 0.171.0). */
-export function codexTrustHash(eventName: string, matcher: string | undefined, command: string, timeoutS: number | undefined): string {
+export function codexTrustHash(
+  eventName: string,
+  matcher: string | undefined,
+  command: string,
+  timeoutS: number | undefined,
+): string {
   const handler = { async: false, command, timeout: timeoutS ?? CODEX_DEFAULT_TIMEOUT_S, type: 'command' };
   const identity: Record<string, unknown> = { event_name: SNAKE[eventName] ?? eventName, hooks: [handler] };
   if (matcher !== undefined) identity.matcher = matcher;
@@ -127,7 +154,14 @@ export function handlersOf(hooks: JsonObject, file: string): HandlerAt[] {
       group.hooks.forEach((h, i) => {
         if (!isPlainObject(h) || typeof h.command !== 'string') return;
         const cli = PGX_CODEX_HOOK_RE.exec(h.command)?.[1] as CodexHookCli | undefined;
-        out.push({ key: `${file}:${SNAKE[event] ?? event}:${g}:${i}`, event, matcher: typeof group.matcher === 'string' ? group.matcher : undefined, command: h.command, timeout: typeof h.timeout === 'number' ? h.timeout : undefined, cli });
+        out.push({
+          key: `${file}:${SNAKE[event] ?? event}:${g}:${i}`,
+          event,
+          matcher: typeof group.matcher === 'string' ? group.matcher : undefined,
+          command: h.command,
+          timeout: typeof h.timeout === 'number' ? h.timeout : undefined,
+          cli,
+        });
       });
     });
   }
@@ -136,9 +170,11 @@ export function handlersOf(hooks: JsonObject, file: string): HandlerAt[] {
 
 function hooksRoot(text: string | undefined, file: string): { root: JsonObject; hooks: JsonObject } {
   const root = parseSettingsText(text, file);
-  if (root.hooks !== undefined && !isPlainObject(root.hooks)) throw new SettingsFileError(file, '"hooks" is not an object');
+  if (root.hooks !== undefined && !isPlainObject(root.hooks))
+    throw new SettingsFileError(file, '"hooks" is not an object');
   const hooks = (root.hooks as JsonObject | undefined) ?? {};
-  for (const [event, groups] of Object.entries(hooks)) if (!Array.isArray(groups)) throw new SettingsFileError(file, `"hooks.${event}" is not an array`);
+  for (const [event, groups] of Object.entries(hooks))
+    if (!Array.isArray(groups)) throw new SettingsFileError(file, `"hooks.${event}" is not an array`);
   return { root, hooks };
 }
 
@@ -155,7 +191,10 @@ export interface CodexHooksPlan {
 }
 
 /** pgx's groups in the hooks file: each event's own group (appended when absent, its command updated in place). */
-export function planCodexHooks(text: string | undefined, opts: { file: string; launcher?: string; portable?: boolean; remove?: boolean }): CodexHooksPlan {
+export function planCodexHooks(
+  text: string | undefined,
+  opts: { file: string; launcher?: string; portable?: boolean; remove?: boolean },
+): CodexHooksPlan {
   const { root, hooks } = hooksRoot(text, opts.file);
   const before = handlersOf(hooks, opts.file);
   const added: string[] = [];
@@ -166,7 +205,9 @@ export function planCodexHooks(text: string | undefined, opts: { file: string; l
   for (const [event, groups] of Object.entries(hooks)) {
     const kept = (groups as unknown[]).flatMap((group) => {
       if (!isPlainObject(group) || !Array.isArray(group.hooks)) return [group];
-      const others = group.hooks.filter((h) => !(isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.test(h.command)));
+      const others = group.hooks.filter(
+        (h) => !(isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.test(h.command)),
+      );
       if (others.length === group.hooks.length) return [group];
       if (opts.remove) removed.push(event);
       if (others.length === 0 && opts.remove) return [];
@@ -176,16 +217,30 @@ export function planCodexHooks(text: string | undefined, opts: { file: string; l
   }
   if (!opts.remove) {
     for (const e of CODEX_HOOK_EVENTS) {
-      const want = { type: 'command', command: opts.portable ? portableCodexHookCommand(e.cli) : codexHookCommand(opts.launcher!, e.cli), timeout: CODEX_HOOK_TIMEOUT_S[e.cli] };
+      const want = {
+        type: 'command',
+        command: opts.portable ? portableCodexHookCommand(e.cli) : codexHookCommand(opts.launcher!, e.cli),
+        timeout: CODEX_HOOK_TIMEOUT_S[e.cli],
+      };
       const groups = (next[e.event] as unknown[] | undefined) ?? [];
-      const mine = groups.find((g) => isPlainObject(g) && Array.isArray(g.hooks) && g.hooks.some((h) => isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.exec(h.command)?.[1] === e.cli)) as JsonObject | undefined;
+      const mine = groups.find(
+        (g) =>
+          isPlainObject(g) &&
+          Array.isArray(g.hooks) &&
+          g.hooks.some(
+            (h) =>
+              isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.exec(h.command)?.[1] === e.cli,
+          ),
+      ) as JsonObject | undefined;
       if (!mine) {
         next[e.event] = [...groups, { ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [want] }];
         added.push(e.event);
         continue;
       }
       const hs = mine.hooks as unknown[];
-      const at = hs.findIndex((h) => isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.exec(h.command)?.[1] === e.cli);
+      const at = hs.findIndex(
+        (h) => isPlainObject(h) && typeof h.command === 'string' && PGX_CODEX_HOOK_RE.exec(h.command)?.[1] === e.cli,
+      );
       const same = JSON.stringify(hs[at]) === JSON.stringify(want) && (mine.matcher ?? undefined) === e.matcher;
       if (same) {
         unchanged.push(e.event);
@@ -200,7 +255,16 @@ export function planCodexHooks(text: string | undefined, opts: { file: string; l
   const out = { ...root, hooks: next };
   if (opts.remove && Object.keys(next).length === 0) delete (out as JsonObject).hooks;
   const changed = opts.remove ? removed.length > 0 : added.length + updated.length > 0;
-  return { text: serializeSettings(out), changed, added, updated, unchanged, removed: [...new Set(removed)], after: handlersOf(next, opts.file), before };
+  return {
+    text: serializeSettings(out),
+    changed,
+    added,
+    updated,
+    unchanged,
+    removed: [...new Set(removed)],
+    after: handlersOf(next, opts.file),
+    before,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -275,7 +339,15 @@ export function planCodexTrust(configText: string | undefined, hooks: CodexHooks
   // Another hook that moved: its trust follows it (only when it is still the same hook).
   const cleared = trustStateOf(text, file);
   for (const h of hooks.before.filter((b) => !b.cli)) {
-    const now = hooks.after.find((a) => !a.cli && a.event === h.event && a.command === h.command && a.matcher === h.matcher && a.key !== h.key && !hooks.before.some((b) => b.key === a.key && b.command === a.command));
+    const now = hooks.after.find(
+      (a) =>
+        !a.cli &&
+        a.event === h.event &&
+        a.command === h.command &&
+        a.matcher === h.matcher &&
+        a.key !== h.key &&
+        !hooks.before.some((b) => b.key === a.key && b.command === a.command),
+    );
     const s = state[h.key];
     if (now && s && typeof s.trusted_hash === 'string' && !cleared[now.key]) {
       if (!afterKeys.has(h.key)) text = dropStateTable(text, h.key);
@@ -289,7 +361,11 @@ export function planCodexTrust(configText: string | undefined, hooks: CodexHooks
     if (nowState[h.key]?.trusted_hash === hash) continue;
     if (nowState[h.key]) {
       const droppable = dropStateTable(text, h.key);
-      if (droppable === text) throw new SettingsFileError(file, `the trust entry for ${h.key} is not written as its own [hooks.state."…"] table, so pgx cannot update it`);
+      if (droppable === text)
+        throw new SettingsFileError(
+          file,
+          `the trust entry for ${h.key} is not written as its own [hooks.state."…"] table, so pgx cannot update it`,
+        );
       text = droppable;
     }
     text = appendStateTable(text, h.key, hash);
@@ -325,7 +401,13 @@ export interface CodexInstallResult {
   dry_run: boolean;
 }
 
-export function installCodex(opts: { scope: CodexScope; projectDir: string; codexHome: string; launcher: string; dryRun?: boolean }): CodexInstallResult {
+export function installCodex(opts: {
+  scope: CodexScope;
+  projectDir: string;
+  codexHome: string;
+  launcher: string;
+  dryRun?: boolean;
+}): CodexInstallResult {
   const path = codexHooksPathFor(opts.scope, opts.projectDir, opts.codexHome);
   const configPath = join(opts.codexHome, 'config.toml');
   const hooksText = readSettingsFile(path);
@@ -367,7 +449,12 @@ export interface CodexUninstallResult {
   dry_run: boolean;
 }
 
-export function uninstallCodex(opts: { scope: CodexScope; projectDir: string; codexHome: string; dryRun?: boolean }): CodexUninstallResult {
+export function uninstallCodex(opts: {
+  scope: CodexScope;
+  projectDir: string;
+  codexHome: string;
+  dryRun?: boolean;
+}): CodexUninstallResult {
   const path = codexHooksPathFor(opts.scope, opts.projectDir, opts.codexHome);
   const configPath = join(opts.codexHome, 'config.toml');
   const hooksText = readSettingsFile(path);
@@ -380,5 +467,13 @@ export function uninstallCodex(opts: { scope: CodexScope; projectDir: string; co
     if (hooksChanged) writeFileAtomic(path, hooks.text);
     if (trust.changed) writeFileAtomic(configPath, trust.text);
   }
-  return { path, config_path: configPath, changed: hooksChanged || trust.changed, removed: hooks.removed, untrusted: trust.untrusted, trust_moved: trust.moved, dry_run: dryRun };
+  return {
+    path,
+    config_path: configPath,
+    changed: hooksChanged || trust.changed,
+    removed: hooks.removed,
+    untrusted: trust.untrusted,
+    trust_moved: trust.moved,
+    dry_run: dryRun,
+  };
 }

@@ -10,7 +10,14 @@
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { readdirSync, rmdirSync, rmSync } from 'node:fs';
-import { isPlainObject, parseSettingsText, readSettingsFile, serializeSettings, SettingsFileError, type JsonObject } from '../lib/settings-file.js';
+import {
+  isPlainObject,
+  parseSettingsText,
+  readSettingsFile,
+  serializeSettings,
+  SettingsFileError,
+  type JsonObject,
+} from '../lib/settings-file.js';
 import { writeFileAtomic } from '../lib/fsutil.js';
 import { checkLauncher, PORTABLE_LAUNCHER } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';
@@ -19,21 +26,23 @@ import type { CopilotHookName } from '../hooks/copilot/handlers.js';
 export type CopilotScope = 'project' | 'user';
 
 /** The hooks pgx installs, by Copilot's native event name; timeouts in seconds (`timeoutSec`), as for Claude Code. */
-export const COPILOT_HOOK_EVENTS: ReadonlyArray<{ event: string; cli: CopilotHookName; timeoutSec: number }> = Object.freeze([
-  { event: 'sessionStart', cli: 'session-start', timeoutSec: 30 },
-  { event: 'userPromptSubmitted', cli: 'user-prompt-submit', timeoutSec: 10 },
-  // Native hooks have no matcher: every tool call comes here, and pgx answers nothing for a tool other than bash.
-  { event: 'preToolUse', cli: 'pre-tool-use', timeoutSec: 60 },
-  { event: 'subagentStart', cli: 'subagent-start', timeoutSec: 60 },
-  { event: 'subagentStop', cli: 'subagent-stop', timeoutSec: 30 },
-  { event: 'sessionEnd', cli: 'session-end', timeoutSec: 10 },
-]);
+export const COPILOT_HOOK_EVENTS: ReadonlyArray<{ event: string; cli: CopilotHookName; timeoutSec: number }> =
+  Object.freeze([
+    { event: 'sessionStart', cli: 'session-start', timeoutSec: 30 },
+    { event: 'userPromptSubmitted', cli: 'user-prompt-submit', timeoutSec: 10 },
+    // Native hooks have no matcher: every tool call comes here, and pgx answers nothing for a tool other than bash.
+    { event: 'preToolUse', cli: 'pre-tool-use', timeoutSec: 60 },
+    { event: 'subagentStart', cli: 'subagent-start', timeoutSec: 60 },
+    { event: 'subagentStop', cli: 'subagent-stop', timeoutSec: 30 },
+    { event: 'sessionEnd', cli: 'session-end', timeoutSec: 10 },
+  ]);
 
 /** pgx's own project hooks file: Copilot loads every `.github/hooks/*.json`, so pgx needs no other file's lines. */
 export const PROJECT_HOOKS_FILE = join('.github', 'hooks', 'pgx.json');
 
 /** Recognises a pgx Copilot hook command (any launcher, or the portable form). Group 1 is the cli name. */
-export const PGX_COPILOT_HOOK_RE = / agent copilot-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)(?=[\s;]|$)/;
+export const PGX_COPILOT_HOOK_RE =
+  / agent copilot-hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)(?=[\s;]|$)/;
 
 /** The start of every portable Copilot hook command: pgx on PATH, as the shell finds it. */
 export const COPILOT_PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && `;
@@ -49,8 +58,12 @@ const MISSING = 'pgx is not installed on this machine (no pgx on PATH)';
 const FALLBACK: Record<CopilotHookName, string> = {
   'session-start': 'exit 0',
   'user-prompt-submit': 'exit 0',
-  'pre-tool-use': `grep -q '"agentId"'; [ $? = 1 ] && exit 0; echo '${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: (`${MISSING}: this subagent command is refused, so that it cannot reach a database shared with other agents. ` +
-`Install pgx (see the project README), then start a new session.`) })}'`,
+  'pre-tool-use': `grep -q '"agentId"'; [ $? = 1 ] && exit 0; echo '${JSON.stringify({
+    permissionDecision: 'deny',
+    permissionDecisionReason:
+      `${MISSING}: this subagent command is refused, so that it cannot reach a database shared with other agents. ` +
+      `Install pgx (see the project README), then start a new session.`,
+  })}'`,
   'subagent-start': 'exit 0',
   'subagent-stop': 'exit 0',
   'session-end': 'exit 0',
@@ -70,7 +83,8 @@ export function portableCopilotHookCommand(cli: CopilotHookName): string {
   return `${COPILOT_PORTABLE_HEAD}exec ${PORTABLE_LAUNCHER} agent copilot-hook ${cli}; ${FALLBACK[cli]}`;
 }
 
-export const isPortableCopilotCommand = (command: string): boolean => command.startsWith(COPILOT_PORTABLE_HEAD) && PGX_COPILOT_HOOK_RE.test(command);
+export const isPortableCopilotCommand = (command: string): boolean =>
+  command.startsWith(COPILOT_PORTABLE_HEAD) && PGX_COPILOT_HOOK_RE.test(command);
 
 export function copilotHome(env: NodeJS.ProcessEnv = process.env, home = homedir()): string {
   return env.COPILOT_HOME || join(home, '.copilot');
@@ -93,7 +107,10 @@ export function pgxEntriesOf(hooks: JsonObject): { event: string; cli: CopilotHo
   for (const [event, entries] of Object.entries(hooks)) {
     if (!Array.isArray(entries)) continue;
     for (const e of entries) {
-      const cli = isPlainObject(e) && typeof e.bash === 'string' ? (PGX_COPILOT_HOOK_RE.exec(e.bash)?.[1] as CopilotHookName | undefined) : undefined;
+      const cli =
+        isPlainObject(e) && typeof e.bash === 'string'
+          ? (PGX_COPILOT_HOOK_RE.exec(e.bash)?.[1] as CopilotHookName | undefined)
+          : undefined;
       if (cli) out.push({ event, cli, command: (e as { bash: string }).bash });
     }
   }
@@ -114,11 +131,16 @@ export interface CopilotHooksPlan {
 }
 
 /** pgx's entries in a hooks file: each event's own entry, appended when absent, replaced in place, or removed. */
-export function planCopilotHooks(text: string | undefined, opts: { file: string; launcher?: string; portable?: boolean; remove?: boolean }): CopilotHooksPlan {
+export function planCopilotHooks(
+  text: string | undefined,
+  opts: { file: string; launcher?: string; portable?: boolean; remove?: boolean },
+): CopilotHooksPlan {
   const root = parseSettingsText(text, opts.file);
-  if (root.hooks !== undefined && !isPlainObject(root.hooks)) throw new SettingsFileError(opts.file, '"hooks" is not an object');
+  if (root.hooks !== undefined && !isPlainObject(root.hooks))
+    throw new SettingsFileError(opts.file, '"hooks" is not an object');
   const hooks = (root.hooks as JsonObject | undefined) ?? {};
-  for (const [event, entries] of Object.entries(hooks)) if (!Array.isArray(entries)) throw new SettingsFileError(opts.file, `"hooks.${event}" is not an array`);
+  for (const [event, entries] of Object.entries(hooks))
+    if (!Array.isArray(entries)) throw new SettingsFileError(opts.file, `"hooks.${event}" is not an array`);
   const added: string[] = [];
   const updated: string[] = [];
   const unchanged: string[] = [];
@@ -131,9 +153,15 @@ export function planCopilotHooks(text: string | undefined, opts: { file: string;
   }
   if (!opts.remove) {
     for (const e of COPILOT_HOOK_EVENTS) {
-      const want: CopilotEntry = { type: 'command', bash: opts.portable ? portableCopilotHookCommand(e.cli) : copilotHookCommand(opts.launcher!, e.cli), timeoutSec: e.timeoutSec };
+      const want: CopilotEntry = {
+        type: 'command',
+        bash: opts.portable ? portableCopilotHookCommand(e.cli) : copilotHookCommand(opts.launcher!, e.cli),
+        timeoutSec: e.timeoutSec,
+      };
       const entries = (next[e.event] as unknown[] | undefined) ?? [];
-      const at = entries.findIndex((x) => isPlainObject(x) && typeof x.bash === 'string' && PGX_COPILOT_HOOK_RE.exec(x.bash)?.[1] === e.cli);
+      const at = entries.findIndex(
+        (x) => isPlainObject(x) && typeof x.bash === 'string' && PGX_COPILOT_HOOK_RE.exec(x.bash)?.[1] === e.cli,
+      );
       if (at < 0) {
         next[e.event] = [...entries, want];
         added.push(e.event);
@@ -146,7 +174,8 @@ export function planCopilotHooks(text: string | undefined, opts: { file: string;
     }
   }
   // Copilot's hook files carry `"version": 1`; a file of pgx's own starts with it.
-  const out: JsonObject = opts.portable && root.version === undefined ? { version: 1, ...root, hooks: next } : { ...root, hooks: next };
+  const out: JsonObject =
+    opts.portable && root.version === undefined ? { version: 1, ...root, hooks: next } : { ...root, hooks: next };
   if (opts.remove && Object.keys(next).length === 0) delete out.hooks;
   const changed = opts.remove ? removed.length > 0 : added.length + updated.length > 0;
   const left = Object.keys(out).filter((k) => k !== 'version');
@@ -190,7 +219,13 @@ export interface CopilotInstallResult {
   dry_run: boolean;
 }
 
-export function installCopilot(opts: { scope: CopilotScope; projectDir: string; copilotHome: string; launcher: string; dryRun?: boolean }): CopilotInstallResult {
+export function installCopilot(opts: {
+  scope: CopilotScope;
+  projectDir: string;
+  copilotHome: string;
+  launcher: string;
+  dryRun?: boolean;
+}): CopilotInstallResult {
   const path = copilotHooksPathFor(opts.scope, opts.projectDir, opts.copilotHome);
   const portable = opts.scope === 'project';
   const plan = planCopilotHooks(readSettingsFile(path), { file: path, launcher: opts.launcher, portable });
@@ -218,7 +253,12 @@ export interface CopilotUninstallResult {
   dry_run: boolean;
 }
 
-export function uninstallCopilot(opts: { scope: CopilotScope; projectDir: string; copilotHome: string; dryRun?: boolean }): CopilotUninstallResult {
+export function uninstallCopilot(opts: {
+  scope: CopilotScope;
+  projectDir: string;
+  copilotHome: string;
+  dryRun?: boolean;
+}): CopilotUninstallResult {
   const path = copilotHooksPathFor(opts.scope, opts.projectDir, opts.copilotHome);
   const text = readSettingsFile(path);
   const plan = planCopilotHooks(text, { file: path, remove: true });

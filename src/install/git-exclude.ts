@@ -7,12 +7,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 
 /** already: git ignores it; added / would-add: pgx's lines in `exclude`; not-in-git: no repository (or no git). */
-export type GitIgnoreResult = { status: 'already' | 'not-in-git' | 'no-file' } | { status: 'added' | 'would-add'; exclude: string };
+export type GitIgnoreResult =
+  { status: 'already' | 'not-in-git' | 'no-file' } | { status: 'added' | 'would-add'; exclude: string };
 
-const MARKER = '# pgx agent install claude: this machine\'s permission rules (launcher and project paths)';
+const MARKER = "# pgx agent install claude: this machine's permission rules (launcher and project paths)";
 
 function git(cwd: string, args: string[]): { status: number | null; out: string } {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+  const r = spawnSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+  });
   return { status: r.error ? null : r.status, out: (r.stdout ?? '').trim() };
 }
 
@@ -22,7 +28,13 @@ function repoOf(file: string): { top: string; rel: string; exclude: string } | u
   if (top.status !== 0 || !top.out) return undefined;
   const ex = git(top.out, ['rev-parse', '--git-path', 'info/exclude']);
   if (ex.status !== 0 || !ex.out) return undefined;
-  return { top: top.out, rel: relative(top.out, join(dir, basename(file))).split('\\').join('/'), exclude: isAbsolute(ex.out) ? ex.out : join(top.out, ex.out) };
+  return {
+    top: top.out,
+    rel: relative(top.out, join(dir, basename(file)))
+      .split('\\')
+      .join('/'),
+    exclude: isAbsolute(ex.out) ? ex.out : join(top.out, ex.out),
+  };
 }
 
 export function keepOutOfGit(file: string, opts: { dryRun?: boolean } = {}): GitIgnoreResult {

@@ -6,7 +6,16 @@ import { type HookEventName } from '../hooks/claude/events.js';
 
 export type Scope = 'project' | 'user' | 'local';
 
-export { EVENT_BY_CLI, EVENT_BY_NAME, HOOK_EVENTS, ON_FAILURE_BLOCK, ON_FAILURE_SINCE, type HookEntry, type HookEvent, type HookEventName } from '../hooks/claude/events.js';
+export {
+  EVENT_BY_CLI,
+  EVENT_BY_NAME,
+  HOOK_EVENTS,
+  ON_FAILURE_BLOCK,
+  ON_FAILURE_SINCE,
+  type HookEntry,
+  type HookEvent,
+  type HookEventName,
+} from '../hooks/claude/events.js';
 export {
   checkLauncher,
   findPgxHandlers,

@@ -2,13 +2,32 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPlainObject, parseSettingsText, readSettingsFile, type JsonObject } from '../lib/settings-file.js';
-import { EVENT_BY_CLI, findPgxHandlers, HOOK_EVENTS, OLD_EVENTS, PGX_HOOK_COMMAND_RE, PORTABLE_HOOK_COMMAND_RE, PORTABLE_LAUNCHER } from './hook-events.js';
+import {
+  EVENT_BY_CLI,
+  findPgxHandlers,
+  HOOK_EVENTS,
+  OLD_EVENTS,
+  PGX_HOOK_COMMAND_RE,
+  PORTABLE_HOOK_COMMAND_RE,
+  PORTABLE_LAUNCHER,
+} from './hook-events.js';
 import { findRules, type RulesFound } from './permission-rules.js';
 
 export interface InstallInspection {
   path: string;
   exists: boolean;
-  entries: Record<string, { present: boolean; command?: string; launcher?: string; launcherExists?: boolean; failsOpen?: boolean; transport?: 'command' | 'http'; url?: string }>;
+  entries: Record<
+    string,
+    {
+      present: boolean;
+      command?: string;
+      launcher?: string;
+      launcherExists?: boolean;
+      failsOpen?: boolean;
+      transport?: 'command' | 'http';
+      url?: string;
+    }
+  >;
   /** Events holding a keeper of the HTTP broker (--transport http). */
   keepers: string[];
   /** pgx's PreToolUse rewriters in this file (command or HTTP): more than one across the files that merge races. */
@@ -56,7 +75,8 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
   if (root.hooks !== undefined && !hooks) result.parseError = `${settingsPath}: "hooks" is not a JSON object`;
 
   const launchers: string[] = [];
-  result.hasSecret = isPlainObject(root.env) && typeof root.env.PGX_HOOK_SECRET === 'string' && root.env.PGX_HOOK_SECRET !== '';
+  result.hasSecret =
+    isPlainObject(root.env) && typeof root.env.PGX_HOOK_SECRET === 'string' && root.env.PGX_HOOK_SECRET !== '';
   for (const loc of hooks ? findPgxHandlers(hooks) : []) {
     if (loc.kind === 'keeper') {
       if (!result.keepers.includes(loc.event)) result.keepers.push(loc.event);
@@ -77,13 +97,20 @@ export function inspectClaudeInstall(settingsPath: string): InstallInspection {
     const spec = EVENT_BY_CLI.get(loc.cli)!;
     if (loc.event !== spec.event || entries[spec.event]!.present) continue;
     // An entry pgx writes with onFailure "block" that lacks it (an older pgx wrote it) lets a failed hook pass.
-    const failsOpen = spec.onFailure !== undefined && (loc.handler as { onFailure?: unknown }).onFailure !== spec.onFailure;
-    entries[spec.event] = { present: true, transport: 'command', command, launcher, launcherExists: launcherExists(launcher), ...(failsOpen ? { failsOpen } : {}) };
+    const failsOpen =
+      spec.onFailure !== undefined && (loc.handler as { onFailure?: unknown }).onFailure !== spec.onFailure;
+    entries[spec.event] = {
+      present: true,
+      transport: 'command',
+      command,
+      launcher,
+      launcherExists: launcherExists(launcher),
+      ...(failsOpen ? { failsOpen } : {}),
+    };
   }
   result.launcherPaths = launchers;
   result.count = HOOK_EVENTS.filter((h) => entries[h.event]!.present).length;
-  result.olderPartial =
-    result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
+  result.olderPartial = result.count === OLD_EVENTS.length && OLD_EVENTS.every((e) => entries[e]!.present);
 
   result.rules = findRules(root);
   return result;

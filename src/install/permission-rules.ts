@@ -61,7 +61,10 @@ export function planRules(root: JsonObject, wanted: string | undefined, label: s
   }
   const list = (allow as unknown[] | undefined) ?? [];
   const isOurs = (r: unknown, i: number, arr: unknown[]) =>
-    typeof r === 'string' && (BLANKET_RULE_RE.test(r) || WRAPPER_RULE_RE.test(r) || (r === EXIT_RULE && i > 0 && typeof arr[i - 1] === 'string' && WRAPPER_RULE_RE.test(arr[i - 1] as string)));
+    typeof r === 'string' &&
+    (BLANKET_RULE_RE.test(r) ||
+      WRAPPER_RULE_RE.test(r) ||
+      (r === EXIT_RULE && i > 0 && typeof arr[i - 1] === 'string' && WRAPPER_RULE_RE.test(arr[i - 1] as string)));
   const kept = list.filter((r, i) => !isOurs(r, i, list));
   const next = [...kept];
   if (wanted !== undefined) {
@@ -90,16 +93,27 @@ export function planRules(root: JsonObject, wanted: string | undefined, label: s
   return result;
 }
 
-export function wantedRule(opts: { launcher: string; projectDir?: string; rules?: boolean }): { wanted?: string; rulesSkipped?: string } {
+export function wantedRule(opts: { launcher: string; projectDir?: string; rules?: boolean }): {
+  wanted?: string;
+  rulesSkipped?: string;
+} {
   if (opts.rules === false) return {};
   const wanted = wrapperRuleFor(opts.launcher, opts.projectDir);
   if (wanted !== undefined) return { wanted };
-  return { rulesSkipped: (`the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule ` +
-`cannot hold; routed commands will ask`) };
+  return {
+    rulesSkipped:
+      `the launcher or project path contains "(", ")" or a line break, which a Claude Code permission rule ` +
+      `cannot hold; routed commands will ask`,
+  };
 }
 
 export function mergeRules(a: RulesPlan, b: RulesPlan): RulesPlan {
-  return { changed: a.changed || b.changed, added: [...a.added, ...b.added], removed: [...a.removed, ...b.removed], blanketRemoved: [...a.blanketRemoved, ...b.blanketRemoved] };
+  return {
+    changed: a.changed || b.changed,
+    added: [...a.added, ...b.added],
+    removed: [...a.removed, ...b.removed],
+    blanketRemoved: [...a.blanketRemoved, ...b.blanketRemoved],
+  };
 }
 
 /** pgx's rules as found in one settings file (doctor). */
@@ -112,8 +126,15 @@ export interface RulesFound {
 
 export function findRules(root: JsonObject): RulesFound {
   const perms = root.permissions;
-  const allow = isPlainObject(perms) && Array.isArray(perms.allow) ? perms.allow.filter((r): r is string => typeof r === 'string') : [];
-  return { blanket: allow.filter((r) => BLANKET_RULE_RE.test(r)), wrapper: allow.filter((r) => WRAPPER_RULE_RE.test(r)), exit: allow.includes(EXIT_RULE) };
+  const allow =
+    isPlainObject(perms) && Array.isArray(perms.allow)
+      ? perms.allow.filter((r): r is string => typeof r === 'string')
+      : [];
+  return {
+    blanket: allow.filter((r) => BLANKET_RULE_RE.test(r)),
+    wrapper: allow.filter((r) => WRAPPER_RULE_RE.test(r)),
+    exit: allow.includes(EXIT_RULE),
+  };
 }
 
 /** Does a wrapper rule (as written by wrapperRuleFor) cover commands of this launcher in this project? */

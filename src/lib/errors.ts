@@ -9,16 +9,24 @@ const EXIT_TABLE = {
   config: [3, '.pgx.toml invalid'],
   server: [4, 'PostgreSQL unreachable / login refused / local server failed'],
   notFound: [5, 'branch not found'],
-  refused: [6, 'refused: the database is not a pgx branch (or the change would be dropped with it: adopt into an ended session)'],
+  refused: [
+    6,
+    'refused: the database is not a pgx branch (or the change would be dropped with it: adopt into an ended session)',
+  ],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
   // the child's own status passes through otherwise
-  execFailed: [125, ("agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise " +
-"exec\n       exits with the command's status, 128+n on signal n)")],
+  execFailed: [
+    125,
+    "agent exec could not start the command (127: not found, 126: not executable, as a shell's; otherwise " +
+      "exec\n       exits with the command's status, 128+n on signal n)",
+  ],
 } as const;
 
 type ExitName = keyof typeof EXIT_TABLE;
-export const EXIT = Object.fromEntries(Object.entries(EXIT_TABLE).map(([k, [code]]) => [k, code])) as { readonly [K in ExitName]: (typeof EXIT_TABLE)[K][0] };
+export const EXIT = Object.fromEntries(Object.entries(EXIT_TABLE).map(([k, [code]]) => [k, code])) as {
+  readonly [K in ExitName]: (typeof EXIT_TABLE)[K][0];
+};
 
 /** The "Exit codes:" section of `pgx --help` (only there: every other help points to it, EXIT_CODES_POINTER). */
 export const EXIT_CODES_HELP = `\nExit codes:\n${Object.values(EXIT_TABLE)
@@ -76,7 +84,12 @@ export class PgxError extends Error {
   readonly exitCode: number;
   /** Figures a script can use, printed with the error's `--json` (e.g. `disk`: the disk budget's refusal). No secrets. */
   readonly data?: Record<string, unknown>;
-  constructor(code: ErrorCode, message: string, hint: string, options?: { cause?: unknown; data?: Record<string, unknown> }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    hint: string,
+    options?: { cause?: unknown; data?: Record<string, unknown> },
+  ) {
     // masked here too, so that a message printed without describeError (a doctor detail, a hook log reason, an
     // error wrapped into another's text) is as safe as one printed with it
     super(redactSecrets(message), options);
@@ -112,15 +125,21 @@ export function exitCodeOf(e: unknown): number {
  */
 export function redactSecrets(text: string): string {
   return text
-    .replace(/(password|passwd|pwd)(\s*=\s*|"\s*:\s*|:(?!\s))('(?:[^'\\]|\\.)*'?\S*|"(?:[^"\\]|\\.)*"?\S*|\S+)/gi, '$1$2***')
+    .replace(
+      /(password|passwd|pwd)(\s*=\s*|"\s*:\s*|:(?!\s))('(?:[^'\\]|\\.)*'?\S*|"(?:[^"\\]|\\.)*"?\S*|\S+)/gi,
+      '$1$2***',
+    )
     .replace(/\S*@\S*/g, (word) => {
       const last = word.lastIndexOf('@');
       // the user info starts after a leading "scheme://" (a quote or bracket may come first), else at the word's start
       const scheme = /^[^A-Za-z]*[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(word);
       let colon = word.indexOf(':', scheme ? scheme[0].length : 0);
       // no ":" in the user info of a scheme pgx does not read: `me://secret@host` may be `me:` + a password
-      if ((colon === -1 || colon > last) && scheme && !/postgres(ql)?:\/\/$/i.test(scheme[0])) colon = scheme[0].length - 3;
-      return colon !== -1 && colon < last && word.slice(colon + 1, last) !== '***' ? `${word.slice(0, colon + 1)}***${word.slice(last)}` : word;
+      if ((colon === -1 || colon > last) && scheme && !/postgres(ql)?:\/\/$/i.test(scheme[0]))
+        colon = scheme[0].length - 3;
+      return colon !== -1 && colon < last && word.slice(colon + 1, last) !== '***'
+        ? `${word.slice(0, colon + 1)}***${word.slice(last)}`
+        : word;
     });
 }
 
@@ -128,5 +147,9 @@ export function redactSecrets(text: string): string {
 export function describeError(e: unknown): { code: string; message: string; hint: string } & Record<string, unknown> {
   if (isPgxError(e)) return { code: e.code, message: redactSecrets(e.message), hint: redactSecrets(e.hint), ...e.data };
   const message = e instanceof Error ? e.message : String(e);
-  return { code: 'UNEXPECTED', message: redactSecrets(message), hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.' };
+  return {
+    code: 'UNEXPECTED',
+    message: redactSecrets(message),
+    hint: 'Run with DEBUG=pgx for details, and `pgx agent doctor`.',
+  };
 }

@@ -1,7 +1,23 @@
 // File-system primitives every layer uses: the one atomic write, a command's lookup on PATH, a pid's liveness, and
 // the cross-process lock by mkdir (the local server's start-up). Node built-ins only.
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 
 /**
@@ -59,7 +75,11 @@ export function writeFileAtomic(path: string, text: string, opts: number | { thr
  * The first executable file `name` on PATH, resolved through links to the file it is, as a shell's lookup finds it;
  * `absoluteOnly`: skip relative PATH entries (they depend on the caller's working directory).
  */
-export function executableOnPath(name: string, env: NodeJS.ProcessEnv = process.env, opts: { absoluteOnly?: boolean } = {}): string | undefined {
+export function executableOnPath(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { absoluteOnly?: boolean } = {},
+): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir || (opts.absoluteOnly && !isAbsolute(dir))) continue;
     const file = join(dir, name);
@@ -148,7 +168,12 @@ function breakIfAbandoned(lockDir: string, ownerlessStaleMs: number): void {
  * over once older than staleMs. On release the directory is removed only if it still holds our nonce, so a holder
  * never removes a lock that has since passed to another process.
  */
-export async function withFileLock<T>(lockDir: string, fn: () => Promise<T>, staleMs = 30_000, waitMs = 120_000): Promise<T> {
+export async function withFileLock<T>(
+  lockDir: string,
+  fn: () => Promise<T>,
+  staleMs = 30_000,
+  waitMs = 120_000,
+): Promise<T> {
   mkdirSync(dirname(lockDir), { recursive: true, mode: 0o700 });
   const me: LockOwner = { pid: process.pid, nonce: randomBytes(12).toString('hex') };
   const start = Date.now();
@@ -160,7 +185,9 @@ export async function withFileLock<T>(lockDir: string, fn: () => Promise<T>, sta
       breakIfAbandoned(lockDir, staleMs);
       if (Date.now() - start > waitMs) {
         const holder = readOwner(lockDir);
-        throw new Error(`timed out waiting for the lock ${lockDir}${holder ? ` (held by pid ${holder.pid}; remove the directory if that is not a pgx process)` : ''}`);
+        throw new Error(
+          `timed out waiting for the lock ${lockDir}${holder ? ` (held by pid ${holder.pid}; remove the directory if that is not a pgx process)` : ''}`,
+        );
       }
       await sleep(50 + Math.random() * 100);
       continue;

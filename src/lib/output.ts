@@ -39,7 +39,12 @@ export function table(headers: string[], rows: (string | null | undefined)[][]):
   const cells = [headers, ...rows.map((r) => r.map((c) => (c === null || c === undefined || c === '' ? '-' : c)))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => visibleLength(r[i] ?? ''))));
   return cells
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat(widths[i]! - visibleLength(c ?? '')))).join('  ').trimEnd())
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat(widths[i]! - visibleLength(c ?? ''))))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -60,7 +65,12 @@ export function relativeTime(to: Date | string, now = Date.now()): string {
   const abs = Math.abs(ms);
   if (abs < 1000) return 'now';
   const s = Math.floor(abs / 1000);
-  const parts = [Math.floor(s / 86400) && `${Math.floor(s / 86400)}d`, Math.floor((s % 86400) / 3600) && `${Math.floor((s % 86400) / 3600)}h`, Math.floor((s % 3600) / 60) && `${Math.floor((s % 3600) / 60)}m`, s < 3600 && s % 60 && `${s % 60}s`]
+  const parts = [
+    Math.floor(s / 86400) && `${Math.floor(s / 86400)}d`,
+    Math.floor((s % 86400) / 3600) && `${Math.floor((s % 86400) / 3600)}h`,
+    Math.floor((s % 3600) / 60) && `${Math.floor((s % 3600) / 60)}m`,
+    s < 3600 && s % 60 && `${s % 60}s`,
+  ]
     .filter(Boolean)
     .slice(0, 2)
     .join(' ');
@@ -72,7 +82,10 @@ export function relativeTime(to: Date | string, now = Date.now()): string {
  * ends the command with: what every printer of an error prints, the CLI's, the in-process exec's and the broker's
  * answer to a routed exec. `color`: paint the labels (a TTY of ours); `stack`: add an unexpected error's stack.
  */
-export function errorReply(e: unknown, opts: { color?: boolean; stack?: boolean } = {}): { text: string; exitCode: number } {
+export function errorReply(
+  e: unknown,
+  opts: { color?: boolean; stack?: boolean } = {},
+): { text: string; exitCode: number } {
   const d = describeError(e);
   const label = (text: string, color: keyof typeof codes) => (opts.color ? paint(text, color, process.stderr) : text);
   let text = `${label('error', 'red')}: ${d.message}\n`;

@@ -49,7 +49,12 @@ export function spawnDetachedOnce(marker: string, start: DetachedStart): 'starte
       rmSync(marker, { force: true }); // a start that never finished, or a child that died without removing it
       fd = openSync(marker, 'wx', 0o600);
     }
-    const child = spawn(start.command, start.args, { detached: true, stdio: 'ignore', env: start.env, ...(start.cwd !== undefined ? { cwd: start.cwd } : {}) });
+    const child = spawn(start.command, start.args, {
+      detached: true,
+      stdio: 'ignore',
+      env: start.env,
+      ...(start.cwd !== undefined ? { cwd: start.cwd } : {}),
+    });
     child.on('error', () => rmSync(marker, { force: true }));
     writeSync(fd, start.stamp(child.pid));
     closeSync(fd);

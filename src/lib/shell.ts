@@ -22,19 +22,29 @@ export function quoteIfNeeded(word: string): string {
  * So SHELL=/bin/sh (dash) does NOT give dash: Claude Code uses zsh if installed, else bash. It never uses sh, dash,
  * fish or csh. Claude Code fails to start its Bash tool when nothing qualifies; pgx then falls back to /bin/sh.
  */
-export function claudeCodeShell(env: NodeJS.ProcessEnv = process.env, executable: (path: string) => boolean = isExecutable): string {
+export function claudeCodeShell(
+  env: NodeJS.ProcessEnv = process.env,
+  executable: (path: string) => boolean = isExecutable,
+): string {
   const which = (name: string): string | null => {
     for (const dir of (env.PATH ?? '').split(':')) {
       if (dir && executable(`${dir}/${name}`)) return `${dir}/${name}`;
     }
     return null;
   };
-  const named = [env.CLAUDE_CODE_SHELL, env.SHELL].filter((s): s is string => s !== undefined && (s.includes('bash') || s.includes('zsh')));
+  const named = [env.CLAUDE_CODE_SHELL, env.SHELL].filter(
+    (s): s is string => s !== undefined && (s.includes('bash') || s.includes('zsh')),
+  );
   const bashFirst = baseName(env.SHELL ?? '') === 'bash';
   const order = bashFirst ? ['bash', 'zsh'] : ['zsh', 'bash'];
   const dirs = ['/bin', '/usr/bin', '/usr/local/bin', '/opt/homebrew/bin'];
   const [onPathFirst, onPathLast] = bashFirst ? [which('bash'), which('zsh')] : [which('zsh'), which('bash')];
-  const candidates = [...named, onPathFirst, ...order.flatMap((sh) => dirs.map((d) => `${d}/${sh}`)), onPathLast].filter((c): c is string => c !== null);
+  const candidates = [
+    ...named,
+    onPathFirst,
+    ...order.flatMap((sh) => dirs.map((d) => `${d}/${sh}`)),
+    onPathLast,
+  ].filter((c): c is string => c !== null);
   for (const c of candidates) {
     // Claude Code runs a relative candidate (CLAUDE_CODE_SHELL=bash) by name, i.e. from PATH
     const path = c.startsWith('/') ? c : which(c);

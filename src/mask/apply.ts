@@ -31,18 +31,22 @@ export interface MaskResult {
 /** The refusal of a scan that found personal columns without a rule, or rules that do not fit: each named, and what to paste. */
 export function refusalOf(report: ScanReport, file: string): PgxError | undefined {
   if (report.problems.length) {
-    return new PgxError('CONFIG_INVALID', `${file}: [mask] rule(s) that do not fit "${report.database}":\n${report.problems.map((p) => `  "${p.key}": ${p.problem}`).join('\n')}`, (`Fix or remove those keys in [mask] (the strategies: docs/pgx/local-dev/masking.md), then run it again. ` +
-`\`pgx source scan\` checks the rules without copying anything.`));
+    return new PgxError(
+      'CONFIG_INVALID',
+      `${file}: [mask] rule(s) that do not fit "${report.database}":\n${report.problems.map((p) => `  "${p.key}": ${p.problem}`).join('\n')}`,
+      `Fix or remove those keys in [mask] (the strategies: docs/pgx/local-dev/masking.md), then run it again. ` +
+        `\`pgx source scan\` checks the rules without copying anything.`,
+    );
   }
   if (report.unruled.length) {
     const list = report.unruled.map((f) => `  ${f.key} (${f.type}): ${f.why.join('; ')}`).join('\n');
     return new PgxError(
       'REFUSED',
-      (`"${report.database}" holds ${report.unruled.length} column(s) that look like personal data and have ` +
-`no [mask] rule in ${file}; pgx copies no personal data to an agent's branch unmasked:\n${list}`),
-      (`Review each column, then add a rule for it to ${file} (a strategy, or "keep" when it is not personal). ` +
-`Suggested, ready to paste:\n\n${report.block}\n\nThen run the same command again. \`pgx source scan\` ` +
-`shows this without copying anything; docs/pgx/local-dev/masking.md says what each strategy does.`),
+      `"${report.database}" holds ${report.unruled.length} column(s) that look like personal data and have ` +
+        `no [mask] rule in ${file}; pgx copies no personal data to an agent's branch unmasked:\n${list}`,
+      `Review each column, then add a rule for it to ${file} (a strategy, or "keep" when it is not personal). ` +
+        `Suggested, ready to paste:\n\n${report.block}\n\nThen run the same command again. \`pgx source scan\` ` +
+        `shows this without copying anything; docs/pgx/local-dev/masking.md says what each strategy does.`,
     );
   }
   return undefined;
@@ -58,7 +62,12 @@ export interface MaskTarget {
 }
 
 /** Scans the copy `database` and masks it with `rules`, or refuses (nothing changed). */
-export async function scanAndMask(t: MaskTarget, database: string, rules: readonly MaskRule[], progress: (msg: string) => void): Promise<MaskResult> {
+export async function scanAndMask(
+  t: MaskTarget,
+  database: string,
+  rules: readonly MaskRule[],
+  progress: (msg: string) => void,
+): Promise<MaskResult> {
   const t0 = performance.now();
   const db = await connect({ ...t.admin, database }, { gate: t.gate });
   try {
@@ -74,14 +83,29 @@ export async function scanAndMask(t: MaskTarget, database: string, rules: readon
 }
 
 /** The rewrite itself, in one transaction (see the top of this file). */
-async function maskInPlace(db: Db, rules: readonly MaskRule[], salt: string, progress: (msg: string) => void): Promise<Omit<MaskResult, 'personal' | 'elapsed_ms'>> {
+async function maskInPlace(
+  db: Db,
+  rules: readonly MaskRule[],
+  salt: string,
+  progress: (msg: string) => void,
+): Promise<Omit<MaskResult, 'personal' | 'elapsed_ms'>> {
   const active = masking(rules);
   const digest = rulesDigest(rules);
   if (!active.length) return { digest, tables: 0, columns: 0, rows: 0, foreign_keys_checked: 0 };
   const columns = await sql.columnsOf(db);
-  const at = (schema: string, table: string, column: string) => columns.find((c) => c.schema === schema && c.table === table && c.column === column);
+  const at = (schema: string, table: string, column: string) =>
+    columns.find((c) => c.schema === schema && c.table === table && c.column === column);
   const defs: string[] = [];
-  const tables = new Map<string, { schema: string; table: string; rows: number; update: boolean; sets: { column: string; type: string; collation: string | null; expr: string }[] }>();
+  const tables = new Map<
+    string,
+    {
+      schema: string;
+      table: string;
+      rows: number;
+      update: boolean;
+      sets: { column: string; type: string; collation: string | null; expr: string }[];
+    }
+  >();
   for (const r of active) {
     const c = at(r.schema, r.table, r.column)!; // the scan proved every rule names a column it fits
     const k = `${c.schema}\0${c.table}`;
@@ -90,8 +114,11 @@ async function maskInPlace(db: Db, rules: readonly MaskRule[], salt: string, pro
     t.update ||= c.dependedOn;
     tables.set(k, t);
   }
-  const masked = (schema: string, table: string, cols: string[]) => cols.some((col) => active.some((r) => r.schema === schema && r.table === table && r.column === col));
-  const fks = (await sql.foreignKeysOf(db)).filter((fk) => masked(fk.schema, fk.table, fk.columns) || masked(fk.refSchema, fk.refTable, fk.refColumns));
+  const masked = (schema: string, table: string, cols: string[]) =>
+    cols.some((col) => active.some((r) => r.schema === schema && r.table === table && r.column === col));
+  const fks = (await sql.foreignKeysOf(db)).filter(
+    (fk) => masked(fk.schema, fk.table, fk.columns) || masked(fk.refSchema, fk.refTable, fk.refColumns),
+  );
   const vacuum: { schema: string; table: string }[] = [];
   await db.query('BEGIN');
   try {
@@ -102,7 +129,9 @@ async function maskInPlace(db: Db, rules: readonly MaskRule[], salt: string, pro
     for (const fk of fks) await sql.dropConstraint(db, fk);
     let i = 0;
     for (const t of tables.values()) {
-      progress(`masking: ${++i}/${tables.size} table(s), now ${t.schema}.${t.table} (~${Math.round(t.rows)} rows, ${t.sets.length} column(s))`);
+      progress(
+        `masking: ${++i}/${tables.size} table(s), now ${t.schema}.${t.table} (~${Math.round(t.rows)} rows, ${t.sets.length} column(s))`,
+      );
       if (!t.update) {
         await sql.rewriteColumns(db, t.schema, t.table, t.sets);
         continue;
@@ -127,20 +156,43 @@ async function maskInPlace(db: Db, rules: readonly MaskRule[], salt: string, pro
     await sql.vacuumFull(db, t.schema, t.table);
   }
   const rows = [...tables.values()].reduce((n, t) => n + t.rows, 0);
-  return { digest, tables: tables.size, columns: active.length, rows: Math.round(rows), foreign_keys_checked: fks.length };
+  return {
+    digest,
+    tables: tables.size,
+    columns: active.length,
+    rows: Math.round(rows),
+    foreign_keys_checked: fks.length,
+  };
 }
 
 function maskFailure(err: unknown): unknown {
   const e = err as { code?: string; message?: string; table?: string; column?: string; constraint?: string };
   if (!e?.code || !/^(23|22)/.test(e.code)) return err;
   // A constraint or a type the masked values break: a unique index (two values masked alike), a CHECK, a length.
-  const where = [e.table && `table ${e.table}`, e.column && `column ${e.column}`, e.constraint && `constraint ${e.constraint}`].filter(Boolean).join(', ');
-  return new PgxError('IMPORT_FAILED', `Masking failed${where ? ` (${where})` : ''}: ${e.message}. Nothing was kept unmasked.`, ('A masked value breaks a constraint of the column: give it a strategy that keeps it (hash keeps values ' +
-'distinct; fixed:<value> can satisfy a CHECK), then run it again.'), { cause: err });
+  const where = [
+    e.table && `table ${e.table}`,
+    e.column && `column ${e.column}`,
+    e.constraint && `constraint ${e.constraint}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return new PgxError(
+    'IMPORT_FAILED',
+    `Masking failed${where ? ` (${where})` : ''}: ${e.message}. Nothing was kept unmasked.`,
+    'A masked value breaks a constraint of the column: give it a strategy that keeps it (hash keeps values ' +
+      'distinct; fixed:<value> can satisfy a CHECK), then run it again.',
+    { cause: err },
+  );
 }
 
 /** Scans a database pgx is about to copy (an import's origin) and refuses before anything is dumped. Reads only. */
-export async function scanOrigin(conn: ConnParams, rules: readonly MaskRule[], file: string, progress: (msg: string) => void, gate?: StatementGate): Promise<void> {
+export async function scanOrigin(
+  conn: ConnParams,
+  rules: readonly MaskRule[],
+  file: string,
+  progress: (msg: string) => void,
+  gate?: StatementGate,
+): Promise<void> {
   const db = await connect(conn, { gate });
   try {
     const refused = refusalOf(await scanDatabase(db, conn.database, rules, progress), file);
@@ -151,7 +203,12 @@ export async function scanOrigin(conn: ConnParams, rules: readonly MaskRule[], f
 }
 
 /** `pgx source scan`: the report for one database, nothing copied or changed. */
-export async function scanOnly(conn: ConnParams, rules: readonly MaskRule[], progress: (msg: string) => void, gate?: StatementGate): Promise<ScanReport> {
+export async function scanOnly(
+  conn: ConnParams,
+  rules: readonly MaskRule[],
+  progress: (msg: string) => void,
+  gate?: StatementGate,
+): Promise<ScanReport> {
   const db = await connect(conn, { gate });
   try {
     return await scanDatabase(db, conn.database, rules, progress);

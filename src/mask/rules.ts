@@ -28,8 +28,8 @@ export interface MaskRule {
 export const STRATEGIES: Record<string, string> = {
   email: 'u<16 hex>@example.com (a reserved domain), the same for the same address',
   name: 'a plausible "First Last" picked by the value\'s hash',
-  first_name: 'a plausible first name picked by the value\'s hash',
-  last_name: 'a plausible last name picked by the value\'s hash',
+  first_name: "a plausible first name picked by the value's hash",
+  last_name: "a plausible last name picked by the value's hash",
   phone: '+1 555 NNN NNNN (an unassigned area code), the same for the same number',
   hash: '32 hex digits of md5(salt || value) for text, a number for integer columns, a uuid for uuid columns',
   null: 'NULL (refused on a NOT NULL column)',
@@ -38,7 +38,8 @@ export const STRATEGIES: Record<string, string> = {
   'fixed:<value>': 'the same value in every row (refused on a unique column)',
   'date_shift[:<days>]': 'the date moved by up to ±days (default 30), the same shift for the same value',
   'partial[:<n>]': 'every character but the last n (default 4) replaced by "*"',
-  '{ jsonb = { "a.b" = "<strategy>" } }': 'the strategy applied to each path of a json/jsonb value, where it holds a string or number',
+  '{ jsonb = { "a.b" = "<strategy>" } }':
+    'the strategy applied to each path of a json/jsonb value, where it holds a string or number',
 };
 
 const SIMPLE = ['email', 'name', 'first_name', 'last_name', 'phone', 'hash', 'null', 'keep', 'ip'] as const;
@@ -51,13 +52,17 @@ export function parseStrategy(text: string): Strategy | string {
   const arg = at === -1 ? undefined : text.slice(at + 1);
   if (head === 'fixed' && arg !== undefined) return { kind: 'fixed', value: arg };
   if (head === 'date_shift' || head === 'partial') {
-    if (arg !== undefined && !/^\d{1,5}$/.test(arg)) return `"${text}": ${head} takes a whole number (${head}:${head === 'partial' ? 4 : 30})`;
+    if (arg !== undefined && !/^\d{1,5}$/.test(arg))
+      return `"${text}": ${head} takes a whole number (${head}:${head === 'partial' ? 4 : 30})`;
     const n = arg === undefined ? (head === 'partial' ? 4 : 30) : Number(arg);
     if (head === 'date_shift' && n < 1) return `"${text}": date_shift needs at least 1 day`;
     return head === 'partial' ? { kind: 'partial', keep: n } : { kind: 'date_shift', days: n };
   }
-  return (`unknown strategy "${text}" (known: ${Object.keys(STRATEGIES).filter((s) => !s.startsWith('{')).join(', ')}, ` +
-`or { jsonb = { "path" = "<strategy>" } })`);
+  return (
+    `unknown strategy "${text}" (known: ${Object.keys(STRATEGIES)
+      .filter((s) => !s.startsWith('{'))
+      .join(', ')}, ` + `or { jsonb = { "path" = "<strategy>" } })`
+  );
 }
 
 /** "schema.table.column", each part bare (no dots or quotes) or double-quoted ("" for a quote inside). */
@@ -90,12 +95,16 @@ function ruleOf(key: string, raw: RawValue): MaskRule | string {
   for (const [path, text] of Object.entries(raw.jsonb)) {
     const s = parseStrategy(text);
     if (typeof s === 'string') return `path "${path}": ${s}`;
-    if (s.kind === 'keep' || s.kind === 'date_shift') return `path "${path}": ${s.kind} is not a strategy for a jsonb path`;
+    if (s.kind === 'keep' || s.kind === 'date_shift')
+      return `path "${path}": ${s.kind} is not a strategy for a jsonb path`;
     if (!/^[^.]+(\.[^.]+)*$/.test(path)) return `path "${path}": a path is keys (or array indexes) joined by "."`;
     paths.push({ path: path.split('.'), strategy: s });
   }
   if (!paths.length) return '{ jsonb = { ... } } names no path';
-  const text = `jsonb{${Object.entries(raw.jsonb).map(([p, t]) => `${p}=${t}`).sort().join(',')}}`;
+  const text = `jsonb{${Object.entries(raw.jsonb)
+    .map(([p, t]) => `${p}=${t}`)
+    .sort()
+    .join(',')}}`;
   return { key, ...where, strategy: { kind: 'jsonb', paths }, text };
 }
 
@@ -119,7 +128,9 @@ export const maskSection = z.pipe(
  */
 export function rulesDigest(rules: readonly MaskRule[]): string | null {
   if (!rules.length) return null;
-  const canonical = rules.map((r) => [r.schema, r.table, r.column, r.text]).sort((a, b) => (a.join('\0') < b.join('\0') ? -1 : 1));
+  const canonical = rules
+    .map((r) => [r.schema, r.table, r.column, r.text])
+    .sort((a, b) => (a.join('\0') < b.join('\0') ? -1 : 1));
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }
 

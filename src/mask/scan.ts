@@ -76,14 +76,20 @@ export function ruleProblems(rules: readonly MaskRule[], columns: ColumnInfo[], 
   for (const r of rules) {
     const c = byKey.get(`${r.schema}\0${r.table}\0${r.column}`);
     if (!c) {
-      problems.push({ key: r.key, problem: `names no column of a table in this database (a partition's or inheritance child's column is masked by its parent's rule)` });
+      problems.push({
+        key: r.key,
+        problem: `names no column of a table in this database (a partition's or inheritance child's column is masked by its parent's rule)`,
+      });
       continue;
     }
     try {
       maskExpression(r.strategy, c);
     } catch (err) {
       if (!(err instanceof StrategyMismatch)) throw err;
-      problems.push({ key: r.key, problem: `"${r.text}" cannot mask ${c.type}${c.notNull ? ' NOT NULL' : ''}${c.unique ? ' (unique)' : ''}: ${err.message}` });
+      problems.push({
+        key: r.key,
+        problem: `"${r.text}" cannot mask ${c.type}${c.notNull ? ' NOT NULL' : ''}${c.unique ? ' (unique)' : ''}: ${err.message}`,
+      });
     }
   }
   for (const fk of fks) {
@@ -92,8 +98,12 @@ export function ruleProblems(rules: readonly MaskRule[], columns: ColumnInfo[], 
       const b = ruleAt.get(`${fk.refSchema}\0${fk.refTable}\0${fk.refColumns[i]}`);
       const masks = (r: MaskRule | undefined) => !!r && r.strategy.kind !== 'keep';
       if ((masks(a) || masks(b)) && a?.text !== b?.text) {
-        problems.push({ key: keyOf(fk.schema, fk.table, col), problem: (`references ${keyOf(fk.refSchema, fk.refTable, fk.refColumns[i]!)} (foreign key ${fk.name}): give both ` +
-`the same strategy, so that masked keys still match`) });
+        problems.push({
+          key: keyOf(fk.schema, fk.table, col),
+          problem:
+            `references ${keyOf(fk.refSchema, fk.refTable, fk.refColumns[i]!)} (foreign key ${fk.name}): give both ` +
+            `the same strategy, so that masked keys still match`,
+        });
       }
     });
   }
@@ -101,7 +111,12 @@ export function ruleProblems(rules: readonly MaskRule[], columns: ColumnInfo[], 
 }
 
 /** Scans the database `db` is connected to against the rules. Reads the catalog and ≤ 200 rows per table; writes nothing. */
-export async function scanDatabase(db: Db, database: string, rules: readonly MaskRule[], progress: (msg: string) => void = () => {}): Promise<ScanReport> {
+export async function scanDatabase(
+  db: Db,
+  database: string,
+  rules: readonly MaskRule[],
+  progress: (msg: string) => void = () => {},
+): Promise<ScanReport> {
   const columns = await columnsOf(db);
   const fks = await foreignKeysOf(db);
   const ruleAt = new Map(rules.map((r) => [`${r.schema}\0${r.table}\0${r.column}`, r]));
@@ -126,9 +141,19 @@ export async function scanDatabase(db: Db, database: string, rules: readonly Mas
     // Values: text-like and json columns, from a sample of the table.
     const sampled = cols.filter((c) => c.category === 'S' || c.base === 'json' || c.base === 'jsonb');
     if (sampled.length) {
-      const sample = await sampleValues(db, schema, table, sampled.map((c) => c.column), rows, SAMPLE);
+      const sample = await sampleValues(
+        db,
+        schema,
+        table,
+        sampled.map((c) => c.column),
+        rows,
+        SAMPLE,
+      );
       for (const c of sampled) {
-        const values = sample.map((r) => r[c.column]).filter((v): v is string => v !== null && v !== undefined).slice(0, SAMPLE);
+        const values = sample
+          .map((r) => r[c.column])
+          .filter((v): v is string => v !== null && v !== undefined)
+          .slice(0, SAMPLE);
         if (!values.length) continue;
         const json = c.base === 'json' || c.base === 'jsonb';
         const kinds = new Map<string, number>();
@@ -136,7 +161,8 @@ export async function scanDatabase(db: Db, database: string, rules: readonly Mas
           const k = json ? embeddedKind(v) : valueKind(v);
           if (k) kinds.set(k, (kinds.get(k) ?? 0) + 1);
         }
-        for (const [k, n] of kinds) mark(c, `${n}/${values.length} sampled values look like ${k}`, json ? 'jsonb' : suggestionFor(k));
+        for (const [k, n] of kinds)
+          mark(c, `${n}/${values.length} sampled values look like ${k}`, json ? 'jsonb' : suggestionFor(k));
         if (json && signs.has(c)) {
           const paths = new Map<string, string>();
           for (const v of values) {
@@ -146,21 +172,44 @@ export async function scanDatabase(db: Db, database: string, rules: readonly Mas
               // not json after all: the suggestion falls back to null
             }
           }
-          signs.get(c)!.suggest = paths.size ? `{ jsonb = { ${[...paths].map(([p, s]) => `${tomlString(p)} = ${tomlString(s)}`).join(', ')} } }` : 'null';
+          signs.get(c)!.suggest = paths.size
+            ? `{ jsonb = { ${[...paths].map(([p, s]) => `${tomlString(p)} = ${tomlString(s)}`).join(', ')} } }`
+            : 'null';
         }
       }
     }
     for (const [c, s] of signs) {
       const rule = ruleAt.get(`${c.schema}\0${c.table}\0${c.column}`);
-      personal.push({ key: keyOf(c.schema, c.table, c.column), type: c.type, why: s.why, rule: rule?.text ?? null, suggest: workable(c, s.suggest) });
+      personal.push({
+        key: keyOf(c.schema, c.table, c.column),
+        type: c.type,
+        why: s.why,
+        rule: rule?.text ?? null,
+        suggest: workable(c, s.suggest),
+      });
     }
   }
   const unruled = personal.filter((f) => f.rule === null);
   const width = Math.max(0, ...unruled.map((f) => tomlString(f.key).length));
   const block = unruled.length
-    ? ['[mask]', ...unruled.map((f) => (`${tomlString(f.key).padEnd(width)} = ${f.suggest.startsWith('{') ? f.suggest : tomlString(f.suggest)} ` +
-`  # ${f.why.join('; ')}`))].join('\n')
+    ? [
+        '[mask]',
+        ...unruled.map(
+          (f) =>
+            `${tomlString(f.key).padEnd(width)} = ${f.suggest.startsWith('{') ? f.suggest : tomlString(f.suggest)} ` +
+            `  # ${f.why.join('; ')}`,
+        ),
+      ].join('\n')
     : '';
   const problems = ruleProblems(rules, columns, fks);
-  return { database, tables: tables.size, columns: columns.length, personal, unruled, problems, rules: rules.length, block };
+  return {
+    database,
+    tables: tables.size,
+    columns: columns.length,
+    personal,
+    unruled,
+    problems,
+    rules: rules.length,
+    block,
+  };
 }

@@ -9,8 +9,74 @@ import type { Strategy } from './rules.js';
 /** A strategy that cannot apply to the column (its type, NOT NULL, a unique index, its length): said to the user. */
 export class StrategyMismatch extends Error {}
 
-const FIRST = ['Alex', 'Sam', 'Robin', 'Jordan', 'Taylor', 'Morgan', 'Casey', 'Jamie', 'Riley', 'Avery', 'Quinn', 'Charlie', 'Dana', 'Emery', 'Finley', 'Harper', 'Kai', 'Logan', 'Parker', 'Reese', 'Rowan', 'Sage', 'Skyler', 'Drew', 'Elliot', 'Hayden', 'Jesse', 'Kendall', 'Lee', 'Marley', 'Noel', 'Peyton'];
-const LAST = ['Smith', 'Jones', 'Brown', 'Miller', 'Davis', 'Garcia', 'Wilson', 'Moore', 'Taylor', 'Clark', 'Hall', 'Allen', 'Young', 'King', 'Wright', 'Scott', 'Green', 'Baker', 'Adams', 'Nelson', 'Hill', 'Campbell', 'Mitchell', 'Roberts', 'Carter', 'Phillips', 'Evans', 'Turner', 'Torres', 'Parker', 'Collins', 'Edwards'];
+const FIRST = [
+  'Alex',
+  'Sam',
+  'Robin',
+  'Jordan',
+  'Taylor',
+  'Morgan',
+  'Casey',
+  'Jamie',
+  'Riley',
+  'Avery',
+  'Quinn',
+  'Charlie',
+  'Dana',
+  'Emery',
+  'Finley',
+  'Harper',
+  'Kai',
+  'Logan',
+  'Parker',
+  'Reese',
+  'Rowan',
+  'Sage',
+  'Skyler',
+  'Drew',
+  'Elliot',
+  'Hayden',
+  'Jesse',
+  'Kendall',
+  'Lee',
+  'Marley',
+  'Noel',
+  'Peyton',
+];
+const LAST = [
+  'Smith',
+  'Jones',
+  'Brown',
+  'Miller',
+  'Davis',
+  'Garcia',
+  'Wilson',
+  'Moore',
+  'Taylor',
+  'Clark',
+  'Hall',
+  'Allen',
+  'Young',
+  'King',
+  'Wright',
+  'Scott',
+  'Green',
+  'Baker',
+  'Adams',
+  'Nelson',
+  'Hill',
+  'Campbell',
+  'Mitchell',
+  'Roberts',
+  'Carter',
+  'Phillips',
+  'Evans',
+  'Turner',
+  'Torres',
+  'Parker',
+  'Collins',
+  'Edwards',
+];
 const arr = (xs: string[]) => `'{${xs.join(',')}}'::text[]`;
 
 /** md5(salt || value) in hex; `v` is a text expression. */
@@ -25,7 +91,10 @@ function textExpr(s: Strategy, v: string, o: { unique: boolean; max: number | nu
   switch (s.kind) {
     case 'email': {
       const local = Math.min(16, (o.max ?? 99) - '@example.com'.length - 1);
-      if (local < (o.unique ? 12 : 6)) throw new StrategyMismatch(`email needs ${'@example.com'.length + 1 + (o.unique ? 12 : 6)} characters; the column holds ${o.max}: use hash`);
+      if (local < (o.unique ? 12 : 6))
+        throw new StrategyMismatch(
+          `email needs ${'@example.com'.length + 1 + (o.unique ? 12 : 6)} characters; the column holds ${o.max}: use hash`,
+        );
       return `'u' || left(${hex(v)}, ${local}) || '@example.com'`;
     }
     case 'name':
@@ -43,10 +112,12 @@ function textExpr(s: Strategy, v: string, o: { unique: boolean; max: number | nu
     case 'hash':
       return fit(hex(v));
     case 'ip':
-      if (o.unique) return `'2001:db8:' || ${[1, 5, 9, 13, 17, 21].map((i) => `to_hex(('x' || substr(${hex(v)}, ${i}, 4))::bit(16)::int)`).join(` || ':' || `)}`;
+      if (o.unique)
+        return `'2001:db8:' || ${[1, 5, 9, 13, 17, 21].map((i) => `to_hex(('x' || substr(${hex(v)}, ${i}, 4))::bit(16)::int)`).join(` || ':' || `)}`;
       return `'198.51.100.' || (1 + ${num(v)} % 254)::text`;
     case 'fixed':
-      if (o.unique) throw new StrategyMismatch('fixed would give every row the same value, and the column is unique: use hash');
+      if (o.unique)
+        throw new StrategyMismatch('fixed would give every row the same value, and the column is unique: use hash');
       return quoteLiteral(s.value);
     case 'partial':
       if (o.unique) throw new StrategyMismatch('partial can make two values equal, and the column is unique: use hash');
@@ -79,19 +150,27 @@ export function maskExpression(s: Strategy, c: ColumnInfo, defs: string[] = []):
       if (c.category === 'S') return cast(textExpr(s, v, { unique: c.unique, max: c.maxLength }));
       throw new StrategyMismatch(`hash applies to text, integer and uuid columns, not ${c.type}`);
     case 'fixed':
-      if (c.unique) throw new StrategyMismatch('fixed would give every row the same value, and the column is unique: use hash');
+      if (c.unique)
+        throw new StrategyMismatch('fixed would give every row the same value, and the column is unique: use hash');
       return `${quoteLiteral(s.value)}::${c.type}`;
     case 'date_shift':
-      if (c.category !== 'D' || /^time( |$)/.test(c.type)) throw new StrategyMismatch(`date_shift applies to date and timestamp columns, not ${c.type}`);
+      if (c.category !== 'D' || /^time( |$)/.test(c.type))
+        throw new StrategyMismatch(`date_shift applies to date and timestamp columns, not ${c.type}`);
       // -days … -1 or 1 … days: never 0, so no value stays where it was.
-      return cast(`${col} + ((${num(v)} % ${2 * s.days}) - ${s.days} + (${num(v)} % ${2 * s.days}) / ${s.days}) * interval '1 day'`);
+      return cast(
+        `${col} + ((${num(v)} % ${2 * s.days}) - ${s.days} + (${num(v)} % ${2 * s.days}) / ${s.days}) * interval '1 day'`,
+      );
     case 'ip':
-      if (c.category !== 'I' && c.category !== 'S') throw new StrategyMismatch(`ip applies to inet and text columns, not ${c.type}`);
+      if (c.category !== 'I' && c.category !== 'S')
+        throw new StrategyMismatch(`ip applies to inet and text columns, not ${c.type}`);
       return cast(textExpr(s, v, { unique: c.unique, max: c.maxLength }));
     case 'jsonb':
       return jsonbExpr(s, c, defs);
     default:
-      if (c.category !== 'S') throw new StrategyMismatch(`${s.kind} applies to text columns, not ${c.type}${c.category === 'N' ? ': use hash' : ''}`);
+      if (c.category !== 'S')
+        throw new StrategyMismatch(
+          `${s.kind} applies to text columns, not ${c.type}${c.category === 'N' ? ': use hash' : ''}`,
+        );
       return cast(textExpr(s, v, { unique: c.unique, max: c.maxLength }));
   }
 }
@@ -102,15 +181,22 @@ export function maskExpression(s: Strategy, c: ColumnInfo, defs: string[] = []):
  * each path would repeat the whole expression of the paths before it.
  */
 function jsonbExpr(s: Extract<Strategy, { kind: 'jsonb' }>, c: ColumnInfo, defs: string[]): string {
-  if (c.base !== 'jsonb' && c.base !== 'json') throw new StrategyMismatch(`a jsonb rule applies to json and jsonb columns, not ${c.type}`);
+  if (c.base !== 'jsonb' && c.base !== 'json')
+    throw new StrategyMismatch(`a jsonb rule applies to json and jsonb columns, not ${c.type}`);
   let e = `${quoteIdent(c.column)}::jsonb`;
   for (const { path, strategy } of s.paths) {
-    if (!TEXTUAL.includes(strategy.kind) && strategy.kind !== 'null') throw new StrategyMismatch(`${strategy.kind} does not apply to a jsonb path`);
+    if (!TEXTUAL.includes(strategy.kind) && strategy.kind !== 'null')
+      throw new StrategyMismatch(`${strategy.kind} does not apply to a jsonb path`);
     const p = `${quoteLiteral(`{${path.map((k) => `"${k.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}::text[]`;
-    const value = strategy.kind === 'null' ? `'null'::jsonb` : `to_jsonb(${textExpr(strategy, `(j #>> ${p})`, { unique: false, max: null })})`;
+    const value =
+      strategy.kind === 'null'
+        ? `'null'::jsonb`
+        : `to_jsonb(${textExpr(strategy, `(j #>> ${p})`, { unique: false, max: null })})`;
     const fn = `pg_temp.pgx_mask_jsonb_${defs.length + 1}`;
-    defs.push((`CREATE FUNCTION ${fn}(j jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $pgx$ SELECT CASE WHEN jsonb_typeof(j ` +
-`#> ${p}) IN ('string', 'number') THEN jsonb_set(j, ${p}, ${value}) ELSE j END $pgx$`));
+    defs.push(
+      `CREATE FUNCTION ${fn}(j jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $pgx$ SELECT CASE WHEN jsonb_typeof(j ` +
+        `#> ${p}) IN ('string', 'number') THEN jsonb_set(j, ${p}, ${value}) ELSE j END $pgx$`,
+    );
     e = `${fn}(${e})`;
   }
   return `(${e})::${c.type}`;

@@ -25,7 +25,12 @@ export function keyLine(text: string, table: string, key: string): number | unde
  * One unknown key as the error names it: `"idle_tl" (line 4; did you mean "idle_ttl"?)`. `known`: each table's keys
  * (the top level's are the tables).
  */
-export function unknownKeyNote(text: string | undefined, table: string, key: string, known: Record<string, readonly string[]>): string {
+export function unknownKeyNote(
+  text: string | undefined,
+  table: string,
+  key: string,
+  known: Record<string, readonly string[]>,
+): string {
   const line = text === undefined ? undefined : keyLine(text, table, key);
   const near = didYouMean(key, table === '' ? Object.keys(known) : (known[table] ?? []));
   const elsewhere = table === '' ? undefined : Object.keys(known).find((t) => t !== table && known[t]!.includes(key));

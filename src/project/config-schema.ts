@@ -32,28 +32,53 @@ export function exampleConfigPath(): string {
  * (pgx_tpl_…) are derived from a source, never one.
  */
 export function sourceRefusal(name: string): string | undefined {
-  if (name === 'pgx_registry' || name.startsWith('pgx_tpl_')) return `"${name}" is pgx's own database, not application data`;
-  if (name === 'template0' || name === 'template1') return `"${name}" is one of PostgreSQL's template databases, not application data`;
-  if (name === 'postgres') return `"postgres" is the server's maintenance database (pgx's own connections use it), not application data`;
+  if (name === 'pgx_registry' || name.startsWith('pgx_tpl_'))
+    return `"${name}" is pgx's own database, not application data`;
+  if (name === 'template0' || name === 'template1')
+    return `"${name}" is one of PostgreSQL's template databases, not application data`;
+  if (name === 'postgres')
+    return `"postgres" is the server's maintenance database (pgx's own connections use it), not application data`;
   return undefined;
 }
 
 const sourceName = z.string().check(
   z.minLength(1),
   z.maxLength(63),
-  z.refine((v) => sourceRefusal(v) === undefined, { error: (i) => `${sourceRefusal(String(i.input))}; name the database your application uses, or remove source to start branches empty` }),
+  z.refine((v) => sourceRefusal(v) === undefined, {
+    error: (i) =>
+      `${sourceRefusal(String(i.input))}; name the database your application uses, or remove source to start branches empty`,
+  }),
 );
 
-const identifierLike = z.string().check(z.minLength(1), z.maxLength(63), z.regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only'));
+const identifierLike = z
+  .string()
+  .check(
+    z.minLength(1),
+    z.maxLength(63),
+    z.regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'letters, digits, "_", "-" and "." only'),
+  );
 
-const GUARD_DEFAULTS = { client_connection_check_interval: '5s', idle_in_transaction_session_timeout: '15m', statement_timeout: '1h' } as const;
+const GUARD_DEFAULTS = {
+  client_connection_check_interval: '5s',
+  idle_in_transaction_session_timeout: '15m',
+  statement_timeout: '1h',
+} as const;
 
 // Defaults are given as raw values (prefault) so they pass through the same transforms as user input.
 const fileSchema = z.strictObject({
   server: z.prefault(
     z.strictObject({
       // the message never quotes the value (it may hold a password): only the scheme, or what kind of string it is
-      url: z.optional(z.string().check(z.refine((v) => isSupportedUrl(v), { error: (i) => `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://` }))),
+      url: z.optional(
+        z
+          .string()
+          .check(
+            z.refine((v) => isSupportedUrl(v), {
+              error: (i) =>
+                `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://`,
+            }),
+          ),
+      ),
     }),
     {},
   ),
@@ -95,7 +120,12 @@ const fileSchema = z.strictObject({
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': Object.keys(fileSchema.shape),
   // A table of fixed keys; [mask] is keyed by column names, so it has none to suggest.
-  ...Object.fromEntries(Object.entries(fileSchema.shape).map(([t, v]) => [t, Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape ?? {})])),
+  ...Object.fromEntries(
+    Object.entries(fileSchema.shape).map(([t, v]) => [
+      t,
+      Object.keys((v._zod.def.innerType as z.ZodMiniObject).shape ?? {}),
+    ]),
+  ),
 };
 
 /**
@@ -103,7 +133,12 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
  * (the newline is the control character): the position is then at the line's end, and the string opened at the
  * last quote before it. Returns where it opened, or undefined for any other error.
  */
-function unterminatedString(text: string, line: number | undefined, column: number | undefined, what: string): { line: number; column: number; quote: string } | undefined {
+function unterminatedString(
+  text: string,
+  line: number | undefined,
+  column: number | undefined,
+  what: string,
+): { line: number; column: number; quote: string } | undefined {
   if (!line || !column) return undefined;
   const lineText = text.split('\n')[line - 1]?.replace(/\r$/, '');
   if (lineText === undefined) return undefined;
@@ -128,23 +163,44 @@ export function parseConfigText(text: string | undefined, file: string | undefin
       // may hold a password in [server] url.
       const { line, column, message } = e as { line?: number; column?: number; message?: string };
       const at = line ? `:${line}${column ? `:${column}` : ''}` : '';
-      const what = (message ?? '').split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
+      const what = (message ?? '')
+        .split('\n')[0]!
+        .replace(/^Invalid TOML document:\s*/, '')
+        .trim();
       const open = unterminatedString(text, line, column, what);
-      if (open) throw new PgxError('CONFIG_INVALID', (`${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} ` +
-`(no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`), (`Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, ` +
-`with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`));
-      throw new PgxError('CONFIG_INVALID', `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`, (`Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), ` +
-`or regenerate the file with \`pgx init --force\`.`));
+      if (open)
+        throw new PgxError(
+          'CONFIG_INVALID',
+          `${file}:${open.line}:${open.column}: not valid TOML: unterminated string at line ${open.line} col ${open.column} ` +
+            `(no closing ${open.quote}${open.quote.length === 1 ? ' on that line' : ''}).`,
+          `Close the string with ${open.quote}${open.quote.length === 1 ? ' on the same line' : ''} (every key, ` +
+            `with its syntax: ${exampleConfigPath()}), or regenerate the file with \`pgx init --force\`.`,
+        );
+      throw new PgxError(
+        'CONFIG_INVALID',
+        `${file}${at}: not valid TOML${what ? `: ${what}` : ''}.`,
+        `Fix the syntax${line ? ` at line ${line}` : ''} of ${file} (every key, with its syntax: ${exampleConfigPath()}), ` +
+          `or regenerate the file with \`pgx init --force\`.`,
+      );
     }
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const path = i.path.join('.') || '(top level)';
-      const msg = i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => unknownKeyNote(text, i.path.join('.'), k, KNOWN_KEYS)).join(', ')}` : i.message;
+      const msg =
+        i.code === 'unrecognized_keys'
+          ? `unknown key(s) ${i.keys.map((k) => unknownKeyNote(text, i.path.join('.'), k, KNOWN_KEYS)).join(', ')}`
+          : i.message;
       return `  ${path}: ${msg}`;
     });
-    const named = parsed.error.issues.map((i) => (i.code === 'unrecognized_keys' ? i.keys.map((k) => (i.path.length ? `[${i.path.join('.')}] ${k}` : `[${k}]`)).join(', ') : i.path.length ? `[${i.path.slice(0, -1).join('.')}] ${String(i.path.at(-1))}` : '(top level)'));
+    const named = parsed.error.issues.map((i) =>
+      i.code === 'unrecognized_keys'
+        ? i.keys.map((k) => (i.path.length ? `[${i.path.join('.')}] ${k}` : `[${k}]`)).join(', ')
+        : i.path.length
+          ? `[${i.path.slice(0, -1).join('.')}] ${String(i.path.at(-1))}`
+          : '(top level)',
+    );
     throw new PgxError(
       'CONFIG_INVALID',
       `${file}: invalid configuration:\n${lines.join('\n')}`,

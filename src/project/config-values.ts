@@ -39,7 +39,11 @@ export function duration(range: { minMs: number; maxMs: number; max: string; why
   );
 }
 
-function inRange(ms: number, v: string | number, range: { minMs: number; maxMs: number; max: string; why: string }): number {
+function inRange(
+  ms: number,
+  v: string | number,
+  range: { minMs: number; maxMs: number; max: string; why: string },
+): number {
   const shown = typeof v === 'number' ? `${v}` : `"${v}"`;
   if (ms > range.maxMs) throw new Error(`${shown} is too long: at most ${range.max} (${range.why})`);
   if (ms < range.minMs) throw new Error(`${shown} is too short: at least ${range.minMs / 1000}s`);
@@ -47,7 +51,12 @@ function inRange(ms: number, v: string | number, range: { minMs: number; maxMs: 
 }
 
 export const AGENT_TIMING = { maxMs: HUNDRED_YEARS_MS, max: '36500d', why: 'a deadline PostgreSQL can store' } as const;
-const GUARD_RANGE = { minMs: 0, maxMs: PG_INT_MAX, max: '2147483647ms (about 24.8 days)', why: 'PostgreSQL keeps these settings as an integer number of milliseconds' } as const;
+const GUARD_RANGE = {
+  minMs: 0,
+  maxMs: PG_INT_MAX,
+  max: '2147483647ms (about 24.8 days)',
+  why: 'PostgreSQL keeps these settings as an integer number of milliseconds',
+} as const;
 
 /** A guard is a duration, or false / "off" to leave that setting alone (null). */
 export const guard = z.pipe(

@@ -13,7 +13,8 @@ export const CONFIG_FILE = '.pgx.toml';
 
 export type RolesMode = 'auto' | 'per-branch' | 'admin';
 
-export type GuardName = 'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
+export type GuardName =
+  'client_connection_check_interval' | 'idle_in_transaction_session_timeout' | 'statement_timeout';
 
 export interface Config {
   /**
@@ -106,7 +107,11 @@ function mainCheckoutConfig(file: string): string | undefined {
 
 /** A host label safe inside a database name: lowercase [a-z0-9], at most 16 characters. */
 export function hostLabel(raw: string): string {
-  const label = raw.toLowerCase().split('.')[0]!.replace(/[^a-z0-9]/g, '').slice(0, 16);
+  const label = raw
+    .toLowerCase()
+    .split('.')[0]!
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, 16);
   return label || 'host';
 }
 
@@ -120,7 +125,11 @@ function serverUrlFile(file: string | undefined): string | undefined {
   try {
     return readFileSync(file, 'utf8').trim() || undefined;
   } catch {
-    throw new PgxError('CONFIG_INVALID', `PGX_DATABASE_URL_FILE names ${file}, which can't be read.`, 'It is written by pgx at SessionStart; restart the session, or set PGX_DATABASE_URL.');
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `PGX_DATABASE_URL_FILE names ${file}, which can't be read.`,
+      'It is written by pgx at SessionStart; restart the session, or set PGX_DATABASE_URL.',
+    );
   }
 }
 
@@ -133,7 +142,13 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
   const projectDir = file ? dirname(file) : cwd;
   const fromFile = env.PGX_DATABASE_URL ? undefined : serverUrlFile(env.PGX_DATABASE_URL_FILE);
   const serverUrl = env.PGX_DATABASE_URL || fromFile || c.server.url || undefined;
-  const serverUrlFrom = env.PGX_DATABASE_URL ? 'PGX_DATABASE_URL' : fromFile ? `PGX_DATABASE_URL_FILE (${env.PGX_DATABASE_URL_FILE})` : serverUrl ? `[server] url in ${file}` : undefined;
+  const serverUrlFrom = env.PGX_DATABASE_URL
+    ? 'PGX_DATABASE_URL'
+    : fromFile
+      ? `PGX_DATABASE_URL_FILE (${env.PGX_DATABASE_URL_FILE})`
+      : serverUrl
+        ? `[server] url in ${file}`
+        : undefined;
   return {
     projectDir,
     file,
@@ -168,6 +183,11 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
 /** PGX_POOL (a whole number) overrides [agent] pool: CI and tests turn the pool off without editing the file. */
 function poolSizeFrom(envValue: string | undefined, fileValue: number): number {
   if (envValue === undefined || envValue === '') return fileValue;
-  if (!/^\d{1,3}$/.test(envValue) || Number(envValue) > 256) throw new PgxError('CONFIG_INVALID', `PGX_POOL must be a whole number from 0 to 256 (got "${envValue.slice(0, 20)}").`, 'Unset it, or set e.g. PGX_POOL=0 to turn the warm pool off.');
+  if (!/^\d{1,3}$/.test(envValue) || Number(envValue) > 256)
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `PGX_POOL must be a whole number from 0 to 256 (got "${envValue.slice(0, 20)}").`,
+      'Unset it, or set e.g. PGX_POOL=0 to turn the warm pool off.',
+    );
   return Number(envValue);
 }

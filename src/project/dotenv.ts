@@ -43,7 +43,11 @@ export function readProjectDotenv(projectDir: string): Map<string, DotenvEntry> 
 }
 
 /** A postgres URL for `name`: from the environment first, else from the project's .env files. */
-export function findDatabaseUrl(projectDir: string, name = 'DATABASE_URL', env: NodeJS.ProcessEnv = process.env): { value: string; from: string } | undefined {
+export function findDatabaseUrl(
+  projectDir: string,
+  name = 'DATABASE_URL',
+  env: NodeJS.ProcessEnv = process.env,
+): { value: string; from: string } | undefined {
   const isPg = (v: string | undefined) => !!v && /^postgres(ql)?:\/\//.test(v);
   if (isPg(env[name])) return { value: env[name]!, from: `$${name}` };
   const e = readProjectDotenv(projectDir).get(name);

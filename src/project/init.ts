@@ -20,7 +20,8 @@ export interface InitOptions {
 const tomlString = (s: string) => JSON.stringify(s); // TOML basic strings accept JSON string escapes
 
 /** The line that marks a .pgx.toml written by `pgx agent install` (decision 421). */
-export const INSTALL_WROTE = '# Written by `pgx agent install`: `pgx agent uninstall` deletes this file while it is unchanged.';
+export const INSTALL_WROTE =
+  '# Written by `pgx agent install`: `pgx agent uninstall` deletes this file while it is unchanged.';
 
 export function renderConfig(o: { name: string; url?: string; source?: string; by?: 'install' }): string {
   return `# pgx: every coding agent gets its own PostgreSQL branch. Every key: ${exampleConfigPath()}
@@ -51,7 +52,13 @@ export function initProject(o: InitOptions): { path: string; written: boolean; n
   if (existsSync(path) && !o.force) {
     throw new PgxError('USAGE', `${path} already exists.`, 'Pass --force to overwrite it, or edit it by hand.');
   }
-  const name = o.name ?? (basename(dir).replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^[.-]+/, '').slice(0, 63) || 'project');
+  const name =
+    o.name ??
+    (basename(dir)
+      .replace(/[^A-Za-z0-9_.-]/g, '_')
+      .replace(/^[.-]+/, '')
+      .slice(0, 63) ||
+      'project');
   const text = renderConfig({ name, url: o.url, source: o.source, by: o.by });
   validateConfigText(text, path);
   const hasPassword = o.url ? parseUrl(o.url).password !== undefined : false; // also rejects an unparseable url, before writing
@@ -74,7 +81,11 @@ export function setConfigSource(file: string, source: string): void {
   else next = `${text.replace(/\n*$/, '\n')}\n[project]\n${line}\n`;
   validateConfigText(next, file);
   if (parseToml(next).project && (parseToml(next).project as { source?: string }).source !== source) {
-    throw new PgxError('CONFIG_INVALID', `${file}: could not set [project] source safely.`, `Add \`${line}\` under [project] by hand.`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `${file}: could not set [project] source safely.`,
+      `Add \`${line}\` under [project] by hand.`,
+    );
   }
   writeFileSync(file, next);
 }

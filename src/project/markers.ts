@@ -67,22 +67,38 @@ function markedAncestor(dir: string, home: string): { dir: string; marker: strin
  * Refuses (NOT_A_PROJECT, exit 2) to make `dir` a project unless it looks like one, or `here` says so. `command` is
  * what to run instead, e.g. `pgx agent install claude`; `userScope` is the user-wide alternative when there is one.
  */
-export function requireProjectDir(dir: string, o: { here?: boolean; command: string; userScope?: string; home?: string; extra?: string }): void {
+export function requireProjectDir(
+  dir: string,
+  o: { here?: boolean; command: string; userScope?: string; home?: string; extra?: string },
+): void {
   if (o.here) return;
   const home = o.home ?? homedir();
   const d = resolve(dir);
   const atTop = isHomeOrRoot(d, home);
   if (!atTop && projectMarker(d)) return;
   const near = atTop ? undefined : markedAncestor(d, home);
-  const what = d === dirname(d) ? `${d} is the root directory` : real(d) === real(home) ? `${d} is your home directory ($HOME)` : `${d} has no project marker (${PROJECT_MARKERS.slice(0, 8).join(', ')}, …)`;
-  const why = atTop ? (': a .pgx.toml there makes every directory below it one project, and its .claude/settings.json is Claude ' +
-'Code\'s user-wide file.') : ': pgx would make it a project (a .pgx.toml, and every directory below it resolving to it).';
+  const what =
+    d === dirname(d)
+      ? `${d} is the root directory`
+      : real(d) === real(home)
+        ? `${d} is your home directory ($HOME)`
+        : `${d} has no project marker (${PROJECT_MARKERS.slice(0, 8).join(', ')}, …)`;
+  const why = atTop
+    ? ': a .pgx.toml there makes every directory below it one project, and its .claude/settings.json is Claude ' +
+      "Code's user-wide file."
+    : ': pgx would make it a project (a .pgx.toml, and every directory below it resolving to it).';
   const ways = [
     o.extra,
-    near ? `the project looks like ${near.dir} (it has ${near.marker}): \`${o.command} --cwd ${near.dir}\`` : `run it in your project, or \`${o.command} --cwd <project>\``,
+    near
+      ? `the project looks like ${near.dir} (it has ${near.marker}): \`${o.command} --cwd ${near.dir}\``
+      : `run it in your project, or \`${o.command} --cwd <project>\``,
     o.userScope ? `for every project of yours: \`${o.userScope}\`` : undefined,
     `to make ${d} a project anyway: \`${o.command} --here\``,
   ].filter(Boolean);
   const hint = ways.join('; ');
-  throw new PgxError('NOT_A_PROJECT', `${what}${why}`, `Nothing was written. ${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`);
+  throw new PgxError(
+    'NOT_A_PROJECT',
+    `${what}${why}`,
+    `Nothing was written. ${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`,
+  );
 }

@@ -41,18 +41,29 @@ export async function drawTicket(db: RegistryDb): Promise<string> {
 }
 
 /** Record first: the copy's name and the ticket drawn now, before its copy begins. Returns that ticket. */
-export async function insertMaking(db: RegistryDb, f: { name: string; project: string; parent: string; nonce: string }): Promise<string> {
+export async function insertMaking(
+  db: RegistryDb,
+  f: { name: string; project: string; parent: string; nonce: string },
+): Promise<string> {
   const [r] = await q<{ ticket: string }>(
     db,
-    (`INSERT INTO pgx_frozen (name, project, parent, nonce, state, ticket) VALUES ($1, $2, $3, $4, 'making', ` +
-`nextval('pgx_frozen_ticket')) RETURNING ticket::text AS ticket`),
+    `INSERT INTO pgx_frozen (name, project, parent, nonce, state, ticket) VALUES ($1, $2, $3, $4, 'making', ` +
+      `nextval('pgx_frozen_ticket')) RETURNING ticket::text AS ticket`,
     [f.name, f.project, f.parent, f.nonce],
   );
   return r!.ticket;
 }
 
-export async function markReady(db: RegistryDb, name: string, o: { signature: string | null; method: string; bytes: number }): Promise<void> {
-  await q(db, `UPDATE pgx_frozen SET state = 'ready', signature = $2, method = $3, bytes = $4, ready_at = now() WHERE name = $1`, [name, o.signature, o.method, o.bytes]);
+export async function markReady(
+  db: RegistryDb,
+  name: string,
+  o: { signature: string | null; method: string; bytes: number },
+): Promise<void> {
+  await q(
+    db,
+    `UPDATE pgx_frozen SET state = 'ready', signature = $2, method = $3, bytes = $4, ready_at = now() WHERE name = $1`,
+    [name, o.signature, o.method, o.bytes],
+  );
 }
 
 /** The parent's copies, newest first (ready and in the making). */
@@ -62,7 +73,9 @@ export async function copiesOf(db: RegistryDb, parent: string): Promise<FrozenRo
 
 /** Every frozen copy on the server, or one project's (ls --all, doctor, gc). */
 export async function listFrozen(db: RegistryDb, project?: string): Promise<FrozenRow[]> {
-  return project === undefined ? q<FrozenRow>(db, `${SELECT} ORDER BY f.parent, f.ticket DESC`) : q<FrozenRow>(db, `${SELECT} WHERE f.project = $1 ORDER BY f.parent, f.ticket DESC`, [project]);
+  return project === undefined
+    ? q<FrozenRow>(db, `${SELECT} ORDER BY f.parent, f.ticket DESC`)
+    : q<FrozenRow>(db, `${SELECT} WHERE f.project = $1 ORDER BY f.parent, f.ticket DESC`, [project]);
 }
 
 export async function deleteFrozen(db: RegistryDb, name: string): Promise<void> {

@@ -7,23 +7,39 @@ import { q, statsMark, type BranchKind, type BranchRecord, type BranchState } fr
 
 /** The branch's lineage, recorded before its database is made: forked from `parent` (null: the template). */
 export async function setLineage(db: RegistryDb, name: string, parent: string | null): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, (`UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE ` +
-`name = $1 RETURNING *`), [name, parent]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
+  const [row] = await q<BranchRecord>(
+    db,
+    `UPDATE pgx_branch SET parent = $2, forked_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE ` +
+      `name = $1 RETURNING *`,
+    [name, parent],
+  );
+  if (!row)
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `The registry record of "${name}" disappeared while the branch was being made.`,
+      'Retry.',
+    );
   return row;
 }
 
 /** A reset's replacement: its nonce recorded before pgx_new_<nonce> exists (null: none in flight). */
 export async function setSwapNonce(db: RegistryDb, name: string, swap: string | null): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = $2 WHERE name = $1 RETURNING *`, [name, swap]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = $2 WHERE name = $1 RETURNING *`, [
+    name,
+    swap,
+  ]);
+  if (!row)
+    throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
   return row;
 }
 
 /** The reset's leftovers are gone: nothing in flight (a statement of its own, so a test can stop right before it). */
 export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = NULL WHERE name = $1 RETURNING *`, [name]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET swap_nonce = NULL WHERE name = $1 RETURNING *`, [
+    name,
+  ]);
+  if (!row)
+    throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
   return row;
 }
 
@@ -32,7 +48,14 @@ export async function clearSwap(db: RegistryDb, name: string): Promise<BranchRec
  * swap_nonce the old one's (its database is now pgx_old_<old nonce>, dropped next). The baseline is taken as in
  * markActive; `forkedAt`: the lineage's time moves (a reset to the parent forks it again).
  */
-export async function commitSwap(db: RegistryDb, name: string, newNonce: string, oldNonce: string, baseline: { template: string | null }, forkedAt: boolean): Promise<BranchRecord> {
+export async function commitSwap(
+  db: RegistryDb,
+  name: string,
+  newNonce: string,
+  oldNonce: string,
+  baseline: { template: string | null },
+  forkedAt: boolean,
+): Promise<BranchRecord> {
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
@@ -45,7 +68,8 @@ export async function commitSwap(db: RegistryDb, name: string, newNonce: string,
       WHERE name = $1 RETURNING *`,
     [name, newNonce, oldNonce, baseline.template, forkedAt],
   );
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
+  if (!row)
+    throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared during the reset.`, 'Retry.');
   return row;
 }
 
@@ -72,7 +96,10 @@ export interface ForkParent {
 }
 
 /** The parent's record, its database's stamp, its backends and statistics mark, and the current template build. */
-export async function forkParent(db: RegistryDb, where: { identityKey: string } | { name: string }): Promise<ForkParent | undefined> {
+export async function forkParent(
+  db: RegistryDb,
+  where: { identityKey: string } | { name: string },
+): Promise<ForkParent | undefined> {
   const [row] = await q<ForkParent>(
     db,
     `SELECT b.name, b.identity_key, b.nonce, b.state, b.kind, b.parent, b.base_mark, b.base_template::text,

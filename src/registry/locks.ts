@@ -100,10 +100,17 @@ export function withTemplateLock<T>(db: RegistryDb, templateName: string, fn: ()
 }
 
 /** The template's lock within `waitMs` (polled try-locks), or undefined when it stayed busy that long. */
-export async function withTemplateLockWithin<T>(db: RegistryDb, templateName: string, waitMs: number, fn: () => Promise<T>): Promise<T | undefined> {
+export async function withTemplateLockWithin<T>(
+  db: RegistryDb,
+  templateName: string,
+  waitMs: number,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
   const until = Date.now() + waitMs;
   for (;;) {
-    const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [LOCK.template(templateName)]);
+    const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [
+      LOCK.template(templateName),
+    ]);
     if (row!.ok) break;
     if (Date.now() >= until) return undefined;
     await new Promise((res) => setTimeout(res, 50));
@@ -153,7 +160,12 @@ export async function noLeaseHeld(db: RegistryDb, identityKey: string): Promise<
  * The parent's freeze lock, waited for at most `waitMs` (the server's lock_timeout: its own queue, no polling); undefined
  * when it stayed held that long. No bound: waits.
  */
-export async function withFreezeLock<T>(db: RegistryDb, parent: string, waitMs: number | undefined, fn: () => Promise<T>): Promise<T | undefined> {
+export async function withFreezeLock<T>(
+  db: RegistryDb,
+  parent: string,
+  waitMs: number | undefined,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
   const key = LOCK.freeze(parent);
   if (waitMs === undefined) return withLock(db, key, fn);
   await db.query(`SET lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);

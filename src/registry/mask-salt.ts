@@ -8,7 +8,10 @@ import type { RegistryDb } from './locks.js';
 
 /** The project's salt, made (32 random bytes, hex) the first time it is asked for. */
 export async function maskSalt(db: RegistryDb, project: string): Promise<string> {
-  await db.query(`INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING`, [project, randomBytes(32).toString('hex')]);
+  await db.query(`INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING`, [
+    project,
+    randomBytes(32).toString('hex'),
+  ]);
   const [row] = await db.query<{ salt: string }>(`SELECT salt FROM pgx_mask_salt WHERE project = $1`, [project]);
   return row!.salt;
 }

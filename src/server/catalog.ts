@@ -143,7 +143,13 @@ export async function databaseInfo(db: Db, name: string): Promise<DatabaseInfo> 
     [name],
   );
   if (!row) return { exists: false, comment: null, stamp: undefined, allowConn: false, isTemplate: false };
-  return { exists: true, comment: row.comment, stamp: parseStamp(row.comment), allowConn: row.datallowconn, isTemplate: row.datistemplate };
+  return {
+    exists: true,
+    comment: row.comment,
+    stamp: parseStamp(row.comment),
+    allowConn: row.datallowconn,
+    isTemplate: row.datistemplate,
+  };
 }
 
 /** Does the stamp say this is `identityKey`'s branch (or, without a key, any pgx branch)? */
@@ -159,7 +165,12 @@ export function isBranchStamp(stamp: Stamp | undefined, identityKey?: string): b
  */
 export function isOwnBranch(info: DatabaseInfo, rec: { identity_key: string; nonce?: string | null }): boolean {
   const s = info.stamp;
-  return info.exists && s?.kind === 'branch' && s.identityKey === rec.identity_key && (s.nonce ?? null) === (rec.nonce ?? null);
+  return (
+    info.exists &&
+    s?.kind === 'branch' &&
+    s.identityKey === rec.identity_key &&
+    (s.nonce ?? null) === (rec.nonce ?? null)
+  );
 }
 
 /**
@@ -234,14 +245,18 @@ export async function stampedDatabasesOf(db: Db, kinds: (keyof typeof STAMP_PREF
   const out: StampedDatabase[] = [];
   for (const r of rows) {
     const stamp = parseStamp(r.comment);
-    if (stamp && kinds.includes(stamp.kind)) out.push({ name: r.datname, stamp, bytes: Number(r.bytes), isTemplate: r.datistemplate });
+    if (stamp && kinds.includes(stamp.kind))
+      out.push({ name: r.datname, stamp, bytes: Number(r.bytes), isTemplate: r.datistemplate });
   }
   return out;
 }
 
 /** Databases whose name starts with `prefix` (a template's builds and asides). */
 export async function databasesNamedLike(db: Db, prefix: string): Promise<string[]> {
-  const rows = await db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1', [prefix, prefix.length]);
+  const rows = await db.query<{ datname: string }>(
+    'SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1',
+    [prefix, prefix.length],
+  );
   return rows.map((r) => r.datname);
 }
 
@@ -261,7 +276,8 @@ export interface CreateOptions {
 }
 
 export async function createDatabase(db: Db, name: string, o: CreateOptions): Promise<void> {
-  if (o.fileCopyMethod && db.serverVersionNum >= 180000) await db.query(`SET file_copy_method = ${quoteLiteral(o.fileCopyMethod)}`);
+  if (o.fileCopyMethod && db.serverVersionNum >= 180000)
+    await db.query(`SET file_copy_method = ${quoteLiteral(o.fileCopyMethod)}`);
   const strategy = o.strategy && db.serverVersionNum >= 150000 ? ` STRATEGY ${o.strategy}` : '';
   const conn = o.allowConnections === false ? ' ALLOW_CONNECTIONS false' : '';
   await db.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(o.template)}${strategy}${conn}`);
@@ -313,7 +329,10 @@ export async function databaseSize(db: Db, name: string): Promise<number> {
  * What a copy of `name` writes, and where: its size, and its default tablespace's location ('': the data
  * directory; relative: an in-place tablespace under it). Undefined: no such database.
  */
-export async function copySource(db: Db, name: string): Promise<{ bytes: number; tablespace: string; location: string } | undefined> {
+export async function copySource(
+  db: Db,
+  name: string,
+): Promise<{ bytes: number; tablespace: string; location: string } | undefined> {
   const [row] = await db.query<{ bytes: string; tablespace: string; location: string }>(
     `SELECT pg_database_size(d.oid)::text AS bytes, t.spcname AS tablespace, pg_tablespace_location(d.dattablespace) AS location
        FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace WHERE d.datname = $1`,
@@ -326,13 +345,25 @@ export async function copySource(db: Db, name: string): Promise<{ bytes: number;
  * Where the server keeps its files (undefined without superuser or pg_read_all_settings), what its postmaster.pid
  * says when the directory is this machine's (its port and start time, epoch seconds), and shared_buffers in bytes.
  */
-export async function serverPlace(db: Db): Promise<{ dataDirectory?: string; port: number; startedAt: number; sharedBuffers: number }> {
-  const [row] = await db.query<{ data_directory: string | null; port: string; started: string; shared_buffers: string }>(
+export async function serverPlace(
+  db: Db,
+): Promise<{ dataDirectory?: string; port: number; startedAt: number; sharedBuffers: number }> {
+  const [row] = await db.query<{
+    data_directory: string | null;
+    port: string;
+    started: string;
+    shared_buffers: string;
+  }>(
     `SELECT CASE WHEN pg_has_role('pg_read_all_settings', 'member') THEN current_setting('data_directory') END AS data_directory,
             current_setting('port') AS port, extract(epoch FROM pg_postmaster_start_time())::bigint::text AS started,
             pg_size_bytes(current_setting('shared_buffers'))::text AS shared_buffers`,
   );
-  return { ...(row!.data_directory ? { dataDirectory: row!.data_directory } : {}), port: Number(row!.port), startedAt: Number(row!.started), sharedBuffers: Number(row!.shared_buffers) };
+  return {
+    ...(row!.data_directory ? { dataDirectory: row!.data_directory } : {}),
+    port: Number(row!.port),
+    startedAt: Number(row!.started),
+    sharedBuffers: Number(row!.shared_buffers),
+  };
 }
 
 /** The database's oid (undefined: no such database). A rebuilt database under the same name has a new one. */
@@ -360,7 +391,10 @@ export interface DatabaseActivity {
 }
 
 export async function databaseActivity(db: Db, name: string): Promise<DatabaseActivity | null> {
-  const sessions = db.serverVersionNum >= 140000 ? '(SELECT s.sessions::text FROM pg_stat_database s WHERE s.datid = d.oid)' : 'NULL::text';
+  const sessions =
+    db.serverVersionNum >= 140000
+      ? '(SELECT s.sessions::text FROM pg_stat_database s WHERE s.datid = d.oid)'
+      : 'NULL::text';
   const [row] = await db.query<DatabaseActivity>(
     `SELECT d.oid::text AS oid,
             (SELECT coalesce(string_agg(concat_ws('/', a.pid, extract(epoch FROM a.backend_start), extract(epoch FROM a.state_change), a.state), ',' ORDER BY a.pid), '')
@@ -418,7 +452,10 @@ export async function databaseSettings(db: Db, name: string): Promise<Record<str
 
 /** Sessions on the database other than this one. */
 export async function countBackends(db: Db, name: string): Promise<number> {
-  const [r] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+  const [r] = await db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+    [name],
+  );
   return r!.n;
 }
 
@@ -442,10 +479,24 @@ export interface TerminateResult {
  * Ends every other backend whose `column` (its database, or its role) is `value`, then waits (bounded) until they are
  * gone: how many it ended, and how many are still there.
  */
-async function terminateWhere(db: Db, column: 'datname' | 'usename', value: string, waitMs: number): Promise<{ terminated: number; remaining: number }> {
-  const [t] = await db.query<{ n: number }>((`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE ${column} ` +
-`= $1 AND pid <> pg_backend_pid()`), [value]);
-  const count = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`, [value]))[0]!.n;
+async function terminateWhere(
+  db: Db,
+  column: 'datname' | 'usename',
+  value: string,
+  waitMs: number,
+): Promise<{ terminated: number; remaining: number }> {
+  const [t] = await db.query<{ n: number }>(
+    `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE ${column} ` +
+      `= $1 AND pid <> pg_backend_pid()`,
+    [value],
+  );
+  const count = async () =>
+    (
+      await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${column} = $1 AND pid <> pg_backend_pid()`,
+        [value],
+      )
+    )[0]!.n;
   return { terminated: t!.n, remaining: await untilNone(count, waitMs) };
 }
 
@@ -483,7 +534,9 @@ export async function createNoLoginRole(db: Db, name: string): Promise<boolean> 
 }
 
 export async function currentRole(db: Db): Promise<RoleInfo | undefined> {
-  const [r] = await db.query<RoleInfo>('SELECT rolname, rolcreatedb, rolsuper, rolcreaterole FROM pg_roles WHERE rolname = current_user');
+  const [r] = await db.query<RoleInfo>(
+    'SELECT rolname, rolcreatedb, rolsuper, rolcreaterole FROM pg_roles WHERE rolname = current_user',
+  );
   return r;
 }
 
@@ -497,7 +550,12 @@ export const ROLE_STAMP = 'pgx:role';
  * statement text (or its log). On a non-superuser admin the role is also granted to the admin (PG16+: ADMIN alone
  * does not let it give the role ownership of objects).
  */
-export async function createBranchRole(db: Db, role: string, verifier: string, o: { login: boolean; grantToAdmin: boolean }): Promise<void> {
+export async function createBranchRole(
+  db: Db,
+  role: string,
+  verifier: string,
+  o: { login: boolean; grantToAdmin: boolean },
+): Promise<void> {
   const r = quoteIdent(role);
   const attrs = `${o.login ? 'LOGIN' : 'NOLOGIN'} NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT`;
   await db.query(
@@ -518,7 +576,9 @@ export async function branchRoleInfo(db: Db, role: string): Promise<BranchRoleIn
     `SELECT shobj_description(oid, 'pg_authid') AS comment, rolcanlogin FROM pg_roles WHERE rolname = $1`,
     [role],
   );
-  return r ? { exists: true, stamped: r.comment === ROLE_STAMP, canLogin: r.rolcanlogin } : { exists: false, stamped: false, canLogin: false };
+  return r
+    ? { exists: true, stamped: r.comment === ROLE_STAMP, canLogin: r.rolcanlogin }
+    : { exists: false, stamped: false, canLogin: false };
 }
 
 export async function setRoleLogin(db: Db, role: string, login: boolean): Promise<void> {
@@ -528,13 +588,17 @@ export async function setRoleLogin(db: Db, role: string, login: boolean): Promis
 /** Only the role has CONNECT (besides the owner, the admin); it may create schemas and temporary tables there. */
 export async function grantBranchAccess(db: Db, database: string, role: string): Promise<void> {
   const d = quoteIdent(database);
-  await db.query(`REVOKE CONNECT, TEMPORARY ON DATABASE ${d} FROM PUBLIC; GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${d} TO ${quoteIdent(role)}`);
+  await db.query(
+    `REVOKE CONNECT, TEMPORARY ON DATABASE ${d} FROM PUBLIC; GRANT CONNECT, CREATE, TEMPORARY ON DATABASE ${d} TO ${quoteIdent(role)}`,
+  );
 }
 
 /** pgx's own databases (the registry): nobody but the admin connects. */
 /** Does PUBLIC still have CONNECT on the database (PostgreSQL's default)? */
 export async function publicCanConnect(db: Db, database: string): Promise<boolean> {
-  const [r] = await db.query<{ ok: boolean }>(`SELECT has_database_privilege('public', $1, 'CONNECT') AS ok`, [database]);
+  const [r] = await db.query<{ ok: boolean }>(`SELECT has_database_privilege('public', $1, 'CONNECT') AS ok`, [
+    database,
+  ]);
   return r!.ok;
 }
 
@@ -554,15 +618,19 @@ export async function revokePublicConnect(db: Db, database: string): Promise<voi
  * table), and the branch database itself (owning it would let the role rewrite its stamp or drop it).
  */
 export async function transferOwnershipInBranch(branch: Db, role: string): Promise<void> {
-  const ext = (cat: string, x: string) => (`NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${cat}'::regclass AND dep.objid = ${x}.oid ` +
-`AND dep.deptype = 'e')`);
+  const ext = (cat: string, x: string) =>
+    `NOT EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = '${cat}'::regclass AND dep.objid = ${x}.oid ` +
+    `AND dep.deptype = 'e')`;
   const mine = (owner: string) => `${owner} <> to_regrole(${quoteLiteral(role)}) AND pg_has_role(${owner}, 'USAGE')`;
-  const loop = (select: string, alter: string) => `  FOR r IN ${select} LOOP EXECUTE format(${alter}, r.obj, role); END LOOP;
+  const loop = (
+    select: string,
+    alter: string,
+  ) => `  FOR r IN ${select} LOOP EXECUTE format(${alter}, r.obj, role); END LOOP;
 `;
   const body =
     loop(
-      (`SELECT quote_ident(n.nspname) AS obj FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') ` +
-`AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`),
+      `SELECT quote_ident(n.nspname) AS obj FROM pg_namespace n WHERE (n.oid >= 16384 OR n.nspname = 'public') ` +
+        `AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`,
       `'ALTER SCHEMA %s OWNER TO %I'`,
     ) +
     `  FOR r IN SELECT c.oid::regclass::text AS obj, c.relkind FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S') AND ${mine('c.relowner')} AND ${ext('pg_class', 'c')}
@@ -572,34 +640,49 @@ export async function transferOwnershipInBranch(branch: Db, role: string): Promi
   END LOOP;
 ` +
     loop(
-      (`SELECT t.oid::regtype::text AS obj FROM pg_type t WHERE t.oid >= 16384 AND t.typtype IN ('b','d','e','r') ` +
-`AND t.typcategory <> 'A' AND ${mine('t.typowner')} AND ${ext('pg_type', 't')}`),
+      `SELECT t.oid::regtype::text AS obj FROM pg_type t WHERE t.oid >= 16384 AND t.typtype IN ('b','d','e','r') ` +
+        `AND t.typcategory <> 'A' AND ${mine('t.typowner')} AND ${ext('pg_type', 't')}`,
       `'ALTER TYPE %s OWNER TO %I'`,
     ) +
-    loop((`SELECT p.oid::regprocedure::text AS obj FROM pg_proc p WHERE p.oid >= 16384 AND ${mine('p.proowner')} ` +
-`AND ${ext('pg_proc', 'p')}`), `'ALTER ROUTINE %s OWNER TO %I'`) +
     loop(
-      (`SELECT format('%I.%I', n.nspname, c.collname) AS obj FROM pg_collation c JOIN pg_namespace n ON n.oid ` +
-`= c.collnamespace WHERE c.oid >= 16384 AND ${mine('c.collowner')} AND ${ext('pg_collation', 'c')}`),
+      `SELECT p.oid::regprocedure::text AS obj FROM pg_proc p WHERE p.oid >= 16384 AND ${mine('p.proowner')} ` +
+        `AND ${ext('pg_proc', 'p')}`,
+      `'ALTER ROUTINE %s OWNER TO %I'`,
+    ) +
+    loop(
+      `SELECT format('%I.%I', n.nspname, c.collname) AS obj FROM pg_collation c JOIN pg_namespace n ON n.oid ` +
+        `= c.collnamespace WHERE c.oid >= 16384 AND ${mine('c.collowner')} AND ${ext('pg_collation', 'c')}`,
       `'ALTER COLLATION %s OWNER TO %I'`,
     ) +
     loop(
-      (`SELECT format('%I.%I', n.nspname, c.conname) AS obj FROM pg_conversion c JOIN pg_namespace n ON n.oid ` +
-`= c.connamespace WHERE c.oid >= 16384 AND ${mine('c.conowner')} AND ${ext('pg_conversion', 'c')}`),
+      `SELECT format('%I.%I', n.nspname, c.conname) AS obj FROM pg_conversion c JOIN pg_namespace n ON n.oid ` +
+        `= c.connamespace WHERE c.oid >= 16384 AND ${mine('c.conowner')} AND ${ext('pg_conversion', 'c')}`,
       `'ALTER CONVERSION %s OWNER TO %I'`,
     ) +
-    loop((`SELECT o.oid::regoperator::text AS obj FROM pg_operator o WHERE o.oid >= 16384 AND ${mine('o.oprowner')} ` +
-`AND ${ext('pg_operator', 'o')}`), `'ALTER OPERATOR %s OWNER TO %I'`) +
-    loop((`SELECT t.oid::regdictionary::text AS obj FROM pg_ts_dict t WHERE t.oid >= 16384 AND ${mine('t.dictowner')} ` +
-`AND ${ext('pg_ts_dict', 't')}`), `'ALTER TEXT SEARCH DICTIONARY %s OWNER TO %I'`) +
-    loop((`SELECT c.oid::regconfig::text AS obj FROM pg_ts_config c WHERE c.oid >= 16384 AND ${mine('c.cfgowner')} ` +
-`AND ${ext('pg_ts_config', 'c')}`), `'ALTER TEXT SEARCH CONFIGURATION %s OWNER TO %I'`) +
     loop(
-      (`SELECT format('%I.%I', n.nspname, s.stxname) AS obj FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid ` +
-`= s.stxnamespace WHERE ${mine('s.stxowner')} AND ${ext('pg_statistic_ext', 's')}`),
+      `SELECT o.oid::regoperator::text AS obj FROM pg_operator o WHERE o.oid >= 16384 AND ${mine('o.oprowner')} ` +
+        `AND ${ext('pg_operator', 'o')}`,
+      `'ALTER OPERATOR %s OWNER TO %I'`,
+    ) +
+    loop(
+      `SELECT t.oid::regdictionary::text AS obj FROM pg_ts_dict t WHERE t.oid >= 16384 AND ${mine('t.dictowner')} ` +
+        `AND ${ext('pg_ts_dict', 't')}`,
+      `'ALTER TEXT SEARCH DICTIONARY %s OWNER TO %I'`,
+    ) +
+    loop(
+      `SELECT c.oid::regconfig::text AS obj FROM pg_ts_config c WHERE c.oid >= 16384 AND ${mine('c.cfgowner')} ` +
+        `AND ${ext('pg_ts_config', 'c')}`,
+      `'ALTER TEXT SEARCH CONFIGURATION %s OWNER TO %I'`,
+    ) +
+    loop(
+      `SELECT format('%I.%I', n.nspname, s.stxname) AS obj FROM pg_statistic_ext s JOIN pg_namespace n ON n.oid ` +
+        `= s.stxnamespace WHERE ${mine('s.stxowner')} AND ${ext('pg_statistic_ext', 's')}`,
       `'ALTER STATISTICS %s OWNER TO %I'`,
     ) +
-    loop(`SELECT l.oid::text AS obj FROM pg_largeobject_metadata l WHERE ${mine('l.lomowner')}`, `'ALTER LARGE OBJECT %s OWNER TO %I'`);
+    loop(
+      `SELECT l.oid::text AS obj FROM pg_largeobject_metadata l WHERE ${mine('l.lomowner')}`,
+      `'ALTER LARGE OBJECT %s OWNER TO %I'`,
+    );
   await branch.query(`DO $pgx$\nDECLARE r record; role text := ${quoteLiteral(role)};\nBEGIN\n${body}END\n$pgx$`);
 }
 
@@ -617,13 +700,19 @@ export function terminateRoleBackends(db: Db, role: string, waitMs = 2000): Prom
  * Drops a stamped branch role. A role that still owns (or holds privileges on) something in another database can't
  * be dropped: the answer names those databases, and the role stays (NOLOGIN, stamped) for doctor to report.
  */
-export async function dropBranchRole(db: Db, role: string): Promise<{ dropped: true } | { dropped: false; reason: string }> {
+export async function dropBranchRole(
+  db: Db,
+  role: string,
+): Promise<{ dropped: true } | { dropped: false; reason: string }> {
   try {
     await db.query(`DROP ROLE IF EXISTS ${quoteIdent(role)}`);
     return { dropped: true };
   } catch (e) {
     if (sqlstateOf(e) !== SQLSTATE.DEPENDENT_OBJECTS_STILL_EXIST) throw e;
-    return { dropped: false, reason: `still owns or holds privileges on objects in ${(await roleDependentDatabases(db, role)).join(', ') || 'another database'}` };
+    return {
+      dropped: false,
+      reason: `still owns or holds privileges on objects in ${(await roleDependentDatabases(db, role)).join(', ') || 'another database'}`,
+    };
   }
 }
 
@@ -639,7 +728,10 @@ export async function roleDependentDatabases(db: Db, role: string): Promise<stri
 
 /** Roles carrying pgx's role stamp. */
 export async function stampedRoles(db: Db): Promise<string[]> {
-  const rows = await db.query<{ rolname: string }>(`SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') = $1 ORDER BY 1`, [ROLE_STAMP]);
+  const rows = await db.query<{ rolname: string }>(
+    `SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') = $1 ORDER BY 1`,
+    [ROLE_STAMP],
+  );
   return rows.map((r) => r.rolname);
 }
 
@@ -652,18 +744,22 @@ export async function serverVersion(db: Db): Promise<string> {
 export const fixStatement = {
   grantCreatedb: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEDB`,
   /** Read-only: what a database is (size, comment), for a user deciding about a database pgx will not touch. */
-  describeDatabase: (name: string) => (`SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database ` +
-`WHERE datname = ${quoteLiteral(name)}`),
+  describeDatabase: (name: string) =>
+    `SELECT datname, pg_size_pretty(pg_database_size(oid)), shobj_description(oid, 'pg_database') FROM pg_database ` +
+    `WHERE datname = ${quoteLiteral(name)}`,
   createDatabase: (name: string) => `CREATE DATABASE ${quoteIdent(name)}`,
   dropDatabase: (name: string) => `DROP DATABASE ${quoteIdent(name)}`,
   renameDatabase: (from: string, to: string) => `ALTER DATABASE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`,
   /** Read-only: who is connected to a database (a sync waits for them to leave the source's copy). */
-  sessionsOn: (name: string) => `SELECT pid, usename, application_name, backend_start FROM pg_stat_activity WHERE datname = ${quoteLiteral(name)}`,
+  sessionsOn: (name: string) =>
+    `SELECT pid, usename, application_name, backend_start FROM pg_stat_activity WHERE datname = ${quoteLiteral(name)}`,
   /** A branch role left owning objects: run in each database it names, then drop it. */
-  dropLeftRole: (role: string, admin: string) => `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,
+  dropLeftRole: (role: string, admin: string) =>
+    `REASSIGN OWNED BY ${quoteIdent(role)} TO ${quoteIdent(admin)}; DROP OWNED BY ${quoteIdent(role)}`,
   dropRole: (role: string) => `DROP ROLE ${quoteIdent(role)}`,
   grantCreaterole: (role: string) => `ALTER ROLE ${quoteIdent(role)} CREATEROLE`,
-  setSettings: (name: string, settings: [string, string][]) => settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
+  setSettings: (name: string, settings: [string, string][]) =>
+    settings.map(([k, v]) => `ALTER DATABASE ${quoteIdent(name)} SET ${k} = ${quoteLiteral(v)}`).join('; '),
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -673,16 +769,29 @@ export const fixStatement = {
 
 /** One schema object: its kind, its qualified name (quoted where it needs quotes) and an md5 of its definition. */
 export interface SchemaObject {
-  kind: 'schema' | 'table' | 'column' | 'index' | 'constraint' | 'view' | 'function' | 'trigger' | 'sequence' | 'enum' | 'extension';
+  kind:
+    | 'schema'
+    | 'table'
+    | 'column'
+    | 'index'
+    | 'constraint'
+    | 'view'
+    | 'function'
+    | 'trigger'
+    | 'sequence'
+    | 'enum'
+    | 'extension';
   name: string;
   def: string;
 }
 
 const USER_NS = `n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname !~ '^pg_(toast_)?temp_'`;
-const notExtMember = (cat: string, x: string) => `NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '${cat}'::regclass AND e.objid = ${x} AND e.deptype = 'e')`;
+const notExtMember = (cat: string, x: string) =>
+  `NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = '${cat}'::regclass AND e.objid = ${x} AND e.deptype = 'e')`;
 
 export async function schemaObjects(db: Db): Promise<SchemaObject[]> {
-  const rel = (relkinds: string) => `c.relkind IN (${relkinds}) AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')}`;
+  const rel = (relkinds: string) =>
+    `c.relkind IN (${relkinds}) AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')}`;
   return db.query<SchemaObject>(
     `SELECT kind, name, md5(def) AS def FROM (
        SELECT 'schema' AS kind, quote_ident(n.nspname) AS name, '' AS def FROM pg_namespace n WHERE ${USER_NS} AND ${notExtMember('pg_namespace', 'n.oid')}
@@ -754,7 +863,11 @@ const qualified = (t: { schema: string; table: string }) => `${quoteIdent(t.sche
 const rowOf = (cols: string[]) => `row(${cols.map(quoteIdent).join(', ')})::text`;
 
 /** A table's row count and an order-independent sum of its rows' hashes, over `columns` (one scan, nothing sent). */
-export async function tableFingerprint(db: Db, t: { schema: string; table: string }, columns: string[]): Promise<{ rows: number; hash: string }> {
+export async function tableFingerprint(
+  db: Db,
+  t: { schema: string; table: string },
+  columns: string[],
+): Promise<{ rows: number; hash: string }> {
   const [r] = await db.query<{ rows: string; hash: string }>(
     `SELECT count(*)::text AS rows, coalesce(sum(('x' || left(md5(${rowOf(columns)}), 15))::bit(60)::bigint), 0)::text AS hash FROM ${qualified(t)}`,
   );
@@ -762,9 +875,17 @@ export async function tableFingerprint(db: Db, t: { schema: string; table: strin
 }
 
 /** Each row's key (empty `key`: none) and hash over `columns`; at most `limit` rows (a caller asks one more than its bound). */
-export async function rowHashes(db: Db, t: { schema: string; table: string }, columns: string[], key: string[], limit: number): Promise<{ k: string | null; h: string }[]> {
-  return db.query<{ k: string | null; h: string }>((`SELECT ${key.length ? rowOf(key) : 'NULL'} AS k, md5(${rowOf(columns)}) AS h FROM ${qualified(t)} LIMIT ` +
-`${Math.max(0, Math.floor(limit))}`));
+export async function rowHashes(
+  db: Db,
+  t: { schema: string; table: string },
+  columns: string[],
+  key: string[],
+  limit: number,
+): Promise<{ k: string | null; h: string }[]> {
+  return db.query<{ k: string | null; h: string }>(
+    `SELECT ${key.length ? rowOf(key) : 'NULL'} AS k, md5(${rowOf(columns)}) AS h FROM ${qualified(t)} LIMIT ` +
+      `${Math.max(0, Math.floor(limit))}`,
+  );
 }
 
 export async function rowCount(db: Db, t: { schema: string; table: string }): Promise<number> {

@@ -61,12 +61,14 @@ export const SERVER_URL_PLACES = '[server] url in .pgx.toml or PGX_DATABASE_URL'
  * variable or file and key: `where`) and, when known, the character at fault; never quotes any part of the URL.
  */
 export function percentEncodingHint(where = SERVER_URL_PLACES, char?: string): string {
-  const first = char ? `Write each "${char}" of the user name or password as ${encodeURIComponent(char)} in ${where}. ` : '';
+  const first = char
+    ? `Write each "${char}" of the user name or password as ${encodeURIComponent(char)} in ${where}. `
+    : '';
   return (
     first +
     'Percent-encode special characters of the user name and password: % → %25, @ → %40, # → %23, / → %2F, ? → %3F, : → %3A, space → %20. ' +
-    ('To encode a password without it reaching your shell history: python3 -c \'import getpass, urllib.parse; ' +
-'print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ') +
+    ("To encode a password without it reaching your shell history: python3 -c 'import getpass, urllib.parse; " +
+      'print(urllib.parse.quote(getpass.getpass(), safe=""))\'. ') +
     `Then fix ${where}.`
   );
 }
@@ -79,7 +81,12 @@ export const PERCENT_ENCODING_HINT = percentEncodingHint();
  * error messages. None of these messages quotes the URL.
  */
 export function checkUrlShape(url: string, where = SERVER_URL_PLACES): void {
-  const bad = (what: string, char?: string) => new PgxError('CONFIG_INVALID', `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`, percentEncodingHint(where, char));
+  const bad = (what: string, char?: string) =>
+    new PgxError(
+      'CONFIG_INVALID',
+      `The server URL ${what}; its user name or password probably contains a character that must be percent-encoded.`,
+      percentEncodingHint(where, char),
+    );
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
   if (url.includes('#')) throw bad('contains "#" (a postgres URL has no fragment)', '#');
   const end = rest.search(/[/?#]/);
@@ -119,7 +126,11 @@ function decodePart(value: string, part: string, where: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
-    throw new PgxError('CONFIG_INVALID', `The server URL's ${part} has a malformed percent escape ("%" must be followed by two hex digits).`, percentEncodingHint(where, '%'));
+    throw new PgxError(
+      'CONFIG_INVALID',
+      `The server URL's ${part} has a malformed percent escape ("%" must be followed by two hex digits).`,
+      percentEncodingHint(where, '%'),
+    );
   }
 }
 
@@ -136,48 +147,74 @@ const NOT_ADMIN_DATABASES = ['template0', 'template1'];
  */
 export function parseUrl(url: string, where = SERVER_URL_PLACES, env: NodeJS.ProcessEnv = process.env): ConnParams {
   // PGX_DATABASE_URL (and PGX_DATABASE_URL_FILE) reach here without the .pgx.toml schema's postgres:// check.
-  const refused = unsupportedConnectionString(url) ?? (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
+  const refused =
+    unsupportedConnectionString(url) ??
+    (/^postgres(ql)?:\/\//i.test(url) ? undefined : 'not a postgres:// or postgresql:// URL');
   if (refused !== undefined) throw unsupportedConnectionError(`The server URL (${where})`, refused, 'CONFIG_INVALID');
   checkUrlShape(url, where);
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    throw new PgxError('CONFIG_INVALID', 'The server URL is not a valid postgres:// URL.', `Check ${where}. ${percentEncodingHint(where)}`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      'The server URL is not a valid postgres:// URL.',
+      `Check ${where}. ${percentEncodingHint(where)}`,
+    );
   }
   // Errors name the parameter only, never the URL or a value: the URL may hold a password.
   for (const key of new Set(u.searchParams.keys())) {
     if (!URL_PARAMS.includes(key)) {
       // a key is named only when it reads as one: a password cut short by an unencoded "?" would be the key
       const named = nameableQueryKey(key, u.searchParams) ? `"${key}"` : '(not shown: it may be part of a password)';
-      throw new PgxError('CONFIG_INVALID', `The server URL has a query parameter pgx does not support: ${named}.`, `pgx understands ${URL_PARAMS.join(', ')}; remove the others from ${where}.`);
+      throw new PgxError(
+        'CONFIG_INVALID',
+        `The server URL has a query parameter pgx does not support: ${named}.`,
+        `pgx understands ${URL_PARAMS.join(', ')}; remove the others from ${where}.`,
+      );
     }
   }
   const sslmode = u.searchParams.get('sslmode') ?? undefined;
   if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid sslmode.', `sslmode must be one of ${SSL_MODES.join(', ')} (in ${where}).`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      'The server URL has an invalid sslmode.',
+      `sslmode must be one of ${SSL_MODES.join(', ')} (in ${where}).`,
+    );
   }
   const portParam = u.searchParams.get('port');
   if (portParam !== null && !/^\d{1,5}$/.test(portParam)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid port parameter.', `port must be a number (in ${where}).`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      'The server URL has an invalid port parameter.',
+      `port must be a number (in ${where}).`,
+    );
   }
   const hostParam = u.searchParams.get('host');
   const appName = u.searchParams.get('application_name');
   // channel_binding (in e.g. Neon's URLs): node-postgres' SCRAM negotiates it when offered; `require` is not enforced.
   const channelBinding = u.searchParams.get('channel_binding');
   if (channelBinding !== null && !['disable', 'prefer', 'require'].includes(channelBinding)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid channel_binding.', `channel_binding must be disable, prefer or require (in ${where}).`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      'The server URL has an invalid channel_binding.',
+      `channel_binding must be disable, prefer or require (in ${where}).`,
+    );
   }
   const connectTimeout = u.searchParams.get('connect_timeout');
   if (connectTimeout !== null && !/^\d{1,4}$/.test(connectTimeout)) {
-    throw new PgxError('CONFIG_INVALID', 'The server URL has an invalid connect_timeout.', `connect_timeout is a number of seconds (in ${where}).`);
+    throw new PgxError(
+      'CONFIG_INVALID',
+      'The server URL has an invalid connect_timeout.',
+      `connect_timeout is a number of seconds (in ${where}).`,
+    );
   }
   const database = decodePart(u.pathname.replace(/^\//, ''), 'database name', where) || 'postgres';
   if (NOT_ADMIN_DATABASES.includes(database)) {
     throw new PgxError(
       'CONFIG_INVALID',
-      (`The server URL names the database "${database}": pgx can't use a template database for its admin connection ` +
-`(${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`),
+      `The server URL names the database "${database}": pgx can't use a template database for its admin connection ` +
+        `(${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
       `Point ${where} at /postgres or another ordinary database; pgx creates its branches from there.`,
     );
   }
@@ -187,13 +224,19 @@ export function parseUrl(url: string, where = SERVER_URL_PLACES, env: NodeJS.Pro
     port: portParam !== null ? Number(portParam) : u.port ? Number(u.port) : 5432,
     user: decodePart(u.username, 'user name', where) || env.USER || 'postgres',
     // libpq takes the password from the user info or from ?password=; the user info wins
-    password: u.password ? decodePart(u.password, 'password', where) : (u.searchParams.get('password') ?? undefined) || undefined,
+    password: u.password
+      ? decodePart(u.password, 'password', where)
+      : (u.searchParams.get('password') ?? undefined) || undefined,
     database,
     ...(sslmode !== undefined ? { sslmode: sslmode as SslMode } : {}),
-    ...(env.PGSSLMODE && (SSL_MODES as readonly string[]).includes(env.PGSSLMODE) ? { envSslmode: env.PGSSLMODE as SslMode } : {}),
+    ...(env.PGSSLMODE && (SSL_MODES as readonly string[]).includes(env.PGSSLMODE)
+      ? { envSslmode: env.PGSSLMODE as SslMode }
+      : {}),
     ...(appName !== null ? { application_name: appName } : {}),
     ...(channelBinding !== null && channelBinding !== 'disable' ? { channelBinding: true } : {}),
-    ...(connectTimeout !== null && Number(connectTimeout) > 0 ? { connectTimeoutMs: Number(connectTimeout) * 1000 } : {}),
+    ...(connectTimeout !== null && Number(connectTimeout) > 0
+      ? { connectTimeoutMs: Number(connectTimeout) * 1000 }
+      : {}),
     from: where,
   };
 }
@@ -203,6 +246,7 @@ export function urlWithoutPassword(p: Omit<ConnParams, 'password'>): string {
   const host = p.host.includes(':') ? `[${p.host}]` : p.host;
   // sslmode travels in the URL too: tools that read only DATABASE_URL (ORMs) would otherwise connect in plain text.
   const ssl = p.sslmode ? `sslmode=${p.sslmode}` : '';
-  if (p.host.startsWith('/')) return `postgresql://${encodeURIComponent(p.user)}@/${encodeURIComponent(p.database)}?host=${encodeURIComponent(p.host)}&port=${p.port}${ssl ? `&${ssl}` : ''}`;
+  if (p.host.startsWith('/'))
+    return `postgresql://${encodeURIComponent(p.user)}@/${encodeURIComponent(p.database)}?host=${encodeURIComponent(p.host)}&port=${p.port}${ssl ? `&${ssl}` : ''}`;
   return `postgresql://${encodeURIComponent(p.user)}@${host}:${p.port}/${encodeURIComponent(p.database)}${ssl ? `?${ssl}` : ''}`;
 }

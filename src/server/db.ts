@@ -55,22 +55,41 @@ function connectTimeoutFor(p: ConnParams): number {
   return explicit !== undefined ? Math.min(explicit, left) : left;
 }
 
-export const NOT_RUNNING_HINT = 'Start the server, or fix [server] url / PGX_DATABASE_URL; with no url pgx runs its own (`pgx local up`).';
-const TLS_CERT_CODES = ['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID'];
+export const NOT_RUNNING_HINT =
+  'Start the server, or fix [server] url / PGX_DATABASE_URL; with no url pgx runs its own (`pgx local up`).';
+const TLS_CERT_CODES = [
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+];
 
 /**
  * A failed connection as the error that says what happened: only a refused or unresolvable address means "start the
  * server / fix the URL". Never quotes the URL or the password (host and port only).
  */
-export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boolean; timeoutMs?: number; sslmode?: SslMode } = {}): PgxError {
+export function mapConnectError(
+  e: unknown,
+  p: ConnParams,
+  ctx: { timedOut?: boolean; timeoutMs?: number; sslmode?: SslMode } = {},
+): PgxError {
   const err = e as { code?: string; message?: string };
   const where = `${p.host}:${p.port}`;
   const msg = err.message ?? String(e);
   const ssl = ctx.sslmode ?? p.sslmode;
   const code = sqlstateOf(e);
   if (code === SQLSTATE.INVALID_PASSWORD || code === SQLSTATE.INVALID_AUTHORIZATION) {
-    const tlsNote = /no encryption|SSL off/i.test(msg) ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.' : '';
-    return new PgxError('SERVER_AUTH', `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`, `Check the user and password in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
+    const tlsNote = /no encryption|SSL off/i.test(msg)
+      ? ' The server requires an encrypted connection for this role: set sslmode=require in the URL.'
+      : '';
+    return new PgxError(
+      'SERVER_AUTH',
+      `PostgreSQL at ${where} refused the login for role "${p.user}".${tlsNote}`,
+      `Check the user and password in ${p.from ?? SERVER_URL_PLACES}.`,
+      { cause: e },
+    );
   }
   if (code === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
     // pgx_registry refuses CONNECT to every role but its owner (it holds the branch roles' passwords).
@@ -78,42 +97,74 @@ export function mapConnectError(e: unknown, p: ConnParams, ctx: { timedOut?: boo
       'SERVER_AUTH',
       `PostgreSQL at ${where} refused role "${p.user}" a connection to database "${p.database}" (no CONNECT privilege).`,
       p.database === 'pgx_registry'
-        ? ('pgx_registry belongs to the role that first ran pgx on this server: use that role in [server] url, or ' +
-'(as its owner) GRANT CONNECT ON DATABASE pgx_registry and its tables to this one.')
+        ? 'pgx_registry belongs to the role that first ran pgx on this server: use that role in [server] url, or ' +
+            '(as its owner) GRANT CONNECT ON DATABASE pgx_registry and its tables to this one.'
         : 'Grant the role CONNECT on that database, or point [server] url at one it may connect to.',
       { cause: e },
     );
   }
   if (code === SQLSTATE.INVALID_CATALOG_NAME) {
-    return new PgxError('SERVER_UNREACHABLE', `Database "${p.database}" does not exist on ${where}.`, `Point ${p.from ?? '[server] url'} at an existing database (e.g. /postgres).`, { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `Database "${p.database}" does not exist on ${where}.`,
+      `Point ${p.from ?? '[server] url'} at an existing database (e.g. /postgres).`,
+      { cause: e },
+    );
   }
   if (/does not support SSL/i.test(msg)) {
-    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`, `Turn on ssl in the server's postgresql.conf, or use sslmode=prefer (or disable) in ${p.from ?? '[server] url'} / PGSSLMODE.`, { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `PostgreSQL at ${where} is running but does not support SSL connections, and sslmode=${ssl ?? 'require'} requires one.`,
+      `Turn on ssl in the server's postgresql.conf, or use sslmode=prefer (or disable) in ${p.from ?? '[server] url'} / PGSSLMODE.`,
+      { cause: e },
+    );
   }
   if (err.code && TLS_CERT_CODES.includes(err.code)) {
-    return new PgxError('SERVER_UNREACHABLE', `The TLS certificate of PostgreSQL at ${where} failed verification (${err.code}, sslmode=${ssl}).`, 'Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or use sslmode=require (encrypted, certificate not checked).', { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `The TLS certificate of PostgreSQL at ${where} failed verification (${err.code}, sslmode=${ssl}).`,
+      'Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or use sslmode=require (encrypted, certificate not checked).',
+      { cause: e },
+    );
   }
   if (err.code === '53300') {
-    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is running but has no free connection slots (${msg}).`, 'Too many clients at once: retry in a moment; run fewer agents in parallel, or raise max_connections on the server.', { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `PostgreSQL at ${where} is running but has no free connection slots (${msg}).`,
+      'Too many clients at once: retry in a moment; run fewer agents in parallel, or raise max_connections on the server.',
+      { cause: e },
+    );
   }
   if (err.code === '57P03') {
-    return new PgxError('SERVER_UNREACHABLE', `PostgreSQL at ${where} is starting up or shutting down (${msg}).`, 'Retry in a moment.', { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `PostgreSQL at ${where} is starting up or shutting down (${msg}).`,
+      'Retry in a moment.',
+      { cause: e },
+    );
   }
   if (ctx.timedOut) {
     const s = ctx.timeoutMs !== undefined ? `${(ctx.timeoutMs / 1000).toFixed(1)} s` : 'the time allowed';
     return new PgxError(
       'SERVER_UNREACHABLE',
-      (`PostgreSQL at ${where} did not complete the connection within ${s} (timed out): the server or this machine ` +
-`is overloaded (e.g. many agents starting at once), or a firewall drops the packets.`),
-      ('Retry; if it keeps timing out, check the server\'s load and `pgx agent doctor` (PGX_CONNECT_TIMEOUT_MS, ' +
-'or connect_timeout in the URL, allows a slower server more time).'),
+      `PostgreSQL at ${where} did not complete the connection within ${s} (timed out): the server or this machine ` +
+        `is overloaded (e.g. many agents starting at once), or a firewall drops the packets.`,
+      "Retry; if it keeps timing out, check the server's load and `pgx agent doctor` (PGX_CONNECT_TIMEOUT_MS, " +
+        'or connect_timeout in the URL, allows a slower server more time).',
       { cause: e },
     );
   }
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return new PgxError('SERVER_UNREACHABLE', `The host name of the server URL does not resolve (${err.code}).`, `Fix the host in ${p.from ?? SERVER_URL_PLACES}.`, { cause: e });
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `The host name of the server URL does not resolve (${err.code}).`,
+      `Fix the host in ${p.from ?? SERVER_URL_PLACES}.`,
+      { cause: e },
+    );
   }
-  return new PgxError('SERVER_UNREACHABLE', `Cannot reach PostgreSQL at ${where}: ${msg}`, NOT_RUNNING_HINT, { cause: e });
+  return new PgxError('SERVER_UNREACHABLE', `Cannot reach PostgreSQL at ${where}: ${msg}`, NOT_RUNNING_HINT, {
+    cause: e,
+  });
 }
 
 /**
@@ -190,9 +241,12 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
     c.on('error', () => {});
     // The server announces its version in the start-up ParameterStatus messages: read it there rather than with a
     // query after connecting (one round trip fewer on every connection, the hot path's included).
-    (c as unknown as { connection: NodeJS.EventEmitter }).connection.on('parameterStatus', (m: { parameterName?: string; parameterValue?: string }) => {
-      if (m.parameterName === 'server_version' && m.parameterValue) announcedVersion = versionNum(m.parameterValue);
-    });
+    (c as unknown as { connection: NodeJS.EventEmitter }).connection.on(
+      'parameterStatus',
+      (m: { parameterName?: string; parameterValue?: string }) => {
+        if (m.parameterName === 'server_version' && m.parameterValue) announcedVersion = versionNum(m.parameterValue);
+      },
+    );
     try {
       await c.connect();
       client = c;
@@ -211,7 +265,10 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
   let open = true;
   c.on('end', () => (open = false));
   c.on('error', () => (open = false));
-  (c as unknown as { connection: NodeJS.EventEmitter }).connection.on('readyForQuery', (m: { status?: string }) => (txStatus = m.status ?? txStatus));
+  (c as unknown as { connection: NodeJS.EventEmitter }).connection.on(
+    'readyForQuery',
+    (m: { status?: string }) => (txStatus = m.status ?? txStatus),
+  );
   const gate = opts.gate;
   const db: Db = {
     serverVersionNum: announcedVersion,

@@ -20,7 +20,14 @@ export interface RunAs {
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** Runs `cmd` in its own process group, tagged with `dataDir`; rejects with LOCAL_SERVER on failure. */
-export function runInitGroup(runAs: RunAs | undefined, cmd: string, args: string[], dataDir: string, what: string, opts: { timeoutMs?: number; onKilled?: () => void } = {}): Promise<void> {
+export function runInitGroup(
+  runAs: RunAs | undefined,
+  cmd: string,
+  args: string[],
+  dataDir: string,
+  what: string,
+  opts: { timeoutMs?: number; onKilled?: () => void } = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, {
       uid: runAs?.uid,
@@ -54,14 +61,26 @@ export function runInitGroup(runAs: RunAs | undefined, cmd: string, args: string
     };
     child.on('error', (err) => {
       done();
-      reject(new PgxError('LOCAL_SERVER', `${what} failed: ${err.message}`, 'Check that the PostgreSQL binaries run on this machine (`pgx local status`).'));
+      reject(
+        new PgxError(
+          'LOCAL_SERVER',
+          `${what} failed: ${err.message}`,
+          'Check that the PostgreSQL binaries run on this machine (`pgx local status`).',
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       done();
       if (code === 0) return resolve();
       killGroup(); // a child of a failed initdb that outlived it
       const detail = output.trim().split('\n').slice(-5).join('\n');
-      reject(new PgxError('LOCAL_SERVER', `${what} failed: ${detail || (signal ? `killed by ${signal}` : `exit ${code}`)}`, 'Check that the PostgreSQL binaries run on this machine (`pgx local status`).'));
+      reject(
+        new PgxError(
+          'LOCAL_SERVER',
+          `${what} failed: ${detail || (signal ? `killed by ${signal}` : `exit ${code}`)}`,
+          'Check that the PostgreSQL binaries run on this machine (`pgx local status`).',
+        ),
+      );
     });
   });
 }

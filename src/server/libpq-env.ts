@@ -9,7 +9,16 @@ import { urlWithoutPassword, type ConnParams } from './conn-params.js';
  * DATABASE_PRIVATE_URL; Prisma's directUrl convention: DIRECT_URL). Each is set to the branch, like DATABASE_URL: an
  * inherited one would point a routed command's app at the shared database.
  */
-const URL_ALIASES = ['DATABASE_URL', 'POSTGRES_URL', 'POSTGRES_PRISMA_URL', 'POSTGRES_URL_NON_POOLING', 'POSTGRES_URL_NO_SSL', 'DATABASE_URL_UNPOOLED', 'DATABASE_PRIVATE_URL', 'DIRECT_URL'];
+const URL_ALIASES = [
+  'DATABASE_URL',
+  'POSTGRES_URL',
+  'POSTGRES_PRISMA_URL',
+  'POSTGRES_URL_NON_POOLING',
+  'POSTGRES_URL_NO_SSL',
+  'DATABASE_URL_UNPOOLED',
+  'DATABASE_PRIVATE_URL',
+  'DIRECT_URL',
+];
 
 /**
  * Variables that pick WHICH server/database/role libpq connects to, or override session settings. All are removed
@@ -19,9 +28,24 @@ const URL_ALIASES = ['DATABASE_URL', 'POSTGRES_URL', 'POSTGRES_PRISMA_URL', 'POS
  * then fails loudly, or falls back to the PG* variables, instead of reaching the shared database.
  */
 const TARGETING = [
-  'PGSERVICE', 'PGSERVICEFILE', 'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGPASSFILE', 'PGOPTIONS', 'PGTARGETSESSIONATTRS',
+  'PGSERVICE',
+  'PGSERVICEFILE',
+  'PGHOST',
+  'PGHOSTADDR',
+  'PGPORT',
+  'PGUSER',
+  'PGDATABASE',
+  'PGPASSWORD',
+  'PGPASSFILE',
+  'PGOPTIONS',
+  'PGTARGETSESSIONATTRS',
   ...URL_ALIASES,
-  'POSTGRES_HOST', 'POSTGRES_PORT', 'POSTGRES_USER', 'POSTGRES_PASSWORD', 'POSTGRES_DATABASE', 'POSTGRES_DB',
+  'POSTGRES_HOST',
+  'POSTGRES_PORT',
+  'POSTGRES_USER',
+  'POSTGRES_PASSWORD',
+  'POSTGRES_DATABASE',
+  'POSTGRES_DB',
 ];
 
 /** The environment for a child process connected to `p`. The password goes into PGPASSWORD only, never a URL or argv. */
@@ -60,7 +84,9 @@ export function writePassfile(home: string, p: ConnParams): string | undefined {
   const file = passfilePath(home, p.database);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const esc = (s: string) => s.replace(/[\\:]/g, (c) => `\\${c}`);
-  writeFileSync(file, `${esc(p.host)}:${p.port}:${esc(p.database)}:${esc(p.user)}:${esc(p.password)}\n`, { mode: 0o600 });
+  writeFileSync(file, `${esc(p.host)}:${p.port}:${esc(p.database)}:${esc(p.user)}:${esc(p.password)}\n`, {
+    mode: 0o600,
+  });
   chmodSync(file, 0o600);
   return file;
 }

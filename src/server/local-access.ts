@@ -37,7 +37,10 @@ export function shellExports(home: string, p: ConnParams): ShellExports {
 }
 
 export function renderExports(x: ShellExports): string {
-  return [`unset ${x.unset.join(' ')}`, ...Object.entries(x.env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v)}`)].join('\n');
+  return [
+    `unset ${x.unset.join(' ')}`,
+    ...Object.entries(x.env).map(([k, v]) => `export ${k}=${quoteIfNeeded(v)}`),
+  ].join('\n');
 }
 
 /**
@@ -52,12 +55,23 @@ export async function runLocalPsql(home: string, args: string[]): Promise<number
     const child = spawn(psql, args, { stdio: 'inherit', env });
     const ignore = () => {};
     const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
-    const handlers: [NodeJS.Signals, () => void][] = [['SIGINT', ignore], ['SIGQUIT', ignore], ['SIGTERM', forward('SIGTERM')], ['SIGHUP', forward('SIGHUP')]];
+    const handlers: [NodeJS.Signals, () => void][] = [
+      ['SIGINT', ignore],
+      ['SIGQUIT', ignore],
+      ['SIGTERM', forward('SIGTERM')],
+      ['SIGHUP', forward('SIGHUP')],
+    ];
     for (const [s, h] of handlers) process.on(s, h);
     const off = () => handlers.forEach(([s, h]) => process.off(s, h));
     child.on('error', (err) => {
       off();
-      reject(new PgxError('EXEC_FAILED', `Could not start ${psql}: ${err.message}`, 'Check the PostgreSQL client tools (PGX_PG_BINDIR).'));
+      reject(
+        new PgxError(
+          'EXEC_FAILED',
+          `Could not start ${psql}: ${err.message}`,
+          'Check the PostgreSQL client tools (PGX_PG_BINDIR).',
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       off();

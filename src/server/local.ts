@@ -4,7 +4,17 @@
 // that user cannot traverse root's 0700 home, its data lives under /var/lib/pgx/ (a path derived from PGX_HOME).
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { PgxError } from '../lib/errors.js';
@@ -61,7 +71,12 @@ function lookupUser(name: string): RunAs | undefined {
 export function clusterUser(): RunAs | undefined {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
   const u = lookupUser(process.env.PGX_CLUSTER_USER ?? 'postgres') ?? lookupUser('nobody');
-  if (!u) throw new PgxError('LOCAL_SERVER', 'Running as root, and no unprivileged user (postgres or nobody) to run PostgreSQL as.', 'Create a "postgres" user, or run pgx as a normal user.');
+  if (!u)
+    throw new PgxError(
+      'LOCAL_SERVER',
+      'Running as root, and no unprivileged user (postgres or nobody) to run PostgreSQL as.',
+      'Create a "postgres" user, or run pgx as a normal user.',
+    );
   return u;
 }
 
@@ -106,7 +121,13 @@ function run(runAs: RunAs | undefined, cmd: string, args: string[], what: string
   });
   if (r.status !== 0) {
     const detail = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').slice(-5).join('\n');
-    throw new PgxError('LOCAL_SERVER', `${what} failed: ${detail || r.error?.message || `exit ${r.status}`}`, logFile ? `See ${logFile}; \`pgx local status\` shows the paths.` : 'Check that the PostgreSQL binaries run on this machine (`pgx local status`).');
+    throw new PgxError(
+      'LOCAL_SERVER',
+      `${what} failed: ${detail || r.error?.message || `exit ${r.status}`}`,
+      logFile
+        ? `See ${logFile}; \`pgx local status\` shows the paths.`
+        : 'Check that the PostgreSQL binaries run on this machine (`pgx local status`).',
+    );
   }
 }
 
@@ -169,8 +190,21 @@ export async function initCluster(spec: ClusterSpec): Promise<void> {
   writeFileSync(pwfile, spec.password + '\n', { mode: 0o600 });
   if (spec.runAs) chownSync(pwfile, spec.runAs.uid, spec.runAs.gid);
   try {
-    const args = ['-D', spec.dataDir, '-U', spec.user, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-sync'];
-    await runInitGroup(spec.runAs, join(spec.bindir, 'initdb'), args, spec.dataDir, 'initdb', { onKilled: () => rmSync(pwfile, { force: true }) });
+    const args = [
+      '-D',
+      spec.dataDir,
+      '-U',
+      spec.user,
+      `--pwfile=${pwfile}`,
+      '--auth=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+    ];
+    await runInitGroup(spec.runAs, join(spec.bindir, 'initdb'), args, spec.dataDir, 'initdb', {
+      onKilled: () => rmSync(pwfile, { force: true }),
+    });
   } finally {
     rmSync(pwfile, { force: true });
   }
@@ -191,12 +225,26 @@ export function startCluster(spec: Pick<ClusterSpec, 'bindir' | 'dataDir' | 'log
     writeFileSync(spec.logFile, '', { mode: 0o600 });
     chownSync(spec.logFile, spec.runAs.uid, spec.runAs.gid);
   }
-  run(spec.runAs, join(spec.bindir, 'pg_ctl'), ['-D', spec.dataDir, '-l', spec.logFile, '-o', `-p ${spec.port}`, '-w', '-t', '60', 'start'], 'pg_ctl start', spec.logFile);
+  run(
+    spec.runAs,
+    join(spec.bindir, 'pg_ctl'),
+    ['-D', spec.dataDir, '-l', spec.logFile, '-o', `-p ${spec.port}`, '-w', '-t', '60', 'start'],
+    'pg_ctl start',
+    spec.logFile,
+  );
 }
 
-export function stopCluster(spec: Pick<ClusterSpec, 'bindir' | 'dataDir' | 'runAs'>, mode: 'fast' | 'immediate' = 'fast'): boolean {
+export function stopCluster(
+  spec: Pick<ClusterSpec, 'bindir' | 'dataDir' | 'runAs'>,
+  mode: 'fast' | 'immediate' = 'fast',
+): boolean {
   if (!runningPid(spec.dataDir)) return false;
-  run(spec.runAs, join(spec.bindir, 'pg_ctl'), ['-D', spec.dataDir, '-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
+  run(
+    spec.runAs,
+    join(spec.bindir, 'pg_ctl'),
+    ['-D', spec.dataDir, '-m', mode, '-w', '-t', '60', 'stop'],
+    'pg_ctl stop',
+  );
   return true;
 }
 
@@ -220,10 +268,10 @@ async function clearHalfMadeInit(dataDir: string, home: string): Promise<void> {
   }
   throw new PgxError(
     'LOCAL_SERVER',
-    (`A PostgreSQL cluster already exists in ${dataDir}${pid !== null ? ` (running, postmaster pid ${pid})` : ''}, ` +
-`but pgx's state file ${stateFile(home)} is missing or unreadable, so its port and password are unknown.`),
-    (`Restore ${stateFile(home)} (port, password) from a backup, or stop that cluster and move ${dataDir} ` +
-`aside to start over with a new one; pgx will not delete it.`),
+    `A PostgreSQL cluster already exists in ${dataDir}${pid !== null ? ` (running, postmaster pid ${pid})` : ''}, ` +
+      `but pgx's state file ${stateFile(home)} is missing or unreadable, so its port and password are unknown.`,
+    `Restore ${stateFile(home)} (port, password) from a backup, or stop that cluster and move ${dataDir} ` +
+      `aside to start over with a new one; pgx will not delete it.`,
   );
 }
 
@@ -254,7 +302,8 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
       // redo it. initdb writes PG_VERSION early, so only this flag tells a finished cluster from a half-made one.
       if (state?.initialized === false) {
         await clearInitLeftovers(state.data_dir); // else rm fails (ENOTEMPTY) under an initdb that is still writing
-        if (existsSync(state.data_dir) && runningPid(state.data_dir) === null) rmSync(state.data_dir, { recursive: true, force: true });
+        if (existsSync(state.data_dir) && runningPid(state.data_dir) === null)
+          rmSync(state.data_dir, { recursive: true, force: true });
       }
       const bins = findBinaries();
       const root = dataRoot(home, bins.major, runAs);
@@ -271,7 +320,10 @@ export async function ensureLocalServer(home: string, opts: { quiet?: boolean } 
         password: randomBytes(18).toString('base64url'),
       };
       await clearHalfMadeInit(state.data_dir, home);
-      progress(`initialising the local PostgreSQL ${bins.version} (${bins.source}) in ${state.data_dir} …`, !!opts.quiet);
+      progress(
+        `initialising the local PostgreSQL ${bins.version} (${bins.source}) in ${state.data_dir} …`,
+        !!opts.quiet,
+      );
       // State first: if this process dies during initdb, the next one knows the cluster (and its password) is ours.
       writeFileAtomic(stateFile(home), JSON.stringify({ ...state, initialized: false }, null, 2) + '\n', 0o600);
       await initCluster({ ...state, bindir: state.bindir, dataDir: state.data_dir, logFile: state.log_file, runAs });
@@ -310,6 +362,12 @@ export function localStatus(home: string): LocalStatus {
 
 function paramsOf(s: LocalState): ConnParams {
   // No TLS on loopback, whatever PGSSLMODE the user's shell has (it would fail the connection, or demand a cert).
-  return { host: '127.0.0.1', port: s.port, user: s.user, password: s.password, database: 'postgres', sslmode: 'disable' };
+  return {
+    host: '127.0.0.1',
+    port: s.port,
+    user: s.user,
+    password: s.password,
+    database: 'postgres',
+    sslmode: 'disable',
+  };
 }
-

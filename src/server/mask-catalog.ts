@@ -87,9 +87,17 @@ const table = (schema: string, name: string) => `${quoteIdent(schema)}.${quoteId
  * Up to `limit` non-null values of each of `columns` (as text), read from a TABLESAMPLE of big tables (a plain scan's
  * first rows are only the oldest ones) and the first rows of small ones.
  */
-export async function sampleValues(db: Db, schema: string, name: string, columns: string[], rows: number, limit: number): Promise<Record<string, string | null>[]> {
+export async function sampleValues(
+  db: Db,
+  schema: string,
+  name: string,
+  columns: string[],
+  rows: number,
+  limit: number,
+): Promise<Record<string, string | null>[]> {
   const list = columns.map((c) => `${quoteIdent(c)}::text AS ${quoteIdent(c)}`).join(', ');
-  const sample = rows > limit * 20 ? ` TABLESAMPLE SYSTEM (${Math.min(100, Math.max(0.01, (limit * 400) / rows)).toFixed(4)})` : '';
+  const sample =
+    rows > limit * 20 ? ` TABLESAMPLE SYSTEM (${Math.min(100, Math.max(0.01, (limit * 400) / rows)).toFixed(4)})` : '';
   return db.query(`SELECT ${list} FROM ${table(schema, name)}${sample} LIMIT ${limit * 4}`);
 }
 
@@ -108,24 +116,48 @@ export async function addConstraint(db: Db, fk: ForeignKey): Promise<void> {
 }
 
 /** One rewrite of the table with every masked column's new value: no trigger fires, no old row version is kept. */
-export async function rewriteColumns(db: Db, schema: string, name: string, sets: { column: string; type: string; collation: string | null; expr: string }[]): Promise<void> {
-  const alters = sets.map((s) => `ALTER COLUMN ${quoteIdent(s.column)} TYPE ${s.type}${s.collation ? ` COLLATE ${s.collation}` : ''} USING ${s.expr}`);
+export async function rewriteColumns(
+  db: Db,
+  schema: string,
+  name: string,
+  sets: { column: string; type: string; collation: string | null; expr: string }[],
+): Promise<void> {
+  const alters = sets.map(
+    (s) =>
+      `ALTER COLUMN ${quoteIdent(s.column)} TYPE ${s.type}${s.collation ? ` COLLATE ${s.collation}` : ''} USING ${s.expr}`,
+  );
   await db.query(`ALTER TABLE ${table(schema, name)} ${alters.join(', ')}`);
 }
 
 /** The user triggers enabled on a table (an UPDATE would fire them: an audit trigger could copy the old values). */
 export async function enabledTriggers(db: Db, schema: string, name: string): Promise<string[]> {
-  const rows = await db.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal AND tgenabled <> 'D'`, [table(schema, name)]);
+  const rows = await db.query<{ name: string }>(
+    `SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal AND tgenabled <> 'D'`,
+    [table(schema, name)],
+  );
   return rows.map((r) => r.name);
 }
 
-export async function setTrigger(db: Db, schema: string, name: string, trigger: string, enabled: boolean): Promise<void> {
+export async function setTrigger(
+  db: Db,
+  schema: string,
+  name: string,
+  trigger: string,
+  enabled: boolean,
+): Promise<void> {
   await db.query(`ALTER TABLE ${table(schema, name)} ${enabled ? 'ENABLE' : 'DISABLE'} TRIGGER ${quoteIdent(trigger)}`);
 }
 
 /** For a table a view depends on (no rewrite possible): the masked values by UPDATE; VACUUM FULL then drops the old rows. */
-export async function updateColumns(db: Db, schema: string, name: string, sets: { column: string; expr: string }[]): Promise<void> {
-  await db.query(`UPDATE ${table(schema, name)} SET ${sets.map((s) => `${quoteIdent(s.column)} = ${s.expr}`).join(', ')}`);
+export async function updateColumns(
+  db: Db,
+  schema: string,
+  name: string,
+  sets: { column: string; expr: string }[],
+): Promise<void> {
+  await db.query(
+    `UPDATE ${table(schema, name)} SET ${sets.map((s) => `${quoteIdent(s.column)} = ${s.expr}`).join(', ')}`,
+  );
 }
 
 export async function vacuumFull(db: Db, schema: string, name: string): Promise<void> {

@@ -31,7 +31,11 @@ const CONNECTION_EXCEPTION_CLASS = '08';
  */
 export function isConnectionLost(e: unknown): boolean {
   const code = sqlstateOf(e);
-  if (code && ([SQLSTATE.ADMIN_SHUTDOWN, SQLSTATE.CRASH_SHUTDOWN, SQLSTATE.CANNOT_CONNECT_NOW] as string[]).includes(code)) return true;
+  if (
+    code &&
+    ([SQLSTATE.ADMIN_SHUTDOWN, SQLSTATE.CRASH_SHUTDOWN, SQLSTATE.CANNOT_CONNECT_NOW] as string[]).includes(code)
+  )
+    return true;
   if (code?.startsWith(CONNECTION_EXCEPTION_CLASS)) return true;
   const message = e instanceof Error ? e.message : String(e);
   return /is not queryable|Connection terminated|server closed the connection|ECONNRESET|EPIPE/i.test(message);

@@ -31,13 +31,19 @@ export function unsupportedConnectionString(raw: string): string | undefined {
   if (scheme !== undefined) {
     const lower = scheme.toLowerCase();
     // JDBC's jdbc:postgresql://… (a Java app's config): the same URL without its prefix
-    if (lower === 'jdbc' && /^:postgresql$/i.test(m?.[2] ?? '')) return ("unsupported scheme 'jdbc:postgresql' (drop the jdbc: prefix, and put user and password before the host): " +
-"pgx reads postgres:// and postgresql:// URLs only");
-    const typo = /^p(ost)?g?r?e?s/.test(lower) || lower === 'pg' || lower === 'psql' ? ' (a typo for postgresql://?)' : '';
+    if (lower === 'jdbc' && /^:postgresql$/i.test(m?.[2] ?? ''))
+      return (
+        "unsupported scheme 'jdbc:postgresql' (drop the jdbc: prefix, and put user and password before the host): " +
+        'pgx reads postgres:// and postgresql:// URLs only'
+      );
+    const typo =
+      /^p(ost)?g?r?e?s/.test(lower) || lower === 'pg' || lower === 'psql' ? ' (a typo for postgresql://?)' : '';
     return `unsupported scheme '${lower}'${typo}: pgx reads postgres:// and postgresql:// URLs only`;
   }
-  if (CONNINFO.test(arg)) return "a keyword/value connection string (host=… dbname=…) is not supported: pgx reads postgres:// and postgresql:// URLs only";
-  if (USERINFO.test(arg)) return 'it looks like a user name and password before @host, without a scheme: pgx reads postgres:// and postgresql:// URLs only';
+  if (CONNINFO.test(arg))
+    return 'a keyword/value connection string (host=… dbname=…) is not supported: pgx reads postgres:// and postgresql:// URLs only';
+  if (USERINFO.test(arg))
+    return 'it looks like a user name and password before @host, without a scheme: pgx reads postgres:// and postgresql:// URLs only';
   return undefined;
 }
 

@@ -64,26 +64,87 @@ export interface VerifyCommand {
 export const OTHER_AGENT = 'a0000000000000000';
 const gone = (f: string) => (cwd: string) => !existsSync(join(cwd, 'victims', f));
 const made = (f: string) => (cwd: string) => existsSync(join(cwd, f));
-const typedLauncher = (victim: string) => (c: { cwd: string; launcher: string }) => `'${c.launcher}' agent exec --agent ${OTHER_AGENT} --cwd ${c.cwd} -- /bin/bash -c 'rm -f victims/${victim}'`;
+const typedLauncher = (victim: string) => (c: { cwd: string; launcher: string }) =>
+  `'${c.launcher}' agent exec --agent ${OTHER_AGENT} --cwd ${c.cwd} -- /bin/bash -c 'rm -f victims/${victim}'`;
 const always = (d: Decision) => () => d;
 // In bypass mode only deny rules apply: what would ask runs. acceptEdits approves plain file commands (touch) itself.
 const askUnlessBypass = (_r: RuleSetName, mode: ModeName): Decision => (mode === 'bypass' ? 'allow' : 'ask');
 const deniedByMixed = (r: RuleSetName, mode: ModeName): Decision => (r === 'mixed' ? 'deny' : askUnlessBypass(r, mode));
 
 export const VERIFY_COMMANDS: readonly VerifyCommand[] = [
-  { id: 'npm test (exact allow)', who: 'plain', cmd: () => 'npm test', unrouted: (r, m) => (r === 'mixed' ? 'allow' : askUnlessBypass(r, m)) },
-  { id: 'npm test --silent (beyond the exact allow)', who: 'plain', cmd: () => 'npm test --silent', unrouted: (r, m) => (r === 'ask' ? 'allow' : askUnlessBypass(r, m)) },
+  {
+    id: 'npm test (exact allow)',
+    who: 'plain',
+    cmd: () => 'npm test',
+    unrouted: (r, m) => (r === 'mixed' ? 'allow' : askUnlessBypass(r, m)),
+  },
+  {
+    id: 'npm test --silent (beyond the exact allow)',
+    who: 'plain',
+    cmd: () => 'npm test --silent',
+    unrouted: (r, m) => (r === 'ask' ? 'allow' : askUnlessBypass(r, m)),
+  },
   { id: 'echo (prefix allow)', who: 'plain', cmd: () => 'echo hello-echo', unrouted: always('allow') },
   { id: 'echo | grep (pipe, read-only)', who: 'plain', cmd: () => 'echo hi | grep -c hi', unrouted: always('allow') },
-  { id: 'echo | xargs rm (pipe into a deny)', who: 'plain', cmd: () => 'echo victims/v5 | xargs rm -f', effect: gone('v5'), unrouted: deniedByMixed },
+  {
+    id: 'echo | xargs rm (pipe into a deny)',
+    who: 'plain',
+    cmd: () => 'echo victims/v5 | xargs rm -f',
+    effect: gone('v5'),
+    unrouted: deniedByMixed,
+  },
   { id: 'rm (deny)', who: 'plain', cmd: () => 'rm -f victims/v1', effect: gone('v1'), unrouted: deniedByMixed },
-  { id: "r''m (deny, quoted)", who: 'disguised', cmd: () => "r''m -f victims/v2", effect: gone('v2'), unrouted: deniedByMixed },
-  { id: 'npm test; rm (compound deny)', who: 'disguised', cmd: () => 'npm test; rm -f victims/v3', effect: gone('v3'), unrouted: deniedByMixed },
-  { id: 'echo; touch (prefix allow, compound)', who: 'disguised', cmd: () => 'echo hi; touch out/made-1', effect: made('out/made-1'), unrouted: (r, m) => (m === 'default' ? 'ask' : 'allow') },
-  { id: 'touch out/forbidden (star deny)', who: 'disguised', cmd: () => 'touch out/forbidden-1', effect: made('out/forbidden-1'), unrouted: deniedByMixed },
-  { id: 'launcher typed (subagent)', who: 'disguised', cmd: typedLauncher('v4'), effect: gone('v4'), pgxRefuses: true, unrouted: askUnlessBypass },
-  { id: 'npm test; exit (bare exit)', who: 'disguised', cmd: () => 'npm test; exit', pgxRefuses: true, unrouted: askUnlessBypass },
-  { id: 'launcher typed (main session)', who: 'parent', cmd: typedLauncher('vp1'), effect: gone('vp1'), pgxRefuses: true, unrouted: askUnlessBypass },
+  {
+    id: "r''m (deny, quoted)",
+    who: 'disguised',
+    cmd: () => "r''m -f victims/v2",
+    effect: gone('v2'),
+    unrouted: deniedByMixed,
+  },
+  {
+    id: 'npm test; rm (compound deny)',
+    who: 'disguised',
+    cmd: () => 'npm test; rm -f victims/v3',
+    effect: gone('v3'),
+    unrouted: deniedByMixed,
+  },
+  {
+    id: 'echo; touch (prefix allow, compound)',
+    who: 'disguised',
+    cmd: () => 'echo hi; touch out/made-1',
+    effect: made('out/made-1'),
+    unrouted: (r, m) => (m === 'default' ? 'ask' : 'allow'),
+  },
+  {
+    id: 'touch out/forbidden (star deny)',
+    who: 'disguised',
+    cmd: () => 'touch out/forbidden-1',
+    effect: made('out/forbidden-1'),
+    unrouted: deniedByMixed,
+  },
+  {
+    id: 'launcher typed (subagent)',
+    who: 'disguised',
+    cmd: typedLauncher('v4'),
+    effect: gone('v4'),
+    pgxRefuses: true,
+    unrouted: askUnlessBypass,
+  },
+  {
+    id: 'npm test; exit (bare exit)',
+    who: 'disguised',
+    cmd: () => 'npm test; exit',
+    pgxRefuses: true,
+    unrouted: askUnlessBypass,
+  },
+  {
+    id: 'launcher typed (main session)',
+    who: 'parent',
+    cmd: typedLauncher('vp1'),
+    effect: gone('vp1'),
+    pgxRefuses: true,
+    unrouted: askUnlessBypass,
+  },
 ];
 
 export const VICTIMS = ['v1', 'v2', 'v3', 'v4', 'v5', 'vp1'];
@@ -95,7 +156,10 @@ export function expectedUnrouted(c: VerifyCommand, rules: RuleSetName, mode: Mod
 
 /** The project files every cell needs (an npm script, files to delete, a directory to write to) and the user's rules. */
 export function writeFixture(cwd: string, home: string, rules: RuleSet): void {
-  writeFileSync(join(cwd, 'package.json'), JSON.stringify({ name: 'pgx-verify-probe', private: true, scripts: { test: 'echo TEST-RAN' } }));
+  writeFileSync(
+    join(cwd, 'package.json'),
+    JSON.stringify({ name: 'pgx-verify-probe', private: true, scripts: { test: 'echo TEST-RAN' } }),
+  );
   mkdirSync(join(cwd, 'victims'), { recursive: true });
   mkdirSync(join(cwd, 'out'), { recursive: true });
   for (const f of VICTIMS) writeFileSync(join(cwd, 'victims', f), '');
@@ -114,8 +178,17 @@ export function writeFixture(cwd: string, home: string, rules: RuleSet): void {
  */
 export function classify(text: string | undefined): Decision | 'missing' {
   if (text === undefined) return 'missing';
-  if (/^Permission to use Bash with command [\s\S]* has been denied\./.test(text) || /^PreToolUse:Bash hook error: pgx:/.test(text)) return 'deny';
-  if (text.startsWith('Permission to use Bash has been denied.') || text.startsWith('This command requires approval') || text.startsWith('pgx: routing is verified to keep your permission rules')) return 'ask';
+  if (
+    /^Permission to use Bash with command [\s\S]* has been denied\./.test(text) ||
+    /^PreToolUse:Bash hook error: pgx:/.test(text)
+  )
+    return 'deny';
+  if (
+    text.startsWith('Permission to use Bash has been denied.') ||
+    text.startsWith('This command requires approval') ||
+    text.startsWith('pgx: routing is verified to keep your permission rules')
+  )
+    return 'ask';
   return 'allow';
 }
 
@@ -140,15 +213,30 @@ export interface CellResult {
 
 /** Judges one cell from its two runs. */
 export function judgeCell(c: VerifyCommand, rules: RuleSetName, mode: ModeName, u: Observed, r: Observed): CellResult {
-  const base = { rules, mode, command: c.id, unrouted: u.decision, routed: r.decision, unrouted_effect: u.effect, routed_effect: r.effect };
+  const base = {
+    rules,
+    mode,
+    command: c.id,
+    unrouted: u.decision,
+    routed: r.decision,
+    unrouted_effect: u.effect,
+    routed_effect: r.effect,
+  };
   const fail = (why: string): CellResult => ({ ...base, ok: false, why });
-  if (u.decision === 'missing' || r.decision === 'missing') return fail(`no decision seen ${u.decision === 'missing' ? 'unrouted' : 'routed'} (the scripted run did not reach this command)`);
+  if (u.decision === 'missing' || r.decision === 'missing')
+    return fail(
+      `no decision seen ${u.decision === 'missing' ? 'unrouted' : 'routed'} (the scripted run did not reach this command)`,
+    );
   const expected = expectedUnrouted(c, rules, mode);
-  if (u.decision !== expected) return fail((`unrouted it was ${u.decision}, where these rules give ${expected}: the probe cannot vouch for the rewrite ` +
-`on a command Claude Code now judges differently (or its rules were not applied)`));
+  if (u.decision !== expected)
+    return fail(
+      `unrouted it was ${u.decision}, where these rules give ${expected}: the probe cannot vouch for the rewrite ` +
+        `on a command Claude Code now judges differently (or its rules were not applied)`,
+    );
   if (RANK[r.decision] < RANK[u.decision]) return fail(`routed ${r.decision} is weaker than unrouted ${u.decision}`);
   if (r.effect && !u.effect) return fail('its effect happened routed but not unrouted');
-  if (u.decision === 'allow' && r.decision !== 'allow' && !c.pgxRefuses) return fail(`it ran unrouted but ${r.decision === 'ask' ? 'asked' : 'was denied'} routed`);
+  if (u.decision === 'allow' && r.decision !== 'allow' && !c.pgxRefuses)
+    return fail(`it ran unrouted but ${r.decision === 'ask' ? 'asked' : 'was denied'} routed`);
   return { ...base, ok: true };
 }
 

@@ -17,7 +17,17 @@ export function claudeOnPath(env: NodeJS.ProcessEnv = process.env): string | und
 export function claudeVersionOf(bin: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const home = mkdtempSync(join(tmpdir(), 'pgx-verify-version-'));
   try {
-    const r = spawnSync(bin, ['--version'], { env: { PATH: env.PATH ?? '/usr/bin:/bin', HOME: home, DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }, encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = spawnSync(bin, ['--version'], {
+      env: {
+        PATH: env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      encoding: 'utf8',
+      timeout: 15_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return /^(\d+\.\d+\.\d+)\b/.exec((r.stdout ?? '').trim())?.[1];
   } catch {
     return undefined;
@@ -30,7 +40,11 @@ export function claudeVersionOf(bin: string, env: NodeJS.ProcessEnv = process.en
  * The Claude Code binary among the ancestors of `pid` (Linux /proc) whose version is `version`: the one running the
  * session whose SessionStart asked, when PATH's `claude` is another install.
  */
-export function claudeAmongAncestors(pid: number, version: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function claudeAmongAncestors(
+  pid: number,
+  version: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   for (let i = 0, p = pid; i < 8 && p > 1; i++) {
     let exe: string;
     let parent: number;

@@ -18,16 +18,24 @@ import { shellQuote } from '../lib/shell.js';
 /** The shell pgx's rewrite names: the one Claude Code runs Bash commands in. */
 export const PROBE_SHELL = '/bin/bash';
 
-const denyOut = (reason: string) => ({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } });
+const denyOut = (reason: string) => ({
+  hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+});
 
 /** The probe hook's answer to one PreToolUse payload (undefined: no output). Exported for the unit test. */
-export function probePreToolUse(payload: unknown, launcher: string, projectDir: string, fault?: string): Record<string, unknown> | undefined {
+export function probePreToolUse(
+  payload: unknown,
+  launcher: string,
+  projectDir: string,
+  fault?: string,
+): Record<string, unknown> | undefined {
   const parsed = P.preToolUseSchema.safeParse(payload);
   if (!parsed.success) return denyOut('pgx probe: invalid PreToolUse payload');
   const p = parsed.data;
   if (p.tool_name !== 'Bash') return undefined;
   const command = p.tool_input.command;
-  if (p.agent_id === undefined) return typeof command === 'string' && invokesLauncher(command, launcher) ? launcherDeny().output : undefined;
+  if (p.agent_id === undefined)
+    return typeof command === 'string' && invokesLauncher(command, launcher) ? launcherDeny().output : undefined;
   if (typeof command !== 'string') return denyOut('pgx probe: no command string');
   const params = { launcher, agentId: p.agent_id, projectDir, shell: PROBE_SHELL, branch: `probe_${p.agent_id}` };
   const plan = planSubagentBash(command, params);
@@ -35,7 +43,10 @@ export function probePreToolUse(payload: unknown, launcher: string, projectDir: 
   if (plan.kind === 'deny') return plan.result.output;
   // A test-only fault (PGX_VERIFY_FAULT, never recorded as verified): the rewrite pgx wrote before the verbatim copy,
   // which Claude Code's rules cannot see into. It proves the probe catches a rewrite that weakens a deny.
-  const rewritten = fault === 'no-verbatim-copy' ? `${routedPrefix(params)}${PROBE_SHELL} -c ${shellQuote(command)} ${ROUTED_MARKER}${params.branch}` : plan.command;
+  const rewritten =
+    fault === 'no-verbatim-copy'
+      ? `${routedPrefix(params)}${PROBE_SHELL} -c ${shellQuote(command)} ${ROUTED_MARKER}${params.branch}`
+      : plan.command;
   return { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: rewritten } } };
 }
 

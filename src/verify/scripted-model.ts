@@ -63,15 +63,26 @@ function textOf(content: unknown): string {
 }
 
 const toolResultsOf = (messages: Message[]) =>
-  messages.flatMap((m) => blocks(m.content).filter((b) => b.type === 'tool_result').map((b) => ({ id: String(b.tool_use_id ?? ''), text: textOf(b.content) })));
+  messages.flatMap((m) =>
+    blocks(m.content)
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ id: String(b.tool_use_id ?? ''), text: textOf(b.content) })),
+  );
 
-const calledTool = (m: Message, name: string) => m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === name);
+const calledTool = (m: Message, name: string) =>
+  m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === name);
 
 /** The latest real user prompt: user text that is not a `<system-reminder>` (notices arrive as those). */
 function lastPromptIndex(messages: Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'user' && blocks(m.content).some((b) => b.type === 'text' && typeof b.text === 'string' && !b.text.trimStart().startsWith('<system-reminder>'))) return i;
+    if (
+      m.role === 'user' &&
+      blocks(m.content).some(
+        (b) => b.type === 'text' && typeof b.text === 'string' && !b.text.trimStart().startsWith('<system-reminder>'),
+      )
+    )
+      return i;
   }
   return -1;
 }
@@ -87,25 +98,54 @@ function markerOf(messages: Message[]): string | undefined {
   return undefined;
 }
 
-type Out = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+type Out =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 const toolId = () => `toolu_${randomBytes(12).toString('hex')}`;
 
 function writeSse(res: ServerResponse, model: string, content: Out[], stop: 'tool_use' | 'end_turn'): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${randomBytes(8).toString('hex')}` });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': `req_${randomBytes(8).toString('hex')}`,
+  });
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const usage = { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  send('message_start', { type: 'message_start', message: { id: `msg_${randomBytes(12).toString('hex')}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } });
+  send('message_start', {
+    type: 'message_start',
+    message: {
+      id: `msg_${randomBytes(12).toString('hex')}`,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage,
+    },
+  });
   content.forEach((b, index) => {
     if (b.type === 'text') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } });
     } else {
-      send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+      send('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+      });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) },
+      });
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   });
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 20 } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: { output_tokens: 20 },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -128,7 +168,10 @@ export async function startScriptedModel(script: ModelScript): Promise<ScriptedM
   const seen = new Set<string>();
   const errors: string[] = [];
 
-  const answer = (body: { messages?: Message[]; system?: unknown }): { content: Out[]; stop: 'tool_use' | 'end_turn' } => {
+  const answer = (body: {
+    messages?: Message[];
+    system?: unknown;
+  }): { content: Out[]; stop: 'tool_use' | 'end_turn' } => {
     const messages = Array.isArray(body.messages) ? body.messages : [];
     const marker = markerOf(messages);
     const results = toolResultsOf(messages);
@@ -144,7 +187,18 @@ export async function startScriptedModel(script: ModelScript): Promise<ScriptedM
         toolResults.get(sub.marker)!.push(r.text);
       }
       const step = results.length;
-      if (step < sub.commands.length) return { content: [{ type: 'tool_use', id: toolId(), name: 'Bash', input: { command: sub.commands[step], description: `step ${step}` } }], stop: 'tool_use' };
+      if (step < sub.commands.length)
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id: toolId(),
+              name: 'Bash',
+              input: { command: sub.commands[step], description: `step ${step}` },
+            },
+          ],
+          stop: 'tool_use',
+        };
       return { content: [{ type: 'text', text: `done ${sub.marker}` }], stop: 'end_turn' };
     }
     for (const r of results) {
@@ -157,7 +211,17 @@ export async function startScriptedModel(script: ModelScript): Promise<ScriptedM
     if (bashRun < parentCommands.length) {
       const id = toolId();
       parentBashIds.add(id);
-      return { content: [{ type: 'tool_use', id, name: 'Bash', input: { command: parentCommands[bashRun], description: `parent step ${bashRun}` } }], stop: 'tool_use' };
+      return {
+        content: [
+          {
+            type: 'tool_use',
+            id,
+            name: 'Bash',
+            input: { command: parentCommands[bashRun], description: `parent step ${bashRun}` },
+          },
+        ],
+        stop: 'tool_use',
+      };
     }
     if (!since.some((m) => calledTool(m, 'Agent')) && script.subagents.length > 0) {
       return {
@@ -166,7 +230,11 @@ export async function startScriptedModel(script: ModelScript): Promise<ScriptedM
           id: toolId(),
           name: 'Agent',
           // In the background, Claude Code's default: -p waits for each completion notice (answered with text below).
-          input: { description: `probe ${s.marker}`, prompt: `${markerTag(s.marker)} Run the scripted commands.`, subagent_type: 'general-purpose' },
+          input: {
+            description: `probe ${s.marker}`,
+            prompt: `${markerTag(s.marker)} Run the scripted commands.`,
+            subagent_type: 'general-purpose',
+          },
         })),
         stop: 'tool_use',
       };
@@ -183,7 +251,9 @@ export async function startScriptedModel(script: ModelScript): Promise<ScriptedM
     if (req.method !== 'POST' || path !== '/v1/messages') {
       errors.push(`unexpected ${req.method} ${req.url ?? ''}`);
       req.resume();
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not found' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not found' } }));
       return;
     }
     readBody(req)

@@ -10,7 +10,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
-import { bash, bashEnv, branchFromContext, hook, hookEnv, lsBranches, pollUntil, rewriteOf, routeAndRun, type Project } from '../helpers/hooks.js';
+import {
+  bash,
+  bashEnv,
+  branchFromContext,
+  hook,
+  hookEnv,
+  lsBranches,
+  pollUntil,
+  rewriteOf,
+  routeAndRun,
+  type Project,
+} from '../helpers/hooks.js';
 
 const projects: Project[] = [];
 
@@ -29,7 +40,9 @@ afterAll(() => {
 
 /** `agent broker status --json` in the hooks' environment (the broker is per environment). */
 function status(p: Project, env: NodeJS.ProcessEnv = {}) {
-  return jsonOf(runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: { ...hookEnv(p, {}), ...env } })) as {
+  return jsonOf(
+    runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: { ...hookEnv(p, {}), ...env } }),
+  ) as {
     enabled: boolean;
     socket: string | null;
     running: boolean;
@@ -42,7 +55,12 @@ const ownBroker = (p: Project) => status(p).brokers.find((b) => b.this_environme
 /** The hook log's lines, newest last. */
 function logLines(p: Project): { event: string; outcome: string; agent_id: string | null; via?: string }[] {
   const file = join(p.home, 'agent', 'hooks.log');
-  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+    : [];
 }
 const lastLog = (p: Project) => logLines(p).at(-1)!;
 
@@ -53,7 +71,9 @@ describe('broker', () => {
     expect(started.pid).toBeGreaterThan(0);
     const s = session(p.dir, p.dir);
     const agents = [newAgentId(), newAgentId(), newAgentId()];
-    const branches = (await Promise.all(agents.map((a) => hook('subagent-start', subagentStart(s, a), p)))).map(branchFromContext);
+    const branches = (await Promise.all(agents.map((a) => hook('subagent-start', subagentStart(s, a), p)))).map(
+      branchFromContext,
+    );
     expect(new Set(branches).size).toBe(3);
     // Each subagent's command lands on its own branch, through the broker's exec.
     const runs = await Promise.all(agents.map((a) => routeAndRun(p, s, a, "psql -X -Atc 'select current_database()'")));
@@ -66,11 +86,19 @@ describe('broker', () => {
     expect(stopped.status).toBe(0);
     const ls = await lsBranches(p);
     expect(ls.find((b) => b.name === branches[0])?.state ?? 'gone').not.toBe('active');
-    expect(ls.filter((b) => b.state === 'active').map((b) => b.name).sort()).toEqual(branches.slice(1).sort());
+    expect(
+      ls
+        .filter((b) => b.state === 'active')
+        .map((b) => b.name)
+        .sort(),
+    ).toEqual(branches.slice(1).sort());
     // Every hook of this session was answered by the broker, and it served the three routed commands too.
     const lines = logLines(p).filter((l) => l.agent_id !== null);
     expect(lines.length).toBe(7);
-    expect(lines.every((l) => l.via === 'broker'), JSON.stringify(lines)).toBe(true);
+    expect(
+      lines.every((l) => l.via === 'broker'),
+      JSON.stringify(lines),
+    ).toBe(true);
     const b = ownBroker(p)!;
     expect(b.pid).toBe(started.pid);
     expect(b.requests).toBeGreaterThanOrEqual(10); // 7 hooks + 3 execs (+ the status calls)
@@ -121,7 +149,10 @@ describe('broker', () => {
 
   describe('a broker that misbehaves (a fake one on the socket)', () => {
     /** Listens on the project's broker socket and answers every request with `reply` (or never). */
-    async function fakeBroker(p: Project & { sockets: string }, reply: 'close' | 'garbage' | 'fallback' | 'silent'): Promise<Server> {
+    async function fakeBroker(
+      p: Project & { sockets: string },
+      reply: 'close' | 'garbage' | 'fallback' | 'silent',
+    ): Promise<Server> {
       const open = new Set<Socket>();
       mkdirSync(p.sockets, { recursive: true, mode: 0o700 });
       const socket = status(p).socket!;

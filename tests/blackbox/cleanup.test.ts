@@ -44,19 +44,28 @@ describe('down on a retiring branch, and gc', () => {
     const branch = `exec_${p.host}_a`;
     const text = runPgx(['agent', 'down', '--id', 'a'], p);
     expect(text.status, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`${branch} is already retiring until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m( \\d+s)?\\); gc drops it then\\. To drop it now: pgx agent down --id a --now`));
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `${branch} is already retiring until \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m( \\d+s)?\\); gc drops it then\\. To drop it now: pgx agent down --id a --now`,
+      ),
+    );
     const json = jsonOf(runPgx(['agent', 'down', '--id', 'a', '--json'], p));
     expect(json.next).toBe('pgx agent down --id a --now');
     expect(json.branches[0]).toMatchObject({ name: branch, action: 'already-retiring' });
     expect(Date.parse(json.branches[0].deadline)).toBeGreaterThan(Date.now());
 
     const gc = gcQuiet(p);
-    expect(gc.stdout).toMatch(/^nothing past its deadline; \d+ retiring branch\(es\) wait for their grace period to end:/);
+    expect(gc.stdout).toMatch(
+      /^nothing past its deadline; \d+ retiring branch\(es\) wait for their grace period to end:/,
+    );
     expect(gc.stdout).toContain(`${branch}  until `);
     expect(gc.stdout).toContain('pgx agent down --project --now');
     expect(ours(jsonOf(runPgx(['agent', 'gc', '--json'], p)).retiring)).toEqual([branch]);
 
-    expect(jsonOf(runPgx(['agent', 'down', '--id', 'a', '--now', '--json'], p)).branches[0]).toMatchObject({ name: branch, action: 'dropped' });
+    expect(jsonOf(runPgx(['agent', 'down', '--id', 'a', '--now', '--json'], p)).branches[0]).toMatchObject({
+      name: branch,
+      action: 'dropped',
+    });
     expect(await exists(branch)).toBe(false);
     expect(ours(jsonOf(runPgx(['agent', 'gc', '--json'], p)).retiring)).toEqual([]);
     const after = gcQuiet(p).stdout;
@@ -66,9 +75,10 @@ describe('down on a retiring branch, and gc', () => {
 });
 
 describe('down --project', () => {
-  it('lists this host\'s branches, refuses without a terminal or --yes (exit 2, nothing done), then drops them; other hosts stay', async () => {
+  it("lists this host's branches, refuses without a terminal or --yes (exit 2, nothing done), then drops them; other hosts stay", async () => {
     const p = project();
-    for (const id of ['p1', 'p2']) expect(runPgx(['agent', 'exec', '--id', id, '--keep', '--', 'true'], p).status).toBe(0);
+    for (const id of ['p1', 'p2'])
+      expect(runPgx(['agent', 'exec', '--id', id, '--keep', '--', 'true'], p).status).toBe(0);
     const other = { ...p, env: { ...p.env, PGX_HOST: `${p.host}x` } }; // a teammate's machine on the same server
     expect(runPgx(['agent', 'exec', '--id', 'o1', '--keep', '--', 'true'], other).status).toBe(0);
     const mine = [`exec_${p.host}_p1`, `exec_${p.host}_p2`];
@@ -76,7 +86,9 @@ describe('down --project', () => {
 
     const refused = runPgx(['agent', 'down', '--project', '--now'], p); // stdin is not a TTY
     expect(refused.status).toBe(2);
-    expect(refused.stderr).toMatch(/--project would drop 2 branch\(es\) of project ".*" on host \S+ \(1 branch\(es\) of other hosts are left alone/);
+    expect(refused.stderr).toMatch(
+      /--project would drop 2 branch\(es\) of project ".*" on host \S+ \(1 branch\(es\) of other hosts are left alone/,
+    );
     for (const b of mine) expect(refused.stderr).toContain(b);
     expect(refused.stderr).not.toContain(theirs);
     expect(refused.stderr).toMatch(/hint: Pass --yes to confirm \(nothing was changed\)/);
@@ -124,7 +136,9 @@ describe('agent ls outside a project', () => {
     expect(ls.status).toBe(3);
     expect(exec.status).toBe(3);
     expect(ls.stderr).toMatch(/this is not a pgx project/);
-    expect(ls.stderr.split('\n').find((l) => l.startsWith('hint:'))).toBe(exec.stderr.split('\n').find((l) => l.startsWith('hint:')));
+    expect(ls.stderr.split('\n').find((l) => l.startsWith('hint:'))).toBe(
+      exec.stderr.split('\n').find((l) => l.startsWith('hint:')),
+    );
     expect(ls.stdout).not.toMatch(/tmp/);
     const all = runPgx(['agent', 'ls', '--all', '--json'], at);
     expect(all.status, all.stderr).toBe(0);

@@ -50,13 +50,17 @@ describe('cli.md synopses against --help', () => {
       const documented = [...line.matchAll(/(?<![\w-])(--?[a-z][a-z-]*)/g)].map((m) => m[1]!);
       const opts = helpOptions(r.stdout);
       const known = new Set(opts.flat());
-      for (const flag of documented) expect(known.has(flag), `${flag} of "${line}" is not in \`pgx ${path.join(' ')} --help\``).toBe(true);
+      for (const flag of documented)
+        expect(known.has(flag), `${flag} of "${line}" is not in \`pgx ${path.join(' ')} --help\``).toBe(true);
       // the other way: each option of --help is in the synopsis, or at least named in the command's section (a flag
       // kept for older scripts is described there, not advertised in the synopsis)
       const prose = sectionOf(line);
       for (const aliases of opts) {
         if (aliases.some((a) => ['--help', '--version', '--cwd', '--json'].includes(a))) continue;
-        expect(aliases.some((a) => documented.includes(a) || prose.includes(`\`${a}`)), `${aliases.join(', ')} of \`pgx ${path.join(' ')} --help\` is not in cli.md's "${line}"`).toBe(true);
+        expect(
+          aliases.some((a) => documented.includes(a) || prose.includes(`\`${a}`)),
+          `${aliases.join(', ')} of \`pgx ${path.join(' ')} --help\` is not in cli.md's "${line}"`,
+        ).toBe(true);
       }
     });
   }
@@ -92,7 +96,13 @@ function keysOf(v: unknown, out = new Set<string>()): Set<string> {
 
 function expectDocumented(heading: string, value: unknown): void {
   const text = section(heading);
-  const named = new Set([...text.matchAll(/"([A-Za-z_][A-Za-z0-9_]*)"/g), ...text.matchAll(/\b([A-Z][A-Z0-9_]{2,})\b/g), ...text.matchAll(/[{,]\s*([a-z_]+)[?]?\s*[,}]/g)].map((m) => m[1]!));
+  const named = new Set(
+    [
+      ...text.matchAll(/"([A-Za-z_][A-Za-z0-9_]*)"/g),
+      ...text.matchAll(/\b([A-Z][A-Z0-9_]{2,})\b/g),
+      ...text.matchAll(/[{,]\s*([a-z_]+)[?]?\s*[,}]/g),
+    ].map((m) => m[1]!),
+  );
   const missing = [...keysOf(value)].filter((k) => !named.has(k));
   expect(missing, `JSON field(s) of "${heading}" not in cli.md: ${missing.join(', ')}`).toEqual([]);
 }
@@ -134,23 +144,53 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent diff', jsonOf(runPgx(['agent', 'diff', '--id', 'docs', '--json'], p)));
     // a subagent's branch, stopped: its change summary is in ls
     const hookEnv = { ...p, env: { ...p.env, CLAUDE_PROJECT_DIR: p.dir } };
-    const sub = { session_id: 'docs-diff-session', agent_id: 'adocsdiffagent0001', agent_type: 'general-purpose', cwd: p.dir, transcript_path: join(p.dir, 't.jsonl') };
-    expect(runPgx(['agent', 'hook', 'subagent-start'], { ...hookEnv, input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStart' }) }).status).toBe(0);
-    expect(runPgx(['agent', 'hook', 'subagent-stop'], { ...hookEnv, input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStop', stop_hook_active: false }) }).status).toBe(0);
+    const sub = {
+      session_id: 'docs-diff-session',
+      agent_id: 'adocsdiffagent0001',
+      agent_type: 'general-purpose',
+      cwd: p.dir,
+      transcript_path: join(p.dir, 't.jsonl'),
+    };
+    expect(
+      runPgx(['agent', 'hook', 'subagent-start'], {
+        ...hookEnv,
+        input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStart' }),
+      }).status,
+    ).toBe(0);
+    expect(
+      runPgx(['agent', 'hook', 'subagent-stop'], {
+        ...hookEnv,
+        input: JSON.stringify({ ...sub, hook_event_name: 'SubagentStop', stop_hook_active: false }),
+      }).status,
+    ).toBe(0);
     const { pool, ...ls } = jsonOf(runPgx(['agent', 'ls', '--json'], p));
-    expect(ls.branches.find((b: { agent_id: string | null }) => b.agent_id === sub.agent_id)?.changes?.changed).toBe(false);
+    expect(ls.branches.find((b: { agent_id: string | null }) => b.agent_id === sub.agent_id)?.changes?.changed).toBe(
+      false,
+    );
     expectDocumented('pgx agent ls', ls);
     expectDocumented('pgx agent pool', pool); // "JSON adds "pool", the object `agent pool status --json` prints"
-    expect(pool).toEqual({ ...jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p)), oldest_ready_at: pool.oldest_ready_at });
+    expect(pool).toEqual({
+      ...jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p)),
+      oldest_ready_at: pool.oldest_ready_at,
+    });
     expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'fill', '--json'], p)));
     expectDocumented('pgx agent pool', jsonOf(runPgx(['agent', 'pool', 'drain', '--json'], p)));
-    const brokerEnv = { ...p, env: { ...p.env, PGX_BROKER: '1', XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), 'pgx-docs-run-')) } };
+    const brokerEnv = {
+      ...p,
+      env: { ...p.env, PGX_BROKER: '1', XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), 'pgx-docs-run-')) },
+    };
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'start', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'status', '--json'], brokerEnv)));
     expectDocumented('pgx agent broker', jsonOf(runPgx(['agent', 'broker', 'stop', '--json'], brokerEnv)));
-    expectDocumented('pgx agent reset', jsonOf(runPgx(['agent', 'reset', '--id', 'docs', '--to', 'template', '--json'], p)));
+    expectDocumented(
+      'pgx agent reset',
+      jsonOf(runPgx(['agent', 'reset', '--id', 'docs', '--to', 'template', '--json'], p)),
+    );
     expect(runPgx(['agent', 'up', '--session', 'docs-s'], p).status).toBe(0);
-    expectDocumented('pgx agent up', jsonOf(runPgx(['agent', 'up', '--agent', 'docs-a', '--session', 'docs-s', '--json'], p))); // a fork
+    expectDocumented(
+      'pgx agent up',
+      jsonOf(runPgx(['agent', 'up', '--agent', 'docs-a', '--session', 'docs-s', '--json'], p)),
+    ); // a fork
     expectDocumented('pgx agent adopt', jsonOf(runPgx(['agent', 'adopt', '--agent', 'docs-a', '--json'], p)));
     expect(runPgx(['agent', 'up', '--id', 'docs2'], p).status).toBe(0);
     expectDocumented('pgx agent down', jsonOf(runPgx(['agent', 'down', '--id', 'docs2', '--json'], p)));
@@ -161,7 +201,10 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx agent doctor', jsonOf(runPgx(['agent', 'doctor', '--json'], p)));
     const dump = join(p.dir, 'docs_src.sql');
     writeFileSync(dump, 'CREATE TABLE t (id int);\n');
-    expectDocumented('pgx source import', jsonOf(runPgx(['source', 'import', '--from', dump, '--into', `docs_${p.name}`, '--json'], p)));
+    expectDocumented(
+      'pgx source import',
+      jsonOf(runPgx(['source', 'import', '--from', dump, '--into', `docs_${p.name}`, '--json'], p)),
+    );
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], p)));
     // sync: a project whose source is a copy of that dump (remembered at the import, re-read by the sync)
     const q = makeProject({ source: `docs_sync_${p.name}` });
@@ -171,7 +214,7 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx source scan', jsonOf(runPgx(['source', 'scan', '--json'], q)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], q)));
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
-   }, 300_000); // many processes in a row: slow on a loaded machine
+  }, 300_000); // many processes in a row: slow on a loaded machine
 
   it('agent install / uninstall codex', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pgx-docs-codex-'));
@@ -179,8 +222,14 @@ describe('cli.md JSON fields against real output', () => {
     writeFileSync(join(dir, 'package.json'), '{}\n');
     const codexEnv = { ...env, CODEX_HOME: join(dir, 'codex-home') };
     for (const scope of ['user', 'project']) {
-      expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'install', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));
-      expectDocumented('pgx agent install codex / pgx agent uninstall codex', jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })));
+      expectDocumented(
+        'pgx agent install codex / pgx agent uninstall codex',
+        jsonOf(runPgx(['agent', 'install', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })),
+      );
+      expectDocumented(
+        'pgx agent install codex / pgx agent uninstall codex',
+        jsonOf(runPgx(['agent', 'uninstall', 'codex', '--scope', scope, '--json'], { cwd: dir, env: codexEnv })),
+      );
     }
   });
 
@@ -195,7 +244,7 @@ describe('cli.md JSON fields against real output', () => {
       const purged = jsonOf(runPgx(['local', 'down', '--purge', '--yes', '--json'], p));
       expectDocumented('pgx local up | down | status', purged);
     }
-   }, 300_000);
+  }, 300_000);
 });
 
 describe("the skill's env-file example", () => {
@@ -203,8 +252,17 @@ describe("the skill's env-file example", () => {
     const p = makeProject();
     const envFile = join(p.dir, 'claude-env.sh');
     writeFileSync(envFile, '');
-    const payload = JSON.stringify({ session_id: 'docs-env-file-session', cwd: p.dir, hook_event_name: 'SessionStart', source: 'startup' });
-    const r = runPgx(['agent', 'hook', 'session-start'], { ...p, env: { ...p.env, CLAUDE_ENV_FILE: envFile, CLAUDE_PROJECT_DIR: p.dir }, input: payload });
+    const payload = JSON.stringify({
+      session_id: 'docs-env-file-session',
+      cwd: p.dir,
+      hook_event_name: 'SessionStart',
+      source: 'startup',
+    });
+    const r = runPgx(['agent', 'hook', 'session-start'], {
+      ...p,
+      env: { ...p.env, CLAUDE_ENV_FILE: envFile, CLAUDE_PROJECT_DIR: p.dir },
+      input: payload,
+    });
     expect(r.status, r.stderr).toBe(0);
     const shape = (text: string) =>
       text

@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 
 const doctor = (p: ReturnType<typeof makeProject>, env: NodeJS.ProcessEnv) => {
-  const checks = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks as { name: string; status: string; detail: string; fix?: string }[];
+  const checks = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks as {
+    name: string;
+    status: string;
+    detail: string;
+    fix?: string;
+  }[];
   return Object.fromEntries(checks.map((c) => [c.name, c]));
 };
 
@@ -24,7 +29,10 @@ describe('doctor: the Codex CLI install', () => {
     const env = { ...p.env, CODEX_HOME: codexHome };
     expect(runPgx(['agent', 'install', 'codex'], { cwd: p.dir, env }).status).toBe(0);
     let d = doctor(p, env);
-    expect(d.codex).toMatchObject({ status: 'warn', fix: `add [sandbox_workspace_write] network_access = true to ${join(codexHome, 'config.toml')}` });
+    expect(d.codex).toMatchObject({
+      status: 'warn',
+      fix: `add [sandbox_workspace_write] network_access = true to ${join(codexHome, 'config.toml')}`,
+    });
     expect(d.hooks!.status).toBe('skip');
     appendFileSync(join(codexHome, 'config.toml'), '\n[sandbox_workspace_write]\nnetwork_access = true\n');
     d = doctor(p, env);
@@ -47,15 +55,31 @@ describe('doctor: the Codex CLI install', () => {
     const env = { ...p.env, CODEX_HOME: codexHome, PATH: `${bin}:${process.env.PATH}` };
     expect(runPgx(['agent', 'install', 'codex', '--scope', 'project'], { cwd: p.dir, env }).status).toBe(0);
     let d = doctor(p, env);
-    expect(d.codex).toMatchObject({ status: 'warn', fix: `trust ${p.dir} when Codex asks, or: pgx agent install codex --scope user` }); // the project is not trusted in Codex yet
-    appendFileSync(join(codexHome, 'config.toml'), `\n[projects.${JSON.stringify(p.dir)}]\ntrust_level = "trusted"\n\n[sandbox_workspace_write]\nnetwork_access = true\n`);
+    expect(d.codex).toMatchObject({
+      status: 'warn',
+      fix: `trust ${p.dir} when Codex asks, or: pgx agent install codex --scope user`,
+    }); // the project is not trusted in Codex yet
+    appendFileSync(
+      join(codexHome, 'config.toml'),
+      `\n[projects.${JSON.stringify(p.dir)}]\ntrust_level = "trusted"\n\n[sandbox_workspace_write]\nnetwork_access = true\n`,
+    );
     d = doctor(p, env);
-    expect(d.codex).toMatchObject({ status: 'ok', detail: expect.stringContaining(`launcher pgx on PATH: ${realpathSync(LAUNCHER)}`) });
+    expect(d.codex).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining(`launcher pgx on PATH: ${realpathSync(LAUNCHER)}`),
+    });
     // the same checkout on a PATH without pgx: node and the system only
     const noPgx = { ...env, PATH: [dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':') };
-    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: noPgx }).status, 'a pgx on the system PATH').not.toBe(0);
+    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: noPgx }).status, 'a pgx on the system PATH').not.toBe(
+      0,
+    );
     d = doctor(p, noPgx);
-    expect(d.codex).toMatchObject({ status: 'fail', fix: 'put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then pgx agent install codex --scope project' });
-    expect(d.codex!.detail).toBe(`pgx is not on PATH, where the hooks in ${join(p.dir, '.codex', 'hooks.json')} find it: every subagent shell command is refused (the session goes on, with a warning)`);
+    expect(d.codex).toMatchObject({
+      status: 'fail',
+      fix: 'put the directory holding pgx on PATH (an npm --prefix ~/.local install: ~/.local/bin), or install pgx (README), then pgx agent install codex --scope project',
+    });
+    expect(d.codex!.detail).toBe(
+      `pgx is not on PATH, where the hooks in ${join(p.dir, '.codex', 'hooks.json')} find it: every subagent shell command is refused (the session goes on, with a warning)`,
+    );
   });
 });

@@ -9,7 +9,12 @@ import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 
 type P = ReturnType<typeof makeProject>;
 const doctor = (p: P, env: NodeJS.ProcessEnv) => {
-  const checks = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks as { name: string; status: string; detail: string; fix?: string }[];
+  const checks = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks as {
+    name: string;
+    status: string;
+    detail: string;
+    fix?: string;
+  }[];
   return Object.fromEntries(checks.map((c) => [c.name, c]));
 };
 /** pgx on PATH (a link to this checkout's launcher), and Copilot's home in the project's temp dir. */
@@ -37,19 +42,29 @@ describe('doctor: the GitHub Copilot CLI install', () => {
     expect(d.copilot!.detail).toMatch(/not a trusted folder/);
     expect(d.hooks!.status).toBe('skip');
     expect(d.permissions!.status).toBe('skip');
-    writeFileSync(join(copilotHome, 'config.json'), `// managed by Copilot\n${JSON.stringify({ trustedFolders: [p.dir] })}\n`);
+    writeFileSync(
+      join(copilotHome, 'config.json'),
+      `// managed by Copilot\n${JSON.stringify({ trustedFolders: [p.dir] })}\n`,
+    );
     d = doctor(p, env);
     expect(d.copilot).toMatchObject({ status: 'ok' });
     expect(d.copilot!.detail).toMatch(/folder trusted/);
     // pgx not on PATH: every subagent command would be refused
-    expect(doctor(p, { ...env, PATH: '/usr/bin:/bin' }).copilot).toMatchObject({ status: 'fail', detail: expect.stringMatching(/pgx is not on PATH/) });
+    expect(doctor(p, { ...env, PATH: '/usr/bin:/bin' }).copilot).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/pgx is not on PATH/),
+    });
     // an event gone from the file
     const file = join(p.dir, '.github', 'hooks', 'pgx.json');
     const text = readFileSync(file, 'utf8');
     const parsed = JSON.parse(text) as { hooks: Record<string, unknown> };
     delete parsed.hooks.subagentStop;
     writeFileSync(file, JSON.stringify(parsed));
-    expect(doctor(p, env).copilot).toMatchObject({ status: 'fail', detail: expect.stringMatching(/lack subagentStop/), fix: 'pgx agent install copilot --scope project' });
+    expect(doctor(p, env).copilot).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/lack subagentStop/),
+      fix: 'pgx agent install copilot --scope project',
+    });
     writeFileSync(file, text);
     // hooks switched off in the user's settings
     writeFileSync(join(copilotHome, 'settings.json'), JSON.stringify({ disableAllHooks: true }));

@@ -15,7 +15,9 @@ const MB = 1024 * 1024;
 
 /** statfs's free space on the data directory, less shared_buffers (what the budget counts as owed). */
 async function headroom(): Promise<number> {
-  const [{ d, b }] = await sql<{ d: string; b: string }>(`SELECT current_setting('data_directory') AS d, pg_size_bytes(current_setting('shared_buffers'))::text AS b`);
+  const [{ d, b }] = await sql<{ d: string; b: string }>(
+    `SELECT current_setting('data_directory') AS d, pg_size_bytes(current_setting('shared_buffers'))::text AS b`,
+  );
   const s = statfsSync(d);
   return s.bavail * s.bsize - Number(b);
 }
@@ -29,7 +31,10 @@ async function bigSource(): Promise<string> {
 }
 
 const withReserve = (p: { dir: string; name: string }, source: string, reserve: number | string) =>
-  writeFileSync(join(p.dir, '.pgx.toml'), `[project]\nname = "${p.name}"\nsource = "${source}"\n[disk]\nreserve = ${typeof reserve === 'number' ? reserve : `"${reserve}"`}\n`);
+  writeFileSync(
+    join(p.dir, '.pgx.toml'),
+    `[project]\nname = "${p.name}"\nsource = "${source}"\n[disk]\nreserve = ${typeof reserve === 'number' ? reserve : `"${reserve}"`}\n`,
+  );
 
 describe('disk budget through the CLI and the hooks', () => {
   it('SubagentStart says why the branch is not there, its Bash is denied with the figures and the fix; agent up exits 7', async () => {
@@ -48,11 +53,23 @@ describe('disk budget through the CLI and the hooks', () => {
       withReserve(p, source, (await headroom()) - 20 * MB);
       const bash = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: agent }), p);
       const out = bash.json?.hookSpecificOutput;
-      if (attempt < 5 && !(ctx.includes('could not be prepared yet (Not enough disk') && out?.permissionDecision === 'deny')) continue;
-      expect(ctx).toMatch(new RegExp(`^pgx: your own database branch could not be prepared yet \\(${copyRefused}: it needs ~\\d+ MB on the file system of /\\S+, which has [\\d.]+ GB free of [\\d.]+ GB \\(less up to \\d+ MB the server may still write from its buffers\\); pgx keeps [\\d.]+ GB free there \\(\\[disk\\] reserve = "[\\d.]+GB"\\)\\. \\(Free space on that file system \\(\`pgx agent gc\``));
+      if (
+        attempt < 5 &&
+        !(ctx.includes('could not be prepared yet (Not enough disk') && out?.permissionDecision === 'deny')
+      )
+        continue;
+      expect(ctx).toMatch(
+        new RegExp(
+          `^pgx: your own database branch could not be prepared yet \\(${copyRefused}: it needs ~\\d+ MB on the file system of /\\S+, which has [\\d.]+ GB free of [\\d.]+ GB \\(less up to \\d+ MB the server may still write from its buffers\\); pgx keeps [\\d.]+ GB free there \\(\\[disk\\] reserve = "[\\d.]+GB"\\)\\. \\(Free space on that file system \\(\`pgx agent gc\``,
+        ),
+      );
       expect(ctx).toContain('or lower [disk] reserve in');
       expect(out?.permissionDecision).toBe('deny');
-      expect(out?.permissionDecisionReason).toMatch(new RegExp(`^pgx could not ensure this subagent's own database branch, so the command was not run .*${copyRefused}.*\\[disk\\] reserve = "[\\d.]+GB"`));
+      expect(out?.permissionDecisionReason).toMatch(
+        new RegExp(
+          `^pgx could not ensure this subagent's own database branch, so the command was not run .*${copyRefused}.*\\[disk\\] reserve = "[\\d.]+GB"`,
+        ),
+      );
       // nothing made for it
       expect((await registryRows(p.name)).filter((r) => r.agent_id === agent)).toEqual([]);
       break;
@@ -64,8 +81,21 @@ describe('disk budget through the CLI and the hooks', () => {
       if (up.status === 0 && attempt < 5) continue;
       expect(up.status).toBe(7);
       const { error } = JSON.parse(up.stdout);
-      expect(error).toMatchObject({ code: 'DISK_RESERVE', message: expect.stringMatching(new RegExp(`^${copyRefused.replace('agent_', 'exec_')}`)) });
-      expect(Object.keys(error.disk).sort()).toEqual(['floor', 'free', 'in_flight', 'needed', 'owed', 'path', 'reserve', 'size', 'what']);
+      expect(error).toMatchObject({
+        code: 'DISK_RESERVE',
+        message: expect.stringMatching(new RegExp(`^${copyRefused.replace('agent_', 'exec_')}`)),
+      });
+      expect(Object.keys(error.disk).sort()).toEqual([
+        'floor',
+        'free',
+        'in_flight',
+        'needed',
+        'owed',
+        'path',
+        'reserve',
+        'size',
+        'what',
+      ]);
       expect(error.disk.needed).toBeGreaterThan(40 * MB);
       break;
     }
@@ -75,16 +105,25 @@ describe('disk budget through the CLI and the hooks', () => {
     const source = await bigSource();
     const p = makeProject({ source });
     withReserve(p, source, '1GB');
-    const disk = () => jsonOf<{ checks: { name: string; status: string; detail: string; fix?: string }[] }>(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).checks.find((c) => c.name === 'disk')!;
+    const disk = () =>
+      jsonOf<{ checks: { name: string; status: string; detail: string; fix?: string }[] }>(
+        runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env }),
+      ).checks.find((c) => c.name === 'disk')!;
     const ok = disk();
     expect(ok.status).toBe('ok');
-    expect(ok.detail).toMatch(/^[\d.]+ GB free of [\d.]+ GB on \/\S+ \(the data directory, proven by its postmaster\.pid\) \([\d.]+ GB once the server has written out its \d+ MB of buffers\); reserve 1\.0 GB \(\[disk\] reserve = "1GB"\); the warm pool is off$/);
+    expect(ok.detail).toMatch(
+      /^[\d.]+ GB free of [\d.]+ GB on \/\S+ \(the data directory, proven by its postmaster\.pid\) \([\d.]+ GB once the server has written out its \d+ MB of buffers\); reserve 1\.0 GB \(\[disk\] reserve = "1GB"\); the warm pool is off$/,
+    );
 
     withReserve(p, source, (await headroom()) + 10 * 1024 * MB); // far above: the shared disk moves by a GB at times
     const low = disk();
     expect(low.status).toBe('warn');
-    expect(low.detail).toMatch(/: below the reserve, so every copy \(a new branch not from the pool, a fork, a reset, a template refresh\) is refused$/);
-    expect(low.fix).toMatch(/^free space on that file system \(pgx agent gc; pgx agent pool drain\), or lower \[disk\] reserve in \//);
+    expect(low.detail).toMatch(
+      /: below the reserve, so every copy \(a new branch not from the pool, a fork, a reset, a template refresh\) is refused$/,
+    );
+    expect(low.fix).toMatch(
+      /^free space on that file system \(pgx agent gc; pgx agent pool drain\), or lower \[disk\] reserve in \//,
+    );
 
     // A role with CREATEDB but no right to read data_directory: pgx can't see the disk, so it budgets nothing there.
     const role = `r_${randomBytes(4).toString('hex')}`;
@@ -96,16 +135,20 @@ describe('disk budget through the CLI and the hooks', () => {
     url.password = password;
     const env = { ...p.env, PGX_DATABASE_URL: url.toString() };
     try {
-      const blind = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find((c: { name: string }) => c.name === 'disk');
+      const blind = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find(
+        (c: { name: string }) => c.name === 'disk',
+      );
       expect(blind).toMatchObject({ status: 'ok' });
-      expect(blind.detail).toBe(`not budgeted: pgx can't see the server's file system (the role "${role}" may not read the server's data_directory (it needs superuser or pg_read_all_settings)), so it refuses no copy for disk there; watch that server's free space yourself`);
+      expect(blind.detail).toBe(
+        `not budgeted: pgx can't see the server's file system (the role "${role}" may not read the server's data_directory (it needs superuser or pg_read_all_settings)), so it refuses no copy for disk there; watch that server's free space yourself`,
+      );
     } finally {
       await sql(`REVOKE CONNECT ON DATABASE ${source} FROM ${role}`);
       await sql(`DROP ROLE ${role}`);
     }
   }, 120_000);
 
-  it('a background pool fill stopped by the budget is logged as disk_reserve, and the doctor\'s pool line says so', async () => {
+  it("a background pool fill stopped by the budget is logged as disk_reserve, and the doctor's pool line says so", async () => {
     const source = await bigSource();
     const p = makeProject({ source });
     const env = { ...p.env, PGX_POOL: '2' };
@@ -118,15 +161,22 @@ describe('disk budget through the CLI and the hooks', () => {
       // through is drained and made again, at most 5 times)
       withReserve(p, source, Math.floor(((await headroom()) - 20 * MB) / 2));
       expect(runPgx(['agent', 'pool', 'fill', '--background'], { cwd: p.dir, env }).status).toBe(0);
-      log = readFileSync(join(p.home, 'agent', 'pool-fill.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      log = readFileSync(join(p.home, 'agent', 'pool-fill.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       if (log.at(-1)!.outcome === 'disk_reserve') break;
       expect(runPgx(['agent', 'pool', 'drain'], { cwd: p.dir, env }).status).toBe(0);
     }
     expect(log.at(-1)).toMatchObject({ outcome: 'disk_reserve', created: 0, ready: 0, target: 2 });
     expect(log.at(-1)!.error).toMatch(/^Not enough disk for warm-pool member /);
-    const pool = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find((c: { name: string }) => c.name === 'pool');
+    const pool = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find(
+      (c: { name: string }) => c.name === 'pool',
+    );
     expect(pool.status).toBe('warn');
-    expect(pool.detail).toMatch(/^0\/2 ready for pgx_tpl_\S+ \(bound: size; size 2, peak \d+, max 16\); the last background fill stopped short for the disk budget \(.+\): Not enough disk for warm-pool member /);
+    expect(pool.detail).toMatch(
+      /^0\/2 ready for pgx_tpl_\S+ \(bound: size; size 2, peak \d+, max 16\); the last background fill stopped short for the disk budget \(.+\): Not enough disk for warm-pool member /,
+    );
     expect(pool.fix).toMatch(/lower \[disk\] reserve; then: pgx agent pool fill$/);
   }, 120_000);
 });

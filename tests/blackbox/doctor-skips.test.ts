@@ -26,13 +26,19 @@ describe('doctor', () => {
     expect(d.config).toMatchObject({ status: 'fail' });
     expect(d.config!.detail).toMatch(/unterminated string at line 2 col 8/);
     for (const name of ['role', 'roles', 'template', 'pool', 'branches', 'orphans', 'guards']) {
-      expect(d[name], name).toMatchObject({ status: 'skip', detail: 'not checked: .pgx.toml is invalid, so the server was not tried (see the config check)' });
+      expect(d[name], name).toMatchObject({
+        status: 'skip',
+        detail: 'not checked: .pgx.toml is invalid, so the server was not tried (see the config check)',
+      });
     }
     // an unreachable server (a valid config) still says it is the connection
     const q = makeProject();
     dirs.push(q.dir);
     q.env.PGX_DATABASE_URL = 'postgresql://me@127.0.0.1:1/postgres';
-    expect(doctor(q).role).toMatchObject({ status: 'skip', detail: 'not checked: no connection to the server (see the server check)' });
+    expect(doctor(q).role).toMatchObject({
+      status: 'skip',
+      detail: 'not checked: no connection to the server (see the server check)',
+    });
   });
 
   it('right after install, an empty pool nothing has filled yet is ok ("fills at the first session"), not a warning', () => {
@@ -41,7 +47,9 @@ describe('doctor', () => {
     p.env.PGX_POOL = '4';
     const pool = doctor(p).pool!;
     expect(pool.status, pool.detail).toBe('ok');
-    expect(pool.detail).toMatch(/^(empty: never filled yet|0\/4 ready .*: not filled yet; the pool fills at the first session)/);
+    expect(pool.detail).toMatch(
+      /^(empty: never filled yet|0\/4 ready .*: not filled yet; the pool fills at the first session)/,
+    );
     // once a branch of the template exists and nothing fills the pool, below target is the warning it was
     expect(runPgx(['agent', 'exec', '--id', 'd', '--', 'true'], p).status).toBe(0);
     const after = doctor(p).pool!;

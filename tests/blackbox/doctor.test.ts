@@ -8,7 +8,11 @@ import { adminEnv, jsonOf, LAUNCHER, makeProject, REPO, runPgx, sql } from '../h
 type Check = { name: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string };
 type Report = { ok: boolean; checks: Check[] };
 
-function doctor(p: ReturnType<typeof makeProject>): { status: number | null; report: Report; byName: Record<string, Check> } {
+function doctor(p: ReturnType<typeof makeProject>): {
+  status: number | null;
+  report: Report;
+  byName: Record<string, Check>;
+} {
   const r = runPgx(['agent', 'doctor', '--json'], p);
   const report = jsonOf<Report>(r);
   return { status: r.status, report, byName: Object.fromEntries(report.checks.map((c) => [c.name, c])) };
@@ -35,7 +39,10 @@ function pgxOnPath(p: ReturnType<typeof makeProject>): void {
 
 /** What accepting Claude Code's trust dialog for the project records in ~/.claude.json. */
 function trust(p: ReturnType<typeof makeProject>): void {
-  writeFileSync(join(p.env.HOME!, '.claude.json'), JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }));
+  writeFileSync(
+    join(p.env.HOME!, '.claude.json'),
+    JSON.stringify({ projects: { [p.dir]: { hasTrustDialogAccepted: true } } }),
+  );
 }
 
 describe('pgx agent doctor: will routed commands prompt, and why', () => {
@@ -43,10 +50,16 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
     const p = makeProject();
     mkdirSync(join(p.dir, '.claude'));
     const blanket = `Bash('${realpathSync(LAUNCHER)}' agent exec:*)`;
-    writeFileSync(join(p.dir, '.claude', 'settings.json'), JSON.stringify({ permissions: { allow: [blanket], deny: ['Bash(rm:*)'] } }));
+    writeFileSync(
+      join(p.dir, '.claude', 'settings.json'),
+      JSON.stringify({ permissions: { allow: [blanket], deny: ['Bash(rm:*)'] } }),
+    );
     trust(p);
     let d = doctor(p);
-    expect(d.byName.permissions).toMatchObject({ status: 'fail', fix: 'pgx agent install claude (replaces it with the narrow rules)' });
+    expect(d.byName.permissions).toMatchObject({
+      status: 'fail',
+      fix: 'pgx agent install claude (replaces it with the narrow rules)',
+    });
     expect(d.byName.permissions!.detail).toContain(blanket);
     expect(d.status).toBe(8);
     const install = runPgx(['agent', 'install', 'claude'], p);
@@ -82,8 +95,19 @@ describe('pgx agent doctor: will routed commands prompt, and why', () => {
     const p = makeProject();
     expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
     trust(p);
-    const payload = JSON.stringify({ session_id: 's-doctor', cwd: p.dir, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'true' }, permission_mode: 'acceptEdits' });
-    const hook = runPgx(['agent', 'hook', 'pre-tool-use'], { ...p, input: payload, env: { ...p.env, AI_AGENT: 'claude-code_2-9-1_harness', CLAUDE_PROJECT_DIR: p.dir } });
+    const payload = JSON.stringify({
+      session_id: 's-doctor',
+      cwd: p.dir,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'true' },
+      permission_mode: 'acceptEdits',
+    });
+    const hook = runPgx(['agent', 'hook', 'pre-tool-use'], {
+      ...p,
+      input: payload,
+      env: { ...p.env, AI_AGENT: 'claude-code_2-9-1_harness', CLAUDE_PROJECT_DIR: p.dir },
+    });
     expect(hook.status).toBe(0);
     const c = doctor(p).byName.permissions!;
     expect(c.status).toBe('warn');
@@ -111,18 +135,54 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status, JSON.stringify(d.report, null, 1)).toBe(0);
     expect(d.report.ok).toBe(true);
-    expect(d.report.checks.map((c) => c.name)).toEqual(['config', 'server', 'role', 'roles', 'template', 'origin', 'mask', 'pool', 'disk', 'broker', 'hooks', 'permissions', 'hook-log', 'branches', 'orphans', 'frozen-copies', 'guards', 'env-files']);
-    for (const name of ['config', 'server', 'role', 'roles', 'template', 'pool', 'broker', 'hooks', 'permissions', 'hook-log', 'branches', 'guards']) {
+    expect(d.report.checks.map((c) => c.name)).toEqual([
+      'config',
+      'server',
+      'role',
+      'roles',
+      'template',
+      'origin',
+      'mask',
+      'pool',
+      'disk',
+      'broker',
+      'hooks',
+      'permissions',
+      'hook-log',
+      'branches',
+      'orphans',
+      'frozen-copies',
+      'guards',
+      'env-files',
+    ]);
+    for (const name of [
+      'config',
+      'server',
+      'role',
+      'roles',
+      'template',
+      'pool',
+      'broker',
+      'hooks',
+      'permissions',
+      'hook-log',
+      'branches',
+      'guards',
+    ]) {
       // roles is server-wide: branch roles other tests left behind on this shared server make it warn, rightly
       const excused = name === 'roles' && d.byName[name]!.detail.includes('left without a branch');
       expect(d.byName[name]!.status, `${name}: ${d.byName[name]!.detail}`).toBe(excused ? 'warn' : 'ok');
     }
     expect(d.byName.hooks!.detail).toContain('6/6');
     expect(d.byName.hooks!.detail).toContain(`launcher pgx on PATH: ${realpathSync(LAUNCHER)}`);
-    expect(d.byName.permissions!.detail).toContain(`wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.local.json')}, workspace trusted`);
+    expect(d.byName.permissions!.detail).toContain(
+      `wrapper rule and Bash(exit) in ${join(p.dir, '.claude', 'settings.local.json')}, workspace trusted`,
+    );
     expect(d.byName.branches!.detail).toMatch(/1 active, 0 retiring, 0 past deadline/);
     expect(d.byName.pool!.detail).toBe('off ([agent] pool = 0)'); // the test projects run without a pool (PGX_POOL=0)
-    expect(d.byName.guards!.detail).toBe('client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)');
+    expect(d.byName.guards!.detail).toBe(
+      'client_connection_check_interval=5000ms, idle_in_transaction_session_timeout=900000ms, statement_timeout=3600000ms on all 1 active branch(es)',
+    );
     expect(d.byName.server!.detail).toMatch(/^PostgreSQL \d+\.\d+/);
     // Orphans are server-wide: another test may have left one; never a fail.
     expect(['ok', 'warn']).toContain(d.byName.orphans!.status);
@@ -143,7 +203,8 @@ describe('pgx agent doctor', () => {
     expect(d.byName.server).toMatchObject({ status: 'fail' });
     expect(d.byName.server!.detail).toContain('127.0.0.1:1');
     expect(d.byName.server!.fix).toBeTruthy();
-    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards'])
+      expect(d.byName[name]!.status).toBe('skip');
     expect(d.byName.config!.status).toBe('ok');
     expect(d.byName.hooks).toMatchObject({ status: 'fail', fix: 'pgx agent install claude' });
     expect(d.byName['hook-log']!.status).toBe('ok');
@@ -154,21 +215,35 @@ describe('pgx agent doctor', () => {
     delete p.env.PGX_DATABASE_URL;
     const d = doctor(p);
     const server = d.byName.server!;
-    if (server.status === 'warn') expect(server).toMatchObject({ fix: 'pgx local up' }); // binaries found
+    if (server.status === 'warn')
+      expect(server).toMatchObject({ fix: 'pgx local up' }); // binaries found
     else expect(server.status).toBe('fail'); // no PostgreSQL binaries on this machine
     expect(server.detail).toMatch(/no \[server\] url/);
-    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards']) expect(d.byName[name]!.status).toBe('skip');
+    for (const name of ['role', 'template', 'pool', 'branches', 'orphans', 'guards'])
+      expect(d.byName[name]!.status).toBe('skip');
     expect(existsSync(join(p.home, 'local', 'state.json'))).toBe(false);
   });
 
   it('detects an older 4-entry install, and its fix makes it 6/6', () => {
     const p = makeProject();
     pgxOnPath(p);
-    const entry = (cli: string, matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: `${LAUNCHER} agent hook ${cli}`, timeout: 30 }] }];
+    const entry = (cli: string, matcher?: string) => [
+      {
+        ...(matcher ? { matcher } : {}),
+        hooks: [{ type: 'command', command: `${LAUNCHER} agent hook ${cli}`, timeout: 30 }],
+      },
+    ];
     mkdirSync(join(p.dir, '.claude'));
     writeFileSync(
       join(p.dir, '.claude', 'settings.json'),
-      JSON.stringify({ hooks: { SessionStart: entry('session-start'), UserPromptSubmit: entry('user-prompt-submit'), PreToolUse: entry('pre-tool-use', 'Bash'), SessionEnd: entry('session-end') } }),
+      JSON.stringify({
+        hooks: {
+          SessionStart: entry('session-start'),
+          UserPromptSubmit: entry('user-prompt-submit'),
+          PreToolUse: entry('pre-tool-use', 'Bash'),
+          SessionEnd: entry('session-end'),
+        },
+      }),
     );
     const d = doctor(p);
     expect(d.status).toBe(8);
@@ -203,11 +278,17 @@ describe('pgx agent doctor', () => {
     expect(runPgx(['agent', 'install', 'claude', '--no-verify'], p).status).toBe(0);
     // A stand-in that answers only --version, as every release does ("2.1.294 (Claude Code)").
     const claude = join(p.dir, 'bin', 'claude');
-    for (const [version, status] of [['2.1.294', 'warn'], ['2.0.77', 'warn'], ['2.1.295', 'ok'], ['2.1.332', 'ok']] as const) {
+    for (const [version, status] of [
+      ['2.1.294', 'warn'],
+      ['2.0.77', 'warn'],
+      ['2.1.295', 'ok'],
+      ['2.1.332', 'ok'],
+    ] as const) {
       writeFileSync(claude, `#!/bin/sh\necho '${version} (Claude Code)'\n`, { mode: 0o755 });
       const hooks = doctor(p).byName.hooks!;
       expect(hooks.status, `${version}: ${hooks.detail}`).toBe(status);
-      if (status === 'warn') expect(hooks.detail).toContain(`Claude Code ${version} ignores "onFailure" (honoured since 2.1.295)`);
+      if (status === 'warn')
+        expect(hooks.detail).toContain(`Claude Code ${version} ignores "onFailure" (honoured since 2.1.295)`);
     }
   });
 
@@ -233,13 +314,15 @@ describe('pgx agent doctor', () => {
     expect(d.byName.permissions!.status).toBe('warn');
   });
 
-  it('project scope on a machine where pgx is not on PATH (a teammate\'s clone): hooks fail, naming PATH; on PATH, ok', () => {
+  it("project scope on a machine where pgx is not on PATH (a teammate's clone): hooks fail, naming PATH; on PATH, ok", () => {
     const p = makeProject();
     expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
     trust(p);
     const d = doctor(p);
     expect(d.byName.hooks!.status).toBe('fail');
-    expect(d.byName.hooks!.detail).toContain(`pgx is not on PATH, where the hooks in ${join(p.dir, '.claude', 'settings.json')} find it: every subagent Bash command is refused`);
+    expect(d.byName.hooks!.detail).toContain(
+      `pgx is not on PATH, where the hooks in ${join(p.dir, '.claude', 'settings.json')} find it: every subagent Bash command is refused`,
+    );
     expect(d.byName.hooks!.fix).toMatch(/^put the directory holding pgx on PATH/);
     pgxOnPath(p);
     expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
@@ -264,7 +347,12 @@ describe('pgx agent doctor', () => {
     expect(d.byName.orphans!.fix).toContain(`pgx agent down --branch exec_${p.host}_gone`);
     expect(d.byName.orphans!.fix).not.toContain(adminEnv().PGPASSWORD!);
 
-    runFix(d.byName.orphans!.fix!.split(' && ').filter((c) => c.startsWith('psql') && c.includes(orphan)).join(' && '));
+    runFix(
+      d.byName
+        .orphans!.fix!.split(' && ')
+        .filter((c) => c.startsWith('psql') && c.includes(orphan))
+        .join(' && '),
+    );
     expect((await sql(`SELECT 1 FROM pg_database WHERE datname = $1`, [orphan])).length).toBe(1);
     expect(runPgx(['agent', 'down', '--branch', `exec_${p.host}_gone`], p).status).toBe(0);
     const after = doctor(p).byName.orphans!;
@@ -291,7 +379,9 @@ describe('pgx agent doctor', () => {
     expect(exec.stderr).toContain('pgx agent forget --id swap');
     const down = runPgx(['agent', 'down', '--id', 'swap', '--now', '--json'], p);
     expect(down.status).toBe(0);
-    expect(jsonOf<{ branches: { action: string; fix: string }[] }>(down).branches).toEqual([expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${name}` })]);
+    expect(jsonOf<{ branches: { action: string; fix: string }[] }>(down).branches).toEqual([
+      expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${name}` }),
+    ]);
     await sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [name], 'pgx_registry');
     const gc = runPgx(['agent', 'gc', '--json'], p);
     expect(gc.status, gc.stdout).toBe(0);
@@ -299,7 +389,9 @@ describe('pgx agent doctor', () => {
 
     const forget = runPgx(['agent', 'forget', '--branch', name, '--json'], p);
     expect(forget.status, forget.stdout).toBe(0);
-    expect(jsonOf<{ branches: { action: string }[] }>(forget).branches).toEqual([expect.objectContaining({ name, action: 'forgotten' })]);
+    expect(jsonOf<{ branches: { action: string }[] }>(forget).branches).toEqual([
+      expect.objectContaining({ name, action: 'forgotten' }),
+    ]);
     expect(await sql(`SELECT v FROM theirs`, [], name)).toEqual([{ v: 42 }]);
     expect(doctor(p).byName.orphans!.detail).not.toContain(name);
     // The name is someone else's now: the next exec makes the branch under the hash name.
@@ -314,7 +406,9 @@ describe('pgx agent doctor', () => {
     const d = doctor(p);
     expect(d.status).toBe(8);
     expect(d.byName.guards!.status, d.byName.guards!.detail).toBe('fail');
-    expect(d.byName.guards!.detail).toContain(`exec_${p.host}_g (client_connection_check_interval, idle_in_transaction_session_timeout, statement_timeout)`);
+    expect(d.byName.guards!.detail).toContain(
+      `exec_${p.host}_g (client_connection_check_interval, idle_in_transaction_session_timeout, statement_timeout)`,
+    );
     runFix(d.byName.guards!.fix!);
     const again = doctor(p);
     expect(again.byName.guards!.status, again.byName.guards!.detail).toBe('ok');
@@ -340,11 +434,26 @@ describe('pgx agent doctor', () => {
     const p = makeProject();
     const now = new Date().toISOString();
     const old = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    const line = (time: string, event: string, outcome: string, agent: string | null) => JSON.stringify({ time, event, session_id: 'sess12345678', agent_id: agent, branch: null, outcome, elapsed_ms: 5 });
+    const line = (time: string, event: string, outcome: string, agent: string | null) =>
+      JSON.stringify({
+        time,
+        event,
+        session_id: 'sess12345678',
+        agent_id: agent,
+        branch: null,
+        outcome,
+        elapsed_ms: 5,
+      });
     mkdirSync(join(p.home, 'agent'), { recursive: true });
     writeFileSync(
       join(p.home, 'agent', 'hooks.log'),
-      [line(old, 'pre-tool-use', 'denied:error', 'a-old'), line(now, 'pre-tool-use', 'rewritten:clone', 'a1'), line(now, 'pre-tool-use', 'rewritten:attach', 'a1'), line(now, 'pre-tool-use', 'denied:error', 'a2'), 'not json'].join('\n') + '\n',
+      [
+        line(old, 'pre-tool-use', 'denied:error', 'a-old'),
+        line(now, 'pre-tool-use', 'rewritten:clone', 'a1'),
+        line(now, 'pre-tool-use', 'rewritten:attach', 'a1'),
+        line(now, 'pre-tool-use', 'denied:error', 'a2'),
+        'not json',
+      ].join('\n') + '\n',
     );
     const c = doctor(p).byName['hook-log']!;
     expect(c.status).toBe('warn');
@@ -358,16 +467,43 @@ describe('pgx agent doctor', () => {
     const p = makeProject();
     const other = makeProject();
     const now = new Date().toISOString();
-    const line = (dir: string, outcome: string, agent: string) => JSON.stringify({ time: now, event: 'pre-tool-use', session_id: 'sess12345678', agent_id: agent, branch: null, outcome, elapsed_ms: 5, project_dir: dir });
+    const line = (dir: string, outcome: string, agent: string) =>
+      JSON.stringify({
+        time: now,
+        event: 'pre-tool-use',
+        session_id: 'sess12345678',
+        agent_id: agent,
+        branch: null,
+        outcome,
+        elapsed_ms: 5,
+        project_dir: dir,
+      });
     mkdirSync(join(p.home, 'agent'), { recursive: true });
-    writeFileSync(join(p.home, 'agent', 'hooks.log'), [line(other.dir, 'denied:error', 'theirs'), line(join(p.dir, 'sub'), 'rewritten:clone', 'mine'), line(`${p.dir}-sibling`, 'denied:error', 'sibling')].join('\n') + '\n');
+    writeFileSync(
+      join(p.home, 'agent', 'hooks.log'),
+      [
+        line(other.dir, 'denied:error', 'theirs'),
+        line(join(p.dir, 'sub'), 'rewritten:clone', 'mine'),
+        line(`${p.dir}-sibling`, 'denied:error', 'sibling'),
+      ].join('\n') + '\n',
+    );
     const c = doctor(p).byName['hook-log']!;
     expect(c.status, c.detail).toBe('ok');
     expect(c.detail).toMatch(/^1 calls in the last 24 h: pre-tool-use rewritten:clone ×1$/);
     // a real hook call writes its project directory into the log
-    const payload = JSON.stringify({ session_id: 'sess-log-dir', cwd: p.dir, hook_event_name: 'UserPromptSubmit', prompt: 'hi' });
+    const payload = JSON.stringify({
+      session_id: 'sess-log-dir',
+      cwd: p.dir,
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'hi',
+    });
     expect(runPgx(['agent', 'hook', 'user-prompt-submit'], { ...p, input: payload }).status).toBe(0);
-    const last = JSON.parse(readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').pop()!);
+    const last = JSON.parse(
+      readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .pop()!,
+    );
     expect(last).toMatchObject({ event: 'user-prompt-submit', project_dir: p.dir });
   });
 
@@ -377,7 +513,9 @@ describe('pgx agent doctor', () => {
     expect(d.status).toBe(8);
     expect(d.byName.config!.status).toBe('fail');
     expect(d.byName.config!.detail).toContain('"idle_tll" (line 4; did you mean "idle_ttl"?)');
-    expect(d.byName.config!.fix).toBe(`Fix or remove [agent] idle_tll in ${join(p.dir, '.pgx.toml')}; every key is documented in ${join(REPO, '.pgx.toml.example')}; or rewrite it: pgx init --force`);
+    expect(d.byName.config!.fix).toBe(
+      `Fix or remove [agent] idle_tll in ${join(p.dir, '.pgx.toml')}; every key is documented in ${join(REPO, '.pgx.toml.example')}; or rewrite it: pgx init --force`,
+    );
     expect(d.byName.server!.status).toBe('skip');
   });
 
@@ -385,7 +523,11 @@ describe('pgx agent doctor', () => {
     const p = makeProject({ toml: '[agent\nidle_ttl = "1h"\n' });
     const c = doctor(p).byName.config!;
     expect(c.status).toBe('fail');
-    expect(c.detail).toMatch(new RegExp(`^${join(p.dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+: not valid TOML: illegal character in key\\.$`));
+    expect(c.detail).toMatch(
+      new RegExp(
+        `^${join(p.dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3:\\d+: not valid TOML: illegal character in key\\.$`,
+      ),
+    );
     expect(c.fix).toMatch(/^Fix the syntax at line 3 of \S+\.pgx\.toml/);
     expect(c.fix).not.toMatch(/keys named above/);
   });
@@ -393,14 +535,19 @@ describe('pgx agent doctor', () => {
   it('env-files: warns when .env / .env.local names a database (the source called out), with what routing covers and what it cannot', () => {
     const p = makeProject({ source: 'shop_dev', toml: '' });
     expect(doctor(p).byName['env-files']!.status).toBe('ok');
-    writeFileSync(join(p.dir, '.env'), 'NODE_ENV=development\nDATABASE_URL="postgresql://me@localhost:5432/shop_dev"\n');
+    writeFileSync(
+      join(p.dir, '.env'),
+      'NODE_ENV=development\nDATABASE_URL="postgresql://me@localhost:5432/shop_dev"\n',
+    );
     writeFileSync(join(p.dir, '.env.local'), 'export PGDATABASE=other_db # mine\nPGPASSWORD=hunter2\n');
     const c = doctor(p).byName['env-files']!;
     expect(c.status).toBe('warn');
     expect(c.detail).toContain(`${join(p.dir, '.env')} sets DATABASE_URL (database "shop_dev": the SOURCE)`);
     expect(c.detail).toContain('PGDATABASE (database "other_db")');
     expect(c.detail).not.toContain('hunter2');
-    expect(c.detail).toMatch(/override: true.*dotenv -o.*dotenv run --override.*load_dotenv\(override=True\).*set -a; \. \.\/\.env/);
+    expect(c.detail).toMatch(
+      /override: true.*dotenv -o.*dotenv run --override.*load_dotenv\(override=True\).*set -a; \. \.\/\.env/,
+    );
     expect(c.fix).toMatch(/override/);
   });
 });

@@ -7,10 +7,15 @@ import { jsonOf, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
 import { templateName } from '../../src/engine/template.js';
 
 describe('branch commands (CLI wiring)', () => {
-  it("up, ls, down and gc print their results as JSON; a second down exits 5", async () => {
+  it('up, ls, down and gc print their results as JSON; a second down exits 5', async () => {
     const p = makeProject({ toml: '[agent]\ngrace = "0s"\n' });
     const up = jsonOf(runPgx(['agent', 'up', '--id', 'w', '--json'], p));
-    expect(up).toMatchObject({ branch: `exec_${p.host}_w`, fresh: true, method: 'clone', password_env: 'PGPASSFILE (not printed)' });
+    expect(up).toMatchObject({
+      branch: `exec_${p.host}_w`,
+      fresh: true,
+      method: 'clone',
+      password_env: 'PGPASSFILE (not printed)',
+    });
     // The branch role's credentials (roles = "auto" on a superuser): PGUSER is the role, the password in a passfile.
     expect(up.role).toMatch(/^pgx_role_/);
     expect(up.env).toMatchObject({ PGDATABASE: up.branch, PGUSER: up.role });
@@ -18,11 +23,21 @@ describe('branch commands (CLI wiring)', () => {
     expect(readFileSync(up.env.PGPASSFILE, 'utf8')).toContain(`:${up.role}:`);
     expect(JSON.stringify(up)).not.toContain(pgInfo().password);
     const info = pgInfo();
-    const c = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: up.branch });
+    const c = new pg.Client({
+      host: info.host,
+      port: info.port,
+      user: info.user,
+      password: info.password,
+      database: up.branch,
+    });
     c.on('error', () => {});
     await c.connect();
-    expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches).toMatchObject([{ name: up.branch, id: 'w', state: 'active', kind: 'exec', exists: true, role: up.role }]);
-    expect(jsonOf(runPgx(['agent', 'down', '--id', 'w', '--json'], p)).branches).toEqual([{ name: up.branch, action: 'retired', role: up.role, backends_terminated: 1, backends_remaining: 0 }]);
+    expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches).toMatchObject([
+      { name: up.branch, id: 'w', state: 'active', kind: 'exec', exists: true, role: up.role },
+    ]);
+    expect(jsonOf(runPgx(['agent', 'down', '--id', 'w', '--json'], p)).branches).toEqual([
+      { name: up.branch, action: 'retired', role: up.role, backends_terminated: 1, backends_remaining: 0 },
+    ]);
     await c.end().catch(() => {});
     const gc = runPgx(['agent', 'gc', '--json'], p); // grace 0 s: past its deadline at once
     expect(gc.status, gc.stdout).toBe(0);

@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { LAUNCHER, makeProject, runPgx, runPgxAsync } from '../helpers/pgx.js';
 import { dbState, pollUntil, registryRows } from '../helpers/hooks.js';
 
-const stateOf = async (project: string, name: string) => (await registryRows(project)).find((r) => r.name === name)?.state;
+const stateOf = async (project: string, name: string) =>
+  (await registryRows(project)).find((r) => r.name === name)?.state;
 
 describe('agent exec --id: the branch is retired on every exit path', () => {
   it('a command that cannot start (127): retired, not left active', async () => {
@@ -23,7 +24,11 @@ describe('agent exec --id: the branch is retired on every exit path', () => {
   it('pgx itself signalled while the command runs: the signal reaches the command, then the branch is retired', async () => {
     const p = makeProject();
     const name = `exec_${p.host}_sig`;
-    const child = spawn(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'sig', '--', 'sleep', '30'], { cwd: p.cwd, env: p.env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'sig', '--', 'sleep', '30'], {
+      cwd: p.cwd,
+      env: p.env,
+      stdio: 'ignore',
+    });
     const closed = new Promise<number | null>((res) => child.on('close', (code) => res(code)));
     expect(await pollUntil(async () => (await stateOf(p.name, name)) === 'active', 30_000, 50)).toBe(true);
     await new Promise((r) => setTimeout(r, 300)); // the command is running
@@ -46,10 +51,17 @@ describe('concurrent agent exec --id X: a lease each, retired when the last ends
     const name = `exec_${p.host}_shared`;
     // Each command holds a connection to the branch for a while, then uses it again: a retire under it would show.
     const cmd = 'psql -X -q -v ON_ERROR_STOP=1 -Atc "select pg_sleep(random() * 1.5)" -c "select current_database()"';
-    const runs = await Promise.all(Array.from({ length: 20 }, () => runPgxAsync(['agent', 'exec', '--id', 'shared', '--json', '--', 'sh', '-c', cmd], p)));
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        runPgxAsync(['agent', 'exec', '--id', 'shared', '--json', '--', 'sh', '-c', cmd], p),
+      ),
+    );
     const failed = runs.filter((r) => r.status !== 0);
     process.stderr.write(`20 concurrent same-id execs: ${failed.length} failed\n`);
-    expect(failed.map((r) => r.stderr), 'failures').toEqual([]);
+    expect(
+      failed.map((r) => r.stderr),
+      'failures',
+    ).toEqual([]);
     for (const r of runs) expect(r.stdout.trim().split('\n').pop()).toBe(name);
     const leases = runs.map((r) => JSON.parse(r.stderr.trim().split('\n').pop()!).lease as string);
     // The last to end retires it (an exec that started after an earlier retire revives it and retires it again).

@@ -25,25 +25,49 @@ describe('frozen copies from the CLI and a command hook', () => {
     await parent.connect();
     try {
       await parent.query('CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)');
-      const a = jsonOf(await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }));
+      const a = jsonOf(
+        await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }),
+      );
       expect(a).toMatchObject({ branch: sessionBranch, reused: false, made: 'dump-restore' });
-      const b = jsonOf(await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }));
+      const b = jsonOf(
+        await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }),
+      );
       expect(b).toMatchObject({ copy: a.copy, reused: true, why: 'unchanged' });
-      expect((await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--after-ticket', 'x'], { cwd: p.dir, env: p.env })).status).toBe(2);
-      expect((await runPgxAsync(['agent', 'freeze', '--branch', `nosuch_${p.host}`], { cwd: p.dir, env: p.env })).status).toBe(5);
+      expect(
+        (
+          await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--after-ticket', 'x'], {
+            cwd: p.dir,
+            env: p.env,
+          })
+        ).status,
+      ).toBe(2);
+      expect(
+        (await runPgxAsync(['agent', 'freeze', '--branch', `nosuch_${p.host}`], { cwd: p.dir, env: p.env })).status,
+      ).toBe(5);
       const ls = jsonOf(await runPgxAsync(['agent', 'ls', '--json'], { cwd: p.dir, env: p.env }));
       expect(ls.frozen.map((f: { name: string }) => f.name)).toContain(a.copy);
       const all = await runPgxAsync(['agent', 'ls', '--all'], { cwd: p.dir, env: p.env });
       expect(all.stdout).toContain(`frozen copy ${a.copy} of ${sessionBranch}: dump-restore`);
       const doctor = JSON.parse((await runPgxAsync(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).stdout);
-      expect(doctor.checks.find((c: { name: string }) => c.name === 'frozen-copies')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^1 for 1 branch\(es\), \d+ MB$/) });
+      expect(doctor.checks.find((c: { name: string }) => c.name === 'frozen-copies')).toMatchObject({
+        status: 'ok',
+        detail: expect.stringMatching(/^1 for 1 branch\(es\), \d+ MB$/),
+      });
 
       await parent.query('INSERT INTO parent_mig VALUES (10)'); // a change: the next fork needs a new copy
-      const r = await hook('subagent-start', subagentStart(s, newAgentId()), p, { env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' } });
-      expect(r.json.hookSpecificOutput.additionalContext).toContain(`a copy of your session's branch "${sessionBranch}"`);
+      const r = await hook('subagent-start', subagentStart(s, newAgentId()), p, {
+        env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' },
+      });
+      expect(r.json.hookSpecificOutput.additionalContext).toContain(
+        `a copy of your session's branch "${sessionBranch}"`,
+      );
       const branch = branchFromContext(r);
       expect((await sql<{ n: number }>('SELECT sum(x)::int AS n FROM parent_mig', [], branch))[0]!.n).toBe(11);
-      const copies = await sql<{ name: string; state: string }>(`SELECT name, state FROM pgx_frozen WHERE parent = $1`, [sessionBranch], 'pgx_registry');
+      const copies = await sql<{ name: string; state: string }>(
+        `SELECT name, state FROM pgx_frozen WHERE parent = $1`,
+        [sessionBranch],
+        'pgx_registry',
+      );
       expect(copies).toHaveLength(1); // the detached freezer's, the superseded one dropped
       expect(copies[0]!.name).not.toBe(a.copy);
       // The detached freezer is gone once its copy is ready (nothing left running), and so is its pid file.
@@ -52,9 +76,20 @@ describe('frozen copies from the CLI and a command hook', () => {
 
       // Three at once after another change: one freezer's copy serves them all.
       await parent.query('INSERT INTO parent_mig VALUES (100)');
-      const three = await Promise.all([0, 1, 2].map(() => hook('subagent-start', subagentStart(s, newAgentId()), p, { env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' } })));
-      for (const h of three) expect((await sql<{ n: number }>('SELECT sum(x)::int AS n FROM parent_mig', [], branchFromContext(h)))[0]!.n).toBe(111);
-      const now = await sql<{ name: string }>(`SELECT name FROM pgx_frozen WHERE parent = $1`, [sessionBranch], 'pgx_registry');
+      const three = await Promise.all(
+        [0, 1, 2].map(() =>
+          hook('subagent-start', subagentStart(s, newAgentId()), p, { env: { PGX_FREEZE_DETACH_FROM_BYTES: '0' } }),
+        ),
+      );
+      for (const h of three)
+        expect(
+          (await sql<{ n: number }>('SELECT sum(x)::int AS n FROM parent_mig', [], branchFromContext(h)))[0]!.n,
+        ).toBe(111);
+      const now = await sql<{ name: string }>(
+        `SELECT name FROM pgx_frozen WHERE parent = $1`,
+        [sessionBranch],
+        'pgx_registry',
+      );
       expect(now).toHaveLength(1);
       expect(now[0]!.name).not.toBe(copies[0]!.name);
       expect(await pollUntil(async () => !freezerRunning(sessionBranch), 10_000, 100)).toBe(true);

@@ -7,13 +7,38 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
-import { backendsOn, bashEnv, branchFromContext, dbState, descendantsNamed, hook, pollUntil, rewriteOf, routeAndRun, sleep, startBash } from '../helpers/hooks.js';
+import {
+  backendsOn,
+  bashEnv,
+  branchFromContext,
+  dbState,
+  descendantsNamed,
+  hook,
+  pollUntil,
+  rewriteOf,
+  routeAndRun,
+  sleep,
+  startBash,
+} from '../helpers/hooks.js';
 
-const lastLog = (home: string) => JSON.parse(readFileSync(join(home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').pop()!);
+const lastLog = (home: string) =>
+  JSON.parse(
+    readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .pop()!,
+  );
 
 function branchClient(database: string) {
   const p = pgInfo();
-  return new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database, application_name: 'held-by-test' });
+  return new pg.Client({
+    host: p.host,
+    port: p.port,
+    user: p.user,
+    password: p.password,
+    database,
+    application_name: 'held-by-test',
+  });
 }
 
 describe('backends on a branch', () => {
@@ -23,7 +48,13 @@ describe('backends on a branch', () => {
     const a = newAgentId();
     const branch = branchFromContext(await hook('subagent-start', subagentStart(s, a), p));
     // The agent left a psql running in the background (through its rewritten command) …
-    const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'select pg_sleep(60)'`, { agentId: a, input: { run_in_background: true } }), p));
+    const rw = rewriteOf(
+      await hook(
+        'pre-tool-use',
+        preToolUseBash(s, `psql -X -c 'select pg_sleep(60)'`, { agentId: a, input: { run_in_background: true } }),
+        p,
+      ),
+    );
     const held = startBash(rw.command, { cwd: p.dir, env: bashEnv(p, s) });
     // … and something else holds an idle session.
     const client = branchClient(branch);
@@ -67,14 +98,25 @@ describe('backends on a branch', () => {
     const p = makeProject({ toml });
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const setup = await routeAndRun(p, s, a, `psql -X -v ON_ERROR_STOP=1 -qc 'create table killed (x int)' && psql -X -Atc 'show client_connection_check_interval'`);
+    const setup = await routeAndRun(
+      p,
+      s,
+      a,
+      `psql -X -v ON_ERROR_STOP=1 -qc 'create table killed (x int)' && psql -X -Atc 'show client_connection_check_interval'`,
+    );
     expect(setup.run.status, setup.run.stderr).toBe(0);
     const branch = setup.rewrite.branch;
     const sqlText = `psql -X -v ON_ERROR_STOP=1 <<'SQL'\nBEGIN;\nINSERT INTO killed SELECT generate_series(1, 100);\nSELECT pg_sleep(4);\nCOMMIT;\nSQL`;
     const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, sqlText, { agentId: a }), p));
     const job = startBash(rw.command, { cwd: p.dir, env: bashEnv(p, s) });
     const backend = await pollUntil(
-      async () => (await sql<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'", [branch]))[0],
+      async () =>
+        (
+          await sql<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+            [branch],
+          )
+        )[0],
       10_000,
       20,
     );

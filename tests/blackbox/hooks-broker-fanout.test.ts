@@ -7,20 +7,34 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newAgentId, preToolUseBash, session, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import {
+  newAgentId,
+  preToolUseBash,
+  session,
+  sessionStart,
+  subagentStart,
+  subagentStop,
+} from '../helpers/hook-payloads.js';
 import { bash, bashEnv, branchFromContext, hook, hookEnv, rewriteOf, type HookRun } from '../helpers/hooks.js';
 import { expectFanOutRetiredAndLeftNothing } from '../helpers/fanout.js';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 
 const AGENTS = 100;
 const p = makeProject();
-Object.assign(p.env, { PGX_BROKER: '1', PGX_BROKER_IDLE_MS: '600000', XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), 'pgx-run-')) });
+Object.assign(p.env, {
+  PGX_BROKER: '1',
+  PGX_BROKER_IDLE_MS: '600000',
+  XDG_RUNTIME_DIR: mkdtempSync(join(tmpdir(), 'pgx-run-')),
+});
 
 afterAll(() => {
   runPgx(['agent', 'broker', 'stop'], { cwd: p.dir, env: hookEnv(p, {}) });
 });
 
-const brokerStatus = () => jsonOf(runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })).brokers.find((b: { this_environment: boolean }) => b.this_environment) as { pid: number; requests: number };
+const brokerStatus = () =>
+  jsonOf(runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })).brokers.find(
+    (b: { this_environment: boolean }) => b.this_environment,
+  ) as { pid: number; requests: number };
 
 /** Milliseconds as "p50 / p95 / max". */
 function spread(ms: number[]): string {
@@ -44,7 +58,11 @@ describe(`${AGENTS} concurrent subagents through the broker`, () => {
         const start = await hook('subagent-start', subagentStart(s, a), p);
         runs.start.push(start);
         const branch = branchFromContext(start);
-        const pre = await hook('pre-tool-use', preToolUseBash(s, "psql -X -Atc 'select current_database()'", { agentId: a }), p);
+        const pre = await hook(
+          'pre-tool-use',
+          preToolUseBash(s, "psql -X -Atc 'select current_database()'", { agentId: a }),
+          p,
+        );
         runs.pre.push(pre);
         const rewrite = rewriteOf(pre);
         const c0 = performance.now();
@@ -70,15 +88,29 @@ describe(`${AGENTS} concurrent subagents through the broker`, () => {
     expect(new Set(chains.map((c) => c.branch)).size).toBe(AGENTS);
 
     // The broker answered all of them (no hook fell back to its own process), and it is the same broker.
-    const log = readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { agent_id: string | null; via?: string; outcome: string });
+    const log = readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { agent_id: string | null; via?: string; outcome: string });
     const ours = log.filter((l) => l.agent_id !== null && agents.includes(l.agent_id));
     expect(ours.length).toBe(3 * AGENTS);
-    expect(ours.filter((l) => l.via !== 'broker'), 'answered outside the broker').toEqual([]);
-    expect(ours.filter((l) => /^(error|denied)/.test(l.outcome)), 'errors').toEqual([]);
+    expect(
+      ours.filter((l) => l.via !== 'broker'),
+      'answered outside the broker',
+    ).toEqual([]);
+    expect(
+      ours.filter((l) => /^(error|denied)/.test(l.outcome)),
+      'errors',
+    ).toEqual([]);
     const after = brokerStatus();
     expect(after.pid).toBe(started.pid);
     expect(after.requests).toBeGreaterThanOrEqual(4 * AGENTS); // 3 hooks + 1 routed exec each
 
-    await expectFanOutRetiredAndLeftNothing(p, s, chains.map((c) => c.branch), AGENTS);
+    await expectFanOutRetiredAndLeftNothing(
+      p,
+      s,
+      chains.map((c) => c.branch),
+      AGENTS,
+    );
   });
 });

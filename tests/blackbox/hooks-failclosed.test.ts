@@ -8,8 +8,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeProject, pgInfo, sql } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
-import { hook, hookRuns, registerSecret, registryExists, registryRows, rewriteOf, type HookRun, type Project } from '../helpers/hooks.js';
+import {
+  newAgentId,
+  preToolUseBash,
+  session,
+  sessionEnd,
+  sessionStart,
+  subagentStart,
+  subagentStop,
+  userPromptSubmit,
+} from '../helpers/hook-payloads.js';
+import {
+  hook,
+  hookRuns,
+  registerSecret,
+  registryExists,
+  registryRows,
+  rewriteOf,
+  type HookRun,
+  type Project,
+} from '../helpers/hooks.js';
 
 const rand = () => Math.random().toString(36).slice(2, 10);
 
@@ -33,8 +51,13 @@ function expectDeny(r: HookRun): string {
   return reason;
 }
 
-const sessionRows = async (sessionId: string) => ((await registryExists()) ? sql('SELECT name FROM pgx_branch WHERE session_id = $1', [sessionId], 'pgx_registry') : []);
-const logOf = (p: Project) => readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const sessionRows = async (sessionId: string) =>
+  (await registryExists()) ? sql('SELECT name FROM pgx_branch WHERE session_id = $1', [sessionId], 'pgx_registry') : [];
+const logOf = (p: Project) =>
+  readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('fail-closed hooks', () => {
   it('server unreachable (closed port): subagent Bash denied with what to do; other events exit 0; nothing created', async () => {
@@ -45,9 +68,16 @@ describe('fail-closed hooks', () => {
     const a = newAgentId();
     const start = await hook('subagent-start', subagentStart(s, a), p, { env });
     // It says what will actually happen: the next Bash retries; refused only if that fails too.
-    expect(start.json.hookSpecificOutput.additionalContext).toMatch(/could not be prepared yet.*tries again before each of your Bash commands.*refused.*pgx agent doctor/s);
+    expect(start.json.hookSpecificOutput.additionalContext).toMatch(
+      /could not be prepared yet.*tries again before each of your Bash commands.*refused.*pgx agent doctor/s,
+    );
     expect(start.json.hookSpecificOutput.additionalContext).toMatch(/Start the server/); // nothing listens: that IS the fix
-    const denied = await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'create table leaked (x int)'`, { agentId: a }), p, { env });
+    const denied = await hook(
+      'pre-tool-use',
+      preToolUseBash(s, `psql -X -c 'create table leaked (x int)'`, { agentId: a }),
+      p,
+      { env },
+    );
     expect(expectDeny(denied)).toMatch(/Cannot reach PostgreSQL at 127\.0\.0\.1:\d+/);
     expect(denied.elapsedMs).toBeLessThan(10_000);
     // The parent's Bash is not routed and not denied (it never needs the server).
@@ -55,7 +85,11 @@ describe('fail-closed hooks', () => {
     expect(parent.stdout).toBe('');
     const ss = await hook('session-start', sessionStart(s), p, { env });
     expect(ss.json.systemMessage).toMatch(/could not be prepared.*pgx agent doctor/s);
-    for (const [event, payload] of [['user-prompt-submit', userPromptSubmit(s)], ['subagent-stop', subagentStop(s, a)], ['session-end', sessionEnd(s)]] as const) {
+    for (const [event, payload] of [
+      ['user-prompt-submit', userPromptSubmit(s)],
+      ['subagent-stop', subagentStop(s, a)],
+      ['session-end', sessionEnd(s)],
+    ] as const) {
       expect((await hook(event, payload, p, { env })).stdout).toBe('');
     }
     expect(await sessionRows(s.sessionId)).toEqual([]);
@@ -73,7 +107,9 @@ describe('fail-closed hooks', () => {
       const url = `postgresql://pgx:${randomBytes(9).toString('base64url')}@127.0.0.1:${(silent.address() as { port: number }).port}/postgres`;
       // The connection attempt waits for the time the hook has left (deadline 6 s here), not a fixed 3 s.
       const env = { PGX_DATABASE_URL: url, PGX_HOOK_DEADLINE_MS: '6000' };
-      const denied = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: newAgentId() }), p, { env });
+      const denied = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "select 1"', { agentId: newAgentId() }), p, {
+        env,
+      });
       const reason = expectDeny(denied);
       expect(reason).toMatch(/did not complete the connection within \d+\.\d s \(timed out\)/);
       expect(reason).toMatch(/overloaded/);
@@ -81,9 +117,13 @@ describe('fail-closed hooks', () => {
       expect(Number(/within (\d+\.\d) s/.exec(reason)![1])).toBeGreaterThan(3.5); // the hook's budget, not 3 s
       expect(sockets.length).toBeGreaterThan(0); // it did reach the silent server
       const start = await hook('subagent-start', subagentStart(s, newAgentId()), p, { env });
-      expect(start.json.hookSpecificOutput.additionalContext).toMatch(/timed out.*tries again before each of your Bash commands/s);
+      expect(start.json.hookSpecificOutput.additionalContext).toMatch(
+        /timed out.*tries again before each of your Bash commands/s,
+      );
       // an explicit PGX_CONNECT_TIMEOUT_MS (or a URL connect_timeout) still bounds the wait
-      const cli = await hook('pre-tool-use', preToolUseBash(s, 'true', { agentId: newAgentId() }), p, { env: { PGX_DATABASE_URL: url, PGX_HOOK_DEADLINE_MS: '6000', PGX_CONNECT_TIMEOUT_MS: '1000' } });
+      const cli = await hook('pre-tool-use', preToolUseBash(s, 'true', { agentId: newAgentId() }), p, {
+        env: { PGX_DATABASE_URL: url, PGX_HOOK_DEADLINE_MS: '6000', PGX_CONNECT_TIMEOUT_MS: '1000' },
+      });
       expect(expectDeny(cli)).toMatch(/within 1\.0 s \(timed out\)/);
     } finally {
       for (const sock of sockets) sock.destroy();
@@ -98,7 +138,9 @@ describe('fail-closed hooks', () => {
     const first = await hook('subagent-start', subagentStart(s, newAgentId()), p);
     expect(first.json.hookSpecificOutput.additionalContext).toMatch(/own PostgreSQL database branch/);
     // one sentence about the known gap: a .env loaded with override would send commands back to the shared database
-    expect(first.json.hookSpecificOutput.additionalContext).toMatch(/never load a \.env file with override \([^)]*dotenv -o[^)]*\)/);
+    expect(first.json.hookSpecificOutput.additionalContext).toMatch(
+      /never load a \.env file with override \([^)]*dotenv -o[^)]*\)/,
+    );
     const role = `nocreatedb_${rand()}`;
     const rolePw = randomBytes(12).toString('base64url');
     registerSecret(rolePw);
@@ -109,7 +151,12 @@ describe('fail-closed hooks', () => {
     const pgi = pgInfo();
     const env = { PGX_DATABASE_URL: `postgresql://${role}:${rolePw}@${pgi.host}:${pgi.port}/postgres` };
     const a = newAgentId();
-    const denied = await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'create table leaked (x int)'`, { agentId: a }), p, { env });
+    const denied = await hook(
+      'pre-tool-use',
+      preToolUseBash(s, `psql -X -c 'create table leaked (x int)'`, { agentId: a }),
+      p,
+      { env },
+    );
     const reason = expectDeny(denied);
     expect(reason).toMatch(/permission denied to create database/);
     expect(reason).toMatch(/CREATEDB/);
@@ -141,7 +188,12 @@ describe('fail-closed hooks', () => {
     const a = newAgentId();
     const envFile = join(dir, 'claude-env.sh');
     writeFileSync(envFile, '');
-    for (const env of [{}, { PGX_DATABASE_URL: `postgresql://pgx:${randomBytes(9).toString('base64url')}@127.0.0.1:${await closedPort()}/postgres` }]) {
+    for (const env of [
+      {},
+      {
+        PGX_DATABASE_URL: `postgresql://pgx:${randomBytes(9).toString('base64url')}@127.0.0.1:${await closedPort()}/postgres`,
+      },
+    ]) {
       const events = [
         ['session-start', sessionStart(s)],
         ['user-prompt-submit', userPromptSubmit(s)],
@@ -156,7 +208,9 @@ describe('fail-closed hooks', () => {
         expect(r.stdout, event).toBe('');
       }
       // Scope from the payload's cwd when CLAUDE_PROJECT_DIR is absent.
-      const viaCwd = await hook('pre-tool-use', preToolUseBash(s, 'true', { agentId: a }), p, { env: { ...env, CLAUDE_PROJECT_DIR: undefined } });
+      const viaCwd = await hook('pre-tool-use', preToolUseBash(s, 'true', { agentId: a }), p, {
+        env: { ...env, CLAUDE_PROJECT_DIR: undefined },
+      });
       expect(viaCwd.stdout).toBe('');
     }
     expect(readFileSync(envFile, 'utf8')).toBe('');
@@ -165,7 +219,10 @@ describe('fail-closed hooks', () => {
     // Contrast: the same payload whose cwd IS a pgx project (CLAUDE_PROJECT_DIR absent) is routed.
     const inScope = makeProject();
     const s2 = session(inScope.dir, inScope.dir);
-    const routed = await hook('pre-tool-use', preToolUseBash(s2, 'true', { agentId: a }), inScope, { env: { CLAUDE_PROJECT_DIR: undefined }, cwd: dir });
+    const routed = await hook('pre-tool-use', preToolUseBash(s2, 'true', { agentId: a }), inScope, {
+      env: { CLAUDE_PROJECT_DIR: undefined },
+      cwd: dir,
+    });
     expect(rewriteOf(routed).command).toContain(`--cwd ${inScope.dir} `);
     expect((await sessionRows(s2.sessionId)).length).toBe(1);
   });
@@ -178,7 +235,8 @@ describe('fail-closed hooks', () => {
       JSON.stringify({ ...preToolUseBash(s, 'psql', { agentId: newAgentId() }), session_id: '' }),
       JSON.stringify({ ...preToolUseBash(s, 'psql', { agentId: newAgentId() }), tool_input: { command: 42 } }),
     ];
-    for (const payload of [...unreadable, ...invalid]) expect(expectDeny(await hook('pre-tool-use', payload, p)), payload).toMatch(/payload/);
+    for (const payload of [...unreadable, ...invalid])
+      expect(expectDeny(await hook('pre-tool-use', payload, p)), payload).toMatch(/payload/);
     expect(await registryRows(p.name)).toEqual([]);
     // The same garbage for a project without .pgx.toml: not pgx's business.
     const dir = mkdtempSync(join(tmpdir(), 'pgx-noscope-'));
@@ -190,13 +248,21 @@ describe('fail-closed hooks', () => {
     const p = makeProject({ toml: '[guards]\nclient_connection_check_intervall = "1s"\n' });
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const reason = expectDeny(await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'select 1'`, { agentId: a }), p));
+    const reason = expectDeny(
+      await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'select 1'`, { agentId: a }), p),
+    );
     expect(reason).toMatch(/\.pgx\.toml: invalid configuration/);
     expect(reason).toContain('client_connection_check_intervall');
-    expect((await hook('subagent-start', subagentStart(s, a), p)).json.hookSpecificOutput.additionalContext).toMatch(/could not be prepared yet.*client_connection_check_intervall/s);
+    expect((await hook('subagent-start', subagentStart(s, a), p)).json.hookSpecificOutput.additionalContext).toMatch(
+      /could not be prepared yet.*client_connection_check_intervall/s,
+    );
     // The main session keeps working: its Bash is not pgx-routed, so a config error must not block it.
     expect((await hook('pre-tool-use', preToolUseBash(s, `psql -X -c 'select 1'`), p)).stdout).toBe('');
-    const read = { ...preToolUseBash(s, '', { agentId: a }), tool_name: 'Read', tool_input: { file_path: join(p.dir, 'x.sql') } };
+    const read = {
+      ...preToolUseBash(s, '', { agentId: a }),
+      tool_name: 'Read',
+      tool_input: { file_path: join(p.dir, 'x.sql') },
+    };
     expect((await hook('pre-tool-use', read, p)).stdout).toBe('');
     expect(await registryRows(p.name)).toEqual([]);
   });

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
+import {
+  newAgentId,
+  preToolUseBash,
+  session,
+  subagentStart,
+  subagentStop,
+  userPromptSubmit,
+} from '../helpers/hook-payloads.js';
 import { bash, bashEnv, dbState, hook, lsBranches, rewriteOf, routeAndRun } from '../helpers/hooks.js';
 
 const rand = () => Math.random().toString(36).slice(2, 10);
@@ -16,11 +23,19 @@ const rand = () => Math.random().toString(36).slice(2, 10);
 async function withSource(): Promise<string> {
   const src = `src_handoff_${rand()}`;
   await sql(`CREATE DATABASE ${src}`);
-  await sql("CREATE TABLE items (id int PRIMARY KEY, secret text); INSERT INTO items VALUES (1, 'hunter2-row-content')", [], src);
+  await sql(
+    "CREATE TABLE items (id int PRIMARY KEY, secret text); INSERT INTO items VALUES (1, 'hunter2-row-content')",
+    [],
+    src,
+  );
   return src;
 }
 
-const logLines = (home: string) => readFileSync(join(home, 'agent', 'hooks.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const logLines = (home: string) =>
+  readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('handoff at SubagentStop (hook processes)', () => {
   it('summary logged and listed (names and counts only); a changed branch kept for keep_changed past its grace, an unchanged one gc-dropped; the parent hears it once', async () => {
@@ -28,18 +43,34 @@ describe('handoff at SubagentStop (hook processes)', () => {
     const s = session(p.dir, p.dir);
     const [changer, idle] = [newAgentId(), newAgentId()];
     for (const a of [changer, idle]) await hook('subagent-start', subagentStart(s, a), p);
-    const { run } = await routeAndRun(p, s, changer, `psql -X -qc "create table notes (id int primary key, body text); insert into notes values (1, 'another-row-secret'); update items set secret = 'changed-secret' where id = 1"`);
+    const { run } = await routeAndRun(
+      p,
+      s,
+      changer,
+      `psql -X -qc "create table notes (id int primary key, body text); insert into notes values (1, 'another-row-secret'); update items set secret = 'changed-secret' where id = 1"`,
+    );
     expect(run.status, run.stderr).toBe(0);
     expect((await routeAndRun(p, s, idle, `psql -X -qAtc "select count(*) from items"`)).run.stdout.trim()).toBe('1');
 
     const stopped = await hook('subagent-stop', subagentStop(s, changer), p);
-    expect(stopped.stdout.trim(), 'SubagentStop answers nothing (its additionalContext would go to the subagent)').toBe('');
+    expect(stopped.stdout.trim(), 'SubagentStop answers nothing (its additionalContext would go to the subagent)').toBe(
+      '',
+    );
     await hook('subagent-stop', subagentStop(s, idle), p);
     const stops = logLines(p.home).filter((l) => l.event === 'subagent-stop');
     const byAgent = new Map(stops.map((l) => [l.agent_id, l]));
     expect(byAgent.get(changer).outcome).toMatch(/^retired:terminated=\d+:remaining=0:changes=yes:kept:handoff$/);
-    expect(byAgent.get(changer).changes).toMatchObject({ changed: true, schema: { added: 4, dropped: 0, altered: 0 }, tables_changed: 1, rows: { added: 0, removed: 0, changed: 1 }, partial: false });
-    expect(byAgent.get(changer).changes.lines).toEqual(['added: column public.notes.body, column public.notes.id, constraint public.notes.notes_pkey, table public.notes', 'rows: public.items ~1']);
+    expect(byAgent.get(changer).changes).toMatchObject({
+      changed: true,
+      schema: { added: 4, dropped: 0, altered: 0 },
+      tables_changed: 1,
+      rows: { added: 0, removed: 0, changed: 1 },
+      partial: false,
+    });
+    expect(byAgent.get(changer).changes.lines).toEqual([
+      'added: column public.notes.body, column public.notes.id, constraint public.notes.notes_pkey, table public.notes',
+      'rows: public.items ~1',
+    ]);
     expect(byAgent.get(idle).outcome).toMatch(/^retired:terminated=\d+:remaining=0:changes=none$/);
     const text = readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8');
     for (const secret of ['hunter2', 'another-row-secret', 'changed-secret']) expect(text).not.toContain(secret);
@@ -66,10 +97,17 @@ describe('handoff at SubagentStop (hook processes)', () => {
     expect((await hook('user-prompt-submit', userPromptSubmit(s), p)).stdout.trim()).toBe('');
 
     // The whole diff, of the retiring branch, is there for review; `down --now` drops it.
-    const diff = jsonOf(await runPgxAsync(['agent', 'diff', '--agent', changer, '--session', s.sessionId, '--json'], { cwd: p.dir, env: p.env }));
+    const diff = jsonOf(
+      await runPgxAsync(['agent', 'diff', '--agent', changer, '--session', s.sessionId, '--json'], {
+        cwd: p.dir,
+        env: p.env,
+      }),
+    );
     expect(diff.schema.added.map((c: { name: string }) => c.name)).toContain('public.notes');
     expect(await dbState(kept.name)).toEqual({ exists: true, allowConn: false });
-    const down = jsonOf(await runPgxAsync(['agent', 'down', '--branch', kept.name, '--now', '--json'], { cwd: p.dir, env: p.env }));
+    const down = jsonOf(
+      await runPgxAsync(['agent', 'down', '--branch', kept.name, '--now', '--json'], { cwd: p.dir, env: p.env }),
+    );
     expect(down.branches.map((b: { action: string }) => b.action)).toEqual(['dropped']);
   });
 
@@ -88,19 +126,28 @@ describe('handoff at SubagentStop (hook processes)', () => {
     expect(Date.parse(ls.deadline) - Date.now()).toBeGreaterThan(23 * 3_600_000); // keep_changed's default, 24h
     // The parent's own Bash (not routed) carries it, and runs as before.
     const r = await hook('pre-tool-use', preToolUseBash(s, 'echo hi'), p);
-    expect(r.json.hookSpecificOutput).toEqual({ hookEventName: 'PreToolUse', additionalContext: expect.stringContaining('its change summary could not be made (NOT_FOUND)') });
+    expect(r.json.hookSpecificOutput).toEqual({
+      hookEventName: 'PreToolUse',
+      additionalContext: expect.stringContaining('its change summary could not be made (NOT_FOUND)'),
+    });
     expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi'), p)).stdout.trim()).toBe('');
     await runPgxAsync(['agent', 'down', '--session', s.sessionId, '--now'], { cwd: p.dir, env: p.env });
   });
 
-  it('inside a routed command, `pgx agent diff` with no selector diffs that command\'s own branch', async () => {
+  it("inside a routed command, `pgx agent diff` with no selector diffs that command's own branch", async () => {
     // The server in .pgx.toml, as a shared server is: a routed command never gets PGX_DATABASE_URL (the admin's
     // password), so pgx inside it finds the server the way the project names it.
     const p = makeProject({ toml: `[server]\nurl = "${pgInfo().url}"\n` });
     const s = session(p.dir, p.dir);
     const a = newAgentId();
     await hook('subagent-start', subagentStart(s, a), p);
-    const routed = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `psql -X -qc 'create table mine (x int)' && pgx agent diff --json`, { agentId: a }), p));
+    const routed = rewriteOf(
+      await hook(
+        'pre-tool-use',
+        preToolUseBash(s, `psql -X -qc 'create table mine (x int)' && pgx agent diff --json`, { agentId: a }),
+        p,
+      ),
+    );
     // the routed command finds pgx on PATH and the server in its own config, as an agent's would
     const bin = mkdtempSync(join(tmpdir(), 'pgx-bin-'));
     symlinkSync(LAUNCHER, join(bin, 'pgx'));

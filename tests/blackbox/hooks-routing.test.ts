@@ -6,7 +6,18 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAUNCHER, makeProject, pgInfo, sql } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, subagentStart } from '../helpers/hook-payloads.js';
-import { bash, bashEnv, branchFromContext, hook, launcherReal, lsBranches, mapLimit, publicTables, rewriteOf, routeAndRun } from '../helpers/hooks.js';
+import {
+  bash,
+  bashEnv,
+  branchFromContext,
+  hook,
+  launcherReal,
+  lsBranches,
+  mapLimit,
+  publicTables,
+  rewriteOf,
+  routeAndRun,
+} from '../helpers/hooks.js';
 import { shellQuote } from '../../src/lib/shell.js';
 
 describe('PreToolUse routing', () => {
@@ -19,7 +30,16 @@ describe('PreToolUse routing', () => {
     const branches = started.map(branchFromContext);
     expect(new Set(branches).size).toBe(3);
 
-    const runs = await Promise.all(agents.map((a) => routeAndRun(p, s, a, `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${a} (x int)' && psql -X -Atc 'select current_database()'`)));
+    const runs = await Promise.all(
+      agents.map((a) =>
+        routeAndRun(
+          p,
+          s,
+          a,
+          `psql -X -v ON_ERROR_STOP=1 -qc 'create table marker_${a} (x int)' && psql -X -Atc 'select current_database()'`,
+        ),
+      ),
+    );
     for (const [i, { rewrite, run }] of runs.entries()) {
       expect(run.status, run.stderr).toBe(0);
       expect(rewrite.branch).toBe(branches[i]);
@@ -28,7 +48,9 @@ describe('PreToolUse routing', () => {
     // The database: each branch has exactly its own agent's table.
     for (const [i, a] of agents.entries()) expect(await publicTables(branches[i]!)).toEqual([`marker_${a}`]);
     const ls = await lsBranches(p);
-    expect(ls.map((b) => [b.name, b.agent_id, b.session_id, b.state]).sort()).toEqual(agents.map((a, i) => [branches[i], a, s.sessionId, 'active']).sort());
+    expect(ls.map((b) => [b.name, b.agent_id, b.session_id, b.state]).sort()).toEqual(
+      agents.map((a, i) => [branches[i], a, s.sessionId, 'active']).sort(),
+    );
   });
 
   it('the rewrite is `<launcher> agent exec --agent <id> --cwd <project> -- <shell> -c <original>; exit # pgx-routed <branch>` + a verbatim copy, every other field kept', async () => {
@@ -36,10 +58,24 @@ describe('PreToolUse routing', () => {
     const s = session(p.dir, p.dir);
     const a = newAgentId();
     const original = `psql -X -Atc "select 'it''s'" | tr a-z A-Z`;
-    const r = await hook('pre-tool-use', preToolUseBash(s, original, { agentId: a, input: { description: 'Shout', timeout: 45000, run_in_background: false } }), p);
+    const r = await hook(
+      'pre-tool-use',
+      preToolUseBash(s, original, {
+        agentId: a,
+        input: { description: 'Shout', timeout: 45000, run_in_background: false },
+      }),
+      p,
+    );
     const rw = rewriteOf(r);
-    expect(rw.command).toBe(`${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(original)}; exit # pgx-routed ${rw.branch}\n${original}`);
-    expect(rw.updatedInput).toEqual({ command: rw.command, description: 'Shout', timeout: 45000, run_in_background: false });
+    expect(rw.command).toBe(
+      `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(original)}; exit # pgx-routed ${rw.branch}\n${original}`,
+    );
+    expect(rw.updatedInput).toEqual({
+      command: rw.command,
+      description: 'Shout',
+      timeout: 45000,
+      run_in_background: false,
+    });
     expect(r.json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
     // PreToolUse made the branch itself (no SubagentStart seen: SubagentStart can be missing for background agents).
     const out = await bash(rw.command, { cwd: p.dir, env: bashEnv(p, s) });
@@ -69,11 +105,19 @@ describe('PreToolUse routing', () => {
       PGSERVICEFILE: serviceFile,
     };
     // Control: the decoys do reach the source when nothing reroutes the command (each one on its own, too).
-    const direct = (env: NodeJS.ProcessEnv, cmd = `psql -X -Atc 'select current_database()'`) => bash(cmd, { cwd: p.dir, env: bashEnv(p, s, env) });
+    const direct = (env: NodeJS.ProcessEnv, cmd = `psql -X -Atc 'select current_database()'`) =>
+      bash(cmd, { cwd: p.dir, env: bashEnv(p, s, env) });
     expect((await direct(decoys)).stdout.trim()).toBe(src);
     const { PGSERVICE, PGSERVICEFILE, PGHOST, PGPORT, PGUSER, PGPASSWORD } = decoys;
     expect((await direct({ PGSERVICE, PGSERVICEFILE, PGPASSWORD })).stdout.trim()).toBe(src);
-    expect((await direct({ DATABASE_URL: decoys.DATABASE_URL, PGPASSWORD }, `psql "$DATABASE_URL" -X -Atc 'select current_database()'`)).stdout.trim()).toBe(src);
+    expect(
+      (
+        await direct(
+          { DATABASE_URL: decoys.DATABASE_URL, PGPASSWORD },
+          `psql "$DATABASE_URL" -X -Atc 'select current_database()'`,
+        )
+      ).stdout.trim(),
+    ).toBe(src);
     expect((await direct({ PGDATABASE: src, PGHOST, PGPORT, PGUSER, PGPASSWORD })).stdout.trim()).toBe(src);
 
     const cmds = [
@@ -88,7 +132,8 @@ describe('PreToolUse routing', () => {
       branch = rewrite.branch;
     }
     expect(branch).not.toBe(src);
-    const rows = async (db: string) => (await sql<{ x: number }>('SELECT x FROM src_rows ORDER BY x', [], db)).map((r) => r.x);
+    const rows = async (db: string) =>
+      (await sql<{ x: number }>('SELECT x FROM src_rows ORDER BY x', [], db)).map((r) => r.x);
     expect(await rows(branch)).toEqual([1, 2, 3, 100, 200]);
     expect(await rows(src)).toEqual([1, 2, 3]);
     expect(await publicTables(src)).toEqual(['src_rows']);
@@ -118,10 +163,18 @@ describe('PreToolUse routing', () => {
       const want = await bash(cmd, { cwd: dir, env });
       const r = await hook('pre-tool-use', preToolUseBash(s, cmd, { agentId: a }), p);
       const got = await bash(rewriteOf(r).command, { cwd: dir, env });
-      expect({ cmd, status: got.status, stdout: got.stdout, stderr: got.stderr }).toEqual({ cmd, status: want.status, stdout: want.stdout, stderr: want.stderr });
+      expect({ cmd, status: got.status, stdout: got.stdout, stderr: got.stderr }).toEqual({
+        cmd,
+        status: want.status,
+        stdout: want.stdout,
+        stderr: want.stderr,
+      });
     });
     // Non-trivial expectations really were exercised (a rewrite that ran nothing would have matched nothing above).
-    const exit7 = await bash(rewriteOf(await hook('pre-tool-use', preToolUseBash(s, cases[7]!, { agentId: a }), p)).command, { cwd: p.dir, env: bashEnv(p, s) });
+    const exit7 = await bash(
+      rewriteOf(await hook('pre-tool-use', preToolUseBash(s, cases[7]!, { agentId: a }), p)).command,
+      { cwd: p.dir, env: bashEnv(p, s) },
+    );
     expect([exit7.status, exit7.stdout]).toEqual([7, 'before\nrecovered\n']);
   });
 
@@ -129,7 +182,12 @@ describe('PreToolUse routing', () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const { rewrite } = await routeAndRun(p, s, a, `psql -X -v ON_ERROR_STOP=1 -q <<'SQL'\ncreate table t (x int, note text);\ninsert into t values (1, 'it''s'), (2, '"dq"');\nSQL`);
+    const { rewrite } = await routeAndRun(
+      p,
+      s,
+      a,
+      `psql -X -v ON_ERROR_STOP=1 -q <<'SQL'\ncreate table t (x int, note text);\ninsert into t values (1, 'it''s'), (2, '"dq"');\nSQL`,
+    );
     const cmd = [
       `psql -X -Atc 'select x from t order by x' | awk '{s+=$1} END {print "sum=" s}'`,
       `echo "db=$(psql -X -Atc 'select current_database()')"`,
@@ -150,7 +208,9 @@ describe('PreToolUse routing', () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const first = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `psql -X -qc 'create table once (x int)'`, { agentId: a }), p));
+    const first = rewriteOf(
+      await hook('pre-tool-use', preToolUseBash(s, `psql -X -qc 'create table once (x int)'`, { agentId: a }), p),
+    );
     const again = await hook('pre-tool-use', preToolUseBash(s, first.command, { agentId: a }), p);
     expect(again.stdout).toBe('');
     // Running it once (as Claude Code would, unchanged) creates the table once, on the branch.
@@ -166,7 +226,16 @@ describe('PreToolUse routing', () => {
     const decoyDb = `decoy_${Math.random().toString(36).slice(2, 10)}`;
     await sql(`CREATE DATABASE ${decoyDb}`);
     const pg = pgInfo();
-    const r = await bash(wrapped.command, { cwd: p.dir, env: bashEnv(p, s, { PGDATABASE: decoyDb, PGHOST: pg.host, PGPORT: String(pg.port), PGUSER: pg.user, PGPASSWORD: pg.password }) });
+    const r = await bash(wrapped.command, {
+      cwd: p.dir,
+      env: bashEnv(p, s, {
+        PGDATABASE: decoyDb,
+        PGHOST: pg.host,
+        PGPORT: String(pg.port),
+        PGUSER: pg.user,
+        PGPASSWORD: pg.password,
+      }),
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(await publicTables(first.branch)).toEqual(['once', 'sneaky']);
     expect(await publicTables(decoyDb)).toEqual([]);
@@ -177,7 +246,7 @@ describe('PreToolUse routing', () => {
     expect(other.json.hookSpecificOutput).not.toHaveProperty('updatedInput');
   });
 
-  it("a project dir and a launcher path with spaces and quotes: the rewrite runs, lands on the branch, and is recognised as routed", async () => {
+  it('a project dir and a launcher path with spaces and quotes: the rewrite runs, lands on the branch, and is recognised as routed', async () => {
     const base = makeProject();
     const dir = mkdtempSync(join(tmpdir(), `pgx proj's "q" $x `));
     writeFileSync(join(dir, '.pgx.toml'), `[project]\nname = "${base.name}"\n`);
@@ -187,8 +256,16 @@ describe('PreToolUse routing', () => {
     const p = { ...base, dir, cwd: dir, env: { ...base.env, PGX_LAUNCHER: launcher } };
     const s = session(dir, base.home);
     const a = newAgentId();
-    const r = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `psql -X -qc 'create table spaced (x int)' && pwd`, { agentId: a }), p));
-    expect(r.command.startsWith(`${shellQuote(launcher)} agent exec --agent ${a} --cwd ${shellQuote(dir)} -- `)).toBe(true);
+    const r = rewriteOf(
+      await hook(
+        'pre-tool-use',
+        preToolUseBash(s, `psql -X -qc 'create table spaced (x int)' && pwd`, { agentId: a }),
+        p,
+      ),
+    );
+    expect(r.command.startsWith(`${shellQuote(launcher)} agent exec --agent ${a} --cwd ${shellQuote(dir)} -- `)).toBe(
+      true,
+    );
     const run = await bash(r.command, { cwd: dir, env: bashEnv(p, s) });
     expect([run.status, run.stdout], run.stderr).toEqual([0, `${dir}\n`]);
     expect(await publicTables(r.branch)).toEqual(['spaced']);

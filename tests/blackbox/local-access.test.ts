@@ -23,7 +23,8 @@ function localProject() {
   return p;
 }
 
-const password = (p: { env: NodeJS.ProcessEnv }) => JSON.parse(readFileSync(join(p.env.PGX_HOME!, 'local', 'state.json'), 'utf8')).password as string;
+const password = (p: { env: NodeJS.ProcessEnv }) =>
+  JSON.parse(readFileSync(join(p.env.PGX_HOME!, 'local', 'state.json'), 'utf8')).password as string;
 const bash = (script: string, p: { cwd: string; env: NodeJS.ProcessEnv }, env: NodeJS.ProcessEnv = {}) =>
   spawnSync('bash', ['-c', script], { cwd: p.cwd, env: { ...p.env, ...env, PGX: LAUNCHER }, encoding: 'utf8' });
 
@@ -33,7 +34,10 @@ describe('pgx local psql | env | url', () => {
     const mk = runPgx(['local', 'psql', '-X', '-q', '-c', 'CREATE DATABASE shop_dev'], p);
     expect(mk.status, mk.stderr).toBe(0);
     expect(mk.stderr).toMatch(/initialising the local PostgreSQL/); // first start: progress, not silence
-    const r = runPgx(['local', 'psql', '-X', '-At', '-d', 'shop_dev', '-c', 'select current_database(), current_user'], p);
+    const r = runPgx(
+      ['local', 'psql', '-X', '-At', '-d', 'shop_dev', '-c', 'select current_database(), current_user'],
+      p,
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('shop_dev|pgx');
     expect(runPgx(['local', 'psql', '-X', '-c', 'select 1/0'], p).status).toBe(1);
@@ -53,7 +57,10 @@ describe('pgx local psql | env | url', () => {
     expect(statSync(j.passfile).mode & 0o777).toBe(0o600);
     expect(readFileSync(j.passfile, 'utf8')).toContain(pw);
     // A PGPASSWORD and PGDATABASE left in the user's shell must not win over the exports.
-    const s = bash('eval "$(node "$PGX" local env)" && psql -X -Atc "select current_database()"', p, { PGPASSWORD: 'wrong', PGDATABASE: 'nope' });
+    const s = bash('eval "$(node "$PGX" local env)" && psql -X -Atc "select current_database()"', p, {
+      PGPASSWORD: 'wrong',
+      PGDATABASE: 'nope',
+    });
     expect(s.status, s.stderr).toBe(0);
     expect(s.stdout.trim()).toBe('postgres');
   });
@@ -65,7 +72,10 @@ describe('pgx local psql | env | url', () => {
     expect(plain.stdout.trim()).toMatch(/^postgresql:\/\/pgx@127\.0\.0\.1:\d+\/postgres\?sslmode=disable$/);
     const shown = jsonOf(runPgx(['local', 'url', '--show-password', '--json', '--database', 'postgres'], p));
     expect(shown.url).toContain(`:${encodeURIComponent(password(p))}@`);
-    const q = spawnSync('psql', [shown.url, '-X', '-Atc', 'select 1'], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    const q = spawnSync('psql', [shown.url, '-X', '-Atc', 'select 1'], {
+      env: { PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
     expect(q.stdout.trim(), q.stderr).toBe('1');
 
     // down --purge --yes: stopped, and its data (under /var/lib/pgx as root, else $PGX_HOME/local) is gone
@@ -91,7 +101,9 @@ describe('agent up on the local server', () => {
     expect(up.status, up.stderr).toBe(0);
     expect(up.stdout + up.stderr).not.toContain(password(p));
     expect(up.stdout).toMatch(/^export PGPASSFILE=/m);
-    const s = bash('eval "$(node "$PGX" agent up --id bob)" && psql -X -Atc "select current_database()"', p, { PGPASSWORD: 'stale' });
+    const s = bash('eval "$(node "$PGX" agent up --id bob)" && psql -X -Atc "select current_database()"', p, {
+      PGPASSWORD: 'stale',
+    });
     expect(s.status, s.stderr).toBe(0);
     expect(s.stdout.trim()).toBe(`exec_${p.host}_bob`);
     const j = jsonOf(runPgx(['agent', 'up', '--id', 'bob', '--json'], p));
@@ -106,12 +118,18 @@ describe('outside a project', () => {
   it('agent exec and agent up refuse with exit 3 and name `pgx init`; --anywhere keeps the old behaviour', () => {
     const p = makeProject();
     const dir = mkdtempSync(join(tmpdir(), 'pgx-noproj-'));
-    for (const args of [['agent', 'exec', '--id', 'x', '--', 'true'], ['agent', 'up', '--id', 'x', '--json']]) {
+    for (const args of [
+      ['agent', 'exec', '--id', 'x', '--', 'true'],
+      ['agent', 'up', '--id', 'x', '--json'],
+    ]) {
       const r = runPgx(args, { cwd: dir, env: p.env });
       expect(r.status, r.stdout + r.stderr).toBe(3);
       expect(r.stdout + r.stderr).toMatch(/not a pgx project[\s\S]*pgx init/);
     }
-    const ok = runPgx(['agent', 'exec', '--anywhere', '--id', 'x', '--', 'psql', '-X', '-Atc', 'select current_database()'], { cwd: dir, env: p.env });
+    const ok = runPgx(
+      ['agent', 'exec', '--anywhere', '--id', 'x', '--', 'psql', '-X', '-Atc', 'select current_database()'],
+      { cwd: dir, env: p.env },
+    );
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout.trim()).toBe(`exec_${p.host}_x`);
   });
@@ -122,14 +140,18 @@ describe('doctor fixes on the local server', () => {
     const p = localProject();
     writeFileSync(join(p.dir, '.pgx.toml'), `[project]\nname = "fixme"\nsource = "shop_dev"\n`);
     expect(runPgx(['local', 'up'], p).status).toBe(0);
-    const before = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'template');
+    const before = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find(
+      (c: { name: string }) => c.name === 'template',
+    );
     expect(before.status).toBe('fail');
     expect(before.fix).toContain('pgx source import --from');
     const create = /pgx local psql -c '[^']*'/.exec(before.fix)?.[0];
     expect(create).toBe(`pgx local psql -c 'CREATE DATABASE "shop_dev"'`);
     const r = bash(create!.replace(/^pgx/, 'node "$PGX"'), p);
     expect(r.status, r.stderr).toBe(0);
-    const after = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'template');
+    const after = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find(
+      (c: { name: string }) => c.name === 'template',
+    );
     expect(after.status, after.detail).not.toBe('fail');
   });
 });

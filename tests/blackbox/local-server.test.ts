@@ -43,7 +43,10 @@ describe('embedded local server', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(`exec_${p.host}_e`);
     // a PGSSLMODE in the user's shell must not break the loopback server (no TLS there), for pgx or for the command
-    const ssl = runPgx(['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select current_database()'], { ...p, env: { ...p.env, PGSSLMODE: 'require' } });
+    const ssl = runPgx(
+      ['agent', 'exec', '--id', 'e', '--keep', '--', 'psql', '-X', '-Atc', 'select current_database()'],
+      { ...p, env: { ...p.env, PGSSLMODE: 'require' } },
+    );
     expect(ssl.status, ssl.stderr).toBe(0);
     expect(ssl.stdout.trim()).toBe(`exec_${p.host}_e`);
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));
@@ -63,7 +66,10 @@ describe('embedded local server', () => {
   it('with state.json lost, refuses to re-initialise over a complete cluster (running or not) and leaves its data alone', () => {
     // roles = "admin": exec hands out the local server's admin credentials, which this test uses to create a database.
     const p = embeddedProject({}, '[agent]\nroles = "admin"\n');
-    const mk = runPgx(['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-q', '-d', 'postgres', '-c', 'create database precious'], p);
+    const mk = runPgx(
+      ['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-q', '-d', 'postgres', '-c', 'create database precious'],
+      p,
+    );
     expect(mk.status, mk.stderr).toBe(0);
     const s = jsonOf(runPgx(['local', 'status', '--json'], p));
     expect(s.running).toBe(true);
@@ -86,7 +92,22 @@ describe('embedded local server', () => {
     expect(runPgx(['local', 'up', '--json'], p).status).toBe(4);
     // Restoring state.json, as the hint says, brings back the same cluster with its databases.
     writeFileSync(s.state_file, saved, { mode: 0o600 });
-    const seen = runPgx(['agent', 'exec', '--id', 'x', '--', 'psql', '-X', '-d', 'postgres', '-Atc', "select count(*) from pg_database where datname = 'precious'"], p);
+    const seen = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'x',
+        '--',
+        'psql',
+        '-X',
+        '-d',
+        'postgres',
+        '-Atc',
+        "select count(*) from pg_database where datname = 'precious'",
+      ],
+      p,
+    );
     expect(seen.status, seen.stderr).toBe(0);
     expect(seen.stdout.trim()).toBe('1');
   });
@@ -100,7 +121,11 @@ describe('embedded local server', () => {
     rmSync(join(s.data_dir, 'PG_VERSION')); // as if initdb had died before writing it
     const up = runPgx(['local', 'up', '--json'], p);
     expect(up.status, up.stdout + up.stderr).toBe(0);
-    expect(jsonOf(runPgx(['local', 'status', '--json'], p))).toMatchObject({ running: true, initialized: true, data_dir: s.data_dir });
+    expect(jsonOf(runPgx(['local', 'status', '--json'], p))).toMatchObject({
+      running: true,
+      initialized: true,
+      data_dir: s.data_dir,
+    });
   });
 
   it("dump/restore finds pg_dump and psql beside the local server's binaries when they are not on PATH", async () => {
@@ -156,7 +181,8 @@ function processesOn(dataDir: string): { pid: number; cmd: string }[] {
       } catch {
         // not ours to read
       }
-      if ((cmd.includes('initdb') && cmd.includes(dataDir)) || cwd === dataDir || cwd.startsWith(`${dataDir}/`)) out.push({ pid: Number(e), cmd });
+      if ((cmd.includes('initdb') && cmd.includes(dataDir)) || cwd === dataDir || cwd.startsWith(`${dataDir}/`))
+        out.push({ pid: Number(e), cmd });
     } catch {
       // gone
     }
@@ -167,7 +193,11 @@ function processesOn(dataDir: string): { pid: number; cmd: string }[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `pgx local up` and resolves once initdb is running (with the data directory it initialises). */
-async function upUntilInitdb(p: { cwd: string; env: NodeJS.ProcessEnv; home: string }): Promise<{ child: ChildProcess; dataDir: string }> {
+async function upUntilInitdb(p: {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+}): Promise<{ child: ChildProcess; dataDir: string }> {
   const child = spawn(process.execPath, [LAUNCHER, 'local', 'up'], { cwd: p.cwd, env: p.env, stdio: 'ignore' });
   const until = Date.now() + 60_000;
   for (;;) {
@@ -183,7 +213,8 @@ async function upUntilInitdb(p: { cwd: string; env: NodeJS.ProcessEnv; home: str
   }
 }
 
-const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
+const exited = (c: ChildProcess) =>
+  new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
 describe('local up killed during initdb', () => {
   it('SIGTERM: pgx takes initdb (its own process group) down with it', async () => {

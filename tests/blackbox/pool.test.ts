@@ -21,7 +21,8 @@ const status = async (p: ReturnType<typeof makeProject>) => {
 
 const drains: ReturnType<typeof makeProject>[] = [];
 afterAll(async () => {
-  for (const p of drains) await runPgxAsync(['agent', 'pool', 'drain', '--json'], { cwd: p.dir, env: { ...p.env, PGX_POOL: '0' } });
+  for (const p of drains)
+    await runPgxAsync(['agent', 'pool', 'drain', '--json'], { cwd: p.dir, env: { ...p.env, PGX_POOL: '0' } });
 });
 
 describe('agent pool (CLI wiring)', () => {
@@ -33,14 +34,24 @@ describe('agent pool (CLI wiring)', () => {
     expect(jsonOf(fill)).toMatchObject({ busy: false, target: 2, ready: 2, bound: 'size' });
     expect(jsonOf(fill).created).toHaveLength(2);
     expect(fill.stderr).toContain('pool: cloning member'); // progress on stderr
-    expect(jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p))).toMatchObject({ project: p.name, ready: 2, target: 2, filling: 0, stale: 0, size: 2, filler_running: false });
+    expect(jsonOf(runPgx(['agent', 'pool', 'status', '--json'], p))).toMatchObject({
+      project: p.name,
+      ready: 2,
+      target: 2,
+      filling: 0,
+      stale: 0,
+      size: 2,
+      filler_running: false,
+    });
     expect(runPgx(['agent', 'pool', 'status'], p).stdout).toMatch(/^pool: 2\/2 ready \(bound: size/);
     expect(jsonOf(runPgx(['agent', 'ls', '--json'], p)).pool).toMatchObject({ ready: 2 });
     expect(runPgx(['agent', 'ls'], p).stdout).toMatch(/pool: 2\/2 ready/);
     const drain = runPgx(['agent', 'pool', 'drain', '--json'], p);
     expect(jsonOf(drain).dropped).toHaveLength(2);
     expect(runPgx(['agent', 'pool', 'drain'], p).stdout).toContain('0 member(s) dropped');
-    expect(runPgx(['agent', 'pool', 'status'], { ...p, env: { ...p.env, PGX_POOL: '0' } }).stdout).toContain('pool: off');
+    expect(runPgx(['agent', 'pool', 'status'], { ...p, env: { ...p.env, PGX_POOL: '0' } }).stdout).toContain(
+      'pool: off',
+    );
   });
 
   it('an invalid PGX_POOL or [agent] pool is a configuration error (exit 3)', () => {
@@ -63,12 +74,19 @@ describe('the hooks and the background filler', () => {
     const start = await hook('session-start', sessionStart(s), p);
     expect(start.status).toBe(0);
     // The filler is detached: the hook has answered; the pool fills after it.
-    const filled = await pollUntil(async () => {
-      const st = await status(p);
-      return st.ready === 2 && !st.filler_running ? st : undefined;
-    }, 60_000, 200);
+    const filled = await pollUntil(
+      async () => {
+        const st = await status(p);
+        return st.ready === 2 && !st.filler_running ? st : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(filled, 'the background filler did not fill the pool').toBeTruthy();
-    const log = readFileSync(join(p.home, 'agent', 'pool-fill.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const log = readFileSync(join(p.home, 'agent', 'pool-fill.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(log.at(-1)).toMatchObject({ outcome: 'filled', target: 2 });
 
     const agent = 'a0123456789abcdef';
@@ -79,12 +97,18 @@ describe('the hooks and the background filler', () => {
     // The subagent's commands run on the claimed branch (the hot path attaches).
     const { run } = await routeAndRun(p, s, agent, "psql -X -Atc 'select current_database()'");
     expect(run.stdout.trim()).toBe(branch);
-    expect(readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8')).toMatch(/"event":"pre-tool-use".*"outcome":"rewritten:attach"/);
+    expect(readFileSync(join(p.home, 'agent', 'hooks.log'), 'utf8')).toMatch(
+      /"event":"pre-tool-use".*"outcome":"rewritten:attach"/,
+    );
     // After the claim the filler runs again and the pool is back at its target.
-    const refilled = await pollUntil(async () => {
-      const st = await status(p);
-      return st.ready === 2 && !st.filler_running ? st : undefined;
-    }, 60_000, 200);
+    const refilled = await pollUntil(
+      async () => {
+        const st = await status(p);
+        return st.ready === 2 && !st.filler_running ? st : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(refilled).toBeTruthy();
     await hook('session-end', sessionEnd(s), p);
   });
@@ -95,7 +119,15 @@ describe('doctor: pool health', () => {
     const p = pooledProject(1);
     drains.push(p);
     expect(runPgx(['agent', 'exec', '--id', 'd', '--', 'true'], p).status).toBe(0); // template and registry exist
-    const pool = () => (jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks as { name: string; status: string; detail: string; fix?: string }[]).find((c) => c.name === 'pool')!;
+    const pool = () =>
+      (
+        jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks as {
+          name: string;
+          status: string;
+          detail: string;
+          fix?: string;
+        }[]
+      ).find((c) => c.name === 'pool')!;
     runPgx(['agent', 'pool', 'fill'], p);
     expect(pool()).toMatchObject({ status: 'ok' });
     expect(pool().detail).toMatch(/^1\/1 ready/);

@@ -16,7 +16,16 @@ const home = join(root, 'pgx-home');
 const xdg = join(root, 'xdg'); // the broker's socket directory is <xdg>/pgx: this test's own
 mkdirSync(dir);
 mkdirSync(xdg, { mode: 0o700 });
-const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: root, PGX_HOME: home, XDG_RUNTIME_DIR: xdg, PGX_HOST: 'purgehost', PGX_POOL: '0', PGX_BROKER: '1', PGX_BROKER_IDLE_MS: '60000' };
+const env: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH,
+  HOME: root,
+  PGX_HOME: home,
+  XDG_RUNTIME_DIR: xdg,
+  PGX_HOST: 'purgehost',
+  PGX_POOL: '0',
+  PGX_BROKER: '1',
+  PGX_BROKER_IDLE_MS: '60000',
+};
 const p = { dir, cwd: dir, name: 'shop', home, env };
 
 afterAll(() => {
@@ -65,13 +74,19 @@ describe('pgx local down --purge', () => {
     const r = runPgx(['local', 'down', '--purge', '--yes', '--json'], p);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const out = jsonOf(r);
-    expect(out).toMatchObject({ stopped: true, purged: true, source_missing: 'shop_dev', hooks_remain: [join(dir, '.claude', 'settings.json')] });
+    expect(out).toMatchObject({
+      stopped: true,
+      purged: true,
+      source_missing: 'shop_dev',
+      hooks_remain: [join(dir, '.claude', 'settings.json')],
+    });
     expect(out.warning).toMatch(/every subagent Bash command is refused until "shop_dev" exists again/);
     expect(out.warning).toContain('pgx source import');
     expect(out.warning).toContain('pgx agent uninstall claude');
     // the broker: stopped (it held connections to the server whose data went)
     expect(out.brokers_stopped.sort()).toEqual(brokers.map((b) => b.pid).sort());
-    for (let i = 0; i < 50 && brokers.some((b) => pidAlive(b.pid)); i++) await new Promise((res) => setTimeout(res, 100));
+    for (let i = 0; i < 50 && brokers.some((b) => pidAlive(b.pid)); i++)
+      await new Promise((res) => setTimeout(res, 100));
     expect(brokers.filter((b) => pidAlive(b.pid))).toEqual([]);
     // no debris: PGX_HOME and the socket directory were pgx's and are gone, each emptied first
     expect(existsSync(home), JSON.stringify(out)).toBe(false);

@@ -3,7 +3,18 @@
 // which reads it from here: installBlock) and the "in your project" block.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +36,9 @@ describe('README', () => {
     // the first install path in the README: nothing before it installs pgx (the published name comes after, marked)
     const first = readme.indexOf('```sh\nnpm ci && npm pack');
     expect(readme.slice(0, first)).not.toMatch(/npm install -g|npx -p/);
-    expect(readme.slice(first)).toMatch(/Once published \(not yet: the name answers E404 today\), the\s+install will be `npm install -g --prefix ~\/\.local @pgx-agent\/cli`/);
+    expect(readme.slice(first)).toMatch(
+      /Once published \(not yet: the name answers E404 today\), the\s+install will be `npm install -g --prefix ~\/\.local @pgx-agent\/cli`/,
+    );
     expect(readme).not.toMatch(/works offline/);
   });
 
@@ -43,7 +56,11 @@ describe('README', () => {
         // piped: no colour codes, no job-control noise ("line N: … Killed"); each branch labelled by how it was made,
         // in the same order as the summary's "(clone / claim / …)"
         expect(r.stdout + r.stderr).not.toMatch(/\u001b\[|Killed|line \d+:/);
-        const labels = [...r.stdout.matchAll(/^# SubagentStart \S+ → its own branch, (cloned from the template now|claimed from the warm pool)/gm)].map((m) => (m[1]!.startsWith('cloned') ? 'clone' : 'claim'));
+        const labels = [
+          ...r.stdout.matchAll(
+            /^# SubagentStart \S+ → its own branch, (cloned from the template now|claimed from the warm pool)/gm,
+          ),
+        ].map((m) => (m[1]!.startsWith('cloned') ? 'clone' : 'claim'));
         expect(labels.length).toBe(3);
         expect(r.stdout).toContain(`(${labels.join(' / ')};`);
         // two conflicting migrations (plan text vs plan integer): each agent sees only its own; the source neither
@@ -58,7 +75,14 @@ describe('README', () => {
         expect(folder).toMatch(/pgx-demo-/);
         expect(existsSync(folder!)).toBe(false); // its PGX_HOME (hook log, handoffs), its server's state, its socket directory
         // as root its server's data lived under /var/lib/pgx, named after its PGX_HOME: gone too
-        expect(existsSync(join('/var/lib/pgx', `local-${createHash('sha256').update(join(folder!, 'pgx-home')).digest('hex').slice(0, 10)}`))).toBe(false);
+        expect(
+          existsSync(
+            join(
+              '/var/lib/pgx',
+              `local-${createHash('sha256').update(join(folder!, 'pgx-home')).digest('hex').slice(0, 10)}`,
+            ),
+          ),
+        ).toBe(false);
       }
       // nothing of the caller's was touched or made: no ~/.pgx, no server, no socket directory in its temp dir
       expect(existsSync(join(home, '.pgx'))).toBe(false);
@@ -77,7 +101,11 @@ describe('README', () => {
     const { VERIFIED_CLAUDE_CODE_VERSIONS } = await import('../../src/hooks/claude/claude-version.js');
     expect([...VERIFIED_CLAUDE_CODE_VERSIONS]).toEqual(expect.arrayContaining([pinned, newest]));
     const verified = readme.split('\n').findIndex((l) => /Verified on Claude Code/.test(l));
-    const sentence = readme.split('\n').slice(verified, verified + 3).join(' ').replace(/\s+/g, ' ');
+    const sentence = readme
+      .split('\n')
+      .slice(verified, verified + 3)
+      .join(' ')
+      .replace(/\s+/g, ' ');
     expect(sentence).toContain(`${pinned} (the pinned version)`);
     expect(sentence).toContain(`${newest} (the newest)`);
   });
@@ -95,12 +123,37 @@ describe('README', () => {
     symlinkSync(LAUNCHER, join(bin, 'pgx'));
     const env = { ...p.env, PATH: `${bin}:${process.env.PATH}` };
     const info = pgInfo();
-    writeFileSync(join(p.dir, '.env'), `DATABASE_URL=postgresql://${info.user}:${encodeURIComponent(info.password)}@${info.host}:${info.port}/${origin}\n`);
+    writeFileSync(
+      join(p.dir, '.env'),
+      `DATABASE_URL=postgresql://${info.user}:${encodeURIComponent(info.password)}@${info.host}:${info.port}/${origin}\n`,
+    );
     // what `npm run demo` leaves in the same pgx home: another project's background fill
     mkdirSync(join(p.home, 'agent'), { recursive: true });
-    writeFileSync(join(p.home, 'agent', 'pool-fill.log'), JSON.stringify({ time: new Date().toISOString(), pid: 1, project: 'demo', outcome: 'filled', ready: 3, target: 3 }) + '\n' + JSON.stringify({ time: new Date().toISOString(), pid: 2, outcome: 'error', error: 'an older pgx, no project' }) + '\n');
+    writeFileSync(
+      join(p.home, 'agent', 'pool-fill.log'),
+      JSON.stringify({
+        time: new Date().toISOString(),
+        pid: 1,
+        project: 'demo',
+        outcome: 'filled',
+        ready: 3,
+        target: 3,
+      }) +
+        '\n' +
+        JSON.stringify({
+          time: new Date().toISOString(),
+          pid: 2,
+          outcome: 'error',
+          error: 'an older pgx, no project',
+        }) +
+        '\n',
+    );
     // users.email looks personal: `pgx source scan` (the README's masking block) prints the rule, pasted as it says
-    const scan = spawnSync('bash', ['-c', 'pgx source scan --from-env DATABASE_URL'], { cwd: p.dir, env, encoding: 'utf8' });
+    const scan = spawnSync('bash', ['-c', 'pgx source scan --from-env DATABASE_URL'], {
+      cwd: p.dir,
+      env,
+      encoding: 'utf8',
+    });
     expect(scan.stdout + scan.stderr).toContain('"public.users.email" = "email"');
     appendFileSync(join(p.dir, '.pgx.toml'), '\n[mask]\n"public.users.email" = "email"\n');
     try {
@@ -114,15 +167,24 @@ describe('README', () => {
       // roles is server-wide: another test file's branch role left on this shared server (roles.test.ts plants one on
       // purpose) is a third warning that is not this setup's; any other warning fails the test
       const strayRoles = lines.some((l) => /^warn\s+roles\s.*left without a branch/.test(l));
-      if (strayRoles) expect(lines.at(-1)).toMatch(/^0 fail, 3 warn, \d+ ok \(of the warnings, permissions, env-files are choices only you can make\)$/);
-      else expect(lines.at(-1)).toMatch(/^setup done \(0 fail, 2 warn, \d+ ok\); 2 warnings are choices only you can make: permissions, env-files \(→ your call\)$/);
-      for (const l of lines.filter((x) => x.startsWith('warn') && !/^warn\s+roles\s/.test(x))) expect(l).toContain('→ your call: ');
+      if (strayRoles)
+        expect(lines.at(-1)).toMatch(
+          /^0 fail, 3 warn, \d+ ok \(of the warnings, permissions, env-files are choices only you can make\)$/,
+        );
+      else
+        expect(lines.at(-1)).toMatch(
+          /^setup done \(0 fail, 2 warn, \d+ ok\); 2 warnings are choices only you can make: permissions, env-files \(→ your call\)$/,
+        );
+      for (const l of lines.filter((x) => x.startsWith('warn') && !/^warn\s+roles\s/.test(x)))
+        expect(l).toContain('→ your call: ');
       const j = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env }));
       expect(j.setup_done).toBe(!strayRoles);
       const byName = Object.fromEntries(j.checks.map((c: { name: string }) => [c.name, c]));
       expect(byName.pool).toMatchObject({ status: 'ok' }); // not filled yet, and the demo's fill is not this project's
       // the .env pgx imported from is named for what it is: the real dev database, the origin of pgx's copy
-      expect(byName['env-files'].detail).toContain(`sets DATABASE_URL (database "${origin}": your real dev database, which \`pgx source import\` copied into pgx's server as the source "${copy}")`);
+      expect(byName['env-files'].detail).toContain(
+        `sets DATABASE_URL (database "${origin}": your real dev database, which \`pgx source import\` copied into pgx's server as the source "${copy}")`,
+      );
       expect(byName['env-files'].detail).not.toContain('the SOURCE');
       expect(byName['env-files'].detail).not.toContain(info.password);
       expect(byName['env-files']).toMatchObject({ status: 'warn', decide: true });
@@ -141,17 +203,33 @@ describe('README', () => {
     mkdirSync(bin, { recursive: true });
     symlinkSync(LAUNCHER, join(bin, 'pgx'));
     for (const line of block) {
-      const r = spawnSync('bash', ['-c', line], { cwd: p.cwd, env: { ...p.env, PATH: `${bin}:${process.env.PATH}` }, encoding: 'utf8' });
+      const r = spawnSync('bash', ['-c', line], {
+        cwd: p.cwd,
+        env: { ...p.env, PATH: `${bin}:${process.env.PATH}` },
+        encoding: 'utf8',
+      });
       expect(r.status, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
     }
     const text = readFileSync(join(p.cwd, '.claude', 'settings.json'), 'utf8');
     const settings = JSON.parse(text);
-    expect(Object.keys(settings.hooks).sort()).toEqual(['PreToolUse', 'SessionEnd', 'SessionStart', 'SubagentStart', 'SubagentStop', 'UserPromptSubmit']);
+    expect(Object.keys(settings.hooks).sort()).toEqual([
+      'PreToolUse',
+      'SessionEnd',
+      'SessionStart',
+      'SubagentStart',
+      'SubagentStop',
+      'UserPromptSubmit',
+    ]);
     expect(settings.permissions).toBeUndefined();
     for (const machinePath of [realpathSync(LAUNCHER), bin, p.cwd]) expect(text).not.toContain(machinePath); // "commit it"
     const local = JSON.parse(readFileSync(join(p.cwd, '.claude', 'settings.local.json'), 'utf8'));
-    expect(local.permissions.allow).toEqual([`Bash(${realpathSync(LAUNCHER)} agent exec --agent * --cwd ${p.cwd} -- *)`, 'Bash(exit)']);
-    expect(jsonOf(runPgx(['agent', 'doctor', '--json'], { ...p, env: { ...p.env, PATH: `${bin}:${process.env.PATH}` } })).ok).toBe(true);
+    expect(local.permissions.allow).toEqual([
+      `Bash(${realpathSync(LAUNCHER)} agent exec --agent * --cwd ${p.cwd} -- *)`,
+      'Bash(exit)',
+    ]);
+    expect(
+      jsonOf(runPgx(['agent', 'doctor', '--json'], { ...p, env: { ...p.env, PATH: `${bin}:${process.env.PATH}` } })).ok,
+    ).toBe(true);
     for (const d of [p.dir, bin]) rmSync(d, { recursive: true, force: true });
   });
 });

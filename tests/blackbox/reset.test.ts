@@ -3,7 +3,14 @@
 // the documented exit codes; `--from` on exec and up.
 import { describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
-import { newAgentId, session, sessionEnd, sessionStart, subagentStart, subagentStop } from '../helpers/hook-payloads.js';
+import {
+  newAgentId,
+  session,
+  sessionEnd,
+  sessionStart,
+  subagentStart,
+  subagentStop,
+} from '../helpers/hook-payloads.js';
 import { branchFromContext, hook, routeAndRun } from '../helpers/hooks.js';
 
 /** A project whose server is in .pgx.toml: a routed command does not inherit PGX_DATABASE_URL (libpq-env.ts). */
@@ -12,21 +19,42 @@ function project() {
   return p;
 }
 
-const tablesOf = async (db: string) => (await sql<{ t: string }>(`SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`, [], db))[0]!.t;
+const tablesOf = async (db: string) =>
+  (
+    await sql<{ t: string }>(
+      `SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
+      [],
+      db,
+    )
+  )[0]!.t;
 
 // Not concurrent: runPgx blocks this process's event loop (spawnSync), and a DROP DATABASE in the child then waits
 // (ProcSignalBarrier) for a connection of this process still authenticating: 60 s, until authentication_timeout.
 describe('pgx agent reset', () => {
-  it('inside a routed command, no selector resets the caller\'s own branch; the DSN keeps working', async () => {
+  it("inside a routed command, no selector resets the caller's own branch; the DSN keeps working", async () => {
     const p = project();
-    expect(runPgx(['agent', 'exec', '--id', 'r', '--keep', '--', 'psql', '-X', '-q', '-c', 'create table junk (x int)'], p).status).toBe(0);
+    expect(
+      runPgx(['agent', 'exec', '--id', 'r', '--keep', '--', 'psql', '-X', '-q', '-c', 'create table junk (x int)'], p)
+        .status,
+    ).toBe(0);
     const branch = `exec_${p.host}_r`;
     expect(await tablesOf(branch)).toBe('junk');
-    const r = runPgx(['agent', 'exec', '--id', 'r', '--keep', '--', process.execPath, LAUNCHER, 'agent', 'reset', '--json'], p);
+    const r = runPgx(
+      ['agent', 'exec', '--id', 'r', '--keep', '--', process.execPath, LAUNCHER, 'agent', 'reset', '--json'],
+      p,
+    );
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ name: branch, from: null, method: 'template', backends_terminated: 0 });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      name: branch,
+      from: null,
+      method: 'template',
+      backends_terminated: 0,
+    });
     expect(await tablesOf(branch)).toBeNull();
-    const again = runPgx(['agent', 'exec', '--id', 'r', '--keep', '--', 'psql', '-X', '-At', '-c', 'select current_database()'], p);
+    const again = runPgx(
+      ['agent', 'exec', '--id', 'r', '--keep', '--', 'psql', '-X', '-At', '-c', 'select current_database()'],
+      p,
+    );
     expect(again.stdout.trim()).toBe(branch);
     runPgx(['agent', 'down', '--id', 'r', '--now'], p);
   });
@@ -50,13 +78,39 @@ describe('pgx agent reset', () => {
 
   it('--from <id> on up and exec: a new branch copies another; --from session without a session is exit 2', async () => {
     const p = project();
-    expect(runPgx(['agent', 'exec', '--id', 'base', '--keep', '--', 'psql', '-X', '-q', '-c', 'create table base_t (x int)'], p).status).toBe(0);
+    expect(
+      runPgx(
+        ['agent', 'exec', '--id', 'base', '--keep', '--', 'psql', '-X', '-q', '-c', 'create table base_t (x int)'],
+        p,
+      ).status,
+    ).toBe(0);
     const up = jsonOf(runPgx(['agent', 'up', '--id', 'copy', '--from', 'base', '--json'], p));
     expect(up).toMatchObject({ parent: `exec_${p.host}_base`, fork: { parent: `exec_${p.host}_base` } });
     expect(await tablesOf(up.branch)).toBe('base_t');
-    const ex = runPgx(['agent', 'exec', '--id', 'copy2', '--from', 'base', '--', 'psql', '-X', '-At', '-c', "select string_agg(tablename, ',') from pg_tables where schemaname = 'public'"], p);
+    const ex = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'copy2',
+        '--from',
+        'base',
+        '--',
+        'psql',
+        '-X',
+        '-At',
+        '-c',
+        "select string_agg(tablename, ',') from pg_tables where schemaname = 'public'",
+      ],
+      p,
+    );
     expect(ex.stdout.trim()).toBe('base_t');
-    expect(runPgx(['agent', 'up', '--id', 'nope', '--from', 'session'], { ...p, env: { ...p.env, CLAUDE_CODE_SESSION_ID: '' } }).status).toBe(2);
+    expect(
+      runPgx(['agent', 'up', '--id', 'nope', '--from', 'session'], {
+        ...p,
+        env: { ...p.env, CLAUDE_CODE_SESSION_ID: '' },
+      }).status,
+    ).toBe(2);
     const ls = jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches as { name: string; parent: string | null }[];
     expect(ls.find((b) => b.name === up.branch)?.parent).toBe(`exec_${p.host}_base`);
     for (const id of ['base', 'copy', 'copy2']) runPgx(['agent', 'down', '--id', id, '--now'], p);
@@ -77,7 +131,9 @@ describe('SubagentStart says what the branch is a copy of', () => {
 
     const lone = session(p.dir, p.dir); // a session whose SessionStart never ran: no branch to copy
     const r2 = await hook('subagent-start', subagentStart(lone, newAgentId()), p);
-    expect(r2.json.hookSpecificOutput.additionalContext).toContain("pgx could not copy your session's branch (the session's branch does not exist), so yours is an empty database instead.");
+    expect(r2.json.hookSpecificOutput.additionalContext).toContain(
+      "pgx could not copy your session's branch (the session's branch does not exist), so yours is an empty database instead.",
+    );
     expect(r2.json.hookSpecificOutput.permissionDecision).toBeUndefined();
     runPgx(['agent', 'down', '--session', s.sessionId, '--now'], p);
     runPgx(['agent', 'down', '--session', lone.sessionId, '--now'], p);
@@ -85,7 +141,7 @@ describe('SubagentStart says what the branch is a copy of', () => {
 });
 
 describe('after a subagent stopped and its session ended', () => {
-  it("adopt into the ended session is refused (exit 6) with the way to keep the work; reset clears the old changes and the 24 h keep from ls", async () => {
+  it('adopt into the ended session is refused (exit 6) with the way to keep the work; reset clears the old changes and the 24 h keep from ls', async () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     await hook('session-start', sessionStart(s), p);
@@ -94,7 +150,15 @@ describe('after a subagent stopped and its session ended', () => {
     const made = await routeAndRun(p, s, agentId, 'psql -X -q -c "create table kept_work (x int)"');
     expect(made.run.status, made.run.stderr).toBe(0);
     await hook('subagent-stop', subagentStop(s, agentId), p);
-    const mine = () => (jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches as { name: string; state: string; deadline: string; changes: { changed: boolean } | null }[]).find((b) => b.name === agentBranch)!;
+    const mine = () =>
+      (
+        jsonOf(runPgx(['agent', 'ls', '--json'], p)).branches as {
+          name: string;
+          state: string;
+          deadline: string;
+          changes: { changed: boolean } | null;
+        }[]
+      ).find((b) => b.name === agentBranch)!;
     expect(mine()).toMatchObject({ state: 'retiring', changes: { changed: true } });
     expect(Date.parse(mine().deadline) - Date.now()).toBeGreaterThan(23 * 3600_000); // kept 24 h: it changed something
     expect(runPgx(['agent', 'ls'], p).stdout).toContain(`${agentBranch} changed: `);
@@ -102,8 +166,14 @@ describe('after a subagent stopped and its session ended', () => {
     await hook('session-end', sessionEnd(s), p);
     const adopt = runPgx(['agent', 'adopt', '--agent', agentId], p);
     expect(adopt.status).toBe(6);
-    expect(adopt.stderr).toMatch(new RegExp(`error: Agent ${agentId}'s session has ended: its branch "\\S+" is retiring, and gc drops it at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m`));
-    expect(adopt.stderr).toContain(`hint: To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${s.sessionId}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`.`);
+    expect(adopt.stderr).toMatch(
+      new RegExp(
+        `error: Agent ${agentId}'s session has ended: its branch "\\S+" is retiring, and gc drops it at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\(in \\d+m`,
+      ),
+    );
+    expect(adopt.stderr).toContain(
+      `hint: To keep the subagent's work, make the session's branch active again first (as resuming the session would): \`pgx agent up --session ${s.sessionId}\` (kept for [agent] idle_ttl from its last use), then \`pgx agent adopt --agent ${agentId}\`.`,
+    );
     // the way out works: revived, then adopted
     const revived = runPgx(['agent', 'up', '--session', s.sessionId, '--json'], p);
     expect(revived.status, revived.stderr).toBe(0);

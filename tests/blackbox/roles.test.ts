@@ -10,7 +10,11 @@ import { pollUntil } from '../helpers/poll.js';
 async function sourceWithSecret(): Promise<string> {
   const name = `src_${Math.random().toString(36).slice(2, 10)}`;
   await sql(`CREATE DATABASE ${name}`);
-  await sql(`CREATE TABLE secrets (v text); INSERT INTO secrets VALUES ('the-secret'); CREATE TABLE users (id serial primary key, email text)`, [], name);
+  await sql(
+    `CREATE TABLE secrets (v text); INSERT INTO secrets VALUES ('the-secret'); CREATE TABLE users (id serial primary key, email text)`,
+    [],
+    name,
+  );
   return name;
 }
 
@@ -39,11 +43,21 @@ describe('isolation matrix from a routed command', () => {
     expect(branch).not.toBe(otherBranch);
 
     // A migration on its own branch.
-    const mig = routed(p, 'me', psql(`-c 'ALTER TABLE users ADD COLUMN name text' -c 'CREATE INDEX users_name ON users (name)' -c 'DROP TABLE secrets' -c 'select 1'`));
+    const mig = routed(
+      p,
+      'me',
+      psql(
+        `-c 'ALTER TABLE users ADD COLUMN name text' -c 'CREATE INDEX users_name ON users (name)' -c 'DROP TABLE secrets' -c 'select 1'`,
+      ),
+    );
     expect(mig.status, mig.out).toBe(0);
 
     // The source, three ways (-d, PGDATABASE, a URL): permission denied.
-    for (const how of [psql(`-d ${source} -c 'select v from secrets'`), `PGDATABASE=${source} ${psql(`-c "insert into secrets values ('x')"`)}`, psql(`"postgresql://$PGUSER@$PGHOST:$PGPORT/${source}" -c 'select v from secrets'`)]) {
+    for (const how of [
+      psql(`-d ${source} -c 'select v from secrets'`),
+      `PGDATABASE=${source} ${psql(`-c "insert into secrets values ('x')"`)}`,
+      psql(`"postgresql://$PGUSER@$PGHOST:$PGPORT/${source}" -c 'select v from secrets'`),
+    ]) {
       const r = routed(p, 'me', how);
       expect(r.status, how).not.toBe(0);
       expect(r.out).toMatch(/permission denied for table secrets/);
@@ -82,7 +96,16 @@ describe('isolation matrix from a routed command', () => {
     const job = `(psql -X -Atc 'select pg_sleep(30)' -d ${source} > ${dir}/held.log 2>&1; echo done > ${dir}/held.done; psql -X -Atc 'select 1' -d ${source} > ${dir}/again.log 2>&1; echo done > ${dir}/again.done) >/dev/null 2>&1 &`;
     const r = routed(p, 'bg', job);
     expect(r.status, r.out).toBe(0);
-    await pollUntil(async () => (await sql(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND usename LIKE 'pgx_role_%'`, [source]))[0].n === 1, 10_000);
+    await pollUntil(
+      async () =>
+        (
+          await sql(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND usename LIKE 'pgx_role_%'`,
+            [source],
+          )
+        )[0].n === 1,
+      10_000,
+    );
     // SubagentStop retires the agent's branch (the same engine call as `agent down --agent`).
     const down = jsonOf(runPgx(['agent', 'down', '--agent', 'bg', '--json'], p));
     expect(down.branches[0]).toMatchObject({ action: 'retired', backends_remaining: 0 });
@@ -109,11 +132,30 @@ describe('isolation matrix from a routed command', () => {
     const other = `open_${Math.random().toString(36).slice(2, 8)}`;
     await sql(`CREATE DATABASE ${other}`);
     await sql('GRANT CREATE ON SCHEMA public TO PUBLIC', [], other);
-    const plant = runPgx(['agent', 'exec', '--id', 'lf', '--', 'psql', '-X', '-v', 'ON_ERROR_STOP=1', '-d', other, '-c', 'create table planted (x int)'], p);
+    const plant = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'lf',
+        '--',
+        'psql',
+        '-X',
+        '-v',
+        'ON_ERROR_STOP=1',
+        '-d',
+        other,
+        '-c',
+        'create table planted (x int)',
+      ],
+      p,
+    );
     expect(plant.status, plant.stderr).toBe(0);
     const down = runPgx(['agent', 'down', '--id', 'lf', '--now'], p);
     expect(down.status, down.stderr).toBe(0);
-    expect(down.stderr).toContain(`warning: role ${up.role} was not dropped: it still owns or holds privileges on objects in ${other}`);
+    expect(down.stderr).toContain(
+      `warning: role ${up.role} was not dropped: it still owns or holds privileges on objects in ${other}`,
+    );
     const d = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
     const roles = d.checks.find((c: { name: string }) => c.name === 'roles');
     expect(roles.status).toBe('warn');

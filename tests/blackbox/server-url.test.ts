@@ -42,9 +42,13 @@ describe('sslmode against a server without TLS', () => {
     const p = plainParams();
     if (await sslOf({ ...p, sslmode: 'prefer' })) return; // this test server has TLS on: the TLS block below covers it
     for (const mode of ['require', 'verify-ca', 'verify-full'] as SslMode[]) {
-      await expect(connect({ ...p, sslmode: mode })).rejects.toMatchObject({ code: 'SERVER_UNREACHABLE', message: expect.stringMatching(/does not support SSL/) });
+      await expect(connect({ ...p, sslmode: mode })).rejects.toMatchObject({
+        code: 'SERVER_UNREACHABLE',
+        message: expect.stringMatching(/does not support SSL/),
+      });
     }
-    for (const mode of ['prefer', 'allow', 'disable'] as SslMode[]) expect(await sslOf({ ...p, sslmode: mode })).toBe(false);
+    for (const mode of ['prefer', 'allow', 'disable'] as SslMode[])
+      expect(await sslOf({ ...p, sslmode: mode })).toBe(false);
   });
 
   it('the CLI refuses to go on in plain text when the URL says sslmode=require', () => {
@@ -86,7 +90,25 @@ describe.skipIf(!opensslAvailable)('sslmode against a TLS server (self-signed ce
     const port = await freePort();
     const crt = join(base, 'server.crt');
     const key = join(base, 'server.key');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        crt,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     chmodSync(key, 0o600);
     if (runAs) for (const f of [crt, key]) chownSync(f, runAs.uid, runAs.gid);
     spec = {
@@ -127,7 +149,19 @@ describe.skipIf(!opensslAvailable)('sslmode against a TLS server (self-signed ce
     const inBranch = (mode: string) => {
       proj.env.PGX_DATABASE_URL = withMode(url, mode);
       proj.env.PGSSLMODE = mode === 'disable' ? 'require' : 'disable'; // a decoy from the user's shell
-      const r = runPgx(['agent', 'exec', '--id', 'tls', '--', 'sh', '-c', 'echo "$PGSSLMODE"; psql -X -Atc "select ssl from pg_stat_ssl where pid = pg_backend_pid()"'], proj);
+      const r = runPgx(
+        [
+          'agent',
+          'exec',
+          '--id',
+          'tls',
+          '--',
+          'sh',
+          '-c',
+          'echo "$PGSSLMODE"; psql -X -Atc "select ssl from pg_stat_ssl where pid = pg_backend_pid()"',
+        ],
+        proj,
+      );
       expect(r.status, r.stderr).toBe(0);
       return r.stdout.trim().split('\n');
     };

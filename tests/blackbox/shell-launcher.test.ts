@@ -4,7 +4,17 @@
 // (`bash -c "<rewrite>"`), against the real server, and check that the sh path keeps every guarantee of the node
 // path: the branch's variables, no decoy left, the exit status and signals, the ticket check, no password in any
 // argv, and node doing the work whenever the sh part can't (no broker, a dead or fake socket, a switch).
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -12,7 +22,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session } from '../helpers/hook-payloads.js';
-import { bash, bashEnv, hook, hookEnv, knownSecrets, pollUntil, rewriteOf, startBash, type Project } from '../helpers/hooks.js';
+import {
+  bash,
+  bashEnv,
+  hook,
+  hookEnv,
+  knownSecrets,
+  pollUntil,
+  rewriteOf,
+  startBash,
+  type Project,
+} from '../helpers/hooks.js';
 import { otherUserUnavailable } from '../helpers/users.js';
 
 const asNobody = otherUserUnavailable();
@@ -45,10 +65,15 @@ afterAll(() => {
 function nodelessPath(client: 'perl' | 'curl' = 'perl'): { path: string; clientLog: string; hold: string } {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-nonode-'));
   temps.push(dir);
-  for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep']) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
+  for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep'])
+    symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
   const clientLog = join(dir, 'client.log');
   const hold = join(dir, 'hold'); // while this file exists, the client waits before asking (the launcher's argv stays readable)
-  writeFileSync(join(dir, client), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${clientLog}'\nwhile [ -e '${hold}' ]; do sleep 0.05; done\nexec /usr/bin/${client} "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    join(dir, client),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${clientLog}'\nwhile [ -e '${hold}' ]; do sleep 0.05; done\nexec /usr/bin/${client} "$@"\n`,
+    { mode: 0o755 },
+  );
   return { path: dir, clientLog, hold };
 }
 
@@ -58,7 +83,10 @@ async function startedBroker(p: Project): Promise<number> {
 }
 
 /** A project whose PATH holds no node, its broker started: a routed command there runs through sh or not at all. */
-async function nodelessBrokerProject(extra: NodeJS.ProcessEnv = {}, client: 'perl' | 'curl' = 'perl'): Promise<ReturnType<typeof nodelessPath> & { p: ReturnType<typeof brokerProject> }> {
+async function nodelessBrokerProject(
+  extra: NodeJS.ProcessEnv = {},
+  client: 'perl' | 'curl' = 'perl',
+): Promise<ReturnType<typeof nodelessPath> & { p: ReturnType<typeof brokerProject> }> {
   const nodeless = nodelessPath(client);
   const p = brokerProject({ PATH: nodeless.path, ...extra });
   await startedBroker(p);
@@ -72,12 +100,25 @@ async function nodelessBrokerProject(extra: NodeJS.ProcessEnv = {}, client: 'per
 async function rewrite(p: Project, command: string, opts: { brokerless?: boolean } = {}) {
   const s = session(p.dir, p.dir);
   const a = newAgentId();
-  const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, command, { agentId: a }), p, opts.brokerless ? { env: { PGX_BROKER: '0' } } : {}));
+  const rw = rewriteOf(
+    await hook(
+      'pre-tool-use',
+      preToolUseBash(s, command, { agentId: a }),
+      p,
+      opts.brokerless ? { env: { PGX_BROKER: '0' } } : {},
+    ),
+  );
   return { ...rw, env: bashEnv(p, s) };
 }
 
 /** Decoys a user's shell may hold (in the hooks' environment and the Bash tool's alike): each would point a command at the shared database if it survived. */
-const DECOYS = { DATABASE_URL: 'postgres://decoy@127.0.0.1:1/shared', PGDATABASE: 'shared', PGSERVICE: 'shared', POSTGRES_HOST: 'decoy', PGOPTIONS: '-c statement_timeout=0' };
+const DECOYS = {
+  DATABASE_URL: 'postgres://decoy@127.0.0.1:1/shared',
+  PGDATABASE: 'shared',
+  PGSERVICE: 'shared',
+  POSTGRES_HOST: 'decoy',
+  PGOPTIONS: '-c statement_timeout=0',
+};
 
 describe('shell launcher', () => {
   const askedWith = {
@@ -87,12 +128,17 @@ describe('shell launcher', () => {
   for (const client of ['perl', 'curl'] as const) {
     it(`runs a routed command with no node process, asking with ${client}: the branch, no decoy, the launcher replaced by the command, no password in an argv`, async () => {
       const { p, clientLog } = await nodelessBrokerProject(DECOYS, client);
-      const rw = await rewrite(p, `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`);
+      const rw = await rewrite(
+        p,
+        `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`,
+      );
       const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
       expect(run.status, run.stderr).toBe(0);
       const [db, vars, parent] = run.stdout.trim().split('\n');
       expect(db).toBe(rw.branch);
-      expect(vars).toMatch(new RegExp(`^svc=unset host=unset opts=unset url=postgres(ql)?://\\S*/${rw.branch}(\\?\\S*)?$`));
+      expect(vars).toMatch(
+        new RegExp(`^svc=unset host=unset opts=unset url=postgres(ql)?://\\S*/${rw.branch}(\\?\\S*)?$`),
+      );
       expect(vars).not.toContain('decoy');
       // The command replaced the launcher: its parent is the Bash tool's shell, not a node process.
       expect(parent).toBe('bash');
@@ -109,14 +155,20 @@ describe('shell launcher', () => {
     mkdirSync(odd);
     writeFileSync(join(odd, '.pgx.toml'), readFileSync(join(p.dir, '.pgx.toml')));
     const s = session(odd, odd);
-    const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { agentId: newAgentId() }), p));
+    const rw = rewriteOf(
+      await hook(
+        'pre-tool-use',
+        preToolUseBash(s, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { agentId: newAgentId() }),
+        p,
+      ),
+    );
     expect(rw.command).toContain('--cwd');
     const run = await bash(rw.command, { cwd: odd, env: bashEnv(p, s) });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.trim().split('\n')).toEqual([rw.branch, 'bash']);
   });
 
-  it("gives the command exactly the environment the node launcher gives it", async () => {
+  it('gives the command exactly the environment the node launcher gives it', async () => {
     const p = brokerProject(DECOYS);
     await startedBroker(p);
     const rw = await rewrite(p, "env -0 | sort -z | tr '\\0' '\\n'; cat /proc/$PPID/comm");
@@ -127,7 +179,10 @@ describe('shell launcher', () => {
     const lines = (out: string) => out.trim().split('\n');
     expect(lines(viaSh.stdout).at(-1)).toBe('bash');
     expect(lines(viaNode.stdout).at(-1)).toBe('node');
-    const envOf = (out: string, drop: string[]) => lines(out).slice(0, -1).filter((l) => !drop.some((d) => l.startsWith(`${d}=`)));
+    const envOf = (out: string, drop: string[]) =>
+      lines(out)
+        .slice(0, -1)
+        .filter((l) => !drop.some((d) => l.startsWith(`${d}=`)));
     // Only the switch itself differs (and `_`, the path bash records of what it last ran).
     expect(envOf(viaSh.stdout, ['_'])).toEqual(envOf(viaNode.stdout, ['_', 'PGX_SHELL_LAUNCHER']));
     expect(viaSh.stdout).toContain(`PGDATABASE=${rw.branch}\n`);
@@ -139,16 +194,23 @@ describe('shell launcher', () => {
     const rw = await rewrite(p, 'exit 3');
     expect((await bash(rw.command, { cwd: p.dir, env: rw.env })).status).toBe(3);
     // A signal to the launcher's process is the command's own: its trap runs and its status comes back.
-    const rw2 = await rewrite(p, 'trap "kill \\$!; echo got-term; exit 7" TERM; echo ready; sleep 30 >/dev/null 2>&1 & wait');
+    const rw2 = await rewrite(
+      p,
+      'trap "kill \\$!; echo got-term; exit 7" TERM; echo ready; sleep 30 >/dev/null 2>&1 & wait',
+    );
     const { child, done } = startBash(rw2.command, { cwd: p.dir, env: rw2.env });
-    const launcherPid = await pollUntil(async () => {
-      try {
-        const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-        return kids ? Number(kids.split(' ')[0]) : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 15_000, 20);
+    const launcherPid = await pollUntil(
+      async () => {
+        try {
+          const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+          return kids ? Number(kids.split(' ')[0]) : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      15_000,
+      20,
+    );
     let seen = '';
     child.stdout!.on('data', (d) => (seen += d));
     await pollUntil(async () => (seen.includes('ready') ? true : undefined), 15_000, 20);
@@ -159,7 +221,7 @@ describe('shell launcher', () => {
     expect(r.stdout).toContain('got-term');
   });
 
-  it('refuses a launcher the model typed (no ticket), with the exec\'s text and exit code, no node needed', async () => {
+  it("refuses a launcher the model typed (no ticket), with the exec's text and exit code, no node needed", async () => {
     const { p } = await nodelessBrokerProject();
     const rw = await rewrite(p, 'true');
     const forged = rw.command.replace("-c 'true'", "-c 'psql -c select'");
@@ -175,10 +237,16 @@ describe('shell launcher', () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
     // The broker it started serves the next one through sh.
-    await pollUntil(async () => (readdirSync(p.sockets).some((f) => f.startsWith('h-')) ? true : undefined), 15_000, 50);
+    await pollUntil(
+      async () => (readdirSync(p.sockets).some((f) => f.startsWith('h-')) ? true : undefined),
+      15_000,
+      50,
+    );
     const second = await bash(rw.command, { cwd: p.dir, env: rw.env });
     expect(second.stdout.trim().split('\n')).toEqual([rw.branch, 'bash']);
-    const { brokers } = jsonOf(runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })) as { brokers: { pid: number; this_environment: boolean }[] };
+    const { brokers } = jsonOf(
+      runPgx(['agent', 'broker', 'status', '--json'], { cwd: p.dir, env: hookEnv(p, {}) }),
+    ) as { brokers: { pid: number; this_environment: boolean }[] };
     const pid = brokers.find((b) => b.this_environment)!.pid;
     process.kill(pid, 'SIGKILL');
     await pollUntil(async () => { try { process.kill(pid, 0); return undefined; } catch { return true; } }, 5000); // prettier-ignore
@@ -187,9 +255,12 @@ describe('shell launcher', () => {
     expect(third.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
   });
 
-  describe('a socket that is not this broker\'s', () => {
+  describe("a socket that is not this broker's", () => {
     /** An HTTP server on a shell socket of the project's directory that answers every request with `reply`. */
-    async function fake(p: Project & { sockets: string }, reply: (res: import('node:http').ServerResponse) => void): Promise<{ server: Server; path: string }> {
+    async function fake(
+      p: Project & { sockets: string },
+      reply: (res: import('node:http').ServerResponse) => void,
+    ): Promise<{ server: Server; path: string }> {
       mkdirSync(p.sockets, { recursive: true, mode: 0o700 });
       const path = join(p.sockets, 'h-000000000000000000000000.sock');
       const server = createServer((_req, res) => reply(res));
@@ -201,47 +272,80 @@ describe('shell launcher', () => {
       ['answers 409', (res) => res.writeHead(409).end('no\n')],
       ['cuts its answer short', (res) => { res.writeHead(200, { 'content-length': 500 }); res.write('export PGDATABASE=postgres\n'); res.destroy(); }], // prettier-ignore
       ['answers without the end marker', (res) => res.writeHead(200).end('export PGDATABASE=postgres\n')],
-      ["belongs to another user (the launcher never asks it)", (res) => res.writeHead(200).end(evil), (path) => chownSync(path, 65534, 65534)],
+      [
+        'belongs to another user (the launcher never asks it)',
+        (res) => res.writeHead(200).end(evil),
+        (path) => chownSync(path, 65534, 65534),
+      ],
     ];
     for (const [name, reply, prepare] of cases) {
       // chown to another user needs root (tests/helpers/users.ts)
-      it.skipIf(prepare !== undefined && asNobody !== undefined)(`${name}: node runs the command on its branch`, async () => {
-        const p = brokerProject();
-        const { server, path } = await fake(p, reply);
-        prepare?.(path);
-        try {
-          const rw = await rewrite(p, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { brokerless: true });
-          const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
-          expect(run.status, run.stderr).toBe(0);
-          expect(run.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
-        } finally {
-          server.close();
-        }
-      });
+      it.skipIf(prepare !== undefined && asNobody !== undefined)(
+        `${name}: node runs the command on its branch`,
+        async () => {
+          const p = brokerProject();
+          const { server, path } = await fake(p, reply);
+          prepare?.(path);
+          try {
+            const rw = await rewrite(p, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", {
+              brokerless: true,
+            });
+            const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
+            expect(run.status, run.stderr).toBe(0);
+            expect(run.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
+          } finally {
+            server.close();
+          }
+        },
+      );
     }
   });
 
   it("answers no one but the launcher it names: another process's pid, another agent id or another build get a 409", async () => {
     const { p, hold } = await nodelessBrokerProject();
-    const socket = join(p.sockets, readdirSync(p.sockets).find((f) => /^h-[0-9a-f]{24}\.sock$/.test(f))!);
+    const socket = join(
+      p.sockets,
+      readdirSync(p.sockets).find((f) => /^h-[0-9a-f]{24}\.sock$/.test(f))!,
+    );
     const build = readFileSync(join(import.meta.dirname, '../../dist/build-id'), 'utf8').trim();
     // A launcher held before its client asks: its argv is the rewrite's form, its environment the Bash tool's.
     writeFileSync(hold, '');
     const rw = await rewrite(p, "psql -X -Atc 'select current_database()'");
     const { child, done } = startBash(rw.command, { cwd: p.dir, env: rw.env });
     try {
-      const launcherPid = await pollUntil(async () => {
-        try {
-          const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-          return kids ? Number(kids.split(' ')[0]) : undefined;
-        } catch {
-          return undefined;
-        }
-      }, 15_000, 20);
+      const launcherPid = await pollUntil(
+        async () => {
+          try {
+            const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+            return kids ? Number(kids.split(' ')[0]) : undefined;
+          } catch {
+            return undefined;
+          }
+        },
+        15_000,
+        20,
+      );
       const cmdline = readFileSync(`/proc/${launcherPid}/cmdline`, 'utf8').split('\0');
       expect(cmdline.slice(2, 5)).toEqual(['agent', 'exec', '--agent']);
       const [agent, cwd] = [cmdline[5]!, cmdline[7]!];
-      const ask = (q: Record<string, string>) => spawnSync('/usr/bin/curl', ['-q', '-s', '-o', '/dev/null', '-w', '%{http_code}', '--unix-socket', socket, '-G', ...Object.entries(q).flatMap(([k, v]) => ['--data-urlencode', `${k}=${v}`]), 'http://pgx/exec'], { encoding: 'utf8' }).stdout;
+      const ask = (q: Record<string, string>) =>
+        spawnSync(
+          '/usr/bin/curl',
+          [
+            '-q',
+            '-s',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{http_code}',
+            '--unix-socket',
+            socket,
+            '-G',
+            ...Object.entries(q).flatMap(([k, v]) => ['--data-urlencode', `${k}=${v}`]),
+            'http://pgx/exec',
+          ],
+          { encoding: 'utf8' },
+        ).stdout;
       expect(ask({ pid: String(launcherPid), build, agent, cwd })).toBe('200'); // the launcher itself: answered
       expect(ask({ pid: String(process.pid), build, agent, cwd })).toBe('409'); // not a launcher
       expect(ask({ pid: String(launcherPid), build, agent: 'a0000000000000000', cwd })).toBe('409');
@@ -258,7 +362,7 @@ describe('shell launcher', () => {
   it('PGX_SHELL_LAUNCHER=0 or PGX_BROKER=0: node, as before', async () => {
     const p = brokerProject();
     await startedBroker(p);
-    const rw = await rewrite(p, "cat /proc/$PPID/comm");
+    const rw = await rewrite(p, 'cat /proc/$PPID/comm');
     for (const off of [{ PGX_SHELL_LAUNCHER: '0' }, { PGX_BROKER: 'off' }]) {
       const run = await bash(rw.command, { cwd: p.dir, env: { ...rw.env, ...off } });
       expect(run.stdout.trim()).toBe('node');

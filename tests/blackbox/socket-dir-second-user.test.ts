@@ -23,7 +23,11 @@ const projects: Project[] = [];
 
 afterAll(async () => {
   for (const l of listeners) l.kill('SIGKILL');
-  await Promise.all(listeners.map((l) => (l.exitCode === null && l.signalCode === null ? new Promise((r) => l.once('exit', r)) : undefined)));
+  await Promise.all(
+    listeners.map((l) =>
+      l.exitCode === null && l.signalCode === null ? new Promise((r) => l.once('exit', r)) : undefined,
+    ),
+  );
   for (const p of projects) runPgx(['agent', 'broker', 'stop'], { cwd: p.dir, env: hookEnv(p, {}) });
   for (const d of shared) rmSync(d, { recursive: true, force: true });
 });
@@ -45,14 +49,23 @@ function brokerKey(): string {
 /** `nobody` (setpriv execs it: no parent to outlive) listens on `sockets` (made 0666 in `dir`) and appends a line to `log` for every connection. */
 async function plantAsNobody(dir: string, sockets: string[], log: string): Promise<void> {
   const script = `const net=require('net'),fs=require('fs');let n=0;for(const p of ${JSON.stringify(sockets)}){const s=net.createServer((c)=>{fs.appendFileSync(${JSON.stringify(log)},p+'\\n');c.destroy()});s.listen(p,()=>{fs.chmodSync(p,0o666);if(++n===${sockets.length})console.log('up')})}`;
-  const l = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const l = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', script], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   listeners.push(l);
   await new Promise((r) => l.stdout!.once('data', r));
 }
 
 /** Claude Code's command hook: `/bin/sh -c "'<launcher>' agent hook <event>"`, the payload on stdin. */
 function entry(event: string, input: string, env: NodeJS.ProcessEnv, cwd: string) {
-  return spawnSync('/bin/sh', ['-c', `'${launcherReal()}' agent hook ${event}`], { cwd, env, input, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync('/bin/sh', ['-c', `'${launcherReal()}' agent hook ${event}`], {
+    cwd,
+    env,
+    input,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 function project(tmp: string): Project {
@@ -81,13 +94,37 @@ describe.skipIf(!root)('a socket directory another user made first', () => {
 
     const start = entry('session-start', JSON.stringify(sessionStart(s)), env, p.dir);
     expect(start.status).toBe(0);
-    expect(JSON.parse(start.stdout).systemMessage).toMatch(new RegExp(`not a private directory of yours \\(it belongs to uid ${NOBODY}`));
+    expect(JSON.parse(start.stdout).systemMessage).toMatch(
+      new RegExp(`not a private directory of yours \\(it belongs to uid ${NOBODY}`),
+    );
     expect(entry('subagent-start', JSON.stringify(subagentStart(s, a)), env, p.dir).status).toBe(0);
-    const pre = entry('pre-tool-use', JSON.stringify(preToolUseBash(s, "psql -c 'select 1'", { agentId: a })), env, p.dir);
+    const pre = entry(
+      'pre-tool-use',
+      JSON.stringify(preToolUseBash(s, "psql -c 'select 1'", { agentId: a })),
+      env,
+      p.dir,
+    );
     expect(pre.status).toBe(0);
-    expect(rewriteOf({ status: 0, signal: null, stdout: pre.stdout, stderr: pre.stderr, elapsedMs: 0, json: JSON.parse(pre.stdout) }).command).toContain(`--agent ${a}`);
+    expect(
+      rewriteOf({
+        status: 0,
+        signal: null,
+        stdout: pre.stdout,
+        stderr: pre.stderr,
+        elapsedMs: 0,
+        json: JSON.parse(pre.stdout),
+      }).command,
+    ).toContain(`--agent ${a}`);
     // the routed command itself runs too, on the subagent's branch
-    const routed = spawnSync('/bin/bash', ['-c', JSON.parse(pre.stdout).hookSpecificOutput.updatedInput.command.replace("psql -c 'select 1'", 'true')], { cwd: p.dir, env: { ...p.env, CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir, CLAUDE_CODE_SESSION_ID: s.sessionId }, encoding: 'utf8' });
+    const routed = spawnSync(
+      '/bin/bash',
+      ['-c', JSON.parse(pre.stdout).hookSpecificOutput.updatedInput.command.replace("psql -c 'select 1'", 'true')],
+      {
+        cwd: p.dir,
+        env: { ...p.env, CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir, CLAUDE_CODE_SESSION_ID: s.sessionId },
+        encoding: 'utf8',
+      },
+    );
     expect(routed.status, routed.stderr).toBe(0);
 
     const doctor = runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: hookEnv(p, {}) });
@@ -102,10 +139,14 @@ describe.skipIf(!root)('a socket directory another user made first', () => {
 
     // nothing of this user's went there: no connection, no broker serving from it
     expect(planted(log)).toEqual([]);
-    expect(processes().filter((x) => isBroker(x) && readFileSync(`/proc/${x.pid}/environ`, 'utf8').includes(`TMPDIR=${tmp}\0`))).toEqual([]);
+    expect(
+      processes().filter(
+        (x) => isBroker(x) && readFileSync(`/proc/${x.pid}/environ`, 'utf8').includes(`TMPDIR=${tmp}\0`),
+      ),
+    ).toEqual([]);
   });
 
-  it('a directory of this user\'s that others may write: a socket planted in it by another user is never asked', async () => {
+  it("a directory of this user's that others may write: a socket planted in it by another user is never asked", async () => {
     const tmp = sharedTmp();
     const dir = join(tmp, `pgx-${process.getuid!()}`);
     mkdirSync(dir);
@@ -119,7 +160,9 @@ describe.skipIf(!root)('a socket directory another user made first', () => {
     const env = hookEnv(p, { session_id: s.sessionId });
     const pre = entry('pre-tool-use', JSON.stringify(preToolUseBash(s, 'echo hi', { agentId: a })), env, p.dir);
     expect(JSON.parse(pre.stdout).hookSpecificOutput.updatedInput.command).toContain(`--agent ${a}`);
-    const check = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })).checks.find((c: { name: string }) => c.name === 'broker');
+    const check = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: hookEnv(p, {}) })).checks.find(
+      (c: { name: string }) => c.name === 'broker',
+    );
     expect(check.status).toBe('warn');
     expect(planted(log)).toEqual([]);
     // made private again by its owner, the broker comes back: a real socket of this user's replaces nothing of nobody's

@@ -12,9 +12,15 @@ const SRC = `shopsrc_${Math.random().toString(36).slice(2, 8)}`;
 const started: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 
 beforeAll(async () => {
-  await sql(`DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'shop_owner') THEN CREATE ROLE shop_owner NOLOGIN; END IF; END $$`);
+  await sql(
+    `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'shop_owner') THEN CREATE ROLE shop_owner NOLOGIN; END IF; END $$`,
+  );
   await sql(`CREATE DATABASE ${SRC}`);
-  await sql(`CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL); INSERT INTO orders (item) VALUES ('tea'), ('cake'), ('jam'); ALTER TABLE orders OWNER TO shop_owner;`, [], SRC);
+  await sql(
+    `CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL); INSERT INTO orders (item) VALUES ('tea'), ('cake'), ('jam'); ALTER TABLE orders OWNER TO shop_owner;`,
+    [],
+    SRC,
+  );
 });
 
 afterAll(async () => {
@@ -30,12 +36,22 @@ function freshDir() {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-import-'));
   writeFileSync(join(dir, 'package.json'), '{}\n');
   const home = mkdtempSync(join(tmpdir(), 'pgx-import-home-'));
-  const p = { dir, cwd: dir, env: { PATH: process.env.PATH, HOME: home, PGX_HOME: join(dir, '.pgx-home'), PGX_HOST: 'testhost' } as NodeJS.ProcessEnv };
+  const p = {
+    dir,
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      PGX_HOME: join(dir, '.pgx-home'),
+      PGX_HOST: 'testhost',
+    } as NodeJS.ProcessEnv,
+  };
   started.push(p);
   return p;
 }
 
-const srcUrl = (db: string) => `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+const srcUrl = (db: string) =>
+  `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const count = (r: { stdout: string }) => r.stdout.trim();
 
 describe('pgx source import', () => {
@@ -45,7 +61,11 @@ describe('pgx source import', () => {
     const init = runPgx(['init', '--json'], p);
     expect(init.status, init.stderr).toBe(0);
     const offer = jsonOf(init);
-    expect(offer.import).toMatchObject({ variable: 'DATABASE_URL', from: join(p.dir, '.env'), command: 'pgx source import --from-env DATABASE_URL' });
+    expect(offer.import).toMatchObject({
+      variable: 'DATABASE_URL',
+      from: join(p.dir, '.env'),
+      command: 'pgx source import --from-env DATABASE_URL',
+    });
     expect(offer.next).toBe('pgx source import --from-env DATABASE_URL');
     expect(init.stdout).not.toContain(pgInfo().password);
 
@@ -55,12 +75,31 @@ describe('pgx source import', () => {
     expect(imp.stderr).toMatch(/dumping/);
     expect(imp.stderr).toMatch(/restoring: \d+\/\d+ items/);
     const r = jsonOf(imp);
-    expect(r).toMatchObject({ database: SRC, format: 'server', roles_created: ['shop_owner'], config_updated: join(p.dir, '.pgx.toml') });
+    expect(r).toMatchObject({
+      database: SRC,
+      format: 'server',
+      roles_created: ['shop_owner'],
+      config_updated: join(p.dir, '.pgx.toml'),
+    });
     expect(r.warnings.join(' ')).toContain('schema'); // Prisma's ?schema= is not passed on, and says so
     expect(readFileSync(join(p.dir, '.pgx.toml'), 'utf8')).toMatch(new RegExp(`^source = "${SRC}"$`, 'm'));
     expect(r.template).toMatch(/^pgx_tpl_/);
 
-    const branch = runPgx(['agent', 'exec', '--id', 'a', '--keep', '--', 'psql', '-X', '-Atc', "select current_database(), count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders"], p);
+    const branch = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'a',
+        '--keep',
+        '--',
+        'psql',
+        '-X',
+        '-Atc',
+        "select current_database(), count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders",
+      ],
+      p,
+    );
     expect(branch.status, branch.stderr).toBe(0);
     // With branch roles the branch's objects belong to its own role (the source and the template keep their owners).
     expect(count(branch)).toBe(`exec_testhost_a|3|t`);
@@ -70,8 +109,21 @@ describe('pgx source import', () => {
     expect((await sql('select count(*)::int AS n from orders', [], SRC))[0].n).toBe(3);
     // the imported database is stamped as pgx's copy (with the nonce of the registry's record of it, which holds the
     // origin: the stamp, readable by every role, names neither the origin nor a password)
-    const stamp = count(runPgx(['local', 'psql', '-X', '-Atc', `select shobj_description(oid, 'pg_database') from pg_database where datname = '${SRC}'`], p));
-    expect(stamp).toMatch(/^pgx:source:\{"project":"[^"]+","nonce":"[a-z0-9]{16}","imported_at":"[^"]+","mask":null\}$/);
+    const stamp = count(
+      runPgx(
+        [
+          'local',
+          'psql',
+          '-X',
+          '-Atc',
+          `select shobj_description(oid, 'pg_database') from pg_database where datname = '${SRC}'`,
+        ],
+        p,
+      ),
+    );
+    expect(stamp).toMatch(
+      /^pgx:source:\{"project":"[^"]+","nonce":"[a-z0-9]{16}","imported_at":"[^"]+","mask":null\}$/,
+    );
 
     // importing again into the same name is refused (exit 6); nothing is overwritten
     const again = runPgx(['source', 'import', '--from-env', 'DATABASE_URL', '--json'], p);
@@ -84,7 +136,10 @@ describe('pgx source import', () => {
     const p = freshDir();
     const custom = join(p.dir, 'shop.dump');
     const plain = join(p.dir, 'shop.sql');
-    for (const [fmt, file] of [['-Fc', custom], ['-Fp', plain]] as const) {
+    for (const [fmt, file] of [
+      ['-Fc', custom],
+      ['-Fp', plain],
+    ] as const) {
       const d = spawnSync('pg_dump', [fmt, '-f', file, '-d', SRC], { env: adminEnv(), encoding: 'utf8' });
       expect(d.status, d.stderr).toBe(0);
     }
@@ -92,7 +147,20 @@ describe('pgx source import', () => {
     const imp = runPgx(['source', 'import', '--from', 'shop.dump', '--json'], p); // relative to the current directory
     expect(imp.status, imp.stdout + imp.stderr).toBe(0);
     expect(jsonOf(imp)).toMatchObject({ database: 'shop_dev', format: 'custom', config_updated: null });
-    const b = runPgx(['agent', 'exec', '--id', 'b', '--', 'psql', '-X', '-Atc', "select count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders"], p);
+    const b = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'b',
+        '--',
+        'psql',
+        '-X',
+        '-Atc',
+        "select count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders",
+      ],
+      p,
+    );
     expect(b.status, b.stderr).toBe(0);
     expect(count(b)).toBe('3|t');
 
@@ -100,7 +168,9 @@ describe('pgx source import', () => {
     expect(pl.status, pl.stdout + pl.stderr).toBe(0);
     expect(jsonOf(pl)).toMatchObject({ database: 'shop_plain', format: 'plain', template: null });
     expect(jsonOf(pl).warnings.join(' ')).toContain('"shop_dev"'); // [project] source names another database
-    expect(count(runPgx(['local', 'psql', '-X', '-d', 'shop_plain', '-Atc', 'select count(*) from orders'], p))).toBe('3');
+    expect(count(runPgx(['local', 'psql', '-X', '-d', 'shop_plain', '-Atc', 'select count(*) from orders'], p))).toBe(
+      '3',
+    );
 
     const bad = join(p.dir, 'bad.sql');
     writeFileSync(bad, 'CREATE TABLE ok (id int);\nCREATE EXTENSION no_such_extension_here;\n');
@@ -108,7 +178,9 @@ describe('pgx source import', () => {
     expect(f.status, f.stdout + f.stderr).toBe(7);
     expect(jsonOf(f).error).toMatchObject({ code: 'IMPORT_FAILED' });
     expect(jsonOf(f).error.message).toContain('no_such_extension_here');
-    expect(count(runPgx(['local', 'psql', '-X', '-Atc', "select count(*) from pg_database where datname = 'broken'"], p))).toBe('0');
+    expect(
+      count(runPgx(['local', 'psql', '-X', '-Atc', "select count(*) from pg_database where datname = 'broken'"], p)),
+    ).toBe('0');
   });
 
   it('into a [server] url: owners kept where the roles exist; usage errors exit 2; outside a project exit 3', () => {
@@ -119,7 +191,20 @@ describe('pgx source import', () => {
     const r = runPgx(['source', 'import', '--from', file, '--into', into, '--json'], p);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(jsonOf(r)).toMatchObject({ database: into, format: 'directory', roles_created: [], owners_missing: [] });
-    const b = runPgx(['agent', 'exec', '--id', 'c', '--', 'psql', '-X', '-Atc', "select count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders"], p);
+    const b = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'c',
+        '--',
+        'psql',
+        '-X',
+        '-Atc',
+        "select count(*), (select tableowner from pg_tables where tablename = 'orders') = current_user from orders",
+      ],
+      p,
+    );
     expect(count(b), b.stderr).toBe('3|t');
     expect(runPgx(['source', 'import', '--json'], p).status).toBe(2);
     expect(runPgx(['source', 'import', '--from', join(p.dir, 'nope.sql')], p).status).toBe(2);

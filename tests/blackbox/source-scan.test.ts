@@ -35,7 +35,17 @@ describe('pgx source scan, and import refusing and masking', () => {
     const bare = project('');
     const scan = jsonOf(runPgx(['source', 'scan', '--from-env', 'ORIGIN_URL', '--json'], bare));
     expect(scan.would_refuse).toBe(true);
-    expect(scan.unruled.map((f: { key: string }) => f.key).sort()).toEqual(['public.customers.api_token', 'public.customers.birth_date', 'public.customers.email', 'public.customers.full_name', 'public.customers.last_ip', 'public.customers.phone', 'public.customers.profile', 'public.orders.card_number', 'public.orders.customer_email']);
+    expect(scan.unruled.map((f: { key: string }) => f.key).sort()).toEqual([
+      'public.customers.api_token',
+      'public.customers.birth_date',
+      'public.customers.email',
+      'public.customers.full_name',
+      'public.customers.last_ip',
+      'public.customers.phone',
+      'public.customers.profile',
+      'public.orders.card_number',
+      'public.orders.customer_email',
+    ]);
     expect(scan.block).toMatch(/^\[mask\]\n"public\.customers\.email"\s+= "email"/);
     const refused = runPgx(['source', 'import', '--from-env', 'ORIGIN_URL'], bare);
     expect(refused.status).toBe(6);
@@ -52,11 +62,19 @@ describe('pgx source scan, and import refusing and masking', () => {
     const ruled = jsonOf(runPgx(['source', 'scan', '--json'], p));
     expect(ruled).toMatchObject({ would_refuse: false, unruled: [], problems: [] });
     let doctor = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'mask')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^9 \[mask\] rule\(s\), 9 masking; "scan_copy_\w+" masked at its import, the template with the same rules/) });
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'mask')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(
+        /^9 \[mask\] rule\(s\), 9 masking; "scan_copy_\w+" masked at its import, the template with the same rules/,
+      ),
+    });
     // A new rule: the copy and the template predate it.
     appendFileSync(join(p.dir, '.pgx.toml'), '"public.customers.plan" = "keep"\n');
     doctor = jsonOf(runPgx(['agent', 'doctor', '--json'], p));
-    expect(doctor.checks.find((c: { name: string }) => c.name === 'mask')).toMatchObject({ status: 'warn', fix: expect.stringMatching(/^pgx source sync/) });
+    expect(doctor.checks.find((c: { name: string }) => c.name === 'mask')).toMatchObject({
+      status: 'warn',
+      fix: expect.stringMatching(/^pgx source sync/),
+    });
     const refresh = runPgx(['template', 'refresh'], p);
     expect(refresh.status).toBe(6);
     expect(refresh.stderr).toMatch(/rules in .* changed since "scan_copy_\w+" was imported/);
@@ -74,14 +92,38 @@ describe('pgx source scan, and import refusing and masking', () => {
     await sql(`CREATE DATABASE ${own} TEMPLATE ${ORIGIN}`);
     const p = makeProject({ source: own, toml: RULES_TOML });
     dirs.push(p.dir);
-    const r = runPgx(['agent', 'exec', '--id', 'masked', '--', 'psql', '-X', '-At', '-c', 'SELECT email FROM customers ORDER BY id LIMIT 1'], p);
+    const r = runPgx(
+      [
+        'agent',
+        'exec',
+        '--id',
+        'masked',
+        '--',
+        'psql',
+        '-X',
+        '-At',
+        '-c',
+        'SELECT email FROM customers ORDER BY id LIMIT 1',
+      ],
+      p,
+    );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toMatch(/^u[0-9a-f]{16}@example\.com$/);
-    expect((await sql(`SELECT email FROM customers ORDER BY id LIMIT 1`, [], own))[0].email).not.toMatch(/example\.com/);
-    const mask = () => jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'mask');
-    expect(mask()).toMatchObject({ status: 'ok', detail: expect.stringMatching(/the template is a masked copy of your database, the template with the same rules/) });
+    expect((await sql(`SELECT email FROM customers ORDER BY id LIMIT 1`, [], own))[0].email).not.toMatch(
+      /example\.com/,
+    );
+    const mask = () =>
+      jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find((c: { name: string }) => c.name === 'mask');
+    expect(mask()).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/the template is a masked copy of your database, the template with the same rules/),
+    });
     appendFileSync(join(p.dir, '.pgx.toml'), '"public.customers.plan" = "keep"\n');
-    expect(mask()).toMatchObject({ status: 'warn', detail: expect.stringMatching(/the template predates them \(masked with other rules\)/), fix: expect.stringMatching(/^pgx template refresh/) });
+    expect(mask()).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/the template predates them \(masked with other rules\)/),
+      fix: expect.stringMatching(/^pgx template refresh/),
+    });
     runPgx(['agent', 'down', '--id', 'masked', '--now'], p);
     runPgx(['template', 'drop'], p);
   }, 120_000);

@@ -21,7 +21,11 @@ async function makeOrigin(): Promise<string> {
   const name = `origin_${rand()}`;
   dbs.push(name);
   await sql(`CREATE DATABASE ${name}`);
-  await sql(`CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL); INSERT INTO orders (item) VALUES ('tea'), ('cake'), ('jam');`, [], name);
+  await sql(
+    `CREATE TABLE orders (id serial PRIMARY KEY, item text NOT NULL); INSERT INTO orders (item) VALUES ('tea'), ('cake'), ('jam');`,
+    [],
+    name,
+  );
   return name;
 }
 
@@ -32,13 +36,21 @@ function project(source: string) {
   return p;
 }
 
-const withPassword = (db: string) => `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+const withPassword = (db: string) =>
+  `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const withoutPassword = (db: string) => `postgresql://${pgInfo().user}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const doctor = (p: ReturnType<typeof makeProject>) => {
   const r = runPgx(['agent', 'doctor', '--json'], p);
-  return { r, byName: Object.fromEntries(jsonOf(r).checks.map((c: { name: string }) => [c.name, c])) as Record<string, { status: string; detail: string; fix?: string }> };
+  return {
+    r,
+    byName: Object.fromEntries(jsonOf(r).checks.map((c: { name: string }) => [c.name, c])) as Record<
+      string,
+      { status: string; detail: string; fix?: string }
+    >,
+  };
 };
-const psql = (p: ReturnType<typeof makeProject>, id: string, q: string) => runPgx(['agent', 'exec', '--id', id, '--keep', '--', 'psql', '-X', '-Atc', q], p);
+const psql = (p: ReturnType<typeof makeProject>, id: string, q: string) =>
+  runPgx(['agent', 'exec', '--id', id, '--keep', '--', 'psql', '-X', '-Atc', q], p);
 
 /** Every file under dir, as text (what pgx wrote: config, state, logs). */
 function filesUnder(dir: string, skip: string[]): { file: string; text: string }[] {
@@ -68,7 +80,13 @@ describe('pgx source sync', () => {
 
     const imp = run(['source', 'import', '--from-env', 'DATABASE_URL', '--json']);
     expect(imp.status, imp.stdout + imp.stderr).toBe(0);
-    expect(jsonOf(imp).origin).toMatchObject({ kind: 'env', env: 'DATABASE_URL', env_file: envFile, origin: withoutPassword(origin), format: 'server' });
+    expect(jsonOf(imp).origin).toMatchObject({
+      kind: 'env',
+      env: 'DATABASE_URL',
+      env_file: envFile,
+      origin: withoutPassword(origin),
+      format: 'server',
+    });
     expect(jsonOf(imp).origin.fingerprint).toMatch(/^[0-9a-f]{32}$/);
     const a = psql(p, 'a', 'select count(*) from orders');
     expect(a.stdout.trim(), a.stderr).toBe('3');
@@ -77,7 +95,11 @@ describe('pgx source sync', () => {
     expect(d.byName.template!.detail).toContain(`pgx's copy "${copy}"`);
 
     // The migration, on the origin only.
-    await sql(`ALTER TABLE orders ADD COLUMN price int NOT NULL DEFAULT 1; INSERT INTO orders (item, price) VALUES ('scone', 2);`, [], origin);
+    await sql(
+      `ALTER TABLE orders ADD COLUMN price int NOT NULL DEFAULT 1; INSERT INTO orders (item, price) VALUES ('scone', 2);`,
+      [],
+      origin,
+    );
     d = doctor(p);
     expect(d.byName.origin).toMatchObject({ status: 'warn', fix: 'pgx source sync' });
     expect(d.byName.origin!.detail).toContain('schema change');
@@ -99,11 +121,19 @@ describe('pgx source sync', () => {
     expect(sync.stderr).toMatch(/dumping/);
     expect(sync.stderr).toMatch(/restoring: \d+\/\d+ items/);
     const s = jsonOf(sync);
-    expect(s).toMatchObject({ database: copy, from: withoutPassword(origin), old_copy_left: null, template_error: null, next: null });
+    expect(s).toMatchObject({
+      database: copy,
+      from: withoutPassword(origin),
+      old_copy_left: null,
+      template_error: null,
+      next: null,
+    });
     expect(s.old_copy_dropped).toMatch(/^pgx_src_[a-z0-9]{16}$/);
     expect(s.template.template).toMatch(/^pgx_tpl_/);
     // The old copy is gone; the name holds the new one; nothing of the sync is left over.
-    expect(await sql(`SELECT 1 FROM pg_database WHERE datname = $1 OR oid::text = $2`, [s.old_copy_dropped, oldOid])).toEqual([]);
+    expect(
+      await sql(`SELECT 1 FROM pg_database WHERE datname = $1 OR oid::text = $2`, [s.old_copy_dropped, oldOid]),
+    ).toEqual([]);
     expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
 
     const b = psql(p, 'b', 'select count(*), sum(price) from orders');
@@ -120,7 +150,10 @@ describe('pgx source sync', () => {
     // The copy dropped by hand (or with its server's data): the doctor names the sync, which copies it again.
     await sql(`DROP DATABASE ${copy} WITH (FORCE)`);
     d = doctor(p);
-    expect(d.byName.template).toMatchObject({ status: 'fail', fix: `pgx source sync (copies it again from ${withoutPassword(origin)})` });
+    expect(d.byName.template).toMatchObject({
+      status: 'fail',
+      fix: `pgx source sync (copies it again from ${withoutPassword(origin)})`,
+    });
     const back = run(['source', 'sync', '--json']);
     expect(back.status, back.stdout + back.stderr).toBe(0);
     expect(jsonOf(back).old_copy_dropped).toBeNull();
@@ -128,10 +161,18 @@ describe('pgx source sync', () => {
 
     // The password appears nowhere pgx keeps or prints things (the user's own .env aside).
     const secret = pgInfo().password;
-    const rows = await sql(`SELECT row_to_json(s)::text AS j FROM pgx_source s UNION ALL SELECT row_to_json(c)::text FROM pgx_source_copy c`, [], 'pgx_registry');
+    const rows = await sql(
+      `SELECT row_to_json(s)::text AS j FROM pgx_source s UNION ALL SELECT row_to_json(c)::text FROM pgx_source_copy c`,
+      [],
+      'pgx_registry',
+    );
     expect(rows.map((r) => r.j).join('\n')).toContain(withoutPassword(origin));
     expect(rows.map((r) => r.j).join('\n')).not.toContain(secret);
-    expect((await sql(`SELECT string_agg(coalesce(shobj_description(oid, 'pg_database'), ''), ' ') AS c FROM pg_database`))[0].c).not.toContain(secret);
+    expect(
+      (
+        await sql(`SELECT string_agg(coalesce(shobj_description(oid, 'pg_database'), ''), ' ') AS c FROM pg_database`)
+      )[0].c,
+    ).not.toContain(secret);
     for (const f of filesUnder(p.dir, [envFile])) expect(f.text.includes(secret), f.file).toBe(false);
     for (const o of outputs) expect(o).not.toContain(secret);
   });
@@ -141,14 +182,23 @@ describe('pgx source sync', () => {
     const copy = `copy_${rand()}`;
     const p = project(copy);
     const env = { ...p.env, PGPASSWORD: pgInfo().password };
-    const imp = runPgx(['source', 'import', '--from', withoutPassword(origin), '--no-template', '--json'], { cwd: p.cwd, env });
+    const imp = runPgx(['source', 'import', '--from', withoutPassword(origin), '--no-template', '--json'], {
+      cwd: p.cwd,
+      env,
+    });
     expect(imp.status, imp.stdout + imp.stderr).toBe(0);
     expect(jsonOf(imp).origin).toMatchObject({ kind: 'url', env: null, origin: withoutPassword(origin) });
 
     await sql(`CREATE TABLE refunds (id int)`, [], origin);
     // Someone is connected to pgx's copy: the sync cannot switch it, keeps it as it was, and leaves no new copy behind.
     const info = pgInfo();
-    const holder = new pg.Client({ host: info.host, port: info.port, user: info.user, password: info.password, database: copy });
+    const holder = new pg.Client({
+      host: info.host,
+      port: info.port,
+      user: info.user,
+      password: info.password,
+      database: copy,
+    });
     await holder.connect();
     try {
       const oid = (await sql(`SELECT oid::text FROM pg_database WHERE datname = $1`, [copy]))[0].oid;
@@ -165,7 +215,9 @@ describe('pgx source sync', () => {
     expect(noPw.status).toBe(4); // login refused (decisions/136-import-login-refused-exit-4.md)
     expect(noPw.stdout + noPw.stderr).not.toContain(info.password);
     // nobody passed --from to sync: the hint names the origin it remembered, and where its password comes from
-    expect(jsonOf(noPw).error.hint).toBe(`Check the user name and password of the URL of the origin \`pgx source sync\` remembered, ${withoutPassword(origin)} (its password from PGPASSWORD or ~/.pgpass; or pass --from / --from-env); a special character in the password must be percent-encoded (@ → %40).`);
+    expect(jsonOf(noPw).error.hint).toBe(
+      `Check the user name and password of the URL of the origin \`pgx source sync\` remembered, ${withoutPassword(origin)} (its password from PGPASSWORD or ~/.pgpass; or pass --from / --from-env); a special character in the password must be percent-encoded (@ → %40).`,
+    );
     const sync = runPgx(['source', 'sync', '--json'], { cwd: p.cwd, env });
     expect(sync.status, sync.stdout + sync.stderr).toBe(0);
     const b = runPgx(['agent', 'exec', '--id', 'b', '--', 'psql', '-X', '-Atc', 'select count(*) from refunds'], p);
@@ -175,13 +227,21 @@ describe('pgx source sync', () => {
     expect(doctor(withPw).byName.origin).toMatchObject({ status: 'ok' });
     // What a sync killed after recording its copy and before creating it leaves: the doctor names it, the next sync clears it.
     const left = `pgx_src_${'k'.repeat(10)}${rand()}`;
-    await sql(`INSERT INTO pgx_source_copy (name, database, project, nonce, state) VALUES ($1, $2, $3, $4, 'new')`, [left, copy, p.name, left.slice(8)], 'pgx_registry');
+    await sql(
+      `INSERT INTO pgx_source_copy (name, database, project, nonce, state) VALUES ($1, $2, $3, $4, 'new')`,
+      [left, copy, p.name, left.slice(8)],
+      'pgx_registry',
+    );
     expect(doctor(withPw).byName.origin).toMatchObject({ status: 'warn', fix: 'pgx source sync (drops them first)' });
     expect(doctor(withPw).byName.origin!.detail).toContain(left);
     expect(runPgx(['source', 'sync', '--no-template'], withPw).status).toBe(0);
     expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
     expect(doctor(withPw).byName.origin).toMatchObject({ status: 'ok' });
-    await sql(`UPDATE pgx_source SET origin = $2 WHERE database = $1`, [copy, `postgresql://nobody@127.0.0.1:1/${origin}`], 'pgx_registry');
+    await sql(
+      `UPDATE pgx_source SET origin = $2 WHERE database = $1`,
+      [copy, `postgresql://nobody@127.0.0.1:1/${origin}`],
+      'pgx_registry',
+    );
     const unreachable = doctor(withPw).byName.origin!;
     expect(unreachable.status).toBe('skip');
     expect(unreachable.detail).toContain('not reachable now');
@@ -196,7 +256,9 @@ describe('pgx source sync', () => {
     writeFileSync(envFile, `DATABASE_URL=postgresql://${pgInfo().user}@127.0.0.1:1/${origin}\n`); // the server moved
     const r = runPgx(['source', 'sync'], p);
     expect(r.status, r.stderr).toBe(4);
-    expect(r.stderr).toContain(`hint: Check the host and port of the URL of $DATABASE_URL (from ${envFile}; the variable \`pgx source sync\` remembered)`);
+    expect(r.stderr).toContain(
+      `hint: Check the host and port of the URL of $DATABASE_URL (from ${envFile}; the variable \`pgx source sync\` remembered)`,
+    );
     expect(r.stderr).not.toContain('--from URL');
   });
 

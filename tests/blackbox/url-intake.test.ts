@@ -25,7 +25,10 @@ const FORMS: [string, RegExp][] = [
   [`postgress://me:${SECRET}@127.0.0.1:5432/shop`, /unsupported scheme 'postgress' \(a typo for postgresql:\/\/\?\)/],
   [`mysql://u:${SECRET}@db.example.com/shop`, /unsupported scheme 'mysql'/],
   [`postgresql:/me:${SECRET}@127.0.0.1/shop`, /unsupported scheme 'postgresql'/],
-  [`jdbc:postgresql://db/shop?user=me&password=${SECRET}`, /unsupported scheme 'jdbc:postgresql' \(drop the jdbc: prefix/],
+  [
+    `jdbc:postgresql://db/shop?user=me&password=${SECRET}`,
+    /unsupported scheme 'jdbc:postgresql' \(drop the jdbc: prefix/,
+  ],
   [`me:${SECRET}@127.0.0.1:5432/shop`, /user name and password before @host, without a scheme/],
   [`host=127.0.0.1 user=me password=${SECRET} dbname=shop`, /keyword\/value connection string/],
   [`host=/tmp user=me password='a b ${SECRET}'`, /keyword\/value connection string/],
@@ -85,14 +88,24 @@ describe('URL intake: a clear error, never the password', () => {
     for (const [arg] of FORMS) {
       const viaEnv = project();
       viaEnv.env.PGX_DATABASE_URL = arg;
-      for (const args of [['agent', 'ls'], ['agent', 'exec', '--id', 'x', '--', 'true'], ['agent', 'gc', '--json'], ['agent', 'doctor', '--json'], ['template', 'refresh']]) {
+      for (const args of [
+        ['agent', 'ls'],
+        ['agent', 'exec', '--id', 'x', '--', 'true'],
+        ['agent', 'gc', '--json'],
+        ['agent', 'doctor', '--json'],
+        ['template', 'refresh'],
+      ]) {
         const r = runPgx(args, viaEnv);
         noSecret(r, `${args.join(' ')} with PGX_DATABASE_URL=${arg}`);
         expect(r.status, `${args.join(' ')}: ${arg}`).not.toBe(0);
       }
       const inFile = project(`[server]\nurl = ${JSON.stringify(arg)}\n`);
       delete inFile.env.PGX_DATABASE_URL;
-      for (const args of [['agent', 'ls'], ['agent', 'doctor'], ['agent', 'doctor', '--json']]) {
+      for (const args of [
+        ['agent', 'ls'],
+        ['agent', 'doctor'],
+        ['agent', 'doctor', '--json'],
+      ]) {
         const r = runPgx(args, inFile);
         noSecret(r, `${args.join(' ')} with [server] url = ${arg}`);
         expect(r.status).toBe(args[1] === 'doctor' ? 8 : 3);
@@ -107,7 +120,8 @@ describe('URL intake: a clear error, never the password', () => {
 
   it('a "#" in the password: every hint names the flag, variable or file and key it came from, and suggests %23', () => {
     const arg = `postgresql://me:${SECRET}#x@127.0.0.1/shop`;
-    const suggests = (text: string, where: string) => expect(text).toContain(`Write each "#" of the user name or password as %23 in ${where}.`);
+    const suggests = (text: string, where: string) =>
+      expect(text).toContain(`Write each "#" of the user name or password as %23 in ${where}.`);
     const hintOf = (r: { stdout: string; stderr: string }) => /^hint: (.*)$/m.exec(r.stderr)?.[1] ?? '';
 
     const fresh = project();
@@ -132,7 +146,9 @@ describe('URL intake: a clear error, never the password', () => {
     delete inFile.env.PGX_DATABASE_URL;
     const where = `[server] url in ${join(inFile.dir, '.pgx.toml')}`;
     suggests(hintOf(runPgx(['agent', 'ls'], inFile)), where);
-    const server = jsonOf(runPgx(['agent', 'doctor', '--json'], inFile)).checks.find((c: { name: string }) => c.name === 'server');
+    const server = jsonOf(runPgx(['agent', 'doctor', '--json'], inFile)).checks.find(
+      (c: { name: string }) => c.name === 'server',
+    );
     suggests(server.fix, where);
 
     const p = project();
@@ -146,7 +162,8 @@ describe('URL intake: a clear error, never the password', () => {
 });
 
 describe('on the real server', () => {
-  const url = (password: string, db = 'postgres') => `postgresql://${pgInfo().user}:${encodeURIComponent(password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+  const url = (password: string, db = 'postgres') =>
+    `postgresql://${pgInfo().user}:${encodeURIComponent(password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 
   it('a wrong password on import: exit 4 (login refused), a hint about the password, never the password', () => {
     const p = project();
@@ -156,7 +173,9 @@ describe('on the real server', () => {
     noSecret(r, 'wrong password');
     expect(r.status, r.stderr).toBe(4);
     expect(r.stderr).toMatch(/refused pg_dump's login: .*password authentication failed/);
-    expect(r.stderr).toMatch(/hint: Check the user name and password of the URL of \$WRONG_URL \(from the environment\)/);
+    expect(r.stderr).toMatch(
+      /hint: Check the user name and password of the URL of \$WRONG_URL \(from the environment\)/,
+    );
     expect(r.stderr).not.toMatch(/pg_dump --version/);
     const j = runPgx(['source', 'import', '--from-env', 'WRONG_URL', ...into, '--json'], p);
     expect(j.status).toBe(4);
@@ -177,7 +196,9 @@ describe('on the real server', () => {
     const r = runPgx(['agent', 'ls'], inFile);
     noSecret(r, 'wrong password via [server] url');
     expect(r.status).toBe(4);
-    expect(r.stderr).toContain(`hint: Check the user and password in [server] url in ${join(inFile.dir, '.pgx.toml')}.`);
+    expect(r.stderr).toContain(
+      `hint: Check the user and password in [server] url in ${join(inFile.dir, '.pgx.toml')}.`,
+    );
   });
 
   it('init --url tries the URL: a dead port or a wrong password is a warning (the file is written), --no-check skips it', () => {
@@ -191,7 +212,9 @@ describe('on the real server', () => {
     expect(readFileSync(join(p.dir, '.pgx.toml'), 'utf8')).toContain('127.0.0.1:1');
 
     const text = runPgx(['init', '--force', '--url', 'postgresql://me@127.0.0.1:1/postgres'], p);
-    expect(text.stdout).toMatch(/server {2}postgresql:\/\/me@127\.0\.0\.1:1\/postgres \(NOT reached: see the warning above\)/);
+    expect(text.stdout).toMatch(
+      /server {2}postgresql:\/\/me@127\.0\.0\.1:1\/postgres \(NOT reached: see the warning above\)/,
+    );
 
     const wrong = runPgx(['init', '--force', '--url', url(SECRET), '--json'], p);
     noSecret(wrong, 'wrong password');
@@ -203,7 +226,10 @@ describe('on the real server', () => {
     expect(jsonOf(good).server_check).toEqual({ ok: true });
     expect(good.stderr).not.toMatch(/Cannot reach|refused/);
 
-    const skipped = runPgx(['init', '--force', '--no-check', '--url', 'postgresql://me@127.0.0.1:1/postgres', '--json'], p);
+    const skipped = runPgx(
+      ['init', '--force', '--no-check', '--url', 'postgresql://me@127.0.0.1:1/postgres', '--json'],
+      p,
+    );
     expect(jsonOf(skipped).server_check).toBeNull();
     expect(skipped.stderr).toBe('');
   });

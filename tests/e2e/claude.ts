@@ -38,7 +38,10 @@ export const NEWEST_CLAUDE_CODE = pinnedIn('NEWEST');
  * The version this e2e run drives: the pinned one, or PGX_E2E_CLAUDE_CODE (a version, or "newest") to run the existing
  * suite against another release installed by `scripts/install-claude-code.sh <version>`.
  */
-export const CLAUDE_CODE_VERSION = process.env.PGX_E2E_CLAUDE_CODE === 'newest' ? NEWEST_CLAUDE_CODE : process.env.PGX_E2E_CLAUDE_CODE || PINNED_CLAUDE_CODE;
+export const CLAUDE_CODE_VERSION =
+  process.env.PGX_E2E_CLAUDE_CODE === 'newest'
+    ? NEWEST_CLAUDE_CODE
+    : process.env.PGX_E2E_CLAUDE_CODE || PINNED_CLAUDE_CODE;
 
 /** Where scripts/install-claude-code.sh installs a version (git-ignored): tests/e2e/.cc for the pinned one. */
 export function claudeInstallPrefix(version: string): string {
@@ -101,9 +104,12 @@ function pathClaude(version: string): { bin?: string; found?: string; version?: 
 
 /** Why the e2e files of `version` skip (no binary), saying how to make them run. */
 export function claudeMissing(version: string = CLAUDE_CODE_VERSION): string {
-  if (version === CLAUDE_CODE_VERSION && process.env.PGX_CLAUDE_BIN) return `PGX_CLAUDE_BIN=${process.env.PGX_CLAUDE_BIN} is not a file`;
+  if (version === CLAUDE_CODE_VERSION && process.env.PGX_CLAUDE_BIN)
+    return `PGX_CLAUDE_BIN=${process.env.PGX_CLAUDE_BIN} is not a file`;
   const p = pathClaude(version);
-  const path = p.found ? `the \`claude\` on PATH (${p.found}) is ${p.version ? `version ${p.version}` : 'of no version it would say'}, not ${version}` : 'no `claude` on PATH';
+  const path = p.found
+    ? `the \`claude\` on PATH (${p.found}) is ${p.version ? `version ${p.version}` : 'of no version it would say'}, not ${version}`
+    : 'no `claude` on PATH';
   const arg = version === PINNED_CLAUDE_CODE ? '' : version === NEWEST_CLAUDE_CODE ? ' newest' : ` ${version}`;
   return `Claude Code ${version} is not installed for the tests (${claudeInstallPrefix(version)}), and ${path}: run \`scripts/install-claude-code.sh${arg}\` (about 360 MB, from the npm registry), or point PGX_CLAUDE_BIN at a Claude Code ${version} binary`;
 }
@@ -225,8 +231,19 @@ export function killRunProcesses(runId: string, signal: NodeJS.Signals = 'SIGKIL
 
 /** Build the argv for one run (exported for tests of the harness itself). */
 export function claudeArgs(opts: RunClaudeOptions): string[] {
-  const mode = opts.permissionMode === 'bypass' ? ['--dangerously-skip-permissions'] : ['--permission-mode', opts.permissionMode ?? 'acceptEdits'];
-  const args = ['-p', opts.prompt, '--allowedTools', opts.allowedTools ?? 'Bash,Agent', ...mode, '--output-format', 'json'];
+  const mode =
+    opts.permissionMode === 'bypass'
+      ? ['--dangerously-skip-permissions']
+      : ['--permission-mode', opts.permissionMode ?? 'acceptEdits'];
+  const args = [
+    '-p',
+    opts.prompt,
+    '--allowedTools',
+    opts.allowedTools ?? 'Bash,Agent',
+    ...mode,
+    '--output-format',
+    'json',
+  ];
   if (opts.sessionId) args.push('--session-id', opts.sessionId);
   if (opts.resume) args.push('--resume', opts.resume);
   if (opts.pluginDir) args.push('--plugin-dir', opts.pluginDir);
@@ -260,7 +277,9 @@ export function claudeEnv(opts: RunClaudeOptions, runId: string = randomUUID()):
     // Bypass mode is refused as root unless the CLI is told it runs in a sandbox.
     ...(opts.permissionMode === 'bypass' ? { IS_SANDBOX: '1' } : {}),
     // How a candidate version is run through the suite before CI proves it (hooks/claude/claude-version.ts).
-    ...(process.env.PGX_VERIFIED_CLAUDE_CODE !== undefined ? { PGX_VERIFIED_CLAUDE_CODE: process.env.PGX_VERIFIED_CLAUDE_CODE } : {}),
+    ...(process.env.PGX_VERIFIED_CLAUDE_CODE !== undefined
+      ? { PGX_VERIFIED_CLAUDE_CODE: process.env.PGX_VERIFIED_CLAUDE_CODE }
+      : {}),
     ...opts.env,
   };
 }

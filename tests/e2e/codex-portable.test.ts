@@ -6,21 +6,46 @@
 // (a teammate who hasn't installed it), the hooks' sh fallback refuses the subagent's command, lets the parent's run,
 // and says why.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, runPgx, sql } from '../helpers/pgx.js';
-import { fakeModelConfig, findCodexBinary, PINNED_CODEX, runCodexExec, startFakeResponses, toolOutputsOf, type Step } from './codex.js';
+import {
+  fakeModelConfig,
+  findCodexBinary,
+  PINNED_CODEX,
+  runCodexExec,
+  startFakeResponses,
+  toolOutputsOf,
+  type Step,
+} from './codex.js';
 
 const codexBin = findCodexBinary();
-if (!codexBin) console.warn(`e2e: the Codex CLI ${PINNED_CODEX} is not installed (run scripts/install-codex.sh): its tests are skipped`);
+if (!codexBin)
+  console.warn(
+    `e2e: the Codex CLI ${PINNED_CODEX} is not installed (run scripts/install-codex.sh): its tests are skipped`,
+  );
 
 const projects: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 const dirs: string[] = [];
 const sources: string[] = [];
 // Codex 0.171.0 makes these in /tmp whatever TMPDIR says (codex-isolation.test.ts): the ones this file made go with it.
-const CODEX_TMP = [`/tmp/codex-daemon-${process.getuid?.() ?? 0}`, `/tmp/codex-bwrap-synthetic-mount-targets-${process.getuid?.() ?? 0}`];
+const CODEX_TMP = [
+  `/tmp/codex-daemon-${process.getuid?.() ?? 0}`,
+  `/tmp/codex-bwrap-synthetic-mount-targets-${process.getuid?.() ?? 0}`,
+];
 const codexTmpBefore = new Set(CODEX_TMP.filter((d) => existsSync(d)));
 afterAll(async () => {
   for (const p of projects) runPgx(['agent', 'down', '--project', '--now', '--yes'], { ...p, timeout: 120_000 });
@@ -41,7 +66,11 @@ function pathWithPgx(root: string): string {
 const trustProject = (dir: string) => `\n[projects.${JSON.stringify(dir)}]\ntrust_level = "trusted"\n`;
 
 /** `codex app-server`'s hooks/list for `cwd`: each hook's key, the hash Codex computes, and whether it is trusted. */
-function codexHooksList(bin: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ key: string; currentHash: string; trustStatus: string }[]> {
+function codexHooksList(
+  bin: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ key: string; currentHash: string; trustStatus: string }[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, ['app-server'], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
@@ -53,7 +82,13 @@ function codexHooksList(bin: string, cwd: string, env: NodeJS.ProcessEnv): Promi
       clearTimeout(timer);
       child.stdin.end();
       child.kill();
-      resolve((JSON.parse(line) as { result: { data: { hooks: { key: string; currentHash: string; trustStatus: string }[] }[] } }).result.data[0]!.hooks);
+      resolve(
+        (
+          JSON.parse(line) as {
+            result: { data: { hooks: { key: string; currentHash: string; trustStatus: string }[] }[] };
+          }
+        ).result.data[0]!.hooks,
+      );
     });
     child.on('error', reject);
     child.on('close', () => {
@@ -72,10 +107,22 @@ const hookLog = (home: string) =>
     ? readFileSync(join(home, 'agent', 'hooks.log'), 'utf8')
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { event: string; outcome: string; branch: string | null; agent_id: string | null; runtime?: string })
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              event: string;
+              outcome: string;
+              branch: string | null;
+              agent_id: string | null;
+              runtime?: string;
+            },
+        )
     : [];
 
-const stateOf = (config: string) => [...config.matchAll(/^\[hooks\.state\."[^"]*:([a-z_]+):(\d+):(\d+)"\]\ntrusted_hash = "(sha256:[0-9a-f]+)"$/gm)].map((m) => [`${m[1]}:${m[2]}:${m[3]}`, m[4]!]);
+const stateOf = (config: string) =>
+  [...config.matchAll(/^\[hooks\.state\."[^"]*:([a-z_]+):(\d+):(\d+)"\]\ntrusted_hash = "(sha256:[0-9a-f]+)"$/gm)].map(
+    (m) => [`${m[1]}:${m[2]}:${m[3]}`, m[4]!],
+  );
 
 describe.skipIf(!codexBin)(`portable Codex project install with the real Codex CLI ${PINNED_CODEX}`, () => {
   it('hooks.json written in one checkout is byte-identical in another; install there records the same trusted_hash without rewriting it; Codex calls them trusted and runs them', async () => {
@@ -89,7 +136,11 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
     const aEnv = { ...a.env, PATH: pathWithPgx(aDir), CODEX_HOME: join(aDir, 'codex-home') };
     mkdirSync(aEnv.CODEX_HOME);
     const ia = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: aDir, env: aEnv }));
-    expect(ia).toMatchObject({ hooks_launcher: 'pgx', pgx_on_path: realpathSync(LAUNCHER), added: expect.arrayContaining(['PreToolUse']) });
+    expect(ia).toMatchObject({
+      hooks_launcher: 'pgx',
+      pgx_on_path: realpathSync(LAUNCHER),
+      added: expect.arrayContaining(['PreToolUse']),
+    });
     const committed = readFileSync(join(aDir, '.codex', 'hooks.json'), 'utf8');
     expect(committed).not.toContain(aDir);
     expect(committed).not.toContain(LAUNCHER);
@@ -103,7 +154,13 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
     mkdirSync(join(bDir, '.pgx-home'));
     const bHome = mkdtempSync(join(tmpdir(), 'pgx-clone-home-')); // a HOME that is not the project (install refuses that)
     dirs.push(bHome);
-    const bEnv = { ...a.env, HOME: bHome, PGX_HOME: join(bDir, '.pgx-home'), PATH: pathWithPgx(bDir), CODEX_HOME: join(bDir, 'codex-home') };
+    const bEnv = {
+      ...a.env,
+      HOME: bHome,
+      PGX_HOME: join(bDir, '.pgx-home'),
+      PATH: pathWithPgx(bDir),
+      CODEX_HOME: join(bDir, 'codex-home'),
+    };
     mkdirSync(bEnv.CODEX_HOME);
     const b = { cwd: bDir, env: bEnv };
     projects.push(b);
@@ -116,7 +173,9 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
       // Before install, Codex knows the five hooks but trusts none: trust is each user's own.
       const untrusted = await codexHooksList(codexBin!, bDir, bEnv);
       expect(untrusted.map((h) => h.trustStatus)).toEqual(Array(5).fill('untrusted'));
-      const ib = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: bDir, env: bEnv }));
+      const ib = jsonOf(
+        runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: bDir, env: bEnv }),
+      );
       expect(ib).toMatchObject({ added: [], updated: [], trusted: expect.any(Array), hooks_launcher: 'pgx' });
       expect(ib.trusted).toHaveLength(5);
       expect(readFileSync(join(bDir, '.codex', 'hooks.json'), 'utf8')).toBe(committed); // not rewritten
@@ -128,18 +187,31 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
       // What Codex itself computes and decides, in checkout B.
       const listed = await codexHooksList(codexBin!, bDir, bEnv);
       expect(listed.map((h) => h.trustStatus)).toEqual(Array(5).fill('trusted'));
-      expect(Object.fromEntries(listed.map((h) => [h.key.slice(`${bDir}/.codex/hooks.json:`.length), h.currentHash]))).toEqual(Object.fromEntries(stateA));
+      expect(
+        Object.fromEntries(listed.map((h) => [h.key.slice(`${bDir}/.codex/hooks.json:`.length), h.currentHash])),
+      ).toEqual(Object.fromEntries(stateA));
       // Idempotent: a second install changes nothing at all.
-      const again = jsonOf(runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: bDir, env: bEnv }));
+      const again = jsonOf(
+        runPgx(['agent', 'install', 'codex', '--scope', 'project', '--json'], { cwd: bDir, env: bEnv }),
+      );
       expect(again).toMatchObject({ changed: false, trusted: [] });
       // And they run: the subagent's psql lands on its own branch.
-      const run = await runCodexExec(codexBin!, 'PARENT: one agent', { cwd: bDir, env: bEnv, args: ['-c', 'sandbox_workspace_write.network_access=true'] });
+      const run = await runCodexExec(codexBin!, 'PARENT: one agent', {
+        cwd: bDir,
+        env: bEnv,
+        args: ['-c', 'sandbox_workspace_write.network_access=true'],
+      });
       expect(run.status, run.stderr.slice(-2000)).toBe(0);
       const log = hookLog(bEnv.PGX_HOME).filter((l) => l.runtime === 'codex');
       const start = log.find((l) => l.event === 'subagent-start');
       expect(start?.outcome, JSON.stringify(log)).toMatch(/^ok:/);
-      expect(log.filter((l) => l.event === 'pre-tool-use' && l.agent_id).map((l) => l.outcome.split(':')[0])).toEqual(['rewritten']);
-      expect(toolOutputsOf(model).some((o) => o.includes(start!.branch!)), JSON.stringify(toolOutputsOf(model))).toBe(true);
+      expect(log.filter((l) => l.event === 'pre-tool-use' && l.agent_id).map((l) => l.outcome.split(':')[0])).toEqual([
+        'rewritten',
+      ]);
+      expect(
+        toolOutputsOf(model).some((o) => o.includes(start!.branch!)),
+        JSON.stringify(toolOutputsOf(model)),
+      ).toBe(true);
       expect(log.some((l) => l.event === 'session-start')).toBe(true);
     } finally {
       await model.close();
@@ -154,7 +226,10 @@ describe.skipIf(!codexBin)(`portable Codex project install with the real Codex C
     mkdirSync(codexHome);
     // The teammate's PATH: node, the system, no pgx. Install itself runs as `node …/bin/pgx.js` (it records the trust).
     const PATH = [dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
-    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: { PATH } }).status, 'a pgx on the system PATH').not.toBe(0);
+    expect(
+      spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: { PATH } }).status,
+      'a pgx on the system PATH',
+    ).not.toBe(0);
     const env = { ...p.env, PATH, CODEX_HOME: codexHome };
     const model = await startFakeResponses((user): Step[] => {
       if (user.startsWith('SUBAGENT')) return [{ exec: 'touch subagent-ran' }, { say: 'subagent done' }];

@@ -16,16 +16,33 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const PINNED_CODEX = /^PINNED="([0-9.]+)"$/m.exec(readFileSync(join(HERE, '..', '..', 'scripts', 'install-codex.sh'), 'utf8'))![1]!;
+export const PINNED_CODEX = /^PINNED="([0-9.]+)"$/m.exec(
+  readFileSync(join(HERE, '..', '..', 'scripts', 'install-codex.sh'), 'utf8'),
+)![1]!;
 
 /** The native binary scripts/install-codex.sh installed, or undefined (the tests then skip and say why). */
 export function findCodexBinary(): string | undefined {
   if (process.env.PGX_CODEX_BIN) return existsSync(process.env.PGX_CODEX_BIN) ? process.env.PGX_CODEX_BIN : undefined;
-  const bin = join(HERE, '.codex-cli', 'node_modules', '@openai', 'codex-linux-x64', 'vendor', 'x86_64-unknown-linux-musl', 'bin', 'codex');
+  const bin = join(
+    HERE,
+    '.codex-cli',
+    'node_modules',
+    '@openai',
+    'codex-linux-x64',
+    'vendor',
+    'x86_64-unknown-linux-musl',
+    'bin',
+    'codex',
+  );
   return existsSync(bin) ? bin : undefined;
 }
 
-export type Step = { exec: string } | { execFrom: (lastOutput: string) => string } | { spawn: string } | { wait: number } | { say: string };
+export type Step =
+  | { exec: string }
+  | { execFrom: (lastOutput: string) => string }
+  | { spawn: string }
+  | { wait: number }
+  | { say: string };
 
 interface Item {
   type: string;
@@ -56,11 +73,15 @@ export async function startFakeResponses(script: (userText: string) => Step[]): 
     req.on('end', () => {
       const input = ((JSON.parse(body) as { input?: Item[] }).input ?? []) as Item[];
       requests.push(input);
-      const users = input.filter((i) => i.type === 'message' && i.role === 'user').map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
+      const users = input
+        .filter((i) => i.type === 'message' && i.role === 'user')
+        .map((i) => (i.content ?? []).map((c) => c.text ?? '').join(''));
       const userText = users.find((t) => /^(PARENT|SUBAGENT)/.test(t)) ?? users[users.length - 1] ?? '';
       const done = input.filter((i) => i.type === 'function_call_output').length;
       const spawned = input
-        .filter((i) => i.type === 'function_call_output' && typeof i.output === 'string' && i.output.includes('agent_id'))
+        .filter(
+          (i) => i.type === 'function_call_output' && typeof i.output === 'string' && i.output.includes('agent_id'),
+        )
         .map((i) => {
           try {
             return (JSON.parse(i.output!) as { agent_id?: string }).agent_id;
@@ -69,19 +90,44 @@ export async function startFakeResponses(script: (userText: string) => Step[]): 
           }
         })
         .filter((x): x is string => !!x);
-      const outputs = input.filter((i) => i.type === 'function_call_output').map((i) => (typeof i.output === 'string' ? i.output : JSON.stringify(i.output)));
+      const outputs = input
+        .filter((i) => i.type === 'function_call_output')
+        .map((i) => (typeof i.output === 'string' ? i.output : JSON.stringify(i.output)));
       const scripted = script(userText)[done] ?? { say: 'done' };
-      const step: Exclude<Step, { execFrom: unknown }> = 'execFrom' in scripted ? { exec: scripted.execFrom(outputs[outputs.length - 1] ?? '') } : scripted;
+      const step: Exclude<Step, { execFrom: unknown }> =
+        'execFrom' in scripted ? { exec: scripted.execFrom(outputs[outputs.length - 1] ?? '') } : scripted;
       const id = `resp_${n++}`;
       const call = `call_${n}`;
       const item =
         'exec' in step
-          ? { type: 'function_call', call_id: call, name: 'exec_command', arguments: JSON.stringify({ cmd: step.exec }) }
+          ? {
+              type: 'function_call',
+              call_id: call,
+              name: 'exec_command',
+              arguments: JSON.stringify({ cmd: step.exec }),
+            }
           : 'spawn' in step
-            ? { type: 'function_call', call_id: call, name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: JSON.stringify({ message: step.spawn }) }
+            ? {
+                type: 'function_call',
+                call_id: call,
+                name: 'spawn_agent',
+                namespace: 'multi_agent_v1',
+                arguments: JSON.stringify({ message: step.spawn }),
+              }
             : 'wait' in step
-              ? { type: 'function_call', call_id: call, name: 'wait_agent', namespace: 'multi_agent_v1', arguments: JSON.stringify({ targets: [spawned[step.wait]].filter(Boolean), timeout_ms: 60000 }) }
-              : { type: 'message', role: 'assistant', id: `msg_${n}`, content: [{ type: 'output_text', text: step.say }] };
+              ? {
+                  type: 'function_call',
+                  call_id: call,
+                  name: 'wait_agent',
+                  namespace: 'multi_agent_v1',
+                  arguments: JSON.stringify({ targets: [spawned[step.wait]].filter(Boolean), timeout_ms: 60000 }),
+                }
+              : {
+                  type: 'message',
+                  role: 'assistant',
+                  id: `msg_${n}`,
+                  content: [{ type: 'output_text', text: step.say }],
+                };
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const ev = (type: string, o: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`);
       ev('response.created', { response: { id } });
@@ -92,24 +138,60 @@ export async function startFakeResponses(script: (userText: string) => Step[]): 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${addr.port}/v1`, requests, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${addr.port}/v1`,
+    requests,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /** $CODEX_HOME/config.toml pointing at the fake model. */
 export function fakeModelConfig(url: string): string {
-  return ['model = "fake-model"', 'model_provider = "fake"', '', '[model_providers.fake]', 'name = "fake"', `base_url = "${url}"`, 'wire_api = "responses"', 'request_max_retries = 0', 'stream_max_retries = 0', ''].join('\n');
+  return [
+    'model = "fake-model"',
+    'model_provider = "fake"',
+    '',
+    '[model_providers.fake]',
+    'name = "fake"',
+    `base_url = "${url}"`,
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
 }
 
 export interface CodexRun {
   status: number | null;
-  events: { type: string; item?: { type?: string; command?: string; aggregated_output?: string; exit_code?: number | null } }[];
+  events: {
+    type: string;
+    item?: { type?: string; command?: string; aggregated_output?: string; exit_code?: number | null };
+  }[];
   stderr: string;
 }
 
 /** `codex exec --json` in `cwd`, offline, with no stdin. */
-export function runCodexExec(bin: string, prompt: string, o: { cwd: string; env: NodeJS.ProcessEnv; args?: string[]; timeoutMs?: number }): Promise<CodexRun> {
+export function runCodexExec(
+  bin: string,
+  prompt: string,
+  o: { cwd: string; env: NodeJS.ProcessEnv; args?: string[]; timeoutMs?: number },
+): Promise<CodexRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['exec', '--json', '--skip-git-repo-check', '-s', 'workspace-write', '--disable', 'plugins', ...(o.args ?? []), prompt], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      bin,
+      [
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '-s',
+        'workspace-write',
+        '--disable',
+        'plugins',
+        ...(o.args ?? []),
+        prompt,
+      ],
+      { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -128,7 +210,14 @@ export function runCodexExec(bin: string, prompt: string, o: { cwd: string; env:
 }
 
 /** Every tool output the model was sent (a subagent's commands are not in the parent's --json events). */
-export const toolOutputsOf = (m: FakeResponses): string[] => [...new Set(m.requests.flatMap((input) => input.filter((i) => i.type === 'function_call_output' && typeof i.output === 'string').map((i) => i.output!)))];
+export const toolOutputsOf = (m: FakeResponses): string[] => [
+  ...new Set(
+    m.requests.flatMap((input) =>
+      input.filter((i) => i.type === 'function_call_output' && typeof i.output === 'string').map((i) => i.output!),
+    ),
+  ),
+];
 
 /** The finished shell commands of a run's own thread, with their output. */
-export const commandsOf = (r: CodexRun) => r.events.filter((e) => e.type === 'item.completed' && e.item?.type === 'command_execution').map((e) => e.item!);
+export const commandsOf = (r: CodexRun) =>
+  r.events.filter((e) => e.type === 'item.completed' && e.item?.type === 'command_execution').map((e) => e.item!);

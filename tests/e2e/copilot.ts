@@ -19,14 +19,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const PINNED_COPILOT = /^PINNED="([0-9.]+)"$/m.exec(readFileSync(join(HERE, '..', '..', 'scripts', 'install-copilot.sh'), 'utf8'))![1]!;
+export const PINNED_COPILOT = /^PINNED="([0-9.]+)"$/m.exec(
+  readFileSync(join(HERE, '..', '..', 'scripts', 'install-copilot.sh'), 'utf8'),
+)![1]!;
 export const COPILOT_PREFIX = join(HERE, '.copilot-cli');
 /** Where the binary unpacks itself (XDG_CACHE_HOME for every run): in the git-ignored prefix, shared by all runs. */
 export const COPILOT_CACHE = join(COPILOT_PREFIX, 'cache');
 
 /** The native binary scripts/install-copilot.sh installed, or undefined (the tests then skip and say why). */
 export function findCopilotBinary(): string | undefined {
-  if (process.env.PGX_COPILOT_BIN) return existsSync(process.env.PGX_COPILOT_BIN) ? process.env.PGX_COPILOT_BIN : undefined;
+  if (process.env.PGX_COPILOT_BIN)
+    return existsSync(process.env.PGX_COPILOT_BIN) ? process.env.PGX_COPILOT_BIN : undefined;
   const bin = join(COPILOT_PREFIX, 'node_modules', '@github', 'copilot-linux-x64', 'copilot');
   return existsSync(bin) ? bin : undefined;
 }
@@ -49,12 +52,19 @@ export interface FakeChat {
   close(): Promise<void>;
 }
 
-const textOf = (m: Message): string => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((c) => c.text ?? '').join('') : '');
+const textOf = (m: Message): string =>
+  typeof m.content === 'string'
+    ? m.content
+    : Array.isArray(m.content)
+      ? m.content.map((c) => c.text ?? '').join('')
+      : '';
 
 /** The text of every tool result the model was sent (a subagent's too), once per tool call, in order. */
 export function toolResultsOf(m: FakeChat, from = 0): string[] {
   const byCall = new Map<string, string>();
-  for (const msgs of m.requests.slice(from)) for (const x of msgs) if (x.role === 'tool' && !byCall.has(x.tool_call_id ?? '')) byCall.set(x.tool_call_id ?? '', textOf(x));
+  for (const msgs of m.requests.slice(from))
+    for (const x of msgs)
+      if (x.role === 'tool' && !byCall.has(x.tool_call_id ?? '')) byCall.set(x.tool_call_id ?? '', textOf(x));
   return [...byCall.values()];
 }
 
@@ -82,28 +92,58 @@ export async function startFakeChat(script: (userText: string) => Step[]): Promi
       if (!tools.length && parsed.tools) tools = parsed.tools;
       requests.push(messages);
       const users = messages.filter((m) => m.role === 'user').map(textOf);
-      const userText = users.map((t) => /(PARENT|SUBAGENT)[^\n]*/.exec(t)?.[0]).find(Boolean) ?? users[users.length - 1] ?? '';
+      const userText =
+        users.map((t) => /(PARENT|SUBAGENT)[^\n]*/.exec(t)?.[0]).find(Boolean) ?? users[users.length - 1] ?? '';
       const done = messages.filter((m) => m.role === 'tool').length;
       const step = script(userText)[done] ?? { say: 'done' };
       const id = `chatcmpl-${n++}`;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (delta: object, finish: string | null) =>
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: 'gpt-4.1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
       if ('say' in step) {
         chunk({ role: 'assistant', content: step.say }, null);
         chunk({}, 'stop');
       } else {
-        const call = 'bash' in step ? { name: 'bash', arguments: JSON.stringify({ command: step.bash, description: 'run it' }) } : { name: 'task', arguments: JSON.stringify({ description: 'a scripted subagent', prompt: step.task, agent_type: 'general-purpose', name: `sub${n}` }) };
-        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: call }] }, null);
+        const call =
+          'bash' in step
+            ? { name: 'bash', arguments: JSON.stringify({ command: step.bash, description: 'run it' }) }
+            : {
+                name: 'task',
+                arguments: JSON.stringify({
+                  description: 'a scripted subagent',
+                  prompt: step.task,
+                  agent_type: 'general-purpose',
+                  name: `sub${n}`,
+                }),
+              };
+        chunk(
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ index: 0, id: `call_${n}`, type: 'function', function: call }],
+          },
+          null,
+        );
         chunk({}, 'tool_calls');
       }
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n`,
+      );
       res.end('data: [DONE]\n\n');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${addr.port}/v1`, requests, get tools() { return tools; }, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${addr.port}/v1`,
+    requests,
+    get tools() {
+      return tools;
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 /**
@@ -111,8 +151,21 @@ export async function startFakeChat(script: (userText: string) => Step[]): Promi
  * Copilot's own state (COPILOT_HOME, HOME) in `home`, a directory of the test's.
  */
 export function copilotEnv(base: NodeJS.ProcessEnv, url: string, home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base, COPILOT_OFFLINE: 'true', COPILOT_AUTO_UPDATE: 'false', COPILOT_PROVIDER_BASE_URL: url, COPILOT_PROVIDER_API_KEY: 'x', COPILOT_MODEL: 'gpt-4.1', COPILOT_HOME: join(home, '.copilot'), HOME: home, XDG_CACHE_HOME: COPILOT_CACHE, XDG_CONFIG_HOME: join(home, '.config'), XDG_STATE_HOME: join(home, '.state') };
-  for (const k of Object.keys(env)) if (k.startsWith('GITHUB_') || k === 'GH_TOKEN' || k === 'COPILOT_ALLOW_ALL') delete env[k];
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    COPILOT_OFFLINE: 'true',
+    COPILOT_AUTO_UPDATE: 'false',
+    COPILOT_PROVIDER_BASE_URL: url,
+    COPILOT_PROVIDER_API_KEY: 'x',
+    COPILOT_MODEL: 'gpt-4.1',
+    COPILOT_HOME: join(home, '.copilot'),
+    HOME: home,
+    XDG_CACHE_HOME: COPILOT_CACHE,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_STATE_HOME: join(home, '.state'),
+  };
+  for (const k of Object.keys(env))
+    if (k.startsWith('GITHUB_') || k === 'GH_TOKEN' || k === 'COPILOT_ALLOW_ALL') delete env[k];
   return env;
 }
 
@@ -123,9 +176,17 @@ export interface CopilotRun {
 }
 
 /** `copilot -p <prompt> <args>` in `cwd`, no stdin. */
-export function runCopilot(bin: string, prompt: string, o: { cwd: string; env: NodeJS.ProcessEnv; args?: string[]; timeoutMs?: number }): Promise<CopilotRun> {
+export function runCopilot(
+  bin: string,
+  prompt: string,
+  o: { cwd: string; env: NodeJS.ProcessEnv; args?: string[]; timeoutMs?: number },
+): Promise<CopilotRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['-p', prompt, '--no-auto-update', '--disable-builtin-mcps', '--no-custom-instructions', ...(o.args ?? [])], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      bin,
+      ['-p', prompt, '--no-auto-update', '--disable-builtin-mcps', '--no-custom-instructions', ...(o.args ?? [])],
+      { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

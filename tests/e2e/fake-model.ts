@@ -182,7 +182,8 @@ function findMarker(messages: Message[]): string | undefined {
 }
 
 // --- Response construction ---
-type OutBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+type OutBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 const toolId = (): string => `toolu_${randomBytes(12).toString('hex')}`;
 
@@ -213,7 +214,11 @@ function writeSse(res: ServerResponse, model: string, content: OutBlock[], stopR
   content.forEach((block, index) => {
     if (block.type === 'text') {
       send('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      send('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } });
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'text_delta', text: block.text },
+      });
     } else {
       send('content_block_start', {
         type: 'content_block_start',
@@ -324,7 +329,12 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
         log.push({ kind: 'subagent', marker: sub.marker, step, answer: 'Bash' });
         return {
           content: [
-            { type: 'tool_use', id: toolId(), name: 'Bash', input: { command: sub.commands[step], description: `step ${step}` } },
+            {
+              type: 'tool_use',
+              id: toolId(),
+              name: 'Bash',
+              input: { command: sub.commands[step], description: `step ${step}` },
+            },
           ],
           stop: 'tool_use',
         };
@@ -366,13 +376,22 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       parentBashIds.add(id);
       log.push({ kind: 'parent', step: 0, answer: 'Bash' });
       return {
-        content: [{ type: 'tool_use', id, name: 'Bash', input: { command: parentCommands[bashSincePrompt], description: `parent step ${bashSincePrompt}` } }],
+        content: [
+          {
+            type: 'tool_use',
+            id,
+            name: 'Bash',
+            input: { command: parentCommands[bashSincePrompt], description: `parent step ${bashSincePrompt}` },
+          },
+        ],
         stop: 'tool_use',
       };
     }
-    const launched = messages.slice(prompt + 1).some(
-      (m) => m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent'),
-    );
+    const launched = messages
+      .slice(prompt + 1)
+      .some(
+        (m) => m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent'),
+      );
     if (!launched && script.subagents.length > 0) {
       log.push({ kind: 'parent', step: 0, answer: `Agent×${script.subagents.length}` });
       return {
@@ -392,13 +411,30 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
     }
     const after = script.parentCommandsAfter ?? [];
     if (launched && after.length) {
-      const lastAgent = messages.map((m, i) => (m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent') ? i : -1)).reduce((a, b) => Math.max(a, b), -1);
-      const bashAfter = messages.slice(lastAgent + 1).filter((m) => m.role === 'assistant').reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
+      const lastAgent = messages
+        .map((m, i) =>
+          m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent') ? i : -1,
+        )
+        .reduce((a, b) => Math.max(a, b), -1);
+      const bashAfter = messages
+        .slice(lastAgent + 1)
+        .filter((m) => m.role === 'assistant')
+        .reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
       if (bashAfter < after.length) {
         const id = toolId();
         parentBashIds.add(id);
         log.push({ kind: 'parent', step: 2, answer: 'Bash' });
-        return { content: [{ type: 'tool_use', id, name: 'Bash', input: { command: after[bashAfter], description: `parent after ${bashAfter}` } }], stop: 'tool_use' };
+        return {
+          content: [
+            {
+              type: 'tool_use',
+              id,
+              name: 'Bash',
+              input: { command: after[bashAfter], description: `parent after ${bashAfter}` },
+            },
+          ],
+          stop: 'tool_use',
+        };
       }
     }
     log.push({ kind: 'parent', step: 1, answer: 'text' });

@@ -13,7 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFakeModel, waitFor, type FakeModel, type SubagentScript } from './fake-model.js';
-import { CLAUDE_CODE_VERSION, claudeMissing, findClaudeBinary, findRunProcesses, runClaude, startClaude } from './claude.js';
+import {
+  CLAUDE_CODE_VERSION,
+  claudeMissing,
+  findClaudeBinary,
+  findRunProcesses,
+  runClaude,
+  startClaude,
+} from './claude.js';
 
 const bin = findClaudeBinary();
 if (!bin) console.warn(`SKIPPED e2e harness smoke test: ${claudeMissing()}`);
@@ -74,7 +81,11 @@ function makeProject(): Project {
   mkdirSync(home);
   const script = join(root, 'log-hook.mjs');
   writeFileSync(script, HOOK_SCRIPT);
-  const handler = { type: 'command', command: `node ${JSON.stringify(script)} ${JSON.stringify(hookLog)}`, timeout: 30 };
+  const handler = {
+    type: 'command',
+    command: `node ${JSON.stringify(script)} ${JSON.stringify(hookLog)}`,
+    timeout: 30,
+  };
   const hooks: Record<string, unknown> = Object.fromEntries(EVENTS.map((e) => [e, [{ hooks: [handler] }]]));
   hooks.PreToolUse = [{ matcher: 'Bash', hooks: [handler] }];
   writeFileSync(join(cwd, '.claude', 'settings.json'), JSON.stringify({ hooks }, null, 2));
@@ -97,7 +108,11 @@ const ofType = (events: HookPayload[], name: string): HookPayload[] => events.fi
 
 /** Helpful context when an assertion fails. */
 function describeRun(fake: FakeModel, out: { code: number | null; stderr: string }): string {
-  return JSON.stringify({ code: out.code, stderr: out.stderr.slice(0, 2000), errors: fake.errors, log: fake.log }, null, 1);
+  return JSON.stringify(
+    { code: out.code, stderr: out.stderr.slice(0, 2000), errors: fake.errors, log: fake.log },
+    null,
+    1,
+  );
 }
 
 describe.skipIf(!bin)(`e2e harness: real Claude Code ${CLAUDE_CODE_VERSION} against the fake model`, () => {
@@ -105,7 +120,10 @@ describe.skipIf(!bin)(`e2e harness: real Claude Code ${CLAUDE_CODE_VERSION} agai
 
   it('fires all six hooks for a parent with 3 subagents, and a PreToolUse rewrite is what runs', async () => {
     const project = makeProject();
-    const subagents: SubagentScript[] = ['alpha', 'beta', 'gamma'].map((m) => ({ marker: m, commands: [`echo hello-${m}`] }));
+    const subagents: SubagentScript[] = ['alpha', 'beta', 'gamma'].map((m) => ({
+      marker: m,
+      commands: [`echo hello-${m}`],
+    }));
     const fake = await startFakeModel({ subagents });
     const sessionId = randomUUID();
     try {
@@ -180,13 +198,23 @@ describe.skipIf(!bin)(`e2e harness: real Claude Code ${CLAUDE_CODE_VERSION} agai
 
   it('20 parallel subagents (one message with 20 Agent calls) each get SubagentStart, PreToolUse and SubagentStop', async () => {
     const project = makeProject();
-    const subagents: SubagentScript[] = Array.from({ length: 20 }, (_, i) => ({ marker: `p${i}`, commands: [`echo hello-p${i}`] }));
+    const subagents: SubagentScript[] = Array.from({ length: 20 }, (_, i) => ({
+      marker: `p${i}`,
+      commands: [`echo hello-p${i}`],
+    }));
     const fake = await startFakeModel({ subagents });
     try {
-      const out = await runClaude({ bin: claude, cwd: project.cwd, home: project.home, modelUrl: fake.url, prompt: 'go' });
+      const out = await runClaude({
+        bin: claude,
+        cwd: project.cwd,
+        home: project.home,
+        modelUrl: fake.url,
+        prompt: 'go',
+      });
       expect(out.code, describeRun(fake, out)).toBe(0);
       expect(fake.errors).toEqual([]);
-      for (const { marker } of subagents) expect(fake.toolResults.get(marker)?.[0], marker).toContain(`hello-${marker}`);
+      for (const { marker } of subagents)
+        expect(fake.toolResults.get(marker)?.[0], marker).toContain(`hello-${marker}`);
       const events = project.events();
       const ids = (name: string): Set<string | undefined> => new Set(ofType(events, name).map((e) => e.agent_id));
       expect(ofType(events, 'SubagentStart')).toHaveLength(20);
@@ -202,10 +230,19 @@ describe.skipIf(!bin)(`e2e harness: real Claude Code ${CLAUDE_CODE_VERSION} agai
 
   it('synchronous agents (run_in_background:false) run the same hooks without task notifications', async () => {
     const project = makeProject();
-    const subagents: SubagentScript[] = ['one', 'two'].map((m) => ({ marker: m, commands: [`echo a-${m}`, `echo b-${m}`] }));
+    const subagents: SubagentScript[] = ['one', 'two'].map((m) => ({
+      marker: m,
+      commands: [`echo a-${m}`, `echo b-${m}`],
+    }));
     const fake = await startFakeModel({ subagents, background: false });
     try {
-      const out = await runClaude({ bin: claude, cwd: project.cwd, home: project.home, modelUrl: fake.url, prompt: 'go' });
+      const out = await runClaude({
+        bin: claude,
+        cwd: project.cwd,
+        home: project.home,
+        modelUrl: fake.url,
+        prompt: 'go',
+      });
       expect(out.code, describeRun(fake, out)).toBe(0);
       expect(fake.errors).toEqual([]);
       for (const { marker } of subagents) {

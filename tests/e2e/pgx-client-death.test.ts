@@ -54,14 +54,28 @@ interface Outcome {
   killedPids: number;
 }
 
-async function killMidSleep(toml: string, source: Source, label: string): Promise<Outcome & { p: ReturnType<typeof makeE2eProject> }> {
+async function killMidSleep(
+  toml: string,
+  source: Source,
+  label: string,
+): Promise<Outcome & { p: ReturnType<typeof makeE2eProject> }> {
   const p = makeE2eProject({ source, toml });
   const t0 = Date.now();
-  const { fake, proc, sessionId } = await startScenario(p, { subagents: [{ marker: 'sleeper', commands: [`psql -X -v ON_ERROR_STOP=1 -c "${TXN}"`] }] }, { allowedTools: PSQL_ALLOWED, timeoutMs: 60_000 });
+  const { fake, proc, sessionId } = await startScenario(
+    p,
+    { subagents: [{ marker: 'sleeper', commands: [`psql -X -v ON_ERROR_STOP=1 -c "${TXN}"`] }] },
+    { allowedTools: PSQL_ALLOWED, timeoutMs: 60_000 },
+  );
   try {
     // The backend is inside pg_sleep, in the subagent's branch: the first INSERT is done, the COMMIT is not.
     const backend = await poll(
-      async () => (await sql<{ pid: number; datname: string }>(`SELECT pid, datname FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE $1`, [`%${NOTE}%`]))[0],
+      async () =>
+        (
+          await sql<{ pid: number; datname: string }>(
+            `SELECT pid, datname FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE $1`,
+            [`%${NOTE}%`],
+          )
+        )[0],
       30_000,
       `${label}: the subagent's transaction to reach pg_sleep`,
     );
@@ -79,14 +93,34 @@ async function killMidSleep(toml: string, source: Source, label: string): Promis
     const killed = proc.killAll('SIGKILL');
     expect(killed).toContain(psqlPids[0]);
     const tKill = Date.now();
-    await poll(async () => findRunProcesses(proc.runId).length === 0, 5_000, `${label}: every process of the run to die`);
+    await poll(
+      async () => findRunProcesses(proc.runId).length === 0,
+      5_000,
+      `${label}: every process of the run to die`,
+    );
     const out = await proc.done;
     expect(out.signal).toBe('SIGKILL');
-    await poll(async () => (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = $1`, [backend.datname])).length === 0, (SLEEP_S + 5) * 1000, `${label}: the backend to go away`, 20);
+    await poll(
+      async () => (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = $1`, [backend.datname])).length === 0,
+      (SLEEP_S + 5) * 1000,
+      `${label}: the backend to go away`,
+      20,
+    );
     const goneMs = Date.now() - tKill;
-    const committed = (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE note = $1`, [NOTE], backend.datname))[0]!.n;
+    const committed = (
+      await sql<{ n: number }>(`SELECT count(*)::int AS n FROM items WHERE note = $1`, [NOTE], backend.datname)
+    )[0]!.n;
     const agentId = hookLog(p).find((l) => l.event === 'subagent-start')!.agent_id!;
-    return { p, branch: backend.datname, agentId, sessionId, goneMs, committed, wallMs: Date.now() - t0, killedPids: killed.length };
+    return {
+      p,
+      branch: backend.datname,
+      agentId,
+      sessionId,
+      goneMs,
+      committed,
+      wallMs: Date.now() - t0,
+      killedPids: killed.length,
+    };
   } finally {
     proc.killAll('SIGKILL');
     await fake.close();
@@ -100,7 +134,12 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
     source = await makeSource();
     const r = await killMidSleep('[guards]\nclient_connection_check_interval = "1s"\n', source, 'guarded');
     const { p } = r;
-    recordFigures('5-client-death-guarded', { wall_ms: r.wallMs, backend_gone_after_kill_ms: r.goneMs, rows_committed: r.committed, processes_killed: r.killedPids });
+    recordFigures('5-client-death-guarded', {
+      wall_ms: r.wallMs,
+      backend_gone_after_kill_ms: r.goneMs,
+      rows_committed: r.committed,
+      processes_killed: r.killedPids,
+    });
     expect(r.branch).toMatch(new RegExp(`^agent_e2e_${r.sessionId.slice(0, 8)}_`));
     expect(r.committed).toBe(0);
     expect(r.goneMs).toBeLessThanOrEqual(2000);
@@ -112,7 +151,14 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
     expect(log.filter((l) => l.event === 'subagent-stop' || l.event === 'session-end')).toEqual([]);
     const b = branches(p).find((x) => x.name === r.branch)!;
     expect(b).toMatchObject({ kind: 'subagent', agent_id: r.agentId, state: 'active', deadline_kind: 'idle' });
-    expect((await sql(`SELECT d.setconfig FROM pg_db_role_setting d JOIN pg_database x ON x.oid = d.setdatabase WHERE x.datname = $1`, [r.branch]))[0]?.setconfig).toContain('client_connection_check_interval=1000ms');
+    expect(
+      (
+        await sql(
+          `SELECT d.setconfig FROM pg_db_role_setting d JOIN pg_database x ON x.oid = d.setdatabase WHERE x.datname = $1`,
+          [r.branch],
+        )
+      )[0]?.setconfig,
+    ).toContain('client_connection_check_interval=1000ms');
 
     const down = pgx(p, ['agent', 'down', '--agent', r.agentId, '--now', '--json']);
     expect(down.status, down.stdout + down.stderr).toBe(0);
@@ -130,8 +176,18 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
     source ??= await makeSource();
     const r = await killMidSleep('[guards]\nenabled = false\n', source, 'control');
     const { p } = r;
-    recordFigures('5-client-death-control-no-guards', { wall_ms: r.wallMs, backend_gone_after_kill_ms: r.goneMs, rows_committed: r.committed, processes_killed: r.killedPids });
-    expect(await sql(`SELECT d.setconfig FROM pg_db_role_setting d JOIN pg_database x ON x.oid = d.setdatabase WHERE x.datname = $1`, [r.branch])).toEqual([]);
+    recordFigures('5-client-death-control-no-guards', {
+      wall_ms: r.wallMs,
+      backend_gone_after_kill_ms: r.goneMs,
+      rows_committed: r.committed,
+      processes_killed: r.killedPids,
+    });
+    expect(
+      await sql(
+        `SELECT d.setconfig FROM pg_db_role_setting d JOIN pg_database x ON x.oid = d.setdatabase WHERE x.datname = $1`,
+        [r.branch],
+      ),
+    ).toEqual([]);
     // The dead client's transaction ran to its end: both rows committed, and the backend lived on for the sleep.
     expect(r.committed).toBe(2);
     expect(r.goneMs).toBeGreaterThan(2000);

@@ -43,10 +43,16 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: f
       { w: 'fb', k: 100 },
       { w: 'fc', k: 1000 },
     ];
-    const parentCommands = [`psql -X -q -At -v ON_ERROR_STOP=1 -c "create table parent_mig (x int); insert into parent_mig values (1), (2), (3); select 'db=' || current_database();"`];
+    const parentCommands = [
+      `psql -X -q -At -v ON_ERROR_STOP=1 -c "create table parent_mig (x int); insert into parent_mig values (1), (2), (3); select 'db=' || current_database();"`,
+    ];
     const subagents = workloads.map(({ w, k }) => ({
       marker: w,
-      commands: [LOOK, `psql -X -q -At -v ON_ERROR_STOP=1 -c "insert into parent_mig values (${k}); create table own_${w} (x int); select 'db=' || current_database();"`, LOOK],
+      commands: [
+        LOOK,
+        `psql -X -q -At -v ON_ERROR_STOP=1 -c "insert into parent_mig values (${k}); create table own_${w} (x int); select 'db=' || current_database();"`,
+        LOOK,
+      ],
     }));
     const t0 = Date.now();
     const run = await runScenario(p, { subagents, parentCommands }, { allowedTools: PSQL_ALLOWED });
@@ -58,7 +64,12 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: f
     const session = rows.find((b) => b.kind === 'session')!;
     expect(session, JSON.stringify(rows)).toBeTruthy();
     expect(dbsIn(run.fake.parentBashResults[0] ?? '')).toEqual([session.name]);
-    const ls = pgxJson(p, ['agent', 'ls']).branches as { name: string; agent_id: string | null; parent: string | null; kind: string }[];
+    const ls = pgxJson(p, ['agent', 'ls']).branches as {
+      name: string;
+      agent_id: string | null;
+      parent: string | null;
+      kind: string;
+    }[];
     for (const { w, k } of workloads) {
       const agentId = run.fake.agentIds.get(w)!;
       const b = ls.find((r) => r.agent_id === agentId && r.kind === 'subagent');
@@ -83,7 +94,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: f
     expect(r.source).toBe(r.baseline);
     expect(r.template).toBe(r.baseline);
 
-    recordFigures('fork-three-subagents', { wall_ms: wall, subagent_start_ms: hookLatency(p, 'subagent-start'), pre_tool_use_ms: hookLatency(p, 'pre-tool-use') });
+    recordFigures('fork-three-subagents', {
+      wall_ms: wall,
+      subagent_start_ms: hookLatency(p, 'subagent-start'),
+      pre_tool_use_ms: hookLatency(p, 'pre-tool-use'),
+    });
     expect(pgx(p, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);
   });
 });

@@ -8,12 +8,26 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PSQL_ALLOWED, branches, claudeBin, cleanupRoots, describeRun, hookLog, makeE2eProject, makeSource, pgx, recordFigures, runScenario, warnIfSkipped } from './pgx-harness.js';
+import {
+  PSQL_ALLOWED,
+  branches,
+  claudeBin,
+  cleanupRoots,
+  describeRun,
+  hookLog,
+  makeE2eProject,
+  makeSource,
+  pgx,
+  recordFigures,
+  runScenario,
+  warnIfSkipped,
+} from './pgx-harness.js';
 
 warnIfSkipped();
 afterAll(cleanupRoots);
 
-const make = (table: string) => `psql -X -q -At -v ON_ERROR_STOP=1 -c "create table ${table} (id int primary key); insert into ${table} values (1), (2); insert into items values (100 + length('${table}'), 'x'); select 'db=' || current_database();"`;
+const make = (table: string) =>
+  `psql -X -q -At -v ON_ERROR_STOP=1 -c "create table ${table} (id int primary key); insert into ${table} values (1), (2); insert into items values (100 + length('${table}'), 'x'); select 'db=' || current_database();"`;
 
 /** The parent's request bodies (dumped by the fake model), in order, as text. */
 function parentRequests(dir: string): { file: string; text: string }[] {
@@ -31,7 +45,12 @@ describe.skipIf(!claudeBin)('handoff: the parent hears what each subagent change
       const markers = background ? ['hb1', 'hb2'] : ['hf1', 'hf2'];
       const dumpDir = join(p.root, 'requests');
       // Foreground: the parent runs one Bash command after its agents returned (its next hook is that PreToolUse).
-      const script = { subagents: markers.map((m) => ({ marker: m, commands: [make(`made_${m}`)] })), background, dumpDir, ...(background ? {} : { parentCommandsAfter: ['echo parent-after'] }) };
+      const script = {
+        subagents: markers.map((m) => ({ marker: m, commands: [make(`made_${m}`)] })),
+        background,
+        dumpDir,
+        ...(background ? {} : { parentCommandsAfter: ['echo parent-after'] }),
+      };
       const run = await runScenario(p, script, { allowedTools: `${PSQL_ALLOWED},Bash(echo:*)` });
       expect(run.out.code, describeRun(run)).toBe(0);
       expect(run.fake.errors).toEqual([]);
@@ -42,8 +61,12 @@ describe.skipIf(!claudeBin)('handoff: the parent hears what each subagent change
       // One SubagentStop each: pgx's answer to it is empty (an additionalContext there would give the subagent a turn).
       expect(stops.map((l) => l.agent_id).sort()).toEqual(markers.map((m) => run.fake.agentIds.get(m)).sort());
       const deliveries = log.filter((l) => /handoffs=\d/.test(l.outcome));
-      console.log(`[pgx-e2e] handoff ${background ? 'background' : 'foreground'}: delivered by ${deliveries.map((l) => `${l.event} ${l.outcome}`).join('; ')}`);
-      expect(deliveries.map((l) => l.event)).toEqual(background ? expect.arrayContaining(['user-prompt-submit']) : ['pre-tool-use']);
+      console.log(
+        `[pgx-e2e] handoff ${background ? 'background' : 'foreground'}: delivered by ${deliveries.map((l) => `${l.event} ${l.outcome}`).join('; ')}`,
+      );
+      expect(deliveries.map((l) => l.event)).toEqual(
+        background ? expect.arrayContaining(['user-prompt-submit']) : ['pre-tool-use'],
+      );
       const reqs = parentRequests(dumpDir);
       for (const m of markers) {
         const agent = run.fake.agentIds.get(m)!;
@@ -51,16 +74,32 @@ describe.skipIf(!claudeBin)('handoff: the parent hears what each subagent change
         const stop = stops.find((l) => l.agent_id === agent)!;
         // Recorded: the log line and `agent ls --json` carry the summary; the branch is kept (changed).
         expect(stop.outcome).toMatch(/^retired:.*:changes=yes:kept:handoff$/);
-        expect((stop as { changes?: { lines: string[] } }).changes?.lines).toEqual([`added: column public.made_${m}.id, constraint public.made_${m}.made_${m}_pkey, table public.made_${m}`, 'rows: public.items +1']);
+        expect((stop as { changes?: { lines: string[] } }).changes?.lines).toEqual([
+          `added: column public.made_${m}.id, constraint public.made_${m}.made_${m}_pkey, table public.made_${m}`,
+          'rows: public.items +1',
+        ]);
         expect((sub as { changes?: { changed: boolean } }).changes?.changed).toBe(true);
         // Delivered: some later request of the PARENT carries this subagent's summary.
-        const carrying = reqs.filter((r) => r.text.includes(`branch \\"${sub.name}\\") changed its database`) || r.text.includes(`branch "${sub.name}") changed its database`));
-        console.log(`[pgx-e2e] handoff ${background ? 'background' : 'foreground'} ${m}: ${carrying.length}/${reqs.length} parent requests carry the summary (${carrying.map((r) => r.file).join(', ')})`);
-        expect(carrying.length, `no parent request carries ${sub.name}'s summary: ${reqs.map((r) => r.file).join(', ')}`).toBeGreaterThan(0);
+        const carrying = reqs.filter(
+          (r) =>
+            r.text.includes(`branch \\"${sub.name}\\") changed its database`) ||
+            r.text.includes(`branch "${sub.name}") changed its database`),
+        );
+        console.log(
+          `[pgx-e2e] handoff ${background ? 'background' : 'foreground'} ${m}: ${carrying.length}/${reqs.length} parent requests carry the summary (${carrying.map((r) => r.file).join(', ')})`,
+        );
+        expect(
+          carrying.length,
+          `no parent request carries ${sub.name}'s summary: ${reqs.map((r) => r.file).join(', ')}`,
+        ).toBeGreaterThan(0);
       }
       // A subagent's own requests never carry a summary (none was given to it).
-      for (const f of readdirSync(dumpDir).filter((x) => /-subagent-/.test(x))) expect(readFileSync(join(dumpDir, f), 'utf8')).not.toContain('changed its database');
-      recordFigures(`handoff-${background ? 'background' : 'foreground'}`, { subagent_stop_ms: stops.map((l) => l.elapsed_ms), delivered_by: deliveries.map((l) => l.event) });
+      for (const f of readdirSync(dumpDir).filter((x) => /-subagent-/.test(x)))
+        expect(readFileSync(join(dumpDir, f), 'utf8')).not.toContain('changed its database');
+      recordFigures(`handoff-${background ? 'background' : 'foreground'}`, {
+        subagent_stop_ms: stops.map((l) => l.elapsed_ms),
+        delivered_by: deliveries.map((l) => l.event),
+      });
       expect(pgx(p, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);
     }, 240_000);
   }

@@ -8,14 +8,42 @@
  * `pgx agent ls --json`), not on logs alone. Measured figures are appended to .tmp/pgx-e2e-figures.jsonl, from which
  * scripts/e2e-claude-report.mjs writes docs/pgx/local-dev/validation/<date>-claude-code-e2e.md.
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { jsonOf, LAUNCHER, pgInfo, REPO, runPgx, runPgxAsync, schemaMd5, sql, templateMd5, type RunResult } from '../helpers/pgx.js';
+import {
+  jsonOf,
+  LAUNCHER,
+  pgInfo,
+  REPO,
+  runPgx,
+  runPgxAsync,
+  schemaMd5,
+  sql,
+  templateMd5,
+  type RunResult,
+} from '../helpers/pgx.js';
 import type { HookLogLine } from '../../src/hooks/claude/log.js';
 import { templateName } from '../../src/engine/template.js';
-import { CLAUDE_CODE_VERSION, claudeMissing, findClaudeBinary, startClaude, type ClaudeProcess, type ClaudeResult, type RunClaudeOptions } from './claude.js';
+import {
+  CLAUDE_CODE_VERSION,
+  claudeMissing,
+  findClaudeBinary,
+  startClaude,
+  type ClaudeProcess,
+  type ClaudeResult,
+  type RunClaudeOptions,
+} from './claude.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
 
 export { CLAUDE_CODE_VERSION };
@@ -58,7 +86,11 @@ export interface Source {
 export async function makeSource(): Promise<Source> {
   const name = `src_e2e_${Math.random().toString(36).slice(2, 10)}`;
   await sql(`CREATE DATABASE ${name}`);
-  await sql(`CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c');`, [], name);
+  await sql(
+    `CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL); INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c');`,
+    [],
+    name,
+  );
   return { name, baselineMd5: schemaMd5(name) };
 }
 
@@ -98,14 +130,25 @@ export interface E2eProject {
  * Claude Code records as `projects[<dir>].hasTrustDialogAccepted` in ~/.claude.json: this writes that record.
  */
 export function trustWorkspace(p: Pick<E2eProject, 'home' | 'cwd'>): void {
-  writeFileSync(join(p.home, '.claude.json'), JSON.stringify({ projects: { [p.cwd]: { hasTrustDialogAccepted: true } } }, null, 2));
+  writeFileSync(
+    join(p.home, '.claude.json'),
+    JSON.stringify({ projects: { [p.cwd]: { hasTrustDialogAccepted: true } } }, null, 2),
+  );
 }
 
 /**
  * `env`: more environment for the project's own `pgx` calls AND claude's (e.g. a PATH with a user's `claude` on it,
  * PGX_VERIFIED_CLAUDE_CODE); `installArgs`: more flags for `pgx agent install claude`, whose JSON result is kept.
  */
-export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?: boolean; trusted?: boolean; env?: Record<string, string>; installArgs?: string[]; beforeInstall?: (cwd: string) => void }): E2eProject {
+export function makeE2eProject(opts: {
+  source: Source;
+  toml?: string;
+  allowRule?: boolean;
+  trusted?: boolean;
+  env?: Record<string, string>;
+  installArgs?: string[];
+  beforeInstall?: (cwd: string) => void;
+}): E2eProject {
   const root = mkdtempSync(join(tmpdir(), 'pgx-e2e-'));
   roots.push(root);
   const cwd = join(root, 'project');
@@ -113,7 +156,10 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   const pgxHome = join(root, 'pgx-home');
   for (const d of [cwd, home, pgxHome]) mkdirSync(d);
   const name = `e2e${Math.random().toString(36).slice(2, 10)}`;
-  writeFileSync(join(cwd, '.pgx.toml'), `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`);
+  writeFileSync(
+    join(cwd, '.pgx.toml'),
+    `[project]\nname = "${name}"\nsource = "${opts.source.name}"\n${opts.toml ?? ''}`,
+  );
   // The pool: tests/blackbox/pool.test.ts. The broker is on, as users have it; PGX_E2E_BROKER=0 runs without it (the
   // fan-out comparison in validation/2026-12-01-broker.md).
   // pgx on PATH as an npm install puts it (a bin/ symlink): the project-scope hooks find it there. node's own
@@ -121,13 +167,36 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   const bin = join(root, 'bin');
   mkdirSync(bin);
   symlinkSync(LAUNCHER, join(bin, 'pgx'));
-  const PATH = [bin, ...(opts.env?.PATH ? [opts.env.PATH] : [dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'])].join(':');
-  const base: Record<string, string> = { PGX_DATABASE_URL: pgInfo().url, PGX_HOME: pgxHome, PGX_HOST, PGX_POOL: '0', ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}), ...opts.env, PATH };
+  const PATH = [
+    bin,
+    ...(opts.env?.PATH
+      ? [opts.env.PATH]
+      : [dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin']),
+  ].join(':');
+  const base: Record<string, string> = {
+    PGX_DATABASE_URL: pgInfo().url,
+    PGX_HOME: pgxHome,
+    PGX_HOST,
+    PGX_POOL: '0',
+    ...(process.env.PGX_E2E_BROKER === '0' ? { PGX_BROKER: '0' } : {}),
+    ...opts.env,
+    PATH,
+  };
   const env: NodeJS.ProcessEnv = { HOME: home, ...base };
   // pgx's narrow permission rules are written by default; allowRule: false installs with --no-rules.
   // Long enough for the verification install runs on an unverified Claude Code on PATH (under 2 minutes).
   opts.beforeInstall?.(cwd); // e.g. `git init`: the install keeps settings.local.json out of a repository
-  const install = runPgx(['agent', 'install', 'claude', ...(opts.allowRule === false ? ['--no-rules'] : []), ...(opts.installArgs ?? []), '--json'], { cwd, env, timeout: 240_000 });
+  const install = runPgx(
+    [
+      'agent',
+      'install',
+      'claude',
+      ...(opts.allowRule === false ? ['--no-rules'] : []),
+      ...(opts.installArgs ?? []),
+      '--json',
+    ],
+    { cwd, env, timeout: 240_000 },
+  );
   if (install.status !== 0) throw new Error(`pgx agent install claude failed: ${install.stdout}${install.stderr}`);
   made.push({ cwd, env });
   const installResult = JSON.parse(install.stdout) as Record<string, unknown>;
@@ -135,7 +204,21 @@ export function makeE2eProject(opts: { source: Source; toml?: string; allowRule?
   const localFile = join(cwd, '.claude', 'settings.local.json');
   const localSettings = existsSync(localFile) ? JSON.parse(readFileSync(localFile, 'utf8')) : undefined;
   if (opts.trusted !== false) trustWorkspace({ home, cwd });
-  return { root, cwd, home, pgxHome, name, source: opts.source, template: templateName(name, opts.source.name), env, claudeEnv: base, settings, localSettings, install: installResult, installStderr: install.stderr };
+  return {
+    root,
+    cwd,
+    home,
+    pgxHome,
+    name,
+    source: opts.source,
+    template: templateName(name, opts.source.name),
+    env,
+    claudeEnv: base,
+    settings,
+    localSettings,
+    install: installResult,
+    installStderr: install.stderr,
+  };
 }
 
 export function pgx(p: E2eProject, args: string[]): RunResult {
@@ -187,7 +270,13 @@ export async function dbRow(name: string): Promise<{ datallowconn: boolean; dati
 }
 
 export async function publicTables(database: string): Promise<string[]> {
-  return (await sql<{ t: string }>(`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`, [], database)).map((r) => r.t);
+  return (
+    await sql<{ t: string }>(
+      `SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1`,
+      [],
+      database,
+    )
+  ).map((r) => r.t);
 }
 
 export async function serverVersion(): Promise<string> {
@@ -195,9 +284,21 @@ export async function serverVersion(): Promise<string> {
 }
 
 /** The source and the template still have the baseline schema (and the source no pgx settings). */
-export async function pristine(p: E2eProject): Promise<{ source: string; template: string; baseline: string; sourceSettings: string[] }> {
-  const sourceSettings = ((await sql(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`, [p.source.name]))[0]?.setconfig ?? []) as string[];
-  return { source: schemaMd5(p.source.name), template: await templateMd5(p.template), baseline: p.source.baselineMd5, sourceSettings };
+export async function pristine(
+  p: E2eProject,
+): Promise<{ source: string; template: string; baseline: string; sourceSettings: string[] }> {
+  const sourceSettings = ((
+    await sql(
+      `SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`,
+      [p.source.name],
+    )
+  )[0]?.setconfig ?? []) as string[];
+  return {
+    source: schemaMd5(p.source.name),
+    template: await templateMd5(p.template),
+    baseline: p.source.baselineMd5,
+    sourceSettings,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -259,7 +360,11 @@ export async function runScenario(p: E2eProject, script: FakeScript, o: RunOpts 
 }
 
 /** Starts claude (detached: its own process group) and returns at once; the caller kills it. */
-export async function startScenario(p: E2eProject, script: FakeScript, o: RunOpts = {}): Promise<{ fake: FakeModel; proc: ClaudeProcess; sessionId: string; debugFile: string }> {
+export async function startScenario(
+  p: E2eProject,
+  script: FakeScript,
+  o: RunOpts = {},
+): Promise<{ fake: FakeModel; proc: ClaudeProcess; sessionId: string; debugFile: string }> {
   const sessionId = o.sessionId ?? randomUUID();
   const fake = await startFakeModel(script);
   const debugFile = join(p.root, `debug-${randomUUID().slice(0, 8)}.log`);
@@ -269,7 +374,14 @@ export async function startScenario(p: E2eProject, script: FakeScript, o: RunOpt
 
 export function describeRun(r: { fake: FakeModel; out?: ClaudeResult }): string {
   return JSON.stringify(
-    { code: r.out?.code, stderr: r.out?.stderr.slice(0, 2000), stdout: r.out?.stdout.slice(0, 1000), errors: r.fake.errors, log: r.fake.log.slice(0, 60), toolResults: Object.fromEntries(r.fake.toolResults) },
+    {
+      code: r.out?.code,
+      stderr: r.out?.stderr.slice(0, 2000),
+      stdout: r.out?.stdout.slice(0, 1000),
+      errors: r.fake.errors,
+      log: r.fake.log.slice(0, 60),
+      toolResults: Object.fromEntries(r.fake.toolResults),
+    },
     null,
     1,
   );
@@ -285,12 +397,21 @@ export function percentile(values: number[], p: number): number {
 }
 
 export function latency(values: number[]): { n: number; p50: number; p95: number; max: number } {
-  return { n: values.length, p50: percentile(values, 50), p95: percentile(values, 95), max: values.length ? Math.max(...values) : NaN };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p95: percentile(values, 95),
+    max: values.length ? Math.max(...values) : NaN,
+  };
 }
 
 /** elapsed_ms of every hook-log line of one event (e.g. 'subagent-start'). */
 export function hookLatency(p: E2eProject, event: string): ReturnType<typeof latency> {
-  return latency(hookLog(p).filter((l) => l.event === event).map((l) => l.elapsed_ms));
+  return latency(
+    hookLog(p)
+      .filter((l) => l.event === event)
+      .map((l) => l.elapsed_ms),
+  );
 }
 
 /**
@@ -311,7 +432,10 @@ export const FIGURES_FILE = join(REPO, '.tmp', 'pgx-e2e-figures.jsonl');
 /** Appends one scenario's measured figures (read by scripts/e2e-claude-report.mjs). */
 export function recordFigures(scenario: string, figures: Record<string, unknown>): void {
   mkdirSync(join(REPO, '.tmp'), { recursive: true });
-  appendFileSync(FIGURES_FILE, JSON.stringify({ time: new Date().toISOString(), claude_code: CLAUDE_CODE_VERSION, scenario, ...figures }) + '\n');
+  appendFileSync(
+    FIGURES_FILE,
+    JSON.stringify({ time: new Date().toISOString(), claude_code: CLAUDE_CODE_VERSION, scenario, ...figures }) + '\n',
+  );
   console.log(`[pgx-e2e] ${scenario}: ${JSON.stringify(figures)}`);
 }
 

@@ -44,7 +44,8 @@ warnIfSkipped();
 afterAll(cleanupRoots);
 
 /** One psql call; the LAST statement's result is printed, so every command reports the database it ran in. */
-const psql = (statements: string) => `psql -X -q -At -v ON_ERROR_STOP=1 -c "${statements} select 'db=' || current_database();"`;
+const psql = (statements: string) =>
+  `psql -X -q -At -v ON_ERROR_STOP=1 -c "${statements} select 'db=' || current_database();"`;
 const LIST = `select 'db=' || current_database() || ' tables=' || string_agg(tablename, ',' order by tablename) from pg_tables where schemaname = 'public';`;
 const listCommand = `psql -X -At -v ON_ERROR_STOP=1 -c "${LIST}"`;
 
@@ -67,13 +68,18 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     // The portable layout: the shared file names no path of this machine; the rules are in settings.local.json.
     expect(p.settings.permissions).toBeUndefined();
     expect(JSON.stringify(p.settings)).not.toContain(p.root);
-    expect(p.localSettings?.permissions?.allow).toEqual([expect.stringMatching(/ agent exec --agent \* --cwd .* -- \*\)$/), 'Bash(exit)']);
+    expect(p.localSettings?.permissions?.allow).toEqual([
+      expect.stringMatching(/ agent exec --agent \* --cwd .* -- \*\)$/),
+      'Bash(exit)',
+    ]);
     const workloads = ['users', 'account', 'booking'];
     const subagents = workloads.map((w) => ({
       marker: w,
       commands: [
         psql(`create table ${w}_main (id serial primary key, name text); create table ${w}_marker (who text);`),
-        psql(`insert into ${w}_marker values ('${w}'); alter table ${w}_main add column created_at timestamptz default now();`),
+        psql(
+          `insert into ${w}_marker values ('${w}'); alter table ${w}_main add column created_at timestamptz default now();`,
+        ),
         listCommand,
       ],
     }));
@@ -105,14 +111,20 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
       // Retired after SubagentStop: connections refused until revived.
       expect(b!.state).toBe('retiring');
       expect(b!.deadline_kind).toBe('grace');
-      expect((await sql(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [b!.name]))[0]).toEqual({ datallowconn: false });
+      expect((await sql(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [b!.name]))[0]).toEqual({
+        datallowconn: false,
+      });
     }
     expect(new Set(branchOf.values()).size).toBe(3);
     const log = hookLog(p);
     for (const w of workloads) {
       const id = run.fake.agentIds.get(w)!;
       const mine = log.filter((l) => l.agent_id === id);
-      expect(mine.filter((l) => l.event === 'pre-tool-use').map((l) => l.outcome)).toEqual(['rewritten:attach', 'rewritten:attach', 'rewritten:attach']);
+      expect(mine.filter((l) => l.event === 'pre-tool-use').map((l) => l.outcome)).toEqual([
+        'rewritten:attach',
+        'rewritten:attach',
+        'rewritten:attach',
+      ]);
       expect(mine.find((l) => l.event === 'subagent-stop')?.outcome).toMatch(/^retired:/);
     }
 
@@ -151,7 +163,10 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     source ??= await makeSource();
     const p = makeE2eProject({ source });
     const markers = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}`);
-    const subagents = markers.map((m) => ({ marker: m, commands: [psql(`create table t_${m} (x int); insert into t_${m} values (1);`), listCommand] }));
+    const subagents = markers.map((m) => ({
+      marker: m,
+      commands: [psql(`create table t_${m} (x int); insert into t_${m} values (1);`), listCommand],
+    }));
     const t0 = Date.now();
     const run = await runScenario(p, { subagents }, { allowedTools: PSQL_ALLOWED });
     const wall = Date.now() - t0;
@@ -171,7 +186,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     }
     const retired = subs.filter((b) => b.state === 'retiring').length;
     // Revive all twenty (in parallel) and read each branch directly.
-    const ups = await Promise.all(markers.map((m) => pgxJsonAsync(p, ['agent', 'up', '--agent', run.fake.agentIds.get(m)!, '--session', run.sessionId])));
+    const ups = await Promise.all(
+      markers.map((m) =>
+        pgxJsonAsync(p, ['agent', 'up', '--agent', run.fake.agentIds.get(m)!, '--session', run.sessionId]),
+      ),
+    );
     let direct = 0;
     for (const [i, m] of markers.entries()) {
       expect(ups[i].method).toBe('revive');
@@ -213,7 +232,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     const p = makeE2eProject({ source, toml: '[agent]\nfork = "template"\n' });
     const pg = pgInfo();
     const serviceFile = join(p.root, 'pg_service.conf');
-    writeFileSync(serviceFile, `[decoy]\nhost=${pg.host}\nport=${pg.port}\nuser=${pg.user}\npassword=${pg.password}\ndbname=${source.name}\n`, { mode: 0o600 });
+    writeFileSync(
+      serviceFile,
+      `[decoy]\nhost=${pg.host}\nport=${pg.port}\nuser=${pg.user}\npassword=${pg.password}\ndbname=${source.name}\n`,
+      { mode: 0o600 },
+    );
     const decoys = {
       DATABASE_URL: `postgresql://${pg.user}:${encodeURIComponent(pg.password)}@${pg.host}:${pg.port}/${source.name}`,
       PGDATABASE: source.name,
@@ -221,7 +244,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
       PGSERVICEFILE: serviceFile,
     };
     // The decoys are live: without pgx, these very commands reach the source.
-    const bare = (args: string[]) => spawnSync('psql', ['-X', '-At', ...args, '-c', 'select current_database()'], { env: { PATH: process.env.PATH, ...decoys }, encoding: 'utf8' });
+    const bare = (args: string[]) =>
+      spawnSync('psql', ['-X', '-At', ...args, '-c', 'select current_database()'], {
+        env: { PATH: process.env.PATH, ...decoys },
+        encoding: 'utf8',
+      });
     expect(bare([]).stdout.trim()).toBe(source.name);
     expect(bare([decoys.DATABASE_URL]).stdout.trim()).toBe(source.name);
 
@@ -257,7 +284,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     pgxJson(p, ['agent', 'up', '--session', run.sessionId]);
     expect(await publicTables(sessionBranch.name)).toEqual(['decoy_parent', 'items']);
     const onSource = await publicTables(source.name);
-    recordFigures('4-decoys', { wall_ms: wall, source_tables_after: onSource, decoy_tables_on_source: onSource.filter((t) => t.startsWith('decoy')).length });
+    recordFigures('4-decoys', {
+      wall_ms: wall,
+      source_tables_after: onSource,
+      decoy_tables_on_source: onSource.filter((t) => t.startsWith('decoy')).length,
+    });
     expect(onSource).toEqual(['items']);
     await expectPristine(p);
     expect(pgx(p, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);

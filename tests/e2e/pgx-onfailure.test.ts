@@ -7,7 +7,17 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, makeE2eProject, makeSource, runScenario, warnIfSkipped, type E2eProject } from './pgx-harness.js';
+import {
+  claudeBin,
+  cleanupRoots,
+  CLAUDE_CODE_VERSION,
+  describeRun,
+  makeE2eProject,
+  makeSource,
+  runScenario,
+  warnIfSkipped,
+  type E2eProject,
+} from './pgx-harness.js';
 import { LAUNCHER, sql } from '../helpers/pgx.js';
 
 warnIfSkipped();
@@ -17,7 +27,9 @@ afterAll(cleanupRoots);
 function killPreToolUseHooks(p: E2eProject): void {
   const pgx = join(p.root, 'bin', 'pgx');
   rmSync(pgx);
-  writeFileSync(pgx, `#!/bin/sh\n[ "$1 $2 $3" = "agent hook pre-tool-use" ] && kill -9 $$\nexec '${LAUNCHER}' "$@"\n`, { mode: 0o755 });
+  writeFileSync(pgx, `#!/bin/sh\n[ "$1 $2 $3" = "agent hook pre-tool-use" ] && kill -9 $$\nexec '${LAUNCHER}' "$@"\n`, {
+    mode: 0o755,
+  });
 }
 
 describe.skipIf(!claudeBin)(`a dying PreToolUse hook with real Claude Code ${CLAUDE_CODE_VERSION}`, () => {
@@ -36,7 +48,11 @@ describe.skipIf(!claudeBin)(`a dying PreToolUse hook with real Claude Code ${CLA
           writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
         }
         killPreToolUseHooks(p);
-        const run = await runScenario(p, { subagents: [{ marker: 'victim', commands: ['touch subagent-ran'] }] }, { allowedTools: 'Agent,Bash(touch:*)' });
+        const run = await runScenario(
+          p,
+          { subagents: [{ marker: 'victim', commands: ['touch subagent-ran'] }] },
+          { allowedTools: 'Agent,Bash(touch:*)' },
+        );
         expect(run.out.code, describeRun(run)).toBe(0);
         const result = run.fake.toolResults.get('victim')![0] ?? '';
         if (installed) {

@@ -10,8 +10,28 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { realpathSync } from 'node:fs';
 import { LAUNCHER } from '../helpers/pgx.js';
 import { claudeMissing, findClaudeBinary, NEWEST_CLAUDE_CODE } from './claude.js';
-import { cleanupRoots, describeRun, hookLog, makeE2eProject, makeSource, runScenario, type Source } from './pgx-harness.js';
-import { classify, judgeCell, VERIFY_COMMANDS, VERIFY_RULE_SETS, VERIFY_RUNS, writeFixture, type CellResult, type ModeName, type Observed, type RuleSetName, type Who } from '../../src/verify/cells.js';
+import {
+  cleanupRoots,
+  describeRun,
+  hookLog,
+  makeE2eProject,
+  makeSource,
+  runScenario,
+  type Source,
+} from './pgx-harness.js';
+import {
+  classify,
+  judgeCell,
+  VERIFY_COMMANDS,
+  VERIFY_RULE_SETS,
+  VERIFY_RUNS,
+  writeFixture,
+  type CellResult,
+  type ModeName,
+  type Observed,
+  type RuleSetName,
+  type Who,
+} from '../../src/verify/cells.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -20,9 +40,18 @@ if (!bin) console.warn(`SKIPPED: ${claudeMissing(NEWEST_CLAUDE_CODE)}`);
 afterAll(cleanupRoots);
 
 const launcher = realpathSync(LAUNCHER);
-const MODE: Record<ModeName, 'default' | 'acceptEdits' | 'bypass'> = { default: 'default', acceptEdits: 'acceptEdits', bypass: 'bypass' };
+const MODE: Record<ModeName, 'default' | 'acceptEdits' | 'bypass'> = {
+  default: 'default',
+  acceptEdits: 'acceptEdits',
+  bypass: 'bypass',
+};
 
-async function runOnce(source: Source, rules: RuleSetName, mode: ModeName, routed: boolean): Promise<{ cells: Map<string, Observed>; hooks: string }> {
+async function runOnce(
+  source: Source,
+  rules: RuleSetName,
+  mode: ModeName,
+  routed: boolean,
+): Promise<{ cells: Map<string, Observed>; hooks: string }> {
   const env = { PGX_VERIFIED_CLAUDE_CODE: NEWEST_CLAUDE_CODE };
   const p = makeE2eProject({ source, env, installArgs: ['--no-verify'] });
   if (!routed) {
@@ -34,7 +63,13 @@ async function runOnce(source: Source, rules: RuleSetName, mode: ModeName, route
   const forWho = (who: Who) => VERIFY_COMMANDS.filter((c) => c.who === who);
   const run = await runScenario(
     p,
-    { subagents: (['plain', 'disguised'] as const).map((who) => ({ marker: who, commands: forWho(who).map((c) => c.cmd(ctx)) })), parentCommands: forWho('parent').map((c) => c.cmd(ctx)) },
+    {
+      subagents: (['plain', 'disguised'] as const).map((who) => ({
+        marker: who,
+        commands: forWho(who).map((c) => c.cmd(ctx)),
+      })),
+      parentCommands: forWho('parent').map((c) => c.cmd(ctx)),
+    },
     { bin, allowedTools: 'Agent', permissionMode: MODE[mode], timeoutMs: 180_000 },
   );
   expect(run.out.code, describeRun(run)).toBe(0);
@@ -42,7 +77,9 @@ async function runOnce(source: Source, rules: RuleSetName, mode: ModeName, route
   const cells = new Map<string, Observed>();
   for (const who of ['plain', 'disguised', 'parent'] as const) {
     const texts = who === 'parent' ? run.fake.parentBashResults : (run.fake.toolResults.get(who) ?? []);
-    forWho(who).forEach((c, i) => cells.set(c.id, { decision: classify(texts[i]), effect: c.effect ? c.effect(p.cwd) : null, text: texts[i] }));
+    forWho(who).forEach((c, i) =>
+      cells.set(c.id, { decision: classify(texts[i]), effect: c.effect ? c.effect(p.cwd) : null, text: texts[i] }),
+    );
   }
   const hooks = hookLog(p)
     .filter((l) => l.event === 'pre-tool-use')
@@ -51,16 +88,30 @@ async function runOnce(source: Source, rules: RuleSetName, mode: ModeName, route
   return { cells, hooks: `${hooks} (run dir ${p.root})` };
 }
 
-describe.skipIf(!bin)(`the reduced permissions matrix (the verify cells) through pgx's real hooks: Claude Code ${NEWEST_CLAUDE_CODE}`, () => {
-  let source: Source;
-  it.each(VERIFY_RUNS.map((r) => [`${r.rules}/${r.mode}`, r] as const))('%s: every cell holds', async (_name, pair) => {
-    source ??= await makeSource();
-    const [u, r] = await Promise.all([runOnce(source, pair.rules, pair.mode, false), runOnce(source, pair.rules, pair.mode, true)]);
-    const results: CellResult[] = VERIFY_COMMANDS.map((c) => judgeCell(c, pair.rules, pair.mode, u.cells.get(c.id)!, r.cells.get(c.id)!));
-    const bad = results.filter((c) => !c.ok).map((c) => `${c.command}: ${c.why}; routed text: ${r.cells.get(c.command)?.text?.slice(0, 200)}`);
-    expect(bad, `routed hooks: ${r.hooks}`).toEqual([]);
-    // Routed through pgx: every subagent command that ran went through the hook's rewrite.
-    expect(r.hooks).toMatch(/rewritten:/);
-    expect(r.hooks).not.toMatch(/ask-unverified/);
-  }, 300_000);
-});
+describe.skipIf(!bin)(
+  `the reduced permissions matrix (the verify cells) through pgx's real hooks: Claude Code ${NEWEST_CLAUDE_CODE}`,
+  () => {
+    let source: Source;
+    it.each(VERIFY_RUNS.map((r) => [`${r.rules}/${r.mode}`, r] as const))(
+      '%s: every cell holds',
+      async (_name, pair) => {
+        source ??= await makeSource();
+        const [u, r] = await Promise.all([
+          runOnce(source, pair.rules, pair.mode, false),
+          runOnce(source, pair.rules, pair.mode, true),
+        ]);
+        const results: CellResult[] = VERIFY_COMMANDS.map((c) =>
+          judgeCell(c, pair.rules, pair.mode, u.cells.get(c.id)!, r.cells.get(c.id)!),
+        );
+        const bad = results
+          .filter((c) => !c.ok)
+          .map((c) => `${c.command}: ${c.why}; routed text: ${r.cells.get(c.command)?.text?.slice(0, 200)}`);
+        expect(bad, `routed hooks: ${r.hooks}`).toEqual([]);
+        // Routed through pgx: every subagent command that ran went through the hook's rewrite.
+        expect(r.hooks).toMatch(/rewritten:/);
+        expect(r.hooks).not.toMatch(/ask-unverified/);
+      },
+      300_000,
+    );
+  },
+);

@@ -7,7 +7,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, makeE2eProject, makeSource, runScenario, warnIfSkipped } from './pgx-harness.js';
+import {
+  claudeBin,
+  cleanupRoots,
+  CLAUDE_CODE_VERSION,
+  describeRun,
+  makeE2eProject,
+  makeSource,
+  runScenario,
+  warnIfSkipped,
+} from './pgx-harness.js';
 import { sql } from '../helpers/pgx.js';
 
 warnIfSkipped();
@@ -19,22 +28,33 @@ describe.skipIf(!claudeBin)(`portable project install with real Claude Code ${CL
     const p = makeE2eProject({ source });
     // The teammate's PATH: node, the system, no pgx.
     const PATH = [dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':');
-    expect(spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: { PATH } }).status, 'a pgx on the system PATH').not.toBe(0);
+    expect(
+      spawnSync('/bin/sh', ['-c', 'command -v pgx'], { env: { PATH } }).status,
+      'a pgx on the system PATH',
+    ).not.toBe(0);
     p.claudeEnv.PATH = PATH;
     const dumpDir = mkdtempSync(join(p.root, 'dump-'));
     const run = await runScenario(
       p,
-      { subagents: [{ marker: 'mate', commands: ['touch subagent-ran'] }], parentCommands: ['touch parent-ran'], dumpDir },
+      {
+        subagents: [{ marker: 'mate', commands: ['touch subagent-ran'] }],
+        parentCommands: ['touch parent-ran'],
+        dumpDir,
+      },
       { allowedTools: 'Agent,Bash(touch:*)' },
     );
     expect(run.out.code, describeRun(run)).toBe(0);
     expect(run.fake.errors, describeRun(run)).toEqual([]);
     const sub = run.fake.toolResults.get('mate')!;
-    expect(sub[0], describeRun(run)).toMatch(/pgx is not on PATH on this machine: this subagent Bash command is refused/);
+    expect(sub[0], describeRun(run)).toMatch(
+      /pgx is not on PATH on this machine: this subagent Bash command is refused/,
+    );
     expect(readdirSync(p.cwd)).not.toContain('subagent-ran');
     expect(readdirSync(p.cwd)).toContain('parent-ran'); // the parent's work goes on
     // What the model was told: SessionStart's context (the parent) and SubagentStart's (the subagent).
-    const bodies = readdirSync(dumpDir).map((f) => readFileSync(join(dumpDir, f), 'utf8')).join('\n');
+    const bodies = readdirSync(dumpDir)
+      .map((f) => readFileSync(join(dumpDir, f), 'utf8'))
+      .join('\n');
     expect(bodies).toContain('subagents cannot run Bash commands (refused, so that they never share one database)');
     expect(bodies).toContain('pgx is not on PATH on this machine: your Bash commands will be refused');
     // pgx never ran under Claude Code: no hook log line, no template of this project on the server

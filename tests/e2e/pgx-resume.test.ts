@@ -46,8 +46,17 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: -
     const run1 = await runScenario(
       p,
       {
-        parentCommands: [`psql -X -q -At -v ON_ERROR_STOP=1 -c "create table parent_marker (x int); insert into parent_marker values (42); select 'db=' || current_database();"`],
-        subagents: [{ marker: 'first', commands: [`psql -X -q -At -v ON_ERROR_STOP=1 -c "create table first_t (x int); select 'db=' || current_database();"`] }],
+        parentCommands: [
+          `psql -X -q -At -v ON_ERROR_STOP=1 -c "create table parent_marker (x int); insert into parent_marker values (42); select 'db=' || current_database();"`,
+        ],
+        subagents: [
+          {
+            marker: 'first',
+            commands: [
+              `psql -X -q -At -v ON_ERROR_STOP=1 -c "create table first_t (x int); select 'db=' || current_database();"`,
+            ],
+          },
+        ],
       },
       { sessionId: sid, allowedTools },
     );
@@ -66,7 +75,9 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: -
     const run2 = await runScenario(
       p,
       {
-        parentCommands: [`psql -X -At -v ON_ERROR_STOP=1 -c "select 'db=' || current_database() || ' marker=' || (select string_agg(x::text, ',') from parent_marker);"`],
+        parentCommands: [
+          `psql -X -At -v ON_ERROR_STOP=1 -c "select 'db=' || current_database() || ' marker=' || (select string_agg(x::text, ',') from parent_marker);"`,
+        ],
         subagents: [{ marker: 'second', commands: [LIST] }],
       },
       { resume: sid, allowedTools, prompt: 'Continue: run the second e2e subagent.' },
@@ -108,5 +119,6 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: -
 });
 
 async function dbAllowConn(name: string): Promise<boolean | undefined> {
-  return (await sql<{ datallowconn: boolean }>(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [name]))[0]?.datallowconn;
+  return (await sql<{ datallowconn: boolean }>(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [name]))[0]
+    ?.datallowconn;
 }

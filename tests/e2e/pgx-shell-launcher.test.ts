@@ -6,7 +6,18 @@
  * the hooks' environment, and the Bash tool's answers only if it is the same (protocol.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, makeE2eProject, makeSource, pgx, recordFigures, runScenario, warnIfSkipped } from './pgx-harness.js';
+import {
+  claudeBin,
+  cleanupRoots,
+  CLAUDE_CODE_VERSION,
+  describeRun,
+  makeE2eProject,
+  makeSource,
+  pgx,
+  recordFigures,
+  runScenario,
+  warnIfSkipped,
+} from './pgx-harness.js';
 
 warnIfSkipped();
 afterAll(cleanupRoots);
@@ -17,7 +28,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
   it("a subagent's routed commands run on its branch with no node process in between", async () => {
     const source = await makeSource();
     const p = makeE2eProject({ source });
-    const run = await runScenario(p, { subagents: [{ marker: 'probe', commands: [PROBE, PROBE, PROBE] }] }, { allowedTools: 'Bash,Agent' });
+    const run = await runScenario(
+      p,
+      { subagents: [{ marker: 'probe', commands: [PROBE, PROBE, PROBE] }] },
+      { allowedTools: 'Bash,Agent' },
+    );
     expect(run.out.code, describeRun(run)).toBe(0);
     expect(run.fake.errors).toEqual([]);
     const results = run.fake.toolResults.get('probe') ?? [];

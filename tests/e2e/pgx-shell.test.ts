@@ -5,7 +5,18 @@
  * subagent's routed ones too. Before, pgx took $SHELL and ran the routed command under dash ("[[: not found").
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { claudeBin, cleanupRoots, CLAUDE_CODE_VERSION, describeRun, makeE2eProject, makeSource, pgx, recordFigures, runScenario, warnIfSkipped } from './pgx-harness.js';
+import {
+  claudeBin,
+  cleanupRoots,
+  CLAUDE_CODE_VERSION,
+  describeRun,
+  makeE2eProject,
+  makeSource,
+  pgx,
+  recordFigures,
+  runScenario,
+  warnIfSkipped,
+} from './pgx-harness.js';
 
 warnIfSkipped();
 afterAll(cleanupRoots);
@@ -17,7 +28,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
   it('SHELL=/bin/sh: bash syntax works routed (subagent) exactly as unrouted (parent)', async () => {
     const source = await makeSource();
     const p = makeE2eProject({ source });
-    const run = await runScenario(p, { parentCommands: [BASHISM], subagents: [{ marker: 'bashism', commands: [BASHISM] }] }, { env: { SHELL: '/bin/sh' }, allowedTools: 'Bash,Agent' });
+    const run = await runScenario(
+      p,
+      { parentCommands: [BASHISM], subagents: [{ marker: 'bashism', commands: [BASHISM] }] },
+      { env: { SHELL: '/bin/sh' }, allowedTools: 'Bash,Agent' },
+    );
     expect(run.out.code, describeRun(run)).toBe(0);
     expect(run.fake.errors).toEqual([]);
     const parent = run.fake.parentBashResults[0] ?? '';
@@ -26,7 +41,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: t
     expect(parent, describeRun(run)).toMatch(/shell-ok x y db=/);
     // … and the routed command ran in the same kind of shell, on the subagent's branch
     expect(routed, describeRun(run)).toMatch(/shell-ok x y db=agent_e2e_/);
-    recordFigures('inner-shell', { shell_env: '/bin/sh', parent: parent.trim().slice(0, 60), routed: routed.trim().slice(0, 60) });
+    recordFigures('inner-shell', {
+      shell_env: '/bin/sh',
+      parent: parent.trim().slice(0, 60),
+      routed: routed.trim().slice(0, 60),
+    });
     expect(pgx(p, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);
   });
 });

@@ -47,7 +47,13 @@ warnIfSkipped();
 afterAll(cleanupRoots);
 
 const WORKER = 'wt-worker';
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'pgx e2e', GIT_AUTHOR_EMAIL: 'e2e@pgx.invalid', GIT_COMMITTER_NAME: 'pgx e2e', GIT_COMMITTER_EMAIL: 'e2e@pgx.invalid' };
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'pgx e2e',
+  GIT_AUTHOR_EMAIL: 'e2e@pgx.invalid',
+  GIT_COMMITTER_NAME: 'pgx e2e',
+  GIT_COMMITTER_EMAIL: 'e2e@pgx.invalid',
+};
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' });
 
 /**
@@ -57,7 +63,10 @@ const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd,
 function gitProject(source: Source, o: { untracked: boolean }): E2eProject {
   const p = makeE2eProject({ source, beforeInstall: (cwd) => git(cwd, 'init', '-q', '-b', 'main') });
   mkdirSync(join(p.cwd, '.claude', 'agents'));
-  writeFileSync(join(p.cwd, '.claude', 'agents', `${WORKER}.md`), `---\nname: ${WORKER}\ndescription: Runs the commands it is given, in a git worktree of its own.\nisolation: worktree\n---\nRun the commands you are asked to run.\n`);
+  writeFileSync(
+    join(p.cwd, '.claude', 'agents', `${WORKER}.md`),
+    `---\nname: ${WORKER}\ndescription: Runs the commands it is given, in a git worktree of its own.\nisolation: worktree\n---\nRun the commands you are asked to run.\n`,
+  );
   writeFileSync(join(p.cwd, 'README.md'), 'e2e\n');
   git(p.cwd, 'add', '--', 'README.md', '.claude', ...(o.untracked ? [] : ['.pgx.toml']));
   git(p.cwd, 'commit', '-q', '-m', 'project');
@@ -104,8 +113,10 @@ async function expectRouted(p: E2eProject, run: Run, expected: Expected[]): Prom
   expect(run.out.code, describeRun(run)).toBe(0);
   expect(run.fake.errors, describeRun(run)).toEqual([]);
   const rows = branches(p);
-  const projects = pgxJson<{ branches: { name: string; project: string }[] }>(p, ['agent', 'ls']).branches.map((b) => b.project);
-  expect(new Set(projects), 'every branch is the main project\'s').toEqual(new Set([p.name]));
+  const projects = pgxJson<{ branches: { name: string; project: string }[] }>(p, ['agent', 'ls']).branches.map(
+    (b) => b.project,
+  );
+  expect(new Set(projects), "every branch is the main project's").toEqual(new Set([p.name]));
   const session = rows.filter((b) => b.kind === 'session');
   expect(session.map((b) => b.session_id)).toEqual([run.sessionId]);
   expect(run.fake.parentBashResults.map(dbsIn), describeRun(run)).toEqual([[session[0]!.name]]);
@@ -127,7 +138,10 @@ async function expectRouted(p: E2eProject, run: Run, expected: Expected[]): Prom
     expect(configIn(results[1]!), results[1]).toBe(e.config);
     expect(results[1]).toContain(`tables=items,wt_${e.marker}`);
     const mine = log.filter((l) => l.agent_id === agentId);
-    expect(mine.filter((l) => l.event === 'pre-tool-use').map((l) => l.outcome)).toEqual(['rewritten:attach', 'rewritten:attach']);
+    expect(mine.filter((l) => l.event === 'pre-tool-use').map((l) => l.outcome)).toEqual([
+      'rewritten:attach',
+      'rewritten:attach',
+    ]);
     expect(mine.find((l) => l.event === 'subagent-start')?.branch).toBe(b!.name);
     expect(mine.find((l) => l.event === 'subagent-stop')?.outcome).toMatch(/^retired:/);
   }
@@ -137,7 +151,10 @@ async function expectRouted(p: E2eProject, run: Run, expected: Expected[]): Prom
   for (const e of expected) {
     pgxJson(p, ['agent', 'up', '--agent', run.fake.agentIds.get(e.marker)!, '--session', run.sessionId]);
     const tables = await publicTables(own.get(e.marker)!);
-    expect(tables.filter((t) => t.startsWith('wt_')), e.marker).toEqual([`wt_${e.marker}`]);
+    expect(
+      tables.filter((t) => t.startsWith('wt_')),
+      e.marker,
+    ).toEqual([`wt_${e.marker}`]);
     expect(await sql(`SELECT who FROM wt_${e.marker}`, [], own.get(e.marker)!)).toEqual([{ who: e.marker }]);
   }
   pgxJson(p, ['agent', 'up', '--session', run.sessionId]);
@@ -147,7 +164,11 @@ async function expectRouted(p: E2eProject, run: Run, expected: Expected[]): Prom
   expect(r.source, 'source schema md5').toBe(r.baseline);
   expect(r.template, 'template schema md5').toBe(r.baseline);
   expect(pgx(p, ['agent', 'down', '--session', run.sessionId, '--now']).status).toBe(0);
-  return { wall_ms: run.out.durationMs, branches: subs.length, routed_results: expected.reduce((n, e) => n + run.fake.toolResults.get(e.marker)!.length, 0) };
+  return {
+    wall_ms: run.out.durationMs,
+    branches: subs.length,
+    routed_results: expected.reduce((n, e) => n + run.fake.toolResults.get(e.marker)!.length, 0),
+  };
 }
 
 describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: git worktrees`, () => {
@@ -158,8 +179,18 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: g
     it(`isolation: worktree subagents, .pgx.toml ${untracked ? 'untracked (absent from their worktrees)' : 'committed'}: each on its own branch`, async () => {
       source ??= await makeSource();
       const p = gitProject(source, { untracked });
-      const run = await runScenario(p, { subagents: ['a', 'b'].map((m) => script(m, WORKER)), parentCommands: [PARENT] }, { allowedTools: PSQL_ALLOWED });
-      const figures = await expectRouted(p, run, ['a', 'b'].map((marker) => ({ marker, cwd: agentWorktree(p), config: untracked ? 'absent' : 'present' }) as const));
+      const run = await runScenario(
+        p,
+        { subagents: ['a', 'b'].map((m) => script(m, WORKER)), parentCommands: [PARENT] },
+        { allowedTools: PSQL_ALLOWED },
+      );
+      const figures = await expectRouted(
+        p,
+        run,
+        ['a', 'b'].map(
+          (marker) => ({ marker, cwd: agentWorktree(p), config: untracked ? 'absent' : 'present' }) as const,
+        ),
+      );
       recordFigures(`worktree-isolation-${untracked ? 'untracked' : 'committed'}`, figures);
     });
   }
@@ -169,7 +200,11 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: g
     const p = gitProject(source, { untracked: false });
     const name = 'pgx-e2e-session';
     const sessionTree = join(p.cwd, '.claude', 'worktrees', name);
-    const run = await runScenario(p, { subagents: [script('plain'), script('isolated', WORKER)], parentCommands: [PARENT] }, { allowedTools: PSQL_ALLOWED, extraArgs: ['--worktree', name] });
+    const run = await runScenario(
+      p,
+      { subagents: [script('plain'), script('isolated', WORKER)], parentCommands: [PARENT] },
+      { allowedTools: PSQL_ALLOWED, extraArgs: ['--worktree', name] },
+    );
     // The session ran in its worktree (its hooks' CLAUDE_PROJECT_DIR), on branch worktree-<name>.
     expect(git(p.cwd, 'worktree', 'list')).toContain(`${sessionTree} `);
     expect(hookLog(p).find((l) => l.event === 'session-start')?.project_dir).toBe(sessionTree);

@@ -17,7 +17,11 @@ describe('broker: kept registry connections', () => {
     const made = await p.run((e) => e.ensure({ sessionId: id.sessionId, agentId: id.agentId }));
     const opts = { quiet: true, reuse: kept };
     const backends = async () =>
-      (await sql<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = 'pgx_registry' AND application_name = 'pgx' AND pid <> pg_backend_pid()")).map((r) => r.pid);
+      (
+        await sql<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE datname = 'pgx_registry' AND application_name = 'pgx' AND pid <> pg_backend_pid()",
+        )
+      ).map((r) => r.pid);
     const before = new Set(await backends());
 
     const first = await attachFast(p.config, id, opts);
@@ -49,7 +53,8 @@ describe('broker: lent registry connections (a whole engine piece of work)', () 
     const p = testProject();
     const lender = new KeptConnections();
     try {
-      const pidOf = async (e: import('../../src/engine/api.js').Engine) => (e as unknown as { ctx: { registry: { backendPid: number } } }).ctx.registry.backendPid;
+      const pidOf = async (e: import('../../src/engine/api.js').Engine) =>
+        (e as unknown as { ctx: { registry: { backendPid: number } } }).ctx.registry.backendPid;
       const opts = { quiet: true, reuse: lender };
       const e1 = await Engine.open(p.config, opts);
       const pid1 = await pidOf(e1);

@@ -52,9 +52,14 @@ async function privilegesIn(db: string, ro: string): Promise<Privileges> {
   const c = adminClient(db);
   await c.connect();
   try {
-    const [o] = (await c.query(`SELECT n.nspowner::regrole::text AS s, c.relowner::regrole::text AS t, c.relacl::text AS acl,
+    const [o] = (
+      await c.query(
+        `SELECT n.nspowner::regrole::text AS s, c.relowner::regrole::text AS t, c.relacl::text AS acl,
                                         has_table_privilege($1, 'app.items', 'SELECT') AS sel
-                                   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app' AND c.relname = 'items'`, [ro])).rows;
+                                   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app' AND c.relname = 'items'`,
+        [ro],
+      )
+    ).rows;
     let rows: number | string;
     try {
       await c.query(`SET ROLE ${ro}`);
@@ -104,7 +109,10 @@ describe('busy source: owners and privileges as an idle source gives them', () =
     const into = `into_${rand()}`;
     await sql(`CREATE DATABASE ${into} OWNER ${lim}`);
     const i = pgInfo();
-    const e = { admin: { host: i.host, port: i.port, user: lim, password, database: 'postgres' }, config: { home: '/nonexistent' } as Config };
+    const e = {
+      admin: { host: i.host, port: i.port, user: lim, password, database: 'postgres' },
+      config: { home: '/nonexistent' } as Config,
+    };
     expect(await copyByDump(e, source, into)).toBe('dropped');
     const p = await privilegesIn(into, ro);
     expect(p).toMatchObject({ schemaOwner: lim, tableOwner: lim, roSelects: false });
@@ -116,6 +124,11 @@ describe('busy source: owners and privileges as an idle source gives them', () =
     const into2 = `into_${rand()}`;
     await sql(`CREATE DATABASE ${into2} OWNER ${lim}`);
     expect(await copyByDump(e, source, into2)).toBe('kept');
-    expect(await privilegesIn(into2, ro)).toMatchObject({ schemaOwner: owner, tableOwner: owner, roSelects: true, roRows: 2 });
+    expect(await privilegesIn(into2, ro)).toMatchObject({
+      schemaOwner: owner,
+      tableOwner: owner,
+      roSelects: true,
+      roRows: 2,
+    });
   });
 });

@@ -37,11 +37,16 @@ describe.skipIf(why !== undefined)('copy-on-write clones on PostgreSQL 18 + XFS 
     await q(`CREATE TABLE t AS SELECT g, repeat(md5(g::text), 30) AS pad FROM generate_series(1, 64000) g`, 'cow_src');
     const dir = mkdtempSync(join(tmpdir(), 'pgx-cow-'));
     writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "cow"\nsource = "cow_src"\n');
-    const config = loadConfig({ cwd: dir, env: { PGX_DATABASE_URL: x.url, PGX_HOST: 'cow', PGX_HOME: join(dir, 'home'), HOME: dir } });
+    const config = loadConfig({
+      cwd: dir,
+      env: { PGX_DATABASE_URL: x.url, PGX_HOST: 'cow', PGX_HOME: join(dir, 'home'), HOME: dir },
+    });
     const e = await Engine.open(config, { quiet: true });
     try {
       await e.ensure({ execId: 'first' }); // builds the template; the clone is the probe
-      const verdicts = readdirSync(join(dir, 'home', 'servers')).map((f) => JSON.parse(readFileSync(join(dir, 'home', 'servers', f), 'utf8')));
+      const verdicts = readdirSync(join(dir, 'home', 'servers')).map((f) =>
+        JSON.parse(readFileSync(join(dir, 'home', 'servers', f), 'utf8')),
+      );
       expect(verdicts).toHaveLength(1);
       expect(verdicts[0]).toMatchObject({ reflink: true, by: 'disk' });
       const size = Number((await q(`SELECT pg_database_size('cow_src')::bigint AS s`))[0].s);
@@ -54,13 +59,16 @@ describe.skipIf(why !== undefined)('copy-on-write clones on PostgreSQL 18 + XFS 
       const cow = x.used() - before;
       expect(cow, `a copy-on-write branch used ${Math.round(cow / MB)} MB`).toBeLessThan(10 * MB);
 
-      const tpl = (await q(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_tpl\\_cow\\_%'`))[0].datname as string;
+      const tpl = (await q(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_tpl\\_cow\\_%'`))[0]
+        .datname as string;
       await q('CHECKPOINT');
       const before2 = x.used();
       await q(`CREATE DATABASE control_copy TEMPLATE "${tpl}" STRATEGY WAL_LOG`);
       await q('CHECKPOINT');
       expect(x.used() - before2, 'the control copy').toBeGreaterThan(size / 2);
-      console.log(`[cow] template ${Math.round(size / MB)} MB: branch +${(cow / MB).toFixed(1)} MB, WAL_LOG copy +${Math.round((x.used() - before2) / MB)} MB`);
+      console.log(
+        `[cow] template ${Math.round(size / MB)} MB: branch +${(cow / MB).toFixed(1)} MB, WAL_LOG copy +${Math.round((x.used() - before2) / MB)} MB`,
+      );
     } finally {
       await e.close();
     }
@@ -79,11 +87,16 @@ describe.skipIf(why !== undefined)('copy-on-write clones on PostgreSQL 18 + XFS 
       await s.end();
       const dir = mkdtempSync(join(tmpdir(), 'pgx-nocow-'));
       writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "nocow"\nsource = "plain_src"\n');
-      const config = loadConfig({ cwd: dir, env: { PGX_DATABASE_URL: plain.url, PGX_HOST: 'nocow', PGX_HOME: join(dir, 'home'), HOME: dir } });
+      const config = loadConfig({
+        cwd: dir,
+        env: { PGX_DATABASE_URL: plain.url, PGX_HOST: 'nocow', PGX_HOME: join(dir, 'home'), HOME: dir },
+      });
       const e = await Engine.open(config, { quiet: true });
       try {
         await e.ensure({ execId: 'first' });
-        const [verdict] = readdirSync(join(dir, 'home', 'servers')).map((f) => JSON.parse(readFileSync(join(dir, 'home', 'servers', f), 'utf8')));
+        const [verdict] = readdirSync(join(dir, 'home', 'servers')).map((f) =>
+          JSON.parse(readFileSync(join(dir, 'home', 'servers', f), 'utf8')),
+        );
         expect(verdict).toMatchObject({ reflink: false, by: 'disk' });
         expect((await e.ensure({ execId: 'second' })).method).toBe('clone');
       } finally {

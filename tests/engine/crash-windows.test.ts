@@ -106,7 +106,9 @@ describe.concurrent('template build and refresh: crash windows', () => {
 
   it('build cut between its CREATE DATABASE and the building stamp: the unstamped build is dropped (it is recorded)', async () => {
     const t = testProject();
-    await crashDuring(t, /^COMMENT ON DATABASE .*_b[a-z0-9]{6}" IS 'pgx:template-building/, (e) => e.ensure({ execId: 'b' }));
+    await crashDuring(t, /^COMMENT ON DATABASE .*_b[a-z0-9]{6}" IS 'pgx:template-building/, (e) =>
+      e.ensure({ execId: 'b' }),
+    );
     const [leftover] = await databasesLike(`${t.template}_b`);
     expect((await dbRow(leftover!))!.comment).toBeNull();
     // A stranger's unstamped database named like a build, and another project's build, are never touched.
@@ -139,7 +141,9 @@ describe.concurrent('template build and refresh: crash windows', () => {
     await t.run((e) => e.ensure({ execId: 'one' }));
     await crashDuring(t, new RegExp(`_b[a-z0-9]{6}" RENAME TO "${q(t.template)}"`), (e) => e.refreshTemplate());
     expect(await dbRow(t.template)).toBeUndefined();
-    expect((await databasesLike(`${t.template}_`)).map((n) => n.slice(t.template.length, t.template.length + 2)).sort()).toEqual(['_b', '_o']);
+    expect(
+      (await databasesLike(`${t.template}_`)).map((n) => n.slice(t.template.length, t.template.length + 2)).sort(),
+    ).toEqual(['_b', '_o']);
     await t.run((e) => e.ensure({ execId: 'two' }));
     expect((await dbRow(t.template))!.comment).toMatch(/^pgx:template:/);
     await expectNoOrphans(t);

@@ -90,34 +90,93 @@ describe.concurrent('agent diff (in-process)', () => {
     expect(r.against).toEqual({ kind: 'parent', database: t.template, parent_was_template: true });
     expect(names(r.schema.added)).toEqual(
       [
-        'column public.items.tag', 'constraint public.items.note_short', 'enum public.new_enum', 'extension citext', 'function public.h(t text)', 'index public.items_tag',
-        'schema extra', 'sequence public.new_seq', 'table public.added_t', 'column public.added_t.id', 'trigger public.items.items_touch2', 'view public.fresh_view',
+        'column public.items.tag',
+        'constraint public.items.note_short',
+        'enum public.new_enum',
+        'extension citext',
+        'function public.h(t text)',
+        'index public.items_tag',
+        'schema extra',
+        'sequence public.new_seq',
+        'table public.added_t',
+        'column public.added_t.id',
+        'trigger public.items.items_touch2',
+        'view public.fresh_view',
       ].sort(),
     );
     expect(names(r.schema.dropped)).toEqual(
-      ['column public.doomed.x', 'enum public.gone_type', 'function public.g()', 'index public.items_price', 'sequence public.counter', 'table public.doomed', 'trigger public.items.items_touch', 'view public.cheap'].sort(),
+      [
+        'column public.doomed.x',
+        'enum public.gone_type',
+        'function public.g()',
+        'index public.items_price',
+        'sequence public.counter',
+        'table public.doomed',
+        'trigger public.items.items_touch',
+        'view public.cheap',
+      ].sort(),
     );
-    expect(names(r.schema.altered)).toEqual(['column public.items.price', 'constraint public.items.price_positive', 'enum public.mood', 'function public.f(a integer)', 'sequence public.tuned', 'view public.kept_view'].sort());
+    expect(names(r.schema.altered)).toEqual(
+      [
+        'column public.items.price',
+        'constraint public.items.price_positive',
+        'enum public.mood',
+        'function public.f(a integer)',
+        'sequence public.tuned',
+        'view public.kept_view',
+      ].sort(),
+    );
     // Rows, over the columns both sides have with the same type (price changed type, tag is new: id and note).
     const items = r.data.find((d) => d.table === 'public.items');
-    expect(items).toEqual({ table: 'public.items', compared: 'exact', base_rows: 20, branch_rows: 21, rows_added: 2, rows_removed: 1, rows_changed: 1, columns_compared: 2 });
-    expect(r.data.find((d) => d.table === 'public.nokey')).toEqual({ table: 'public.nokey', compared: 'exact', base_rows: 3, branch_rows: 3, rows_added: 1, rows_removed: 1, rows_changed: null });
+    expect(items).toEqual({
+      table: 'public.items',
+      compared: 'exact',
+      base_rows: 20,
+      branch_rows: 21,
+      rows_added: 2,
+      rows_removed: 1,
+      rows_changed: 1,
+      columns_compared: 2,
+    });
+    expect(r.data.find((d) => d.table === 'public.nokey')).toEqual({
+      table: 'public.nokey',
+      compared: 'exact',
+      base_rows: 3,
+      branch_rows: 3,
+      rows_added: 1,
+      rows_removed: 1,
+      rows_changed: null,
+    });
     expect(r.data.map((d) => d.table).sort()).toEqual(['public.items', 'public.nokey']); // quiet: unchanged, not listed
-    expect(r.bounds).toMatchObject({ tables_compared: 3, tables_exact: 3, tables_counts_only: 0, tables_skipped: 0, exact_max_rows: 100_000 });
+    expect(r.bounds).toMatchObject({
+      tables_compared: 3,
+      tables_exact: 3,
+      tables_counts_only: 0,
+      tables_skipped: 0,
+      exact_max_rows: 100_000,
+    });
     expect(r.changed).toBe(true);
     // The template was read through a copy; the template itself is as it was (refusing connections, same stamp).
     expect(await dbRow(t.template)).toEqual(tplBefore);
-    const copies = await sql<{ name: string }>('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry');
+    const copies = await sql<{ name: string }>(
+      'SELECT name FROM pgx_template_build WHERE template = $1',
+      [t.template],
+      'pgx_registry',
+    );
     expect(copies).toHaveLength(1);
     // … kept and reused by the next diff (no second copy), which --against template gives the same answer.
     const again = await t.run((e) => e.diff({ id: 'd1' }, 'template'));
     expect(again.against).toEqual({ kind: 'template', database: t.template, parent_was_template: false });
     expect(names(again.schema.added)).toEqual(names(r.schema.added));
-    expect(await sql('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).toEqual(copies);
+    expect(await sql('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).toEqual(
+      copies,
+    );
     // A template refresh sweeps the copy with the other build leftovers.
     await t.run((e) => e.refreshTemplate());
     expect(await dbRow(copies[0]!.name)).toBeUndefined();
-    expect(await sql('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).toEqual([]);
+    expect(await sql('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).toEqual(
+      [],
+    );
     await t.run((e) => e.down({ id: 'd1' }, { now: true }));
   });
 
@@ -125,22 +184,60 @@ describe.concurrent('agent diff (in-process)', () => {
     const t = testProject();
     const base = await t.run((e) => e.ensure({ execId: 'base' }));
     const other = await t.run((e) => e.ensure({ execId: 'other' }));
-    for (const db of [base.branch, other.branch]) await onDb(db, 'CREATE TABLE big (id int PRIMARY KEY, v text); INSERT INTO big SELECT g, md5(g::text) FROM generate_series(1, 50) g; CREATE TABLE small (id int PRIMARY KEY)');
+    for (const db of [base.branch, other.branch])
+      await onDb(
+        db,
+        'CREATE TABLE big (id int PRIMARY KEY, v text); INSERT INTO big SELECT g, md5(g::text) FROM generate_series(1, 50) g; CREATE TABLE small (id int PRIMARY KEY)',
+      );
     const same = await t.run((e) => e.diff({ id: 'other' }, { branch: base.branch }));
-    expect(same).toMatchObject({ changed: false, data: [], schema: { added: [], dropped: [], altered: [] }, against: { kind: 'branch', database: base.branch } });
+    expect(same).toMatchObject({
+      changed: false,
+      data: [],
+      schema: { added: [], dropped: [], altered: [] },
+      against: { kind: 'branch', database: base.branch },
+    });
     // Same row count, one row changed: exact sees it, counts-only cannot (and says it did not compare contents).
     await onDb(other.branch, "UPDATE big SET v = 'x' WHERE id = 7");
     const exact = await t.run((e) => e.diff({ id: 'other' }, { branch: base.branch }));
-    expect(exact.data).toEqual([{ table: 'public.big', compared: 'exact', base_rows: 50, branch_rows: 50, rows_added: 0, rows_removed: 0, rows_changed: 1 }]);
+    expect(exact.data).toEqual([
+      {
+        table: 'public.big',
+        compared: 'exact',
+        base_rows: 50,
+        branch_rows: 50,
+        rows_added: 0,
+        rows_removed: 0,
+        rows_changed: 1,
+      },
+    ]);
     await onDb(other.branch, 'INSERT INTO big VALUES (51, null), (52, null)');
-    const bounded = await t.run((e) => e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 10, exactMaxBytes: 1 << 30 }));
-    expect(bounded.data).toEqual([{ table: 'public.big', compared: 'counts', base_rows: 50, branch_rows: 52, rows_added: 2, rows_removed: 0, rows_changed: null }]);
+    const bounded = await t.run((e) =>
+      e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 10, exactMaxBytes: 1 << 30 }),
+    );
+    expect(bounded.data).toEqual([
+      {
+        table: 'public.big',
+        compared: 'counts',
+        base_rows: 50,
+        branch_rows: 52,
+        rows_added: 2,
+        rows_removed: 0,
+        rows_changed: null,
+      },
+    ]);
     expect(bounded.bounds).toMatchObject({ exact_max_rows: 10, tables_exact: 1, tables_counts_only: 1 });
-    const byBytes = await t.run((e) => e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 1000, exactMaxBytes: 1 }));
+    const byBytes = await t.run((e) =>
+      e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 1000, exactMaxBytes: 1 }),
+    );
     expect(byBytes.bounds).toMatchObject({ exact_max_bytes: 1, tables_exact: 1, tables_counts_only: 1 }); // small is empty: 0 bytes
     expect(byBytes.data.map((d) => [d.table, d.compared])).toEqual([['public.big', 'counts']]);
-    const budget = await t.run((e) => e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 1000, exactMaxBytes: 1 << 30, budgetMs: 0 }));
-    expect(budget.data.map((d) => [d.table, d.compared])).toEqual([['public.big', 'skipped'], ['public.small', 'skipped']]);
+    const budget = await t.run((e) =>
+      e.diff({ id: 'other' }, { branch: base.branch }, { exactMaxRows: 1000, exactMaxBytes: 1 << 30, budgetMs: 0 }),
+    );
+    expect(budget.data.map((d) => [d.table, d.compared])).toEqual([
+      ['public.big', 'skipped'],
+      ['public.small', 'skipped'],
+    ]);
     expect(budget.bounds.tables_skipped).toBe(2);
     await t.run(async (e) => {
       await e.down({ id: 'base' }, { now: true });
@@ -157,9 +254,13 @@ describe.concurrent('agent diff (in-process)', () => {
     const r = await t.run((e) => e.diff({ branch: b.branch }, 'template'));
     expect(names(r.schema.added)).toEqual(['column public.made_here.x', 'table public.made_here']);
     expect((await dbRow(b.branch))!.datallowconn).toBe(false);
-    expect((await sql('SELECT state FROM pgx_branch WHERE name = $1', [b.branch], 'pgx_registry'))[0].state).toBe('retiring');
+    expect((await sql('SELECT state FROM pgx_branch WHERE name = $1', [b.branch], 'pgx_registry'))[0].state).toBe(
+      'retiring',
+    );
     await expect(t.run((e) => e.diff({ id: 'nope' }))).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(t.run((e) => e.diff({ id: 'ret' }, { branch: 'no_such_branch' }))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(t.run((e) => e.diff({ id: 'ret' }, { branch: 'no_such_branch' }))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     await t.run((e) => e.down({ id: 'ret' }, { now: true }));
   });
 
@@ -167,7 +268,14 @@ describe.concurrent('agent diff (in-process)', () => {
     const t = testProject();
     const b = await t.run((e) => e.ensure({ execId: 'crash' }));
     await onDb(b.branch, 'CREATE TABLE c (x int)');
-    const builds = async () => (await sql<{ name: string }>('SELECT name FROM pgx_template_build WHERE template = $1', [t.template], 'pgx_registry')).map((r) => r.name);
+    const builds = async () =>
+      (
+        await sql<{ name: string }>(
+          'SELECT name FROM pgx_template_build WHERE template = $1',
+          [t.template],
+          'pgx_registry',
+        )
+      ).map((r) => r.name);
     // 1. Killed between the copy's CREATE DATABASE and its stamp: a recorded, unstamped database.
     await crashDuring(t, /^COMMENT ON DATABASE "pgx_base_/, (e) => e.diff({ id: 'crash' }));
     const [left] = await builds();
@@ -179,7 +287,10 @@ describe.concurrent('agent diff (in-process)', () => {
     expect(now).toHaveLength(1);
     expect(now[0]).not.toBe(left);
     expect(await dbRow(left!)).toBeUndefined(); // the leftover was dropped (it was recorded: provably pgx's)
-    expect(JSON.parse((await dbRow(now[0]!))!.comment!.replace(/^pgx:template-building:/, ''))).toMatchObject({ project: t.name, baseline_of: (await dbRow(t.template))!.oid });
+    expect(JSON.parse((await dbRow(now[0]!))!.comment!.replace(/^pgx:template-building:/, ''))).toMatchObject({
+      project: t.name,
+      baseline_of: (await dbRow(t.template))!.oid,
+    });
 
     // 2. Killed after letting the admin into a retiring branch, before shutting it again.
     await t.run((e) => e.down({ id: 'crash' }));
@@ -192,7 +303,8 @@ describe.concurrent('agent diff (in-process)', () => {
     await faults.settled();
     expect((await dbRow(b.branch))!.datallowconn).toBe(true); // the window: open, to the admin only (its role is NOLOGIN)
     const [{ role }] = await sql('SELECT role FROM pgx_branch WHERE name = $1', [b.branch], 'pgx_registry');
-    if (role) expect((await sql('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', [role]))[0].rolcanlogin).toBe(false);
+    if (role)
+      expect((await sql('SELECT rolcanlogin FROM pg_roles WHERE rolname = $1', [role]))[0].rolcanlogin).toBe(false);
     const again = await t.run((e) => e.diff({ id: 'crash' }, 'template'));
     expect(again.changed).toBe(true);
     expect((await dbRow(b.branch))!.datallowconn).toBe(false);
@@ -206,17 +318,36 @@ describe.concurrent('agent diff (in-process)', () => {
     const parent = await t.run((e) => e.ensure({ execId: 'par' }));
     await onDb(parent.branch, 'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)');
     const child = await t.run((e) => e.ensure({ execId: 'kid' }));
-    await onDb(child.branch, 'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1), (2); CREATE TABLE kid_own (y int)');
+    await onDb(
+      child.branch,
+      'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1), (2); CREATE TABLE kid_own (y int)',
+    );
     await sql('UPDATE pgx_branch SET parent = $2 WHERE name = $1', [child.branch, parent.branch], 'pgx_registry');
     const r = await t.run((e) => e.diff({ id: 'kid' }));
     expect(r.against).toEqual({ kind: 'parent', database: parent.branch, parent_was_template: false });
     expect(names(r.schema.added)).toEqual(['column public.kid_own.y', 'table public.kid_own']);
-    expect(r.data).toEqual([{ table: 'public.parent_mig', compared: 'exact', base_rows: 1, branch_rows: 2, rows_added: 1, rows_removed: 0, rows_changed: null }]);
+    expect(r.data).toEqual([
+      {
+        table: 'public.parent_mig',
+        compared: 'exact',
+        base_rows: 1,
+        branch_rows: 2,
+        rows_added: 1,
+        rows_removed: 0,
+        rows_changed: null,
+      },
+    ]);
     // Two-way: what the parent did after the fork shows reversed.
     await onDb(parent.branch, 'CREATE TABLE parent_later (z int)');
-    expect(names((await t.run((e) => e.diff({ id: 'kid' }))).schema.dropped)).toEqual(['column public.parent_later.z', 'table public.parent_later']);
+    expect(names((await t.run((e) => e.diff({ id: 'kid' }))).schema.dropped)).toEqual([
+      'column public.parent_later.z',
+      'table public.parent_later',
+    ]);
     await t.run((e) => e.down({ id: 'par' }, { now: true }));
-    await expect(t.run((e) => e.diff({ id: 'kid' }))).rejects.toMatchObject({ code: 'NOT_FOUND', hint: expect.stringContaining('--against template') });
+    await expect(t.run((e) => e.diff({ id: 'kid' }))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      hint: expect.stringContaining('--against template'),
+    });
     expect((await t.run((e) => e.diff({ id: 'kid' }, 'template'))).against.database).toBe(t.template);
     await t.run((e) => e.down({ id: 'kid' }, { now: true }));
   });

@@ -16,7 +16,12 @@ import { expectNoOrphans, registryRows, testProject } from '../helpers/engine.js
 import { sql } from '../helpers/pgx.js';
 
 const MB = 1024 * 1024;
-const why = process.getuid?.() !== 0 ? 'not root: mounting a tmpfs needs it' : spawnSync('mount', ['--version']).status !== 0 ? 'no mount(8)' : undefined;
+const why =
+  process.getuid?.() !== 0
+    ? 'not root: mounting a tmpfs needs it'
+    : spawnSync('mount', ['--version']).status !== 0
+      ? 'no mount(8)'
+      : undefined;
 if (why) console.warn(`SKIPPED disk budget on a tmpfs tablespace: ${why}`);
 
 const free = (path: string) => {
@@ -45,7 +50,10 @@ describe.skipIf(why !== undefined)('disk budget on a small file system (a tmpfs 
   afterAll(async () => {
     try {
       // Whatever the test left in the tablespace (all of it this file's), then the tablespace.
-      for (const { datname, datistemplate } of await sql<{ datname: string; datistemplate: boolean }>(`SELECT datname, datistemplate FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace WHERE t.spcname = $1`, [space])) {
+      for (const { datname, datistemplate } of await sql<{ datname: string; datistemplate: boolean }>(
+        `SELECT datname, datistemplate FROM pg_database d JOIN pg_tablespace t ON t.oid = d.dattablespace WHERE t.spcname = $1`,
+        [space],
+      )) {
         if (datistemplate) await sql(`ALTER DATABASE "${datname}" IS_TEMPLATE false`);
         await sql(`DROP DATABASE "${datname}" WITH (FORCE)`);
       }
@@ -61,7 +69,7 @@ describe.skipIf(why !== undefined)('disk budget on a small file system (a tmpfs 
     }
   });
 
-  it('the pool stops before twice the reserve; clones go on until the next would cross it, which is refused with the tablespace\'s figures', async () => {
+  it("the pool stops before twice the reserve; clones go on until the next would cross it, which is refused with the tablespace's figures", async () => {
     const src = `src_${space}`;
     await sql(`CREATE DATABASE ${src} TABLESPACE ${space}`);
     await sql(`CREATE TABLE t AS SELECT g, repeat(md5(g::text), 9) AS pad FROM generate_series(1, 50000) g`, [], src);
@@ -83,14 +91,19 @@ describe.skipIf(why !== undefined)('disk budget on a small file system (a tmpfs 
 
       // The pool: members until the next would leave less than twice the reserve on the tmpfs.
       let r = await e.fillPool();
-      for (let i = 0; r.busy && i < 100; i++) r = await new Promise((res) => setTimeout(res, 100)).then(() => e.fillPool());
+      for (let i = 0; r.busy && i < 100; i++)
+        r = await new Promise((res) => setTimeout(res, 100)).then(() => e.fillPool());
       const left = await settled();
-      console.log(`[tmpfs] template ${Math.round(size / MB)} MB, shared_buffers ${Math.round(owed / MB)} MB: pool ${r.created.length}/${r.target}, ${Math.round(left / MB)} MB left of 384 MB`);
+      console.log(
+        `[tmpfs] template ${Math.round(size / MB)} MB, shared_buffers ${Math.round(owed / MB)} MB: pool ${r.created.length}/${r.target}, ${Math.round(left / MB)} MB left of 384 MB`,
+      );
       expect(r).toMatchObject({ busy: false, target: 16, bound: 'disk_reserve' });
       expect(r.created.length).toBeGreaterThan(0);
       expect(r.created.length).toBeLessThan(16);
       expect(left).toBeGreaterThanOrEqual(2 * reserve);
-      expect(left - owed - size, 'the pool stopped only when the next member would not fit').toBeLessThan(2 * reserve + 2 * MB);
+      expect(left - owed - size, 'the pool stopped only when the next member would not fit').toBeLessThan(
+        2 * reserve + 2 * MB,
+      );
       expect(r.disk_note).toContain(`on the file system of ${mnt},`);
 
       // Branches asked for: without the pool, each a clone, until the next would cross the reserve itself.
@@ -119,7 +132,12 @@ describe.skipIf(why !== undefined)('disk budget on a small file system (a tmpfs 
       expect(await settled()).toBeGreaterThanOrEqual(reserve);
       expect(refused!.message).toContain(`([disk] reserve = "24MB")`);
       // the refused branch left nothing
-      expect((await registryRows(t.name)).filter((x) => x.host === t.host).map((x) => x.name).sort()).toEqual([...made].sort());
+      expect(
+        (await registryRows(t.name))
+          .filter((x) => x.host === t.host)
+          .map((x) => x.name)
+          .sort(),
+      ).toEqual([...made].sort());
       await expectNoOrphans(t);
     } finally {
       for (const name of made) await e.down({ branch: name }, { now: true }).catch(() => {});

@@ -52,11 +52,17 @@ function expectFigures(err: DiskBudgetError, reserve: number, atLeast: number): 
   expect(f.owed).toBeGreaterThan(0);
   expect(f.free - f.owed - f.in_flight).toBeGreaterThanOrEqual(f.floor); // without the copy it fits: the copy crosses it
   expect(f.free - f.owed - f.in_flight - f.needed).toBeLessThan(f.floor);
-  expect(err.message).toMatch(/^Not enough disk for .+: it needs ~\d+ MB on the file system of \/.+, which has [\d.]+ GB free of [\d.]+ GB \(less up to \d+ MB the server may still write from its buffers\); pgx keeps [\d.]+ GB free there \(\[disk\] reserve = "[\d.]+GB"\)/);
+  expect(err.message).toMatch(
+    /^Not enough disk for .+: it needs ~\d+ MB on the file system of \/.+, which has [\d.]+ GB free of [\d.]+ GB \(less up to \d+ MB the server may still write from its buffers\); pgx keeps [\d.]+ GB free there \(\[disk\] reserve = "[\d.]+GB"\)/,
+  );
   expect(err.hint).toMatch(/pgx agent gc/);
   expect(err.hint).toMatch(/pgx agent pool drain/);
   expect(err.hint).toMatch(/lower \[disk\] reserve in \/.+\.pgx\.toml/);
-  expect(err.toJSON()).toMatchObject({ code: 'DISK_RESERVE', exit_code: 7, disk: { free: f.free, needed: f.needed, reserve: reserve } });
+  expect(err.toJSON()).toMatchObject({
+    code: 'DISK_RESERVE',
+    exit_code: 7,
+    disk: { free: f.free, needed: f.needed, reserve: reserve },
+  });
 }
 
 /**
@@ -64,14 +70,22 @@ function expectFigures(err: DiskBudgetError, reserve: number, atLeast: number): 
  * The disk is shared with the other helpers' work on this machine (measured: 1 GB freed in 5 s), so an attempt the
  * disk's growth let through is undone (`undo`) and made again with a new measurement, at most 5 times.
  */
-async function refusedUnder(t: TestProject, fn: (e: Engine) => Promise<unknown>, undo: (e: Engine) => Promise<unknown> = async () => {}): Promise<DiskBudgetError & { reserveGiven: number }> {
+async function refusedUnder(
+  t: TestProject,
+  fn: (e: Engine) => Promise<unknown>,
+  undo: (e: Engine) => Promise<unknown> = async () => {},
+): Promise<DiskBudgetError & { reserveGiven: number }> {
   for (let attempt = 1; ; attempt++) {
     const cfg = await tight(t, 20 * MB);
     const e = await open(cfg);
     try {
-      const out = await fn(e).then(() => undefined, (err: unknown) => err);
+      const out = await fn(e).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       if (out instanceof DiskBudgetError) return Object.assign(out, { reserveGiven: cfg.disk.reserve.bytes! });
-      if (out !== undefined || attempt === 5) throw out ?? new Error('never refused in 5 attempts: the disk kept growing faster than the copy needs');
+      if (out !== undefined || attempt === 5)
+        throw out ?? new Error('never refused in 5 attempts: the disk kept growing faster than the copy needs');
       console.warn(`[disk-budget] attempt ${attempt} not refused: the shared disk grew meanwhile; again`);
       await undo(e);
     } finally {
@@ -84,19 +98,30 @@ async function open(config: Config): Promise<Engine> {
   return Engine.open(config, { quiet: true });
 }
 
-describe('disk budget on the data directory\'s file system', () => {
+describe("disk budget on the data directory's file system", () => {
   it('a template clone of ~50 MB is refused with the reserve 20 MB under the free space; made with room; nothing left', async () => {
     const t = testProject({ source: await bigSource() });
     await t.run((e) => e.ensure({ execId: 'first' })); // the template (a copy too), with the default reserve
     const size = Number((await sql<{ s: string }>(`SELECT pg_database_size($1)::text AS s`, [t.template]))[0]!.s);
     expect(size).toBeGreaterThan(40 * MB);
 
-    const err = await refusedUnder(t, (e) => e.ensure({ execId: 'second' }), (e) => e.down({ id: 'second' }, { now: true }));
+    const err = await refusedUnder(
+      t,
+      (e) => e.ensure({ execId: 'second' }),
+      (e) => e.down({ id: 'second' }, { now: true }),
+    );
     expectFigures(err, err.reserveGiven, size);
     expect(err.figures.what).toMatch(/^branch "exec_.+_second" \(a clone of the template "pgx_tpl_/);
     // nothing of the refused branch: no record, no pgx_new_<nonce>
-    expect((await registryRows(t.name)).filter((r) => r.host === t.host).map((r) => r.name)).toEqual([`exec_${t.host}_first`]);
-    expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_new\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%${t.host}%second%`])).toEqual([]);
+    expect((await registryRows(t.name)).filter((r) => r.host === t.host).map((r) => r.name)).toEqual([
+      `exec_${t.host}_first`,
+    ]);
+    expect(
+      await sql(
+        `SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_new\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`,
+        [`%${t.host}%second%`],
+      ),
+    ).toEqual([]);
     await expectNoOrphans(t);
 
     // The control: the same copy with room (reserve 2 GB under the free space) is made.
@@ -113,14 +138,24 @@ describe('disk budget on the data directory\'s file system', () => {
     const t = testProject({ source: await bigSource() });
     const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
     // The parent migrates and keeps its connection open: a fork would be pg_dump | psql.
-    const parent = new pg.Client({ host: s.conn.host, port: s.conn.port, user: s.conn.user, password: s.conn.password, database: s.conn.database });
+    const parent = new pg.Client({
+      host: s.conn.host,
+      port: s.conn.port,
+      user: s.conn.user,
+      password: s.conn.password,
+      database: s.conn.database,
+    });
     parent.on('error', () => {});
     await parent.connect();
     try {
       await parent.query('ALTER TABLE t ADD COLUMN note text; CREATE TABLE migrated (id int)');
       // Each refusal on an engine of its own, its reserve measured right before: the disk is shared with other tests,
       // and one of them freeing 100 MB between the measurement and the copy would let the copy through.
-      const err = await refusedUnder(t, (e) => e.ensure({ sessionId: 's1', agentId: 'a1' }), (e) => e.down({ branch: `agent_${t.host}_s1_a1` }, { now: true }));
+      const err = await refusedUnder(
+        t,
+        (e) => e.ensure({ sessionId: 's1', agentId: 'a1' }),
+        (e) => e.down({ branch: `agent_${t.host}_s1_a1` }, { now: true }),
+      );
       expectFigures(err, err.reserveGiven, 40 * MB);
       // a fork copies its parent once, into the frozen copy its forks share (engine/freeze.ts): that copy is the one refused
       expect(err.figures.what).toMatch(new RegExp(`^the frozen copy "pgx_frz_[a-z0-9]+" of "${s.branch}"$`));
@@ -138,7 +173,11 @@ describe('disk budget on the data directory\'s file system', () => {
 
       // A template refresh copies the source: refused before its build exists.
       const f = await refusedUnder(t, (e) => e.refreshTemplate());
-      expect(f.figures.what).toMatch(new RegExp(`^the template's build "${t.template}_b[a-z0-9]{6}" \\((a copy|a dump and restore) of "${t.config.source}"\\)$`));
+      expect(f.figures.what).toMatch(
+        new RegExp(
+          `^the template's build "${t.template}_b[a-z0-9]{6}" \\((a copy|a dump and restore) of "${t.config.source}"\\)$`,
+        ),
+      );
     } finally {
       await parent.end();
     }
@@ -153,12 +192,14 @@ describe('disk budget on the data directory\'s file system', () => {
     await t.run((e) => e.ensure({ execId: 'first' })); // the template
     // the pool keeps 2 × reserve free: with 2 × reserve just under the free space, not one member fits (a fill the
     // shared disk's growth let through is drained and made again, at most 5 times: see refusedUnder)
-    const under = async () => open({ ...t.config, disk: { reserve: { bytes: Math.floor(((await headroom()) - 20 * MB) / 2) } } });
+    const under = async () =>
+      open({ ...t.config, disk: { reserve: { bytes: Math.floor(((await headroom()) - 20 * MB) / 2) } } });
     let e = await under();
     try {
       let r = await e.fillPool();
       for (let attempt = 1; ; attempt++) {
-        for (let i = 0; r.busy && i < 100; i++) r = await new Promise((res) => setTimeout(res, 100)).then(() => e.fillPool());
+        for (let i = 0; r.busy && i < 100; i++)
+          r = await new Promise((res) => setTimeout(res, 100)).then(() => e.fillPool());
         if (r.created.length === 0 || attempt === 5) break;
         await e.drainPool();
         await e.close();
@@ -166,7 +207,9 @@ describe('disk budget on the data directory\'s file system', () => {
         r = await e.fillPool();
       }
       expect(r).toMatchObject({ busy: false, created: [], ready: 0, target: 3, bound: 'disk_reserve' });
-      expect(r.disk_note).toMatch(/^Not enough disk for warm-pool member "pgx_pool_[^"]+" \(a clone of the template "pgx_tpl_[^"]+"\): it needs ~\d+ MB .+, and the warm pool leaves twice that \(/);
+      expect(r.disk_note).toMatch(
+        /^Not enough disk for warm-pool member "pgx_pool_[^"]+" \(a clone of the template "pgx_tpl_[^"]+"\): it needs ~\d+ MB .+, and the warm pool leaves twice that \(/,
+      );
       // a branch asked for still gets the room the pool left
       expect((await e.ensure({ execId: 'second' })).method).toBe('clone');
     } finally {
@@ -174,7 +217,9 @@ describe('disk budget on the data directory\'s file system', () => {
     }
     expect(await sql(`SELECT name FROM pgx_pool WHERE template = $1`, [t.template], 'pgx_registry')).toEqual([]);
     const prefix = `${t.template.replace(/^pgx_tpl_/, 'pgx_pool_')}_`;
-    expect(await sql(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1`, [prefix, prefix.length])).toEqual([]);
+    expect(await sql(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1`, [prefix, prefix.length])).toEqual(
+      [],
+    );
     await expectNoOrphans(t);
   }, 120_000);
 
@@ -187,8 +232,14 @@ describe('disk budget on the data directory\'s file system', () => {
     const db = await connect(admin);
     try {
       // a reserve of 90% would refuse every copy on a file system pgx can see
-      const e = { config: { ...t.config, disk: { reserve: { percent: 90 } } }, admin, registry: db as RegistryDb } as EngineContext;
-      expect(await withRoomFor(e, { from: t.config.source!, way: 'wal-log', what: 'a test copy' }, async () => 'made')).toBe('made');
+      const e = {
+        config: { ...t.config, disk: { reserve: { percent: 90 } } },
+        admin,
+        registry: db as RegistryDb,
+      } as EngineContext;
+      expect(
+        await withRoomFor(e, { from: t.config.source!, way: 'wal-log', what: 'a test copy' }, async () => 'made'),
+      ).toBe('made');
     } finally {
       await db.close();
       await sql(`REVOKE CONNECT ON DATABASE ${t.config.source} FROM ${role}`);

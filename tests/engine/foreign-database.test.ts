@@ -5,7 +5,14 @@
 // retire, down, gc or forget then do.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Faults } from '../helpers/faults.js';
-import { crashDuring, dbRow, expectNoOrphans, registryRows, testProject, untilIdentityUnlocked } from '../helpers/engine.js';
+import {
+  crashDuring,
+  dbRow,
+  expectNoOrphans,
+  registryRows,
+  testProject,
+  untilIdentityUnlocked,
+} from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
 /** Someone else's database under `name`, with a row of data and (optionally) a stamp copied from elsewhere. */
@@ -20,8 +27,10 @@ async function plantForeign(name: string, comment: string | null): Promise<() =>
   };
 }
 
-const expire = (name: string) => sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [name], 'pgx_registry');
-const creations = async (nonce: string | null) => (nonce ? (await sql(`SELECT datname FROM pg_database WHERE datname = $1`, [`pgx_new_${nonce}`])).length : 0);
+const expire = (name: string) =>
+  sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [name], 'pgx_registry');
+const creations = async (nonce: string | null) =>
+  nonce ? (await sql(`SELECT datname FROM pg_database WHERE datname = $1`, [`pgx_new_${nonce}`])).length : 0;
 
 describe.concurrent('a foreign database appears under the branch name after a crash: never adopted or dropped', () => {
   const base = testProject();
@@ -41,12 +50,23 @@ describe.concurrent('a foreign database appears under the branch name after a cr
       const name = `exec_${t.host}_${f}`;
       const [rec] = await registryRows(t.name).then((rs) => rs.filter((r) => r.host === t.host));
       expect(rec).toMatchObject({ name, state: 'creating' });
-      const nonce = (await sql<{ nonce: string }>(`SELECT nonce FROM pgx_branch WHERE name = $1`, [name], 'pgx_registry'))[0]!.nonce;
+      const nonce = (
+        await sql<{ nonce: string }>(`SELECT nonce FROM pgx_branch WHERE name = $1`, [name], 'pgx_registry')
+      )[0]!.nonce;
       // Half the strangers carry a stamp copied from pgx's own kind (the identity is public in every stamp).
-      const key = (await sql<{ identity_key: string }>(`SELECT identity_key FROM pgx_branch WHERE name = $1`, [name], 'pgx_registry'))[0]!.identity_key;
+      const key = (
+        await sql<{ identity_key: string }>(
+          `SELECT identity_key FROM pgx_branch WHERE name = $1`,
+          [name],
+          'pgx_registry',
+        )
+      )[0]!.identity_key;
       const unchanged = await plantForeign(name, i % 2 ? `pgx:branch:${key}` : null);
 
-      await expect(t.run((e) => e.ensure({ execId: f }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE', hint: expect.stringContaining(`pgx agent forget --id ${f}`) });
+      await expect(t.run((e) => e.ensure({ execId: f }))).rejects.toMatchObject({
+        code: 'NOT_PGX_DATABASE',
+        hint: expect.stringContaining(`pgx agent forget --id ${f}`),
+      });
       await unchanged();
       expect(await t.run((e) => e.retire({ id: f }))).toEqual([expect.objectContaining({ action: 'skipped' })]); // a creation: gc's
       await expire(name);
@@ -76,7 +96,9 @@ describe.concurrent('a foreign database appears under the branch name after a cr
     const name = `exec_${t.host}_b`;
     const unchanged = await plantForeign(name, null);
     await expect(t.run((e) => e.ensure({ execId: 'b' }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
-    expect(await t.run((e) => e.down({ id: 'b' }, { now: true }))).toEqual([expect.objectContaining({ action: 'forgotten' })]);
+    expect(await t.run((e) => e.down({ id: 'b' }, { now: true }))).toEqual([
+      expect.objectContaining({ action: 'forgotten' }),
+    ]);
     await unchanged();
     await sql(`DROP DATABASE ${name}`);
     await expectNoOrphans(t, { template: false });
@@ -87,9 +109,12 @@ describe.concurrent('a foreign database appears under the branch name after a cr
     const name = `exec_${t.host}_race`;
     let unchanged: (() => Promise<void>) | undefined;
     const faults = new Faults();
-    const gate = { opened: faults.opened.bind(faults), before: async (text: string) => {
-      if (/^COMMENT ON DATABASE "pgx_new_/.test(text) && !unchanged) unchanged = await plantForeign(name, null);
-    } };
+    const gate = {
+      opened: faults.opened.bind(faults),
+      before: async (text: string) => {
+        if (/^COMMENT ON DATABASE "pgx_new_/.test(text) && !unchanged) unchanged = await plantForeign(name, null);
+      },
+    };
     const e = await t.open(gate);
     try {
       await expect(e.ensure({ execId: 'race' })).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
@@ -97,7 +122,9 @@ describe.concurrent('a foreign database appears under the branch name after a cr
       await e.close();
     }
     await unchanged!();
-    const nonce = (await sql<{ nonce: string }>(`SELECT nonce FROM pgx_branch WHERE name = $1`, [name], 'pgx_registry'))[0]!.nonce;
+    const nonce = (
+      await sql<{ nonce: string }>(`SELECT nonce FROM pgx_branch WHERE name = $1`, [name], 'pgx_registry')
+    )[0]!.nonce;
     expect(await creations(nonce)).toBe(0);
     await sql(`DROP DATABASE ${name}`);
     expect((await t.run((x) => x.ensure({ execId: 'race' }))).branch).toBe(name);
@@ -105,20 +132,36 @@ describe.concurrent('a foreign database appears under the branch name after a cr
   });
 });
 
-describe.concurrent('a branch whose database was replaced by someone else\'s', () => {
+describe.concurrent("a branch whose database was replaced by someone else's", () => {
   const base = testProject();
   beforeAll(() => base.run((e) => e.ensure({ execId: 'warm' })));
-  for (const [i, how] of (['no comment', 'the identity copied without the nonce', 'a wrong nonce'] as const).entries()) {
+  for (const [i, how] of (
+    ['no comment', 'the identity copied without the nonce', 'a wrong nonce'] as const
+  ).entries()) {
     it(`(${how}): refused by ensure, reported by retire/down/gc, forgotten by forget only`, async () => {
       const t = base.fork();
       const x = `x${i}`;
       const up = await t.run((e) => e.ensure({ execId: x }));
       const key = up.record.identity_key;
       await sql(`DROP DATABASE ${up.branch}`);
-      const unchanged = await plantForeign(up.branch, how === 'no comment' ? null : how === 'a wrong nonce' ? `pgx:branch:${key}:aaaaaaaaaaaaaaaa` : `pgx:branch:${key}`);
-      await expect(t.run((e) => e.ensure({ execId: x }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE', hint: expect.stringContaining('pgx agent forget') });
-      expect(await t.run((e) => e.retire({ id: x }))).toEqual([expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${up.branch}` })]);
-      expect(await t.run((e) => e.down({ id: x }, { now: true }))).toEqual([expect.objectContaining({ action: 'foreign' })]);
+      const unchanged = await plantForeign(
+        up.branch,
+        how === 'no comment'
+          ? null
+          : how === 'a wrong nonce'
+            ? `pgx:branch:${key}:aaaaaaaaaaaaaaaa`
+            : `pgx:branch:${key}`,
+      );
+      await expect(t.run((e) => e.ensure({ execId: x }))).rejects.toMatchObject({
+        code: 'NOT_PGX_DATABASE',
+        hint: expect.stringContaining('pgx agent forget'),
+      });
+      expect(await t.run((e) => e.retire({ id: x }))).toEqual([
+        expect.objectContaining({ action: 'foreign', fix: `pgx agent forget --branch ${up.branch}` }),
+      ]);
+      expect(await t.run((e) => e.down({ id: x }, { now: true }))).toEqual([
+        expect.objectContaining({ action: 'foreign' }),
+      ]);
       await expire(up.branch);
       // gc is server-wide: a concurrent test's gc may hold this record's lock for a moment (then it is skipped).
       let reported = false;
@@ -140,7 +183,7 @@ describe.concurrent('a branch whose database was replaced by someone else\'s', (
     });
   }
 
-  it('forget refuses a record whose database is pgx\'s own (that is down\'s)', async () => {
+  it("forget refuses a record whose database is pgx's own (that is down's)", async () => {
     const t = base.fork();
     const up = await t.run((e) => e.ensure({ execId: 'own' }));
     await expect(t.run((e) => e.forget({ id: 'own' }))).rejects.toMatchObject({ code: 'REFUSED' });

@@ -25,7 +25,13 @@ async function asBranch<R = Record<string, unknown>>(c: ConnParams, text: string
   }
 }
 
-const tables = async (c: ConnParams) => (await asBranch<{ t: string }>(c, `SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`))[0]!.t;
+const tables = async (c: ConnParams) =>
+  (
+    await asBranch<{ t: string }>(
+      c,
+      `SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
+    )
+  )[0]!.t;
 
 describe.concurrent('fork from the session', () => {
   it('an unchanged session branch: the subagent gets the template path (unchanged), lineage recorded', async () => {
@@ -44,16 +50,25 @@ describe.concurrent('fork from the session', () => {
   it('a changed session branch (DDL + data, connection closed): a copy; the subagent sees the migration, owns its copy, the parent is untouched', async () => {
     const t = testProject({ source: await makeSource() });
     const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
-    await asBranch(s.conn, `CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1), (2), (3); GRANT SELECT ON parent_mig TO PUBLIC`);
+    await asBranch(
+      s.conn,
+      `CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1), (2), (3); GRANT SELECT ON parent_mig TO PUBLIC`,
+    );
     // Immediately after the parent's session ended: its statistics flush must not be missed.
     const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
     expect(a.fork?.parent).toBe(s.branch);
     // A TEMPLATE copy, or (the parent's backend still exiting) a dump: never "unchanged".
     expect(a.fork?.method).toBe('frozen');
     expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(6);
-    const owners = await asBranch<{ o: string }>(a.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
+    const owners = await asBranch<{ o: string }>(
+      a.conn,
+      `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`,
+    );
     expect(owners[0]!.o).toBe(a.record.role);
-    const acl = await asBranch<{ acl: string }>(a.conn, `SELECT relacl::text AS acl FROM pg_class WHERE relname = 'parent_mig'`);
+    const acl = await asBranch<{ acl: string }>(
+      a.conn,
+      `SELECT relacl::text AS acl FROM pg_class WHERE relname = 'parent_mig'`,
+    );
     expect(acl[0]!.acl).toContain('=r/'); // the GRANT to PUBLIC came along
     await asBranch(a.conn, 'INSERT INTO parent_mig VALUES (100); DROP TABLE users');
     expect((await asBranch<{ n: number }>(s.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(6);
@@ -74,14 +89,24 @@ describe.concurrent('fork from the session', () => {
       const t0 = performance.now();
       const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
       const ms = performance.now() - t0;
-      expect(a.fork).toMatchObject({ parent: s.branch, method: 'frozen', frozen: { reused: false, made: 'dump-restore' } });
+      expect(a.fork).toMatchObject({
+        parent: s.branch,
+        method: 'frozen',
+        frozen: { reused: false, made: 'dump-restore' },
+      });
       expect(ms).toBeLessThan(4500); // not the 5 s a TEMPLATE copy waits before failing 55006
       expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(7);
-      const owners = await asBranch<{ o: string }>(a.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
+      const owners = await asBranch<{ o: string }>(
+        a.conn,
+        `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`,
+      );
       expect(owners[0]!.o).toBe(a.record.role);
       // The parent's session is the same one, its transaction still open and committable.
       await parent.query('COMMIT');
-      expect((await parent.query('SELECT pg_backend_pid() AS p, sum(x)::int AS n FROM parent_mig')).rows[0]).toEqual({ p: pid, n: 1007 });
+      expect((await parent.query('SELECT pg_backend_pid() AS p, sum(x)::int AS n FROM parent_mig')).rows[0]).toEqual({
+        p: pid,
+        n: 1007,
+      });
     } finally {
       await parent.end();
     }
@@ -92,9 +117,13 @@ describe.concurrent('fork from the session', () => {
     const t = testProject({ source: await makeSource() });
     const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
     await asBranch(s.conn, 'CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)');
-    const subs = await Promise.all(['a1', 'a2', 'a3'].map((agentId) => t.run((e) => e.ensure({ sessionId: 's1', agentId }))));
+    const subs = await Promise.all(
+      ['a1', 'a2', 'a3'].map((agentId) => t.run((e) => e.ensure({ sessionId: 's1', agentId }))),
+    );
     await Promise.all(subs.map((a, i) => asBranch(a.conn, `INSERT INTO parent_mig VALUES (${10 ** (i + 1)})`)));
-    const sums = await Promise.all(subs.map(async (a) => (await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n));
+    const sums = await Promise.all(
+      subs.map(async (a) => (await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n),
+    );
     expect(sums).toEqual([11, 101, 1001]);
     expect((await asBranch<{ n: number }>(s.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(1);
     await expectNoOrphans(t);
@@ -114,7 +143,9 @@ describe.concurrent('fork from the session', () => {
     expect(a.fork).toEqual({ parent: null, method: 'template', note: "the session's branch does not exist" });
     expect(a.record.parent).toBeNull();
     const s = await t.run((e) => e.ensure({ sessionId: 's2' }));
-    const stamp = (await sql(`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = $1`, [s.branch]))[0].c;
+    const stamp = (
+      await sql(`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = $1`, [s.branch])
+    )[0].c;
     await sql(`COMMENT ON DATABASE "${s.branch}" IS 'someone else''s'`);
     try {
       const b = await t.run((e) => e.ensure({ sessionId: 's2', agentId: 'b1' }));
@@ -144,11 +175,14 @@ describe.concurrent('fork from the session', () => {
     expect(f.fork?.parent).toBe(base.branch);
     expect(f.fork?.method).toBe('frozen');
     expect(await tables(f.conn)).toBe('base_t,users');
-    await expect(t.run((e) => e.ensure({ execId: 'f2' }, { from: { kind: 'branch', ref: 'f1' } }))).rejects.toMatchObject({ code: 'USAGE' });
-    await expect(t.run((e) => e.ensure({ execId: 'f3' }, { from: { kind: 'branch', ref: 'nosuch' } }))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(
+      t.run((e) => e.ensure({ execId: 'f2' }, { from: { kind: 'branch', ref: 'f1' } })),
+    ).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(
+      t.run((e) => e.ensure({ execId: 'f3' }, { from: { kind: 'branch', ref: 'nosuch' } })),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expectNoOrphans(t);
   });
-
 });
 
 // On a server of its own: it changes the registry's table, which every other file's engines share.
@@ -156,11 +190,16 @@ describe('a registry made before lineage', () => {
   it('gets the columns on first use', async () => {
     await onOwnServer('', async (t, query) => {
       await t.run((e) => e.ensure({ execId: 'old' }));
-      await query(`ALTER TABLE pgx_branch DROP COLUMN parent, DROP COLUMN forked_at, DROP COLUMN base_mark, DROP COLUMN base_template, DROP COLUMN swap_nonce`, 'pgx_registry');
+      await query(
+        `ALTER TABLE pgx_branch DROP COLUMN parent, DROP COLUMN forked_at, DROP COLUMN base_mark, DROP COLUMN base_template, DROP COLUMN swap_nonce`,
+        'pgx_registry',
+      );
       const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
       const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
       expect(a.record.parent).toBe(s.branch);
-      expect(await query(`SELECT parent FROM pgx_branch WHERE name = '${a.branch}'`, 'pgx_registry')).toEqual([{ parent: s.branch }]);
+      expect(await query(`SELECT parent FROM pgx_branch WHERE name = '${a.branch}'`, 'pgx_registry')).toEqual([
+        { parent: s.branch },
+      ]);
     });
   });
 });

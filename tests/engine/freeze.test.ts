@@ -9,7 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/api.js';
 import { LOCK } from '../../src/registry/locks.js';
 import type { ConnParams } from '../../src/server/conn-params.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, testProject, untilFreezeLocked, type TestProject } from '../helpers/engine.js';
+import {
+  crashDuring,
+  dbRow,
+  expectNoOrphans,
+  makeSource,
+  testProject,
+  untilFreezeLocked,
+  type TestProject,
+} from '../helpers/engine.js';
 import { Faults } from '../helpers/faults.js';
 import { schemaMd5, sql, withAdmin } from '../helpers/pgx.js';
 
@@ -29,10 +37,16 @@ async function once<R = Record<string, unknown>>(c: ConnParams, text: string): P
   }
 }
 
-const sumOf = async (c: ConnParams) => (await once<{ n: number }>(c, 'SELECT coalesce(sum(x), 0)::int AS n FROM parent_mig'))[0]!.n;
+const sumOf = async (c: ConnParams) =>
+  (await once<{ n: number }>(c, 'SELECT coalesce(sum(x), 0)::int AS n FROM parent_mig'))[0]!.n;
 
 /** The frozen copies of a parent, newest first, as the registry has them. */
-const copiesOf = (parent: string) => sql<{ name: string; state: string; signature: string | null }>(`SELECT name, state, signature FROM pgx_frozen WHERE parent = $1 ORDER BY ticket DESC`, [parent], 'pgx_registry');
+const copiesOf = (parent: string) =>
+  sql<{ name: string; state: string; signature: string | null }>(
+    `SELECT name, state, signature FROM pgx_frozen WHERE parent = $1 ORDER BY ticket DESC`,
+    [parent],
+    'pgx_registry',
+  );
 
 /** Every pgx_frz_ database of these records is there, stamped, refusing connections; nothing else of theirs. */
 async function expectFrozenClean(parent: string): Promise<void> {
@@ -60,12 +74,17 @@ describe.concurrent('frozen copies: one per state of the session branch', () => 
     try {
       const pid = (await parent.query('SELECT pg_backend_pid() AS p')).rows[0].p;
       const before = schemaMd5(s.branch);
-      const subs = await Promise.all(['a1', 'a2', 'a3', 'a4', 'a5'].map((agentId) => t.run((e) => e.ensure({ sessionId: 's1', agentId }))));
+      const subs = await Promise.all(
+        ['a1', 'a2', 'a3', 'a4', 'a5'].map((agentId) => t.run((e) => e.ensure({ sessionId: 's1', agentId }))),
+      );
       expect(subs.map((a) => a.fork?.method)).toEqual(Array(5).fill('frozen'));
       expect(subs.filter((a) => a.fork?.frozen?.reused === false)).toHaveLength(1);
       expect(new Set(subs.map((a) => a.fork?.frozen?.copy)).size).toBe(1);
       for (const a of subs) expect(await sumOf(a.conn)).toBe(1);
-      expect((await parent.query('SELECT pg_backend_pid() AS p, sum(x)::int AS n FROM parent_mig')).rows[0]).toEqual({ p: pid, n: 1 });
+      expect((await parent.query('SELECT pg_backend_pid() AS p, sum(x)::int AS n FROM parent_mig')).rows[0]).toEqual({
+        p: pid,
+        n: 1,
+      });
       expect(schemaMd5(s.branch)).toBe(before);
       expect((await dbRow(s.branch))!.datallowconn).toBe(true);
       await expectFrozenClean(s.branch);
@@ -193,7 +212,10 @@ describe.concurrent('frozen copies: one per state of the session branch', () => 
         await holder.query('SELECT pg_advisory_lock($1::bigint)', [LOCK.freeze(s.branch)]);
         const e = await Engine.open(t.config, { quiet: true, statementTimeoutMs: 3000 });
         try {
-          const err = await e.ensure({ sessionId: 's1', agentId: 'a1' }).then(() => undefined, (x: unknown) => x);
+          const err = await e.ensure({ sessionId: 's1', agentId: 'a1' }).then(
+            () => undefined,
+            (x: unknown) => x,
+          );
           expect(err).toMatchObject({ code: 'BRANCH_FAILED' });
           expect(String((err as Error).message)).toMatch(/still being made by another pgx process after \d+ s/);
         } finally {
@@ -259,7 +281,10 @@ describe.concurrent('frozen copies: crash windows of making one', () => {
     try {
       const faults = new Faults().crash(/^COMMENT ON DATABASE "pgx_frz_/);
       const dying = await t.open(faults);
-      const first = dying.ensure({ sessionId: 's1', agentId: 'a1' }).then(() => undefined, (x: unknown) => x);
+      const first = dying.ensure({ sessionId: 's1', agentId: 'a1' }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
       // a2 arrives once a1 holds the freeze lock, making the copy (or has died making it already): started at once,
       // a loaded machine let a2 take the lock first, make the copy, and a1 reuse it without ever reaching the fault.
       await Promise.race([first, untilFreezeLocked(s.branch)]);

@@ -36,8 +36,14 @@ describe.concurrent('branch engine (in-process)', () => {
     const before = schemaMd5(source);
     const srcRowBefore = await dbRow(source);
     const r = await t.run((e) => e.ensure({ execId: 'mig' }));
-    await onBranch(r.branch, (c) => c.query("ALTER TABLE users ADD COLUMN admin bool; INSERT INTO users (email) VALUES ('c@x'); CREATE TABLE extra(x int);"));
-    expect(await onBranch(r.branch, async (c) => (await c.query('select count(*)::int AS n from users')).rows[0].n)).toBe(3);
+    await onBranch(r.branch, (c) =>
+      c.query(
+        "ALTER TABLE users ADD COLUMN admin bool; INSERT INTO users (email) VALUES ('c@x'); CREATE TABLE extra(x int);",
+      ),
+    );
+    expect(
+      await onBranch(r.branch, async (c) => (await c.query('select count(*)::int AS n from users')).rows[0].n),
+    ).toBe(3);
     const tplRow = await dbRow(t.template);
     expect(tplRow).toMatchObject({ datallowconn: false, datistemplate: true });
     expect(tplRow!.comment).toMatch(/^pgx:template:/);
@@ -61,7 +67,11 @@ describe.concurrent('branch engine (in-process)', () => {
       const r = await t.run((e) => e.refreshTemplate());
       expect(r).toMatchObject({ template: t.template, source, method: 'dump-restore' });
       const second = await t.run((e) => e.ensure({ execId: 'second' }));
-      const orders = (db: string) => onBranch(db, async (c) => (await c.query("select count(*)::int AS n from pg_tables where tablename = 'orders'")).rows[0].n);
+      const orders = (db: string) =>
+        onBranch(
+          db,
+          async (c) => (await c.query("select count(*)::int AS n from pg_tables where tablename = 'orders'")).rows[0].n,
+        );
       expect(await orders(second.branch)).toBe(1);
       expect(await orders(first.branch)).toBe(0);
       expect(schemaMd5(source)).toBe(before);
@@ -74,9 +84,16 @@ describe.concurrent('branch engine (in-process)', () => {
   it('sets the guards on every branch, as configured, and only there', async () => {
     const t = testProject();
     const r = await t.run((e) => e.ensure({ execId: 'guards' }));
-    expect(await settingsOf(r.branch)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
+    expect(await settingsOf(r.branch)).toEqual([
+      'client_connection_check_interval=5000ms',
+      'idle_in_transaction_session_timeout=900000ms',
+      'statement_timeout=3600000ms',
+    ]);
     const q = testProject({ toml: '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\n' });
-    expect(await settingsOf((await q.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual(['idle_in_transaction_session_timeout=900000ms', 'statement_timeout=30000ms']);
+    expect(await settingsOf((await q.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual([
+      'idle_in_transaction_session_timeout=900000ms',
+      'statement_timeout=30000ms',
+    ]);
     const off = testProject({ toml: '[guards]\nenabled = false\n' });
     expect(await settingsOf((await off.run((e) => e.ensure({ execId: 'guards' }))).branch)).toEqual([]);
     expect(await settingsOf(t.template)).toEqual([]);
@@ -117,7 +134,9 @@ describe.concurrent('branch engine (in-process)', () => {
       const up = await e.ensure({ execId: 'd' });
       const c = client(up.branch);
       await c.connect();
-      expect(await e.down({ id: 'd' })).toEqual([{ name: up.branch, action: 'retired', role: up.record.role, backends_terminated: 1, backends_remaining: 0 }]);
+      expect(await e.down({ id: 'd' })).toEqual([
+        { name: up.branch, action: 'retired', role: up.record.role, backends_terminated: 1, backends_remaining: 0 },
+      ]);
       await expect(c.query('select 1')).rejects.toThrow();
       expect((await dbRow(up.branch))!.datallowconn).toBe(false);
       expect(await e.ensure({ execId: 'd' })).toMatchObject({ branch: up.branch, method: 'revive' });
@@ -134,7 +153,9 @@ describe.concurrent('branch engine (in-process)', () => {
     for (const name of [`foreign_${t.host}`, `agent_${t.host}_deadbeef`]) {
       await sql(`CREATE DATABASE ${name}`);
       const before = await dbRow(name);
-      await expect(t.run((e) => e.down({ branch: name }, { now: true }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
+      await expect(t.run((e) => e.down({ branch: name }, { now: true }))).rejects.toMatchObject({
+        code: 'NOT_PGX_DATABASE',
+      });
       expect(await dbRow(name)).toEqual(before);
       await sql(`DROP DATABASE ${name}`);
     }
@@ -173,7 +194,9 @@ describe.concurrent('branch engine (in-process)', () => {
     const up = await t.run((e) => e.ensure({ execId: 'cut' }));
     await sql(`ALTER DATABASE ${up.branch} WITH ALLOW_CONNECTIONS false`);
     expect(await t.run((e) => e.ensure({ execId: 'cut' }))).toMatchObject({ branch: up.branch, method: 'attach' });
-    expect(await onBranch(up.branch, async (c) => (await c.query('select current_database() AS d')).rows[0].d)).toBe(up.branch);
+    expect(await onBranch(up.branch, async (c) => (await c.query('select current_database() AS d')).rows[0].d)).toBe(
+      up.branch,
+    );
   });
 
   it('gc leaves a branch alone while its identity lock is held (being ensured), and drops it afterwards', async () => {
@@ -202,7 +225,11 @@ describe('dump/restore failure (in-process)', () => {
   it('dump/restore fails fast when psql dies early: no pg_dump left holding the source, no leftover database', async () => {
     const source = await makeSource();
     // Several MB of dump, far more than the pipes buffer: a pg_dump nobody reads from blocks for good.
-    await sql(`CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 30000) g`, [], source);
+    await sql(
+      `CREATE TABLE big AS SELECT g AS id, repeat(md5(g::text), 8) AS pad FROM generate_series(1, 30000) g`,
+      [],
+      source,
+    );
     const t = testProject({ source });
     const realPsql = spawnSync('sh', ['-c', 'command -v psql'], { encoding: 'utf8' }).stdout.trim();
     const shim = mkdtempSync(join(tmpdir(), 'pgx-shim-'));
@@ -223,13 +250,26 @@ exit 3
     const path = process.env.PATH;
     process.env.PATH = `${shim}:${path}`;
     try {
-      await expect(t.run((e) => e.refreshTemplate())).rejects.toMatchObject({ code: 'TEMPLATE_FAILED', message: expect.stringContaining('simulated failure') });
+      await expect(t.run((e) => e.refreshTemplate())).rejects.toMatchObject({
+        code: 'TEMPLATE_FAILED',
+        message: expect.stringContaining('simulated failure'),
+      });
       expect(readFileSync(seen, 'utf8')).toMatch(/^pgx:template-building:/); // stamped before any copy began
-      const dumpSessions = async () => (await sql(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pg_dump'`, [source]))[0].n;
+      const dumpSessions = async () =>
+        (
+          await sql(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pg_dump'`,
+            [source],
+          )
+        )[0].n;
       expect(await pollUntil(async () => (await dumpSessions()) === 0, 5000)).toBe(true);
       const dumps = readdirSync('/proc').filter((pid) => {
         try {
-          return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'pg_dump' && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PGDATABASE=${source}`);
+          return (
+            /^\d+$/.test(pid) &&
+            readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'pg_dump' &&
+            readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PGDATABASE=${source}`)
+          );
         } catch {
           return false;
         }

@@ -37,7 +37,8 @@ function project(source: string, toml = RULES_TOML): TestProject {
   made.push(source);
   return t;
 }
-const url = (db: string) => `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+const url = (db: string) =>
+  `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const input = () => classifyInput(url(ORIGIN), process.cwd());
 const quiet = () => {};
 
@@ -61,11 +62,15 @@ async function originalsIn(db: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   // A shifted date may land on another customer's birthday: compared row by row (never its own).
   const shifted = await sql(`SELECT id, birth_date::text AS d FROM customers ORDER BY id`, [], db);
-  const was = new Map((await sql(`SELECT id, birth_date::text AS d FROM customers`, [], ORIGIN)).map((r) => [r.id, r.d]));
+  const was = new Map(
+    (await sql(`SELECT id, birth_date::text AS d FROM customers`, [], ORIGIN)).map((r) => [r.id, r.d]),
+  );
   out['customers.birth_date'] = shifted.filter((r) => r.d !== null && r.d === was.get(r.id)).length;
   for (const [table, col] of MASKED) {
     if (col === 'birth_date') continue;
-    const origin = (await sql(`SELECT DISTINCT (${col})::text AS v FROM ${table} WHERE (${col}) IS NOT NULL`, [], ORIGIN)).map((r) => r.v);
+    const origin = (
+      await sql(`SELECT DISTINCT (${col})::text AS v FROM ${table} WHERE (${col}) IS NOT NULL`, [], ORIGIN)
+    ).map((r) => r.v);
     expect(origin.length, `${table}.${col} has values in the origin`).toBeGreaterThan(0);
     const [r] = await sql(`SELECT count(*)::int AS n FROM ${table} WHERE (${col})::text = ANY ($1)`, [origin], db);
     out[`${table}.${col}`] = r.n;
@@ -76,13 +81,17 @@ async function originalsIn(db: string): Promise<Record<string, number>> {
 const zeros = Object.fromEntries(MASKED.map(([t, c]) => [`${t}.${c}`, 0]));
 
 async function joined(db: string): Promise<number> {
-  return (await sql(`SELECT count(*)::int AS n FROM orders o JOIN customers c ON c.email = o.customer_email`, [], db))[0].n;
+  return (
+    await sql(`SELECT count(*)::int AS n FROM orders o JOIN customers c ON c.email = o.customer_email`, [], db)
+  )[0].n;
 }
 
 describe('masked sources', () => {
   it('without rules the import is refused, naming each personal column; the [mask] block it prints works as pasted', async () => {
     const t = project(`mask_copy_${rand()}`, '');
-    const err = await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet })).catch((x: unknown) => x as { code: string; message: string; hint: string });
+    const err = await t
+      .run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }))
+      .catch((x: unknown) => x as { code: string; message: string; hint: string });
     expect((err as { code: string }).code).toBe('REFUSED');
     const { message, hint } = err as { message: string; hint: string };
     for (const col of [...Object.keys(RULES), 'public.customers.profile']) expect(message).toContain(col);
@@ -91,13 +100,19 @@ describe('masked sources', () => {
     expect(message).toMatch(/public\.orders\.card_number \(text\): .*card numbers \(they pass the Luhn check\)/);
     expect(message).toMatch(/public\.customers\.api_token \(text\): .*API keys/);
     expect(await dbRow(t.config.source!)).toBeUndefined();
-    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
+    expect(
+      await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry'),
+    ).toEqual([]);
     // The suggested block, pasted as it is, is a valid [mask] that lets the import go ahead.
     const block = hint.slice(hint.indexOf('[mask]'), hint.indexOf('\n\nThen'));
     const pasted = project(`mask_copy_${rand()}`, block + '\n');
     const r = await pasted.run((e) => e.importSource({ input: input(), into: pasted.config.source!, progress: quiet }));
     expect(r.mask.columns).toBe(9);
-    expect(await originalsIn(pasted.config.source!)).toMatchObject({ 'customers.email': 0, 'orders.customer_email': 0, 'customers.full_name': 0 });
+    expect(await originalsIn(pasted.config.source!)).toMatchObject({
+      'customers.email': 0,
+      'orders.customer_email': 0,
+      'customers.full_name': 0,
+    });
     expect(await checksum(ORIGIN)).toBe(sum);
   }, 60_000);
 
@@ -110,20 +125,40 @@ describe('masked sources', () => {
     for (const db of [t.config.source!, b.branch]) {
       expect(await originalsIn(db)).toEqual(zeros);
       expect(await joined(db)).toBe(await joined(ORIGIN));
-      const [u] = await sql(`SELECT count(*)::int AS n, count(DISTINCT email)::int AS d, bool_and(email ~ '^u[0-9a-f]{16}@example\\.com$') AS emails, bool_and(phone ~ '^\\+1 555 \\d{3} \\d{4}$') AS phones, count(api_token)::int AS tokens, bool_and(last_ip << '198.51.100.0/24') AS ips FROM customers`, [], db);
+      const [u] = await sql(
+        `SELECT count(*)::int AS n, count(DISTINCT email)::int AS d, bool_and(email ~ '^u[0-9a-f]{16}@example\\.com$') AS emails, bool_and(phone ~ '^\\+1 555 \\d{3} \\d{4}$') AS phones, count(api_token)::int AS tokens, bool_and(last_ip << '198.51.100.0/24') AS ips FROM customers`,
+        [],
+        db,
+      );
       expect(u).toEqual({ n: 600, d: 600, emails: true, phones: true, tokens: 0, ips: true });
       const [c] = await sql(`SELECT DISTINCT card_number FROM orders WHERE card_number IS NOT NULL`, [], db);
       expect(c.card_number).toMatch(/^\*+\d{4}$/);
       // the view over masked columns survived, and shows them masked; the rest is as it was
-      expect(await sql(`SELECT count(*)::int AS n, bool_and(email LIKE '%@example.com') AS masked FROM customer_contacts`, [], db)).toEqual([{ n: 600, masked: true }]);
-      expect((await sql(`SELECT string_agg(plan, ',' ORDER BY id) AS p FROM customers`, [], db))[0].p).toBe((await sql(`SELECT string_agg(plan, ',' ORDER BY id) AS p FROM customers`, [], ORIGIN))[0].p);
+      expect(
+        await sql(
+          `SELECT count(*)::int AS n, bool_and(email LIKE '%@example.com') AS masked FROM customer_contacts`,
+          [],
+          db,
+        ),
+      ).toEqual([{ n: 600, masked: true }]);
+      expect((await sql(`SELECT string_agg(plan, ',' ORDER BY id) AS p FROM customers`, [], db))[0].p).toBe(
+        (await sql(`SELECT string_agg(plan, ',' ORDER BY id) AS p FROM customers`, [], ORIGIN))[0].p,
+      );
     }
     const before = await sql(`SELECT id, email, full_name, phone FROM customers ORDER BY id`, [], t.config.source!);
     const s = await t.run((e) => e.syncSource({ input: input(), progress: quiet }));
     expect(s.template_error).toBeNull();
-    expect(await sql(`SELECT id, email, full_name, phone FROM customers ORDER BY id`, [], t.config.source!)).toEqual(before);
+    expect(await sql(`SELECT id, email, full_name, phone FROM customers ORDER BY id`, [], t.config.source!)).toEqual(
+      before,
+    );
     // the same email masks the same way in both tables (so the join above matched)
-    expect(await sql(`SELECT count(*)::int AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.email = o.customer_email)`, [], t.config.source!)).toEqual([{ n: 0 }]);
+    expect(
+      await sql(
+        `SELECT count(*)::int AS n FROM orders o WHERE NOT EXISTS (SELECT 1 FROM customers c WHERE c.email = o.customer_email)`,
+        [],
+        t.config.source!,
+      ),
+    ).toEqual([{ n: 0 }]);
     expect(await checksum(ORIGIN)).toBe(sum);
     // the scan of the masked copy: every personal-looking column has its rule
     const scan = await t.run((e) => e.scanSource({ progress: quiet }));
@@ -191,10 +226,19 @@ describe('masked sources', () => {
   it('an unknown strategy, a malformed key and a one-sided foreign key are errors that name them', async () => {
     const p = makeProject({ toml: '[mask]\n"public.customers.email" = "scramble"\n"customers.email" = "email"\n' });
     dirs.push(p.dir);
-    expect(() => loadConfig({ cwd: p.cwd })).toThrow(/mask\.public\.customers\.email: unknown strategy "scramble"[\s\S]*mask\.customers\.email: a key must name one column/);
-    const one = project(`mask_copy_${rand()}`, RULES_TOML.replace('"public.orders.customer_email" = "email"', '"public.orders.customer_email" = "hash"'));
-    const err = await one.run((e) => e.importSource({ input: input(), into: one.config.source!, progress: quiet })).catch((x: unknown) => x as Error);
-    expect((err as Error).message).toMatch(/"public\.orders\.customer_email": references public\.customers\.email \(foreign key orders_customer_email_fkey\): give both the same strategy/);
+    expect(() => loadConfig({ cwd: p.cwd })).toThrow(
+      /mask\.public\.customers\.email: unknown strategy "scramble"[\s\S]*mask\.customers\.email: a key must name one column/,
+    );
+    const one = project(
+      `mask_copy_${rand()}`,
+      RULES_TOML.replace('"public.orders.customer_email" = "email"', '"public.orders.customer_email" = "hash"'),
+    );
+    const err = await one
+      .run((e) => e.importSource({ input: input(), into: one.config.source!, progress: quiet }))
+      .catch((x: unknown) => x as Error);
+    expect((err as Error).message).toMatch(
+      /"public\.orders\.customer_email": references public\.customers\.email \(foreign key orders_customer_email_fkey\): give both the same strategy/,
+    );
   }, 60_000);
 });
 
@@ -210,37 +254,52 @@ describe.concurrent('masking: crash windows', () => {
     ['import: after masking, before the finished stamp', /^COMMENT ON DATABASE "pgx_src_\w+" IS 'pgx:source:/],
   ];
   for (const [name, before] of importWindows) {
-    it(name, async () => {
-      const t = project(`mask_copy_${rand()}`);
-      const faults = new Faults();
-      const gate = faults.before.bind(faults);
-      let armed = true;
-      faults.before = async (text: string) => {
-        if (armed && before.test(text) && (before.source !== '^COMMIT' || faults.statements.some((s) => /ALTER COLUMN/.test(s)))) {
-          armed = false;
-          faults.crash(/./);
-        }
-        return gate(text);
-      };
-      const e = await t.open(faults);
-      const r = await e.importSource({ input: input(), into: t.config.source!, progress: quiet }).catch((x: unknown) => x);
-      expect(faults.crashed, `no statement matched ${before}`).toBe(true);
-      expect((r as Error).message).toMatch(/injected crash|the process is gone/);
-      await faults.settled();
-      // Nothing usable: the source name is free, no template, and no copy stamped finished.
-      expect(await dbRow(t.config.source!)).toBeUndefined();
-      expect(await dbRow(t.template)).toBeUndefined();
-      const finished = await sql(`SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE 'pgx:source:%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%"project":"${t.name}"%`]);
-      expect(finished).toEqual([]);
-      // The next import drops the leftover and masks.
-      await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }));
-      expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
-      const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
-      expect(await originalsIn(b.branch)).toEqual(zeros);
-      await t.run((e) => e.down({ branch: b.branch }, { now: true }));
-      await expectNoOrphans(t);
-      await t.run((e) => e.dropTemplates()).catch(() => {});
-    }, 120_000);
+    it(
+      name,
+      async () => {
+        const t = project(`mask_copy_${rand()}`);
+        const faults = new Faults();
+        const gate = faults.before.bind(faults);
+        let armed = true;
+        faults.before = async (text: string) => {
+          if (
+            armed &&
+            before.test(text) &&
+            (before.source !== '^COMMIT' || faults.statements.some((s) => /ALTER COLUMN/.test(s)))
+          ) {
+            armed = false;
+            faults.crash(/./);
+          }
+          return gate(text);
+        };
+        const e = await t.open(faults);
+        const r = await e
+          .importSource({ input: input(), into: t.config.source!, progress: quiet })
+          .catch((x: unknown) => x);
+        expect(faults.crashed, `no statement matched ${before}`).toBe(true);
+        expect((r as Error).message).toMatch(/injected crash|the process is gone/);
+        await faults.settled();
+        // Nothing usable: the source name is free, no template, and no copy stamped finished.
+        expect(await dbRow(t.config.source!)).toBeUndefined();
+        expect(await dbRow(t.template)).toBeUndefined();
+        const finished = await sql(
+          `SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE 'pgx:source:%' AND shobj_description(oid, 'pg_database') LIKE $1`,
+          [`%"project":"${t.name}"%`],
+        );
+        expect(finished).toEqual([]);
+        // The next import drops the leftover and masks.
+        await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }));
+        expect(
+          await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry'),
+        ).toEqual([]);
+        const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
+        expect(await originalsIn(b.branch)).toEqual(zeros);
+        await t.run((e) => e.down({ branch: b.branch }, { now: true }));
+        await expectNoOrphans(t);
+        await t.run((e) => e.dropTemplates()).catch(() => {});
+      },
+      120_000,
+    );
   }
 
   it('sync: a crash while the new copy is masked leaves the old masked copy and template in place', async () => {
@@ -266,7 +325,9 @@ describe.concurrent('masking: crash windows', () => {
     const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
     expect(await originalsIn(b.branch)).toEqual(zeros);
     await t.run((e) => e.syncSource({ input: input(), progress: quiet }));
-    expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry')).toEqual([]);
+    expect(
+      await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry'),
+    ).toEqual([]);
     await t.run((e) => e.down({ branch: b.branch }, { now: true }));
     await expectNoOrphans(t);
     await t.run((e) => e.dropTemplates()).catch(() => {});
@@ -292,7 +353,11 @@ describe.concurrent('masking: crash windows', () => {
     expect(faults.crashed).toBe(true);
     await faults.settled();
     expect(await dbRow(t.template)).toBeUndefined();
-    const branches = await sql(`SELECT name FROM pgx_branch WHERE project = $1 AND state = 'active'`, [t.name], 'pgx_registry');
+    const branches = await sql(
+      `SELECT name FROM pgx_branch WHERE project = $1 AND state = 'active'`,
+      [t.name],
+      'pgx_registry',
+    );
     expect(branches).toEqual([]);
     // The same exec again: its half-made record is taken over, the template built (masked) and the branch cloned.
     const b = await t.run((e) => e.ensure({ execId: id }));

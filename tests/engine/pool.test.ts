@@ -3,10 +3,21 @@
 // the fall-back to a clone. Each test has its own project, so its own template and its own pool.
 import { describe, expect, it } from 'vitest';
 import { poolTarget, type FillResult } from '../../src/engine/pool.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, onOwnServer, settingsOf, testProject, untilPoolUnlocked, type TestProject } from '../helpers/engine.js';
+import {
+  crashDuring,
+  dbRow,
+  expectNoOrphans,
+  makeSource,
+  onOwnServer,
+  settingsOf,
+  testProject,
+  untilPoolUnlocked,
+  type TestProject,
+} from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
-const pooled = (n: number, extra = '', source?: string) => testProject({ source, toml: `[agent]\npool = ${n}\n${extra}` });
+const pooled = (n: number, extra = '', source?: string) =>
+  testProject({ source, toml: `[agent]\npool = ${n}\n${extra}` });
 
 interface MemberRec {
   name: string;
@@ -15,13 +26,22 @@ interface MemberRec {
 }
 
 async function members(t: TestProject): Promise<MemberRec[]> {
-  return sql<MemberRec>(`SELECT name, state, generation::text AS generation FROM pgx_pool WHERE template = $1 ORDER BY name`, [t.template], 'pgx_registry');
+  return sql<MemberRec>(
+    `SELECT name, state, generation::text AS generation FROM pgx_pool WHERE template = $1 ORDER BY name`,
+    [t.template],
+    'pgx_registry',
+  );
 }
 
 /** Databases named as this template's pool members. */
 async function memberDbs(t: TestProject): Promise<string[]> {
   const prefix = `${t.template.replace(/^pgx_tpl_/, 'pgx_pool_')}_`;
-  return (await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [prefix, prefix.length])).map((r) => r.datname);
+  return (
+    await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [
+      prefix,
+      prefix.length,
+    ])
+  ).map((r) => r.datname);
 }
 
 /** The pool invariant: every member database has a ready record and the pool stamp of the current build, and back. */
@@ -34,7 +54,12 @@ async function expectCleanPool(t: TestProject): Promise<void> {
     expect(r).toMatchObject({ state: 'ready', generation });
     const row = (await dbRow(r.name))!;
     expect(row.datallowconn).toBe(false);
-    expect(JSON.parse(row.comment!.replace(/^pgx:pool:/, ''))).toEqual({ project: t.name, template: t.template, generation, member: r.name });
+    expect(JSON.parse(row.comment!.replace(/^pgx:pool:/, ''))).toEqual({
+      project: t.name,
+      template: t.template,
+      generation,
+      member: r.name,
+    });
   }
 }
 
@@ -53,7 +78,8 @@ async function fill(t: TestProject): Promise<FillResult> {
 }
 
 /** gc's pool_dropped, restricted to this project's members: a concurrent test's gc may sweep ours first, and ours theirs. */
-const ownDropped = (t: TestProject, dropped: string[]) => dropped.filter((n) => n.startsWith(`${t.template.replace(/^pgx_tpl_/, 'pgx_pool_')}_`));
+const ownDropped = (t: TestProject, dropped: string[]) =>
+  dropped.filter((n) => n.startsWith(`${t.template.replace(/^pgx_tpl_/, 'pgx_pool_')}_`));
 
 describe.concurrent('warm pool', () => {
   it('fill clones members that are stamped, guarded, refuse connections and belong to the current template build', async () => {
@@ -63,9 +89,20 @@ describe.concurrent('warm pool', () => {
     expect(r).toMatchObject({ busy: false, target: 3, ready: 3, bound: 'size' });
     expect(r.created).toHaveLength(3);
     await expectCleanPool(t);
-    expect(await settingsOf(r.created[0]!)).toEqual(['client_connection_check_interval=5000ms', 'idle_in_transaction_session_timeout=900000ms', 'statement_timeout=3600000ms']);
+    expect(await settingsOf(r.created[0]!)).toEqual([
+      'client_connection_check_interval=5000ms',
+      'idle_in_transaction_session_timeout=900000ms',
+      'statement_timeout=3600000ms',
+    ]);
     const s = await t.run((e) => e.poolStatus());
-    expect(s).toMatchObject({ ready: 3, target: 3, filling: 0, stale: 0, filler_running: false, generation: (await dbRow(t.template))!.oid });
+    expect(s).toMatchObject({
+      ready: 3,
+      target: 3,
+      filling: 0,
+      stale: 0,
+      filler_running: false,
+      generation: (await dbRow(t.template))!.oid,
+    });
     // A second fill finds the pool full.
     expect((await fill(t)).created).toEqual([]);
   });
@@ -79,9 +116,15 @@ describe.concurrent('warm pool', () => {
     expect(up).toMatchObject({ method: 'claim', fresh: true, branch: `agent_${t.host}_sess_a1` });
     const row = (await dbRow(up.branch))!;
     expect(oids).toContain(row.oid);
-    expect(row).toMatchObject({ datallowconn: true, comment: `pgx:branch:${up.record.identity_key}:${up.record.nonce}` });
+    expect(row).toMatchObject({
+      datallowconn: true,
+      comment: `pgx:branch:${up.record.identity_key}:${up.record.nonce}`,
+    });
     expect(up.record).toMatchObject({ state: 'active', method: 'claim' });
-    expect(await sql('SELECT email FROM users ORDER BY id', [], up.branch)).toEqual([{ email: 'a@x' }, { email: 'b@x' }]);
+    expect(await sql('SELECT email FROM users ORDER BY id', [], up.branch)).toEqual([
+      { email: 'a@x' },
+      { email: 'b@x' },
+    ]);
     expect(await members(t)).toHaveLength(1);
     // Attach afterwards is an attach, and the next agent claims the last member, the one after that clones.
     expect((await t.run((e) => e.ensure(sub('a1')))).method).toBe('attach');
@@ -187,12 +230,15 @@ describe.concurrent('warm pool', () => {
     let planted = false;
     const { Faults } = await import('../helpers/faults.js');
     const faults = new Faults();
-    const e = await t.open({ opened: faults.opened.bind(faults), before: async (text: string) => {
-      if (/^BEGIN/.test(text) && !planted) {
-        planted = true;
-        await sql(`CREATE DATABASE ${name}`); // after the record claimed the name, before the member is renamed to it
-      }
-    } });
+    const e = await t.open({
+      opened: faults.opened.bind(faults),
+      before: async (text: string) => {
+        if (/^BEGIN/.test(text) && !planted) {
+          planted = true;
+          await sql(`CREATE DATABASE ${name}`); // after the record claimed the name, before the member is renamed to it
+        }
+      },
+    });
     try {
       await expect(e.ensure(sub('taken'))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
     } finally {

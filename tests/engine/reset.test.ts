@@ -6,7 +6,15 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ConnParams } from '../../src/server/conn-params.js';
 import type { Engine } from '../../src/engine/api.js';
-import { crashDuring, dbRow, expectNoOrphans, makeSource, registryRows, testProject, type TestProject } from '../helpers/engine.js';
+import {
+  crashDuring,
+  dbRow,
+  expectNoOrphans,
+  makeSource,
+  registryRows,
+  testProject,
+  type TestProject,
+} from '../helpers/engine.js';
 import { sql } from '../helpers/pgx.js';
 
 function clientOf(c: ConnParams): pg.Client {
@@ -25,13 +33,22 @@ async function asBranch<R = Record<string, unknown>>(c: ConnParams, text: string
   }
 }
 
-const tables = async (c: ConnParams) => (await asBranch<{ t: string | null }>(c, `SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`))[0]!.t;
+const tables = async (c: ConnParams) =>
+  (
+    await asBranch<{ t: string | null }>(
+      c,
+      `SELECT string_agg(tablename, ',' ORDER BY tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
+    )
+  )[0]!.t;
 
 /** No swap leftover of the project's records (pgx_new_/pgx_old_ of their nonces), none recorded in flight. */
 async function expectNoSwapLeftovers(t: TestProject): Promise<void> {
   for (const r of await registryRows(t.name)) {
     expect(r.swap_nonce ?? null, r.name).toBeNull();
-    const left = await sql(`SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1 AND datname <> $2`, [`pgx:branch:${r.identity_key}%`, r.name]);
+    const left = await sql(
+      `SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1 AND datname <> $2`,
+      [`pgx:branch:${r.identity_key}%`, r.name],
+    );
     expect(left, r.name).toEqual([]);
   }
 }
@@ -54,7 +71,14 @@ describe.concurrent('reset', () => {
     await held.connect();
     const oid = (await dbRow(a.branch))!.oid;
     const r = await t.run((e) => e.reset({ agent: 'a1' }));
-    expect(r).toMatchObject({ name: a.branch, from: s.branch, parent: s.branch, role: a.record.role, backends_terminated: 1, backends_remaining: 0 });
+    expect(r).toMatchObject({
+      name: a.branch,
+      from: s.branch,
+      parent: s.branch,
+      role: a.record.role,
+      backends_terminated: 1,
+      backends_remaining: 0,
+    });
     expect(['template-copy', 'dump-restore']).toContain(r.method);
     await expect(held.query('SELECT 1')).rejects.toThrow();
     await held.end().catch(() => {});
@@ -62,7 +86,10 @@ describe.concurrent('reset', () => {
     // The same DSN (credentials included) reaches the new contents.
     expect(await tables(a.conn)).toBe('parent_mig,users');
     expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(3);
-    const owners = await asBranch<{ o: string }>(a.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
+    const owners = await asBranch<{ o: string }>(
+      a.conn,
+      `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`,
+    );
     expect(owners[0]!.o).toBe(a.record.role);
     // The parent is untouched.
     expect((await asBranch<{ n: number }>(s.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(3);
@@ -93,11 +120,17 @@ describe.concurrent('reset', () => {
   it('unknown: NOT_FOUND (exit 5); a database pgx did not make: NOT_PGX_DATABASE (exit 6), untouched', async () => {
     const t = testProject({ source: await makeSource() });
     await expect(t.run((e) => e.reset({ agent: 'nobody' }))).rejects.toMatchObject({ code: 'NOT_FOUND', exitCode: 5 });
-    await expect(t.run((e) => e.reset({ branch: `nosuch_${t.host}` }))).rejects.toMatchObject({ code: 'NOT_FOUND', exitCode: 5 });
+    await expect(t.run((e) => e.reset({ branch: `nosuch_${t.host}` }))).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      exitCode: 5,
+    });
     const stranger = `stranger_${t.host}`;
     await sql(`CREATE DATABASE ${stranger}`);
     try {
-      await expect(t.run((e) => e.reset({ branch: stranger }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE', exitCode: 6 });
+      await expect(t.run((e) => e.reset({ branch: stranger }))).rejects.toMatchObject({
+        code: 'NOT_PGX_DATABASE',
+        exitCode: 6,
+      });
       // A record whose database was replaced by someone else's: refused, and the database is left as it is.
       const x = await t.run((e) => e.ensure({ execId: 'x' }));
       await sql(`ALTER DATABASE "${x.branch}" RENAME TO "${x.branch}_moved"`);
@@ -120,11 +153,21 @@ describe.concurrent('adopt', () => {
     const held = clientOf(s.conn);
     await held.connect();
     const r = await t.run((e) => e.adopt('a1'));
-    expect(r).toMatchObject({ name: s.branch, agent_branch: a.branch, from: a.branch, parent: null, role: s.record.role, backends_terminated: 1 });
+    expect(r).toMatchObject({
+      name: s.branch,
+      agent_branch: a.branch,
+      from: a.branch,
+      parent: null,
+      role: s.record.role,
+      backends_terminated: 1,
+    });
     await held.end().catch(() => {});
     expect(await tables(s.conn)).toBe('mine,parent_mig,users');
     expect((await asBranch<{ n: number }>(s.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(51);
-    const owners = await asBranch<{ o: string }>(s.conn, `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`);
+    const owners = await asBranch<{ o: string }>(
+      s.conn,
+      `SELECT string_agg(DISTINCT tableowner, ',') AS o FROM pg_tables WHERE schemaname = 'public'`,
+    );
     expect(owners[0]!.o).toBe(s.record.role);
     // The subagent's branch is untouched, and the next fork of the session copies (its contents are not the template's).
     expect(await tables(a.conn)).toBe('mine,parent_mig,users');
@@ -154,8 +197,20 @@ describe.concurrent('reset and adopt: crash windows', () => {
   ];
   // reset --to template of the subagent's branch, and adopt of it into the session's: the same replacement.
   const ops = [
-    { op: 'reset', who: 'a', run: (e: Engine) => e.reset({ agent: 'a1' }, 'template'), before: 'mine,parent_mig,users', after: 'users' },
-    { op: 'adopt', who: 's', run: (e: Engine) => e.adopt('a1'), before: 'parent_mig,users', after: 'mine,parent_mig,users' },
+    {
+      op: 'reset',
+      who: 'a',
+      run: (e: Engine) => e.reset({ agent: 'a1' }, 'template'),
+      before: 'mine,parent_mig,users',
+      after: 'users',
+    },
+    {
+      op: 'adopt',
+      who: 's',
+      run: (e: Engine) => e.adopt('a1'),
+      before: 'parent_mig,users',
+      after: 'mine,parent_mig,users',
+    },
   ] as const;
   for (const o of ops) {
     for (const [name, before] of windows) {
@@ -172,7 +227,9 @@ describe.concurrent('reset and adopt: crash windows', () => {
         expect(row!.comment).toBe(`pgx:branch:${rec!.identity_key}:${rec!.nonce}`);
         const swapped = row!.oid !== oid;
         // The branch works (an attach repairs a refused connection), then the operation finishes on a second try.
-        const up = await t.run((e) => e.ensure(o.who === 'a' ? { sessionId: 's1', agentId: 'a1' } : { sessionId: 's1' }));
+        const up = await t.run((e) =>
+          e.ensure(o.who === 'a' ? { sessionId: 's1', agentId: 'a1' } : { sessionId: 's1' }),
+        );
         expect(up.branch).toBe(b.branch);
         expect(await tables(up.conn)).toBe(swapped ? o.after : o.before);
         const r = await t.run(o.run);

@@ -28,7 +28,12 @@ async function attempt(c: ConnParams, text: string, database = c.database): Prom
 }
 
 async function roleRow(role: string) {
-  return (await sql(`SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls, shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1`, [role]))[0];
+  return (
+    await sql(
+      `SELECT rolcanlogin, rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls, shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1`,
+      [role],
+    )
+  )[0];
 }
 
 /** A source with one of each object kind a migration alters, in a schema of its own too. */
@@ -65,7 +70,15 @@ describe.concurrent('branch roles (in-process)', () => {
     expect(c.password).toBeTruthy();
     expect(c.password).not.toBe(admin.password);
     expect(b.record.role).not.toBe(a.record.role);
-    expect(await roleRow(a.record.role!)).toEqual({ rolcanlogin: true, rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolreplication: false, rolbypassrls: false, comment: 'pgx:role' });
+    expect(await roleRow(a.record.role!)).toEqual({
+      rolcanlogin: true,
+      rolsuper: false,
+      rolcreatedb: false,
+      rolcreaterole: false,
+      rolreplication: false,
+      rolbypassrls: false,
+      comment: 'pgx:role',
+    });
 
     // Its own branch: reads, writes, and a migration (ALTER TABLE, CREATE INDEX, DROP TABLE, altering every kind).
     expect(await attempt(c, `SELECT count(*) FROM users; INSERT INTO users (email) VALUES ('mine@x')`)).toBe('ok');
@@ -100,13 +113,20 @@ describe.concurrent('branch roles (in-process)', () => {
 
     // The source is intact, and nothing shared changed owner (the REASSIGN OWNED trap).
     expect((await sql('SELECT count(*)::int AS n FROM users', [], source))[0].n).toBe(3);
-    const owners = await sql(`SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname IN ($1, $2, 'pgx_registry', $3, $4)`, [source, t.template, a.branch, b.branch]);
+    const owners = await sql(
+      `SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname IN ($1, $2, 'pgx_registry', $3, $4)`,
+      [source, t.template, a.branch, b.branch],
+    );
     for (const o of owners) expect(o.owner).toBe(admin.user);
-    const sourceObjects = await sql(`SELECT count(*)::int AS n FROM pg_class WHERE oid >= 16384 AND relowner <> (SELECT oid FROM pg_roles WHERE rolname = $1)`, [admin.user], source);
+    const sourceObjects = await sql(
+      `SELECT count(*)::int AS n FROM pg_class WHERE oid >= 16384 AND relowner <> (SELECT oid FROM pg_roles WHERE rolname = $1)`,
+      [admin.user],
+      source,
+    );
     expect(sourceObjects[0].n).toBe(0);
   });
 
-  it('per-branch: every object of the branch is the role\'s; the branch\'s grants are the role\'s only', async () => {
+  it("per-branch: every object of the branch is the role's; the branch's grants are the role's only", async () => {
     const source = await richSource();
     const t = testProject({ source });
     const a = await t.run((e) => e.ensure({ execId: 'own' }));
@@ -120,10 +140,12 @@ describe.concurrent('branch roles (in-process)', () => {
       a.branch,
     );
     expect(notOwned).toEqual([]);
-    const acl = (await sql(`SELECT datacl::text AS acl FROM pg_database WHERE datname = $1`, [a.branch]))[0].acl as string;
+    const acl = (await sql(`SELECT datacl::text AS acl FROM pg_database WHERE datname = $1`, [a.branch]))[0]
+      .acl as string;
     expect(acl).toContain(`${role}=CTc/`);
     expect(acl).not.toMatch(/(^|[{,])=/); // no PUBLIC entry
-    const reg = (await sql(`SELECT datacl::text AS acl FROM pg_database WHERE datname = 'pgx_registry'`))[0].acl as string;
+    const reg = (await sql(`SELECT datacl::text AS acl FROM pg_database WHERE datname = 'pgx_registry'`))[0]
+      .acl as string;
     expect(reg).not.toMatch(/(^|[{,])=/);
   });
 
@@ -167,12 +189,14 @@ describe.concurrent('branch roles (in-process)', () => {
     expect(d!.role_note).toContain(other);
     expect(await roleRow(role)).toMatchObject({ rolcanlogin: false, comment: 'pgx:role' });
     // The leftover is what doctor reports: stamped, and no record names it.
-    expect((await sql(`SELECT count(*)::int AS n FROM pgx_branch WHERE role = $1`, [role], 'pgx_registry'))[0].n).toBe(0);
+    expect((await sql(`SELECT count(*)::int AS n FROM pgx_branch WHERE role = $1`, [role], 'pgx_registry'))[0].n).toBe(
+      0,
+    );
     await sql(`DROP DATABASE ${other}`);
     await sql(`DROP ROLE ${role}`);
   });
 
-  it('admin mode: the admin credentials, no role (the matrix\'s admin column: the source is reachable)', async () => {
+  it("admin mode: the admin credentials, no role (the matrix's admin column: the source is reachable)", async () => {
     const source = await makeSource();
     const t = testProject({ source, toml: '[agent]\nroles = "admin"\n' });
     const a = await t.run((e) => e.ensure({ execId: 'adm' }));
@@ -196,7 +220,11 @@ describe.concurrent('branch roles (in-process)', () => {
       expect(after.method).toBe('attach');
       expect(after.conn.user).toBe(after.record.role);
       expect(await attempt(after.conn, 'ALTER TABLE users ADD COLUMN y int')).toBe('ok');
-      expect(await attempt(after.conn, 'SELECT 1', source).then(() => attempt(after.conn, 'SELECT email FROM users', source))).toBe('42501');
+      expect(
+        await attempt(after.conn, 'SELECT 1', source).then(() =>
+          attempt(after.conn, 'SELECT email FROM users', source),
+        ),
+      ).toBe('42501');
     } finally {
       await e.close();
     }
@@ -207,18 +235,26 @@ describe.concurrent('branch roles (in-process)', () => {
     const t = testProject({ source, toml: '[agent]\npool = 2\n' });
     const filled = await t.run((e) => e.fillPool());
     expect(filled.created).toHaveLength(2);
-    const ready = await sql(`SELECT name, role FROM pgx_pool WHERE template = $1 ORDER BY name`, [t.template], 'pgx_registry');
+    const ready = await sql(
+      `SELECT name, role FROM pgx_pool WHERE template = $1 ORDER BY name`,
+      [t.template],
+      'pgx_registry',
+    );
     for (const m of ready) {
       expect(m.role).toMatch(/^pgx_role_/);
       expect(await roleRow(m.role)).toMatchObject({ rolcanlogin: false, comment: 'pgx:role' });
-      expect((await sql(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [m.name]))[0].datallowconn).toBe(false);
+      expect((await sql(`SELECT datallowconn FROM pg_database WHERE datname = $1`, [m.name]))[0].datallowconn).toBe(
+        false,
+      );
     }
     const a = await t.run((e) => e.ensure({ sessionId: 's', agentId: 'claimer' }));
     expect(a.method).toBe('claim');
     expect(ready.map((m) => m.role)).toContain(a.record.role);
     expect(a.conn.user).toBe(a.record.role);
     expect(await roleRow(a.record.role!)).toMatchObject({ rolcanlogin: true });
-    expect(await attempt(a.conn, 'ALTER TABLE app.events ADD COLUMN z int; DROP VIEW app.v; CREATE INDEX ON users (email)')).toBe('ok');
+    expect(
+      await attempt(a.conn, 'ALTER TABLE app.events ADD COLUMN z int; DROP VIEW app.v; CREATE INDEX ON users (email)'),
+    ).toBe('ok');
     expect(await attempt(a.conn, 'SELECT email FROM users', source)).toBe('42501');
     const left = ready.find((m) => m.role !== a.record.role)!;
     expect(await attempt({ ...a.conn, user: left.role }, 'SELECT 1')).not.toBe('ok');
@@ -260,10 +296,18 @@ describe.concurrent('branch roles (in-process)', () => {
     await crashDuring(t, /^DO \$pgx\$/, (e) => e.ensure({ execId: 'g' }));
     const [rec] = await sql(`SELECT name, role FROM pgx_branch WHERE project = $1`, [t.name], 'pgx_registry');
     expect(await roleRow(rec.role)).toBeDefined();
-    await sql(`UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`, [rec.name], 'pgx_registry');
+    await sql(
+      `UPDATE pgx_branch SET deadline = now() - interval '1 second' WHERE name = $1`,
+      [rec.name],
+      'pgx_registry',
+    );
     const gc = await t.run((e) => e.gc());
     // The creation never got its name (it is renamed into place last): its pgx_new_<nonce> goes, the record is forgotten.
-    expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({ action: 'forgotten', role: rec.role, role_action: 'dropped' });
+    expect(gc.dropped.find((d) => d.name === rec.name)).toMatchObject({
+      action: 'forgotten',
+      role: rec.role,
+      role_action: 'dropped',
+    });
     expect(await roleRow(rec.role)).toBeUndefined();
   });
 
@@ -284,11 +328,19 @@ describe.concurrent('branch roles (in-process)', () => {
     await sql(`GRANT CONNECT ON DATABASE pgx_registry TO ${admin}`);
     await sql(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${admin}`, [], 'pgx_registry');
     const { Engine } = await import('../../src/engine/api.js');
-    const e = await Engine.open({ ...t.config, serverUrl: `postgresql://${admin}:${password}@${i.host}:${i.port}/postgres` }, { quiet: true });
+    const e = await Engine.open(
+      { ...t.config, serverUrl: `postgresql://${admin}:${password}@${i.host}:${i.port}/postgres` },
+      { quiet: true },
+    );
     try {
       const a = await e.ensure({ execId: 'lim' });
       expect(a.conn.user).toBe(a.record.role);
-      expect(await attempt(a.conn, 'ALTER TABLE items ADD COLUMN w int; CREATE INDEX ON items (v); INSERT INTO items (v) VALUES (1)')).toBe('ok');
+      expect(
+        await attempt(
+          a.conn,
+          'ALTER TABLE items ADD COLUMN w int; CREATE INDEX ON items (v); INSERT INTO items (v) VALUES (1)',
+        ),
+      ).toBe('ok');
       expect(await attempt(a.conn, 'SELECT v FROM items', source)).toBe('42501');
       expect(await attempt(a.conn, 'SELECT 1', 'pgx_registry')).toBe('42501');
       const [r] = await e.retire({ id: 'lim' });

@@ -26,11 +26,17 @@ function project(source: string): TestProject {
   return t;
 }
 
-const url = (db: string) => `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
+const url = (db: string) =>
+  `postgresql://${pgInfo().user}:${encodeURIComponent(pgInfo().password)}@${pgInfo().host}:${pgInfo().port}/${db}`;
 const quiet = () => {};
 
 /** An origin with a table, a project whose source is a copy of it (imported), and the origin then migrated. */
-async function imported(): Promise<{ t: TestProject; origin: string; copy: string; input: ReturnType<typeof classifyInput> }> {
+async function imported(): Promise<{
+  t: TestProject;
+  origin: string;
+  copy: string;
+  input: ReturnType<typeof classifyInput>;
+}> {
   const origin = `origin_${rand()}`;
   const copy = `copy_${rand()}`;
   made.push(origin, copy);
@@ -52,12 +58,22 @@ async function sourceIsOurs(copy: string): Promise<string> {
   return rec.nonce;
 }
 
-const hasPrice = async (db: string) => (await sql(`SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'price'`, [], db))[0].n === 1;
+const hasPrice = async (db: string) =>
+  (
+    await sql(
+      `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_name = 'orders' AND column_name = 'price'`,
+      [],
+      db,
+    )
+  )[0].n === 1;
 
 /** After recovery: no copy recorded or left under a pgx_src_ name of this project, and a new branch has the migration. */
 async function expectRecovered(t: TestProject, copy: string): Promise<void> {
   expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
-  const strays = await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_src\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%"project":"${t.name}"%`]);
+  const strays = await sql(
+    `SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_src\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`,
+    [`%"project":"${t.name}"%`],
+  );
   expect(strays).toEqual([]);
   await sourceIsOurs(copy);
   expect(await hasPrice(copy)).toBe(true);
@@ -128,11 +144,17 @@ describe.concurrent('source sync: crash windows', () => {
     const origin = `origin_${rand()}`;
     made.push(origin);
     await sql(`CREATE DATABASE ${origin}`);
-    await expect(t.run((e) => e.syncSource({ input: classifyInput(url(origin), process.cwd()), progress: quiet }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
+    await expect(
+      t.run((e) => e.syncSource({ input: classifyInput(url(origin), process.cwd()), progress: quiet })),
+    ).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
     expect(await dbRow(own)).toEqual(before);
     // a copied stamp without the recorded nonce is no proof either
-    await sql(`COMMENT ON DATABASE ${own} IS 'pgx:source:{"project":"${t.name}","nonce":"aaaaaaaaaaaaaaaa","imported_at":"x"}'`);
-    await expect(t.run((e) => e.syncSource({ input: classifyInput(url(origin), process.cwd()), progress: quiet }))).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
+    await sql(
+      `COMMENT ON DATABASE ${own} IS 'pgx:source:{"project":"${t.name}","nonce":"aaaaaaaaaaaaaaaa","imported_at":"x"}'`,
+    );
+    await expect(
+      t.run((e) => e.syncSource({ input: classifyInput(url(origin), process.cwd()), progress: quiet })),
+    ).rejects.toMatchObject({ code: 'NOT_PGX_DATABASE' });
     expect((await dbRow(own))!.oid).toBe(before!.oid);
   });
 });
@@ -197,7 +219,10 @@ describe.concurrent('source sync: a session on the old copy at the switch', () =
     const { gate, ended } = sessionAtSwap(copy, null);
     const e = await t.open(gate);
     try {
-      await expect(e.syncSource({ input, progress: quiet })).rejects.toMatchObject({ code: 'REFUSED', message: expect.stringContaining(`connected to "${copy}"`) });
+      await expect(e.syncSource({ input, progress: quiet })).rejects.toMatchObject({
+        code: 'REFUSED',
+        message: expect.stringContaining(`connected to "${copy}"`),
+      });
     } finally {
       await e.close();
       await ended();
@@ -205,6 +230,11 @@ describe.concurrent('source sync: a session on the old copy at the switch', () =
     expect(await dbRow(copy)).toEqual(before);
     expect(await hasPrice(copy)).toBe(false);
     expect(await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [copy], 'pgx_registry')).toEqual([]);
-    expect(await sql(`SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_src\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`, [`%"project":"${t.name}"%`])).toEqual([]);
+    expect(
+      await sql(
+        `SELECT datname FROM pg_database WHERE datname LIKE 'pgx\\_src\\_%' AND shobj_description(oid, 'pg_database') LIKE $1`,
+        [`%"project":"${t.name}"%`],
+      ),
+    ).toEqual([]);
   }, 30_000);
 });

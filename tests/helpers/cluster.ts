@@ -38,7 +38,15 @@ export async function startTestCluster(): Promise<TestCluster> {
     const c = await new PostgreSqlContainer('postgres:16-alpine').withUsername('pgx').withPassword(password).start();
     const host = c.getHost();
     const port = c.getPort();
-    return { url: `postgresql://pgx:${password}@${host}:${port}/postgres`, host, port, user: 'pgx', password, kind: 'testcontainers', stop: async () => void (await c.stop()) };
+    return {
+      url: `postgresql://pgx:${password}@${host}:${port}/postgres`,
+      host,
+      port,
+      user: 'pgx',
+      password,
+      kind: 'testcontainers',
+      stop: async () => void (await c.stop()),
+    };
   }
   const bins = findBinaries();
   const base = mkdtempSync(join(tmpdir(), 'pgx-test-pg-'));
@@ -47,7 +55,16 @@ export async function startTestCluster(): Promise<TestCluster> {
   const logFile = join(base, 'postgres.log');
   const port = await freePort();
   const runAs = clusterUser();
-  const spec = { bindir: bins.bindir, dataDir, logFile, port, user: 'pgx', password, runAs, extraConf: ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off'] };
+  const spec = {
+    bindir: bins.bindir,
+    dataDir,
+    logFile,
+    port,
+    user: 'pgx',
+    password,
+    runAs,
+    extraConf: ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off'],
+  };
   await initCluster(spec);
   startCluster(spec);
   return {

@@ -32,7 +32,12 @@ const rand = (n: number) => randomBytes(n).toString('hex').slice(0, n);
 
 export function testProject(opts: { source?: string; toml?: string; url?: string } = {}): TestProject {
   const p = makeProject({ source: opts.source, toml: opts.toml });
-  return withConfig(loadConfig({ cwd: p.cwd, env: { PGX_DATABASE_URL: opts.url ?? pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir } }));
+  return withConfig(
+    loadConfig({
+      cwd: p.cwd,
+      env: { PGX_DATABASE_URL: opts.url ?? pgInfo().url, PGX_HOST: `h${rand(6)}`, PGX_HOME: p.home, HOME: p.dir },
+    }),
+  );
 }
 
 /** What a test source holds: a table and two rows. */
@@ -43,9 +48,13 @@ const SOURCE_TABLE = `CREATE TABLE users (id serial primary key, email text not 
  * on the shared server every other file's engines would meet it (a dropped pool table strands their members, whose
  * roles then read as left without a branch). `query` runs as the admin on that server; the server goes afterwards.
  */
-export async function onOwnServer<T>(toml: string, fn: (t: TestProject, query: (text: string, database?: string) => Promise<unknown[]>) => Promise<T>): Promise<T> {
+export async function onOwnServer<T>(
+  toml: string,
+  fn: (t: TestProject, query: (text: string, database?: string) => Promise<unknown[]>) => Promise<T>,
+): Promise<T> {
   const c = await startTestCluster();
-  const query = (text: string, database = 'postgres') => withAdmin(async (client) => (await client.query(text)).rows as unknown[], database, c);
+  const query = (text: string, database = 'postgres') =>
+    withAdmin(async (client) => (await client.query(text)).rows as unknown[], database, c);
   try {
     await query('CREATE DATABASE src');
     await query(SOURCE_TABLE, 'src');
@@ -92,15 +101,32 @@ export interface DbRow {
 }
 
 export async function dbRow(name: string): Promise<DbRow | undefined> {
-  return (await sql<DbRow>(`SELECT oid::text, datallowconn, datistemplate, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`, [name]))[0];
+  return (
+    await sql<DbRow>(
+      `SELECT oid::text, datallowconn, datistemplate, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`,
+      [name],
+    )
+  )[0];
 }
 
 export async function settingsOf(name: string): Promise<string[]> {
-  return ((await sql(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`, [name]))[0]?.setconfig ?? []).sort();
+  return (
+    (
+      await sql(
+        `SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = $1`,
+        [name],
+      )
+    )[0]?.setconfig ?? []
+  ).sort();
 }
 
 export async function databasesLike(prefix: string): Promise<string[]> {
-  return (await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [prefix, prefix.length])).map((r) => r.datname);
+  return (
+    await sql<{ datname: string }>(`SELECT datname FROM pg_database WHERE left(datname, $2) = $1 ORDER BY 1`, [
+      prefix,
+      prefix.length,
+    ])
+  ).map((r) => r.datname);
 }
 
 /**
@@ -108,9 +134,15 @@ export async function databasesLike(prefix: string): Promise<string[]> {
  * stamp, every record has its database and is not stuck 'creating', the template (if any) is the only database
  * under its name prefix, and no template build is still recorded.
  */
-export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: boolean; template?: boolean } = {}): Promise<void> {
+export async function expectNoOrphans(
+  t: TestProject,
+  opts: { allowRetiring?: boolean; template?: boolean } = {},
+): Promise<void> {
   const rows = (await registryRows(t.name)).filter((r) => r.host === t.host);
-  const dbs = (await sql<{ datname: string; comment: string | null }>(`SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE $1 ORDER BY 1`, [`%\\_${t.host}\\_%`]));
+  const dbs = await sql<{ datname: string; comment: string | null }>(
+    `SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE $1 ORDER BY 1`,
+    [`%\\_${t.host}\\_%`],
+  );
   const problems: string[] = [];
   for (const d of dbs) {
     if (!rows.some((r) => r.name === d.datname)) problems.push(`database ${d.datname} has no record`);
@@ -118,7 +150,8 @@ export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: bo
   }
   for (const r of rows) {
     if (!(await dbRow(r.name))) problems.push(`record ${r.name} has no database`);
-    if (r.nonce && (await dbRow(`pgx_new_${r.nonce}`))) problems.push(`record ${r.name}'s creation pgx_new_${r.nonce} is still there`);
+    if (r.nonce && (await dbRow(`pgx_new_${r.nonce}`)))
+      problems.push(`record ${r.name}'s creation pgx_new_${r.nonce} is still there`);
     if (r.state === 'creating') problems.push(`record ${r.name} is stuck creating`);
     if (r.state === 'retiring' && !opts.allowRetiring) problems.push(`record ${r.name} is retiring`);
   }
@@ -132,18 +165,27 @@ export async function expectNoOrphans(t: TestProject, opts: { allowRetiring?: bo
 }
 
 /** Runs `fn` on an engine whose process "dies" before the first statement matching `before`. */
-export async function crashDuring(t: TestProject, before: RegExp, fn: (e: Awaited<ReturnType<TestProject['open']>>) => Promise<unknown>): Promise<void> {
+export async function crashDuring(
+  t: TestProject,
+  before: RegExp,
+  fn: (e: Awaited<ReturnType<TestProject['open']>>) => Promise<unknown>,
+): Promise<void> {
   const faults = new Faults().crash(before);
   const e = await t.open(faults);
-  const err = await fn(e).then(() => undefined, (x: unknown) => x);
+  const err = await fn(e).then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   expect(faults.crashed, `no statement matched ${before}`).toBe(true);
-  expect(causes(err).some((c) => c instanceof InjectedFault), String(err)).toBe(true);
+  expect(
+    causes(err).some((c) => c instanceof InjectedFault),
+    String(err),
+  ).toBe(true);
   await faults.settled();
 }
 
 /** The error and what it wraps (the engine wraps a failed clone in a BRANCH_FAILED error). */
 export const causes = (e: unknown): unknown[] => (e ? [e, ...causes((e as { cause?: unknown }).cause)] : []);
-
 
 /** Waits until no session holds the advisory lock `key` (LOCK.*), then lets it go at once. */
 async function untilUnlocked(key: string): Promise<void> {
@@ -162,7 +204,10 @@ export const untilIdentityUnlocked = (identityKey: string) => untilUnlocked(LOCK
 /** Waits (up to 30 s) until some session holds the advisory lock `key` (LOCK.*). */
 async function untilLocked(key: string): Promise<void> {
   for (let i = 0; i < 1500; i++) {
-    const held = await sql(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`, [key]);
+    const held = await sql(
+      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND ((classid::bigint << 32) | objid::bigint) = $1::bigint`,
+      [key],
+    );
     if (held.length) return;
     await new Promise((r) => setTimeout(r, 20));
   }

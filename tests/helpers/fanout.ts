@@ -11,7 +11,12 @@ import { runPgx, sql } from './pgx.js';
  * One record per agent, none active, no backend left on any of them; then the session ends, `agent down` leaves no
  * database of theirs, and SubagentStop dropped every agent's routing tickets (routing-ticket.ts: a directory per agent).
  */
-export async function expectFanOutRetiredAndLeftNothing(p: Project, s: SessionCtx, branches: string[], agents: number): Promise<void> {
+export async function expectFanOutRetiredAndLeftNothing(
+  p: Project,
+  s: SessionCtx,
+  branches: string[],
+  agents: number,
+): Promise<void> {
   const rows = (await registryRows(p.name)).filter((r) => r.kind === 'subagent');
   expect(rows.length).toBe(agents);
   expect(rows.filter((r) => r.state === 'active').map((r) => r.name)).toEqual([]);
@@ -19,7 +24,11 @@ export async function expectFanOutRetiredAndLeftNothing(p: Project, s: SessionCt
   for (const b of branches) expect(await backendsOn(b)).toEqual([]);
 
   await hook('session-end', sessionEnd(s), p);
-  const down = runPgx(['agent', 'down', '--project', '--now', '--yes', '--json'], { cwd: p.dir, env: { ...hookEnv(p, {}), PGX_BROKER: '0' }, timeout: 120_000 });
+  const down = runPgx(['agent', 'down', '--project', '--now', '--yes', '--json'], {
+    cwd: p.dir,
+    env: { ...hookEnv(p, {}), PGX_BROKER: '0' },
+    timeout: 120_000,
+  });
   expect(down.status, down.stderr).toBe(0);
   const left = await sql<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY ($1)', [branches]);
   expect(left).toEqual([]);

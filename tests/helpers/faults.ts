@@ -42,14 +42,21 @@ export class Faults implements StatementGate {
     this.rule = undefined;
     if (r.action === 'fail') throw new InjectedFault(`injected failure of: ${text.slice(0, 80)}`);
     this.crashed = true;
-    for (const { client } of this.conns) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    for (const { client } of this.conns)
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     throw new InjectedFault(`injected crash before: ${text.slice(0, 80)}`);
   }
 
   /** After a crash: until the server has ended the dead sessions (and so released their locks). */
   async settled(): Promise<void> {
     const pids = this.conns.map((c) => c.db.backendPid);
-    const gone = await pollUntil(async () => (await sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids]))[0]!.n === 0, 10_000, 20);
+    const gone = await pollUntil(
+      async () =>
+        (await sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids]))[0]!
+          .n === 0,
+      10_000,
+      20,
+    );
     if (!gone) throw new Error('the crashed sessions did not end');
   }
 }

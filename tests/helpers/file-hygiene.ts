@@ -16,7 +16,18 @@ import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, expect } from 'vitest';
-import { describeProc, isBroker, localDataRootsOf, mountsUnder, processesOf, removeTree, stopBroker, terminate, untilGone, type Proc } from './leftovers.js';
+import {
+  describeProc,
+  isBroker,
+  localDataRootsOf,
+  mountsUnder,
+  processesOf,
+  removeTree,
+  stopBroker,
+  terminate,
+  untilGone,
+  type Proc,
+} from './leftovers.js';
 import { REPO } from './pgx.js';
 
 const runRoot = process.env.PGX_TEST_RUN_ROOT ?? tmpdir();
@@ -34,13 +45,17 @@ afterAll(async () => {
 
   const brokers = ours().filter(isBroker);
   for (const b of brokers) {
-    if (!under(b.cwd, fileDir)) problems.push(`a broker whose socket directory is outside the file's temp dir (its environment lacks TMPDIR): ${describeProc(b)}`);
+    if (!under(b.cwd, fileDir))
+      problems.push(
+        `a broker whose socket directory is outside the file's temp dir (its environment lacks TMPDIR): ${describeProc(b)}`,
+      );
     await stopBroker(b);
   }
   // A broker that served a fan-out closes its kept registry connections before it exits: 2.8-11.8 s measured after
   // the fan-out file. Slower than 5 s is said; only one still there after 30 s is a leftover.
   const slow = await untilGone(brokers, 5000);
-  if (slow.length) process.stderr.write(`${file}: ${slow.length} broker(s) took more than 5 s to exit on their stop request\n`);
+  if (slow.length)
+    process.stderr.write(`${file}: ${slow.length} broker(s) took more than 5 s to exit on their stop request\n`);
   const deaf = await untilGone(slow, 30_000);
   for (const b of deaf) problems.push(`a broker that did not exit within 30 s of its stop request: ${describeProc(b)}`);
 

@@ -15,7 +15,16 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startTestCluster, type TestCluster } from './cluster.js';
-import { describeProc, processes, processesOf, removeTree, terminate, ticksNow, untilGone, type Proc } from './leftovers.js';
+import {
+  describeProc,
+  processes,
+  processesOf,
+  removeTree,
+  terminate,
+  ticksNow,
+  untilGone,
+  type Proc,
+} from './leftovers.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 
@@ -59,8 +68,17 @@ export async function setup(project: TestProject) {
   const json = (project.config.outputFile as Record<string, string> | undefined)?.json;
   reportFile = json ? resolve(project.config.root, json) : undefined;
   cluster = await startTestCluster();
-  project.provide('pg', { url: cluster.url, host: cluster.host, port: cluster.port, user: cluster.user, password: cluster.password, kind: cluster.kind });
-  process.stderr.write(`pgx tests: PostgreSQL (${cluster.kind}) on ${cluster.host}:${cluster.port}; temp dir ${runRoot}\n`);
+  project.provide('pg', {
+    url: cluster.url,
+    host: cluster.host,
+    port: cluster.port,
+    user: cluster.user,
+    password: cluster.password,
+    kind: cluster.kind,
+  });
+  process.stderr.write(
+    `pgx tests: PostgreSQL (${cluster.kind}) on ${cluster.host}:${cluster.port}; temp dir ${runRoot}\n`,
+  );
 }
 
 export async function teardown() {
@@ -70,7 +88,8 @@ export async function teardown() {
 
   // The test runner's own processes (the workers have TMPDIR = the run root in their environment) are not leftovers.
   const runner = (p: Proc) => p.cmd.includes('/node_modules/vitest/') || p.cmd.includes('/node_modules/.bin/vitest');
-  const fromCheckout = (p: Proc) => p.started >= startedAt && [join(REPO, 'bin', 'pgx.js'), join(REPO, 'dist') + '/'].some((s) => p.cmd.includes(s));
+  const fromCheckout = (p: Proc) =>
+    p.started >= startedAt && [join(REPO, 'bin', 'pgx.js'), join(REPO, 'dist') + '/'].some((s) => p.cmd.includes(s));
   const stayed = await untilGone(processesOf([runRoot], { ignore: runner }), 10_000);
   for (const p of stayed) failures.push(`still running after the suite: ${describeProc(p)}`);
   await terminate(stayed);
@@ -78,7 +97,9 @@ export async function teardown() {
   for (const n of list(runRoot)) {
     // A file whose tests were all skipped runs no hooks, so its (empty) directory is still here: not a leftover.
     if (n.startsWith('f-') && !list(join(runRoot, n)).length) continue;
-    failures.push(`left in the run's temp dir: ${join(runRoot, n)} (${list(join(runRoot, n)).slice(0, 5).join(', ') || 'empty'})`);
+    failures.push(
+      `left in the run's temp dir: ${join(runRoot, n)} (${list(join(runRoot, n)).slice(0, 5).join(', ') || 'empty'})`,
+    );
   }
   const failed = removeTree(runRoot);
   if (failed) failures.push(`could not remove ${failed}`);
@@ -86,21 +107,27 @@ export async function teardown() {
   // Outside the run root, what is new may be another process's on a shared machine: failed (and, if it is a
   // directory, removed) only in strict mode; a process is never killed on that guess.
   const now = outside();
-  const strict = process.env.PGX_TEST_LEFTOVERS === 'strict' || (process.env.CI === 'true' && process.env.PGX_TEST_LEFTOVERS !== 'warn');
+  const strict =
+    process.env.PGX_TEST_LEFTOVERS === 'strict' ||
+    (process.env.CI === 'true' && process.env.PGX_TEST_LEFTOVERS !== 'warn');
   const elsewhere = [
     ...now.tmp.filter((n) => !before.tmp.includes(n)).map((n) => join(systemTmp, n)),
     ...now.varLib.filter((n) => !before.varLib.includes(n)).map((n) => join('/var/lib/pgx', n)),
     ...(now.pgxHome && !before.pgxHome ? [join(homedir(), '.pgx')] : []),
   ];
-  for (const e of elsewhere) (strict ? failures : warnings).push(`new since the suite started (outside the run's temp dir): ${e}`);
+  for (const e of elsewhere)
+    (strict ? failures : warnings).push(`new since the suite started (outside the run's temp dir): ${e}`);
   if (strict) for (const e of elsewhere) removeTree(e);
   // Started during the run from this checkout's launcher or dist/, not the runner: a pgx the tests started with an
   // environment that names nothing of the run (else it was found above).
-  for (const p of processes().filter((p) => !runner(p) && fromCheckout(p))) (strict ? failures : warnings).push(`running from this checkout, started during the suite: ${describeProc(p)}`);
+  for (const p of processes().filter((p) => !runner(p) && fromCheckout(p)))
+    (strict ? failures : warnings).push(`running from this checkout, started during the suite: ${describeProc(p)}`);
 
   if (warnings.length) {
     const shown = warnings.slice(0, 10).concat(warnings.length > 10 ? [`… and ${warnings.length - 10} more`] : []);
-    process.stderr.write(`\npgx tests: warning (another process on this machine may have made these; CI fails on them):\n  - ${shown.join('\n  - ')}\n`);
+    process.stderr.write(
+      `\npgx tests: warning (another process on this machine may have made these; CI fails on them):\n  - ${shown.join('\n  - ')}\n`,
+    );
   }
   if (!failures.length) return;
   const message = `the suite left this behind (cleared now):\n  - ${failures.join('\n  - ')}`;
@@ -114,7 +141,14 @@ function addToReport(message: string): void {
   if (!reportFile || !existsSync(reportFile)) return;
   const r = JSON.parse(readFileSync(reportFile, 'utf8'));
   const now = Date.now();
-  r.testResults.push({ name: 'leftovers after the suite (tests/helpers/global-setup.ts)', status: 'failed', message, assertionResults: [], startTime: now, endTime: now });
+  r.testResults.push({
+    name: 'leftovers after the suite (tests/helpers/global-setup.ts)',
+    status: 'failed',
+    message,
+    assertionResults: [],
+    startTime: now,
+    endTime: now,
+  });
   r.numTotalTestSuites += 1;
   r.numFailedTestSuites += 1;
   r.success = false;

@@ -28,7 +28,12 @@ const projectsDir = (s: SessionCtx) => join(s.home, '.claude', 'projects', s.cwd
 const toolUseId = () => `toolu_01${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
 
 function common(s: SessionCtx, event: string) {
-  return { session_id: s.sessionId, transcript_path: join(projectsDir(s), `${s.sessionId}.jsonl`), cwd: s.cwd, hook_event_name: event };
+  return {
+    session_id: s.sessionId,
+    transcript_path: join(projectsDir(s), `${s.sessionId}.jsonl`),
+    cwd: s.cwd,
+    hook_event_name: event,
+  };
 }
 
 export function sessionStart(s: SessionCtx, source: 'startup' | 'resume' | 'clear' | 'compact' = 'startup') {
@@ -51,8 +56,13 @@ export interface BashInput {
 }
 
 /** PreToolUse(Bash). With `agentId` it comes from inside a subagent; without, from the parent (no agent fields). */
-export function preToolUseBash(s: SessionCtx, command: string, opts: { agentId?: string; agentType?: string; input?: Partial<BashInput> } = {}) {
-  const subagent = opts.agentId !== undefined ? { agent_id: opts.agentId, agent_type: opts.agentType ?? 'general-purpose' } : {};
+export function preToolUseBash(
+  s: SessionCtx,
+  command: string,
+  opts: { agentId?: string; agentType?: string; input?: Partial<BashInput> } = {},
+) {
+  const subagent =
+    opts.agentId !== undefined ? { agent_id: opts.agentId, agent_type: opts.agentType ?? 'general-purpose' } : {};
   return {
     ...common(s, 'PreToolUse'),
     permission_mode: 'default',
@@ -78,6 +88,9 @@ export function subagentStop(s: SessionCtx, agentId: string, agentType = 'genera
   };
 }
 
-export function sessionEnd(s: SessionCtx, reason: 'clear' | 'resume' | 'logout' | 'prompt_input_exit' | 'other' = 'other') {
+export function sessionEnd(
+  s: SessionCtx,
+  reason: 'clear' | 'resume' | 'logout' | 'prompt_input_exit' | 'other' = 'other',
+) {
   return { ...common(s, 'SessionEnd'), reason };
 }

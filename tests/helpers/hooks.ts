@@ -8,7 +8,8 @@ import { expect } from 'vitest';
 import { LAUNCHER, pgInfo, runPgxAsync, sql, type RunResult } from './pgx.js';
 import { preToolUseBash, type SessionCtx } from './hook-payloads.js';
 
-export type HookEvent = 'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'subagent-start' | 'subagent-stop' | 'session-end';
+export type HookEvent =
+  'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'subagent-start' | 'subagent-stop' | 'session-end';
 
 export interface Project {
   dir: string;
@@ -56,9 +57,19 @@ export function assertHookInvariants(event: HookEvent, r: HookRun): void {
 }
 
 /** The environment Claude Code gives a hook process (CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID, CLAUDECODE=1). */
-export function hookEnv(p: Project, payload: { session_id?: unknown }, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function hookEnv(
+  p: Project,
+  payload: { session_id?: unknown },
+  extra: NodeJS.ProcessEnv = {},
+): NodeJS.ProcessEnv {
   // AI_AGENT: how Claude Code 2.1.328 tells a hook its version (hooks/claude/claude-version.ts).
-  const env: NodeJS.ProcessEnv = { ...p.env, SHELL: '/bin/bash', CLAUDECODE: '1', CLAUDE_PROJECT_DIR: p.dir, AI_AGENT: 'claude-code_2-1-328_harness' };
+  const env: NodeJS.ProcessEnv = {
+    ...p.env,
+    SHELL: '/bin/bash',
+    CLAUDECODE: '1',
+    CLAUDE_PROJECT_DIR: p.dir,
+    AI_AGENT: 'claude-code_2-1-328_harness',
+  };
   if (typeof payload.session_id === 'string') env.CLAUDE_CODE_SESSION_ID = payload.session_id;
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
@@ -69,7 +80,12 @@ export function hookEnv(p: Project, payload: { session_id?: unknown }, extra: No
 
 /** Runs `pgx agent hook <event>` with the payload on stdin. `env` entries set to undefined are removed. */
 /** A payload given as a string is sent as-is (malformed input). */
-export async function hook(event: HookEvent, payload: Record<string, unknown> | string, p: Project, opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<HookRun> {
+export async function hook(
+  event: HookEvent,
+  payload: Record<string, unknown> | string,
+  p: Project,
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<HookRun> {
   const t0 = performance.now();
   const input = typeof payload === 'string' ? payload : JSON.stringify(payload);
   const env = hookEnv(p, typeof payload === 'string' ? {} : payload, opts.env);
@@ -106,7 +122,8 @@ export interface Rewrite {
 export function rewriteOf(r: HookRun): Rewrite {
   const o = r.json?.hookSpecificOutput;
   const command = o?.updatedInput?.command;
-  if (o?.hookEventName !== 'PreToolUse' || typeof command !== 'string') throw new Error(`not a rewrite: ${r.stdout} ${r.stderr}`);
+  if (o?.hookEventName !== 'PreToolUse' || typeof command !== 'string')
+    throw new Error(`not a rewrite: ${r.stdout} ${r.stderr}`);
   const m = /; exit # pgx-routed (\S+)\n/.exec(command);
   if (!m) throw new Error(`rewrite has no routing marker: ${command}`);
   return { command, branch: m[1]!, updatedInput: o.updatedInput };
@@ -141,7 +158,11 @@ export interface BashResult {
 export function startBash(command: string, opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }) {
   // stdin is /dev/null unless input is given: Node's 'pipe' is a socketpair, and bash -c with a socket on stdin takes
   // itself for an rshd/sshd shell (sources ~/.bashrc, skips BASH_ENV), which Claude Code's Bash tool is not.
-  const child = spawn('bash', ['-c', command], { cwd: opts.cwd, env: opts.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', command], {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -150,14 +171,25 @@ export function startBash(command: string, opts: { cwd: string; env: NodeJS.Proc
     child.stdin.on('error', () => {}); // a command that never reads stdin may exit before we finish writing it
     child.stdin.end(opts.input);
   }
-  const done = new Promise<BashResult>((res) => child.on('close', (status, signal) => res({ status, signal, stdout, stderr })));
+  const done = new Promise<BashResult>((res) =>
+    child.on('close', (status, signal) => res({ status, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
-export const bash = (command: string, opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<BashResult> => startBash(command, opts).done;
+export const bash = (
+  command: string,
+  opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string },
+): Promise<BashResult> => startBash(command, opts).done;
 
 /** PreToolUse(Bash) from a subagent, asserting a rewrite; then the rewritten command run by `bash -c`. */
-export async function routeAndRun(p: Project, s: SessionCtx, agentId: string, command: string, opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
+export async function routeAndRun(
+  p: Project,
+  s: SessionCtx,
+  agentId: string,
+  command: string,
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+) {
   const r = await hook('pre-tool-use', preToolUseBash(s, command, { agentId }), p);
   const rw = rewriteOf(r);
   const run = await bash(rw.command, { cwd: opts.cwd ?? p.dir, env: bashEnv(p, s, opts.env) });
@@ -189,7 +221,11 @@ export async function dbState(name: string): Promise<{ exists: boolean; allowCon
 
 /** Tables in a database's public schema, sorted. */
 export async function publicTables(database: string): Promise<string[]> {
-  const rows = await sql<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1", [], database);
+  const rows = await sql<{ t: string }>(
+    "SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    [],
+    database,
+  );
   return rows.map((r) => r.t);
 }
 
@@ -234,7 +270,10 @@ export async function lsBranches(p: Project, env: NodeJS.ProcessEnv = p.env): Pr
  * worker ANALYZEs a fresh branch whenever it likes (seen once in CI, 100 branches at once), and is no agent's.
  */
 export async function backendsOn(database: string): Promise<{ pid: number; query: string; state: string | null }[]> {
-  return sql("SELECT pid, query, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'", [database]);
+  return sql(
+    "SELECT pid, query, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+    [database],
+  );
 }
 
 // ---- processes ----
@@ -257,7 +296,9 @@ export function procCmdline(pid: number): string[] | undefined {
 }
 
 export function allPids(): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 }
 
 /** Processes below `root` whose argv[0] ends with `name`. */

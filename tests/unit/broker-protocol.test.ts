@@ -4,7 +4,15 @@ import { mkdirSync, mkdtempSync, chmodSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { socketKey, environmentMaterial, requestEnv, socketDir, socketDirPath, socketPath, MAX_SOCKET_DIR } from '../../src/broker/protocol.js';
+import {
+  socketKey,
+  environmentMaterial,
+  requestEnv,
+  socketDir,
+  socketDirPath,
+  socketPath,
+  MAX_SOCKET_DIR,
+} from '../../src/broker/protocol.js';
 
 const base = { HOME: '/home/u', PATH: '/usr/bin', PGX_HOME: '/home/u/.pgx', PGX_DATABASE_URL: 'postgres://a@h/db' };
 const fp = (env: NodeJS.ProcessEnv, launcher = '/opt/pgx/bin/pgx.js') => socketKey(environmentMaterial(env, launcher));
@@ -12,7 +20,15 @@ const fp = (env: NodeJS.ProcessEnv, launcher = '/opt/pgx/bin/pgx.js') => socketK
 describe('broker fingerprint', () => {
   it('no variable of the environment picks another broker: the request carries the whole environment', () => {
     const a = fp(base);
-    for (const changed of [{ PGX_DATABASE_URL: 'postgres://b@h/db' }, { PGX_HOME: '/other' }, { PGHOST: 'x', PGUSER: 'y', PGSSLMODE: 'require' }, { HOME: '/home/v' }, { PATH: '/bin' }, { PGX_POOL: '0' }, { AI_AGENT: 'claude-code_2-1-328_agent', CLAUDE_PROJECT_DIR: '/p2', CLAUDECODE: '1' }]) {
+    for (const changed of [
+      { PGX_DATABASE_URL: 'postgres://b@h/db' },
+      { PGX_HOME: '/other' },
+      { PGHOST: 'x', PGUSER: 'y', PGSSLMODE: 'require' },
+      { HOME: '/home/v' },
+      { PATH: '/bin' },
+      { PGX_POOL: '0' },
+      { AI_AGENT: 'claude-code_2-1-328_agent', CLAUDE_PROJECT_DIR: '/p2', CLAUDECODE: '1' },
+    ]) {
       expect(fp({ ...base, ...changed }), JSON.stringify(changed)).toBe(a);
     }
     expect(requestEnv({ ...base, AI_AGENT: 'x', GONE: undefined })).toEqual({ ...base, AI_AGENT: 'x' });

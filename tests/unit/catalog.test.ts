@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { formatStamp, isOwnSourceCopy, parseStamp, quoteIdent, quoteLiteral, STAMP_PREFIX, type DatabaseInfo, type Stamp } from '../../src/server/catalog.js';
+import {
+  formatStamp,
+  isOwnSourceCopy,
+  parseStamp,
+  quoteIdent,
+  quoteLiteral,
+  STAMP_PREFIX,
+  type DatabaseInfo,
+  type Stamp,
+} from '../../src/server/catalog.js';
 import { LOCK, LOCK_CLASS, lockKey } from '../../src/registry/locks.js';
 
 describe('stamps: one prefix table', () => {
@@ -7,13 +16,38 @@ describe('stamps: one prefix table', () => {
   const stamps: Stamp[] = [
     { kind: 'branch', identityKey: key },
     { kind: 'branch', identityKey: key, nonce: 'abcdefgh01234567' },
-    { kind: 'template', project: 'p', source: 'src', fingerprint: 'f', refreshed_at: '2026-01-01T00:00:00.000Z', method: 'template-copy' },
+    {
+      kind: 'template',
+      project: 'p',
+      source: 'src',
+      fingerprint: 'f',
+      refreshed_at: '2026-01-01T00:00:00.000Z',
+      method: 'template-copy',
+    },
     { kind: 'building', project: 'p', started_at: '2026-01-01T00:00:00.000Z' },
-    { kind: 'pool', project: 'p', template: 'pgx_tpl_p_12345678', generation: '16384', member: 'pgx_pool_p_12345678_abc123' },
+    {
+      kind: 'pool',
+      project: 'p',
+      template: 'pgx_tpl_p_12345678',
+      generation: '16384',
+      member: 'pgx_pool_p_12345678_abc123',
+    },
     { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z' },
-    { kind: 'importing', project: 'p', from: '/tmp/shop.dump', started_at: '2026-01-01T00:00:00.000Z', nonce: 'abcdefgh01234567' },
+    {
+      kind: 'importing',
+      project: 'p',
+      from: '/tmp/shop.dump',
+      started_at: '2026-01-01T00:00:00.000Z',
+      nonce: 'abcdefgh01234567',
+    },
     { kind: 'source', project: 'p', nonce: 'abcdefgh01234567', imported_at: '2026-01-01T00:00:00.000Z' },
-    { kind: 'frozen', project: 'p', parent: 'agent_h_1234abcd', nonce: 'abcdefgh01234567', taken_at: '2026-01-01T00:00:00.000Z' },
+    {
+      kind: 'frozen',
+      project: 'p',
+      parent: 'agent_h_1234abcd',
+      nonce: 'abcdefgh01234567',
+      taken_at: '2026-01-01T00:00:00.000Z',
+    },
     { kind: 'registry' },
   ];
   it('formats every kind under its prefix and parses it back', () => {
@@ -25,20 +59,38 @@ describe('stamps: one prefix table', () => {
     expect(formatStamp(stamps[0]!)).toBe(`pgx:branch:${key}`);
   });
   it('reads anything pgx did not write as no stamp', () => {
-    for (const c of [null, '', 'my app db', 'pgx:branch:', 'pgx:branch:XYZ', 'pgx:template:{not json', 'pgx:template:{"source":null}', 'pgx:pool:[]', 'pgx:registryx']) {
+    for (const c of [
+      null,
+      '',
+      'my app db',
+      'pgx:branch:',
+      'pgx:branch:XYZ',
+      'pgx:template:{not json',
+      'pgx:template:{"source":null}',
+      'pgx:pool:[]',
+      'pgx:registryx',
+    ]) {
       expect(parseStamp(c)).toBeUndefined();
     }
   });
 });
 
 describe('an imported source copy', () => {
-  const info = (comment: string | null): DatabaseInfo => ({ exists: true, comment, stamp: parseStamp(comment), allowConn: true, isTemplate: false });
+  const info = (comment: string | null): DatabaseInfo => ({
+    exists: true,
+    comment,
+    stamp: parseStamp(comment),
+    allowConn: true,
+    isTemplate: false,
+  });
   const stamp = (nonce: string) => formatStamp({ kind: 'source', project: 'p', nonce, imported_at: 'x' });
   it("is pgx's only with the recorded nonce in its stamp", () => {
     expect(isOwnSourceCopy(info(stamp('abcdefgh01234567')), { nonce: 'abcdefgh01234567' })).toBe(true);
     expect(isOwnSourceCopy(info(stamp('zzzzzzzz01234567')), { nonce: 'abcdefgh01234567' })).toBe(false);
     expect(isOwnSourceCopy(info(null), { nonce: 'abcdefgh01234567' })).toBe(false);
-    expect(isOwnSourceCopy({ ...info(stamp('abcdefgh01234567')), exists: false }, { nonce: 'abcdefgh01234567' })).toBe(false);
+    expect(isOwnSourceCopy({ ...info(stamp('abcdefgh01234567')), exists: false }, { nonce: 'abcdefgh01234567' })).toBe(
+      false,
+    );
     // the source stamp's prefix is not the importing stamp's
     expect(parseStamp('pgx:source-importing:{"project":"p","from":"f","started_at":"x"}')?.kind).toBe('importing');
   });

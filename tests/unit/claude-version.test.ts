@@ -28,7 +28,16 @@ function home(): string {
   homes.push(h);
   return h;
 }
-const verdict = (verified: boolean, over: Partial<Verdict> = {}): Verdict => ({ verified, shape: probeShape(), time: new Date().toISOString(), binary: '/bin/claude', failed: verified ? [] : ['mixed/default/rm (deny): routed allow is weaker than unrouted deny'], cells: 52, elapsed_ms: 20_000, ...over });
+const verdict = (verified: boolean, over: Partial<Verdict> = {}): Verdict => ({
+  verified,
+  shape: probeShape(),
+  time: new Date().toISOString(),
+  binary: '/bin/claude',
+  failed: verified ? [] : ['mixed/default/rm (deny): routed allow is weaker than unrouted deny'],
+  cells: 52,
+  elapsed_ms: 20_000,
+  ...over,
+});
 const noOverride = {} as NodeJS.ProcessEnv;
 
 describe('the verdict record', () => {
@@ -50,7 +59,16 @@ describe('the verdict record', () => {
     writeFileSync(verdictsPath(h), '{not json');
     expect(readVerdicts(h)).toEqual({});
     expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
-    writeFileSync(verdictsPath(h), JSON.stringify({ versions: { '9.1.2': { verified: 'yes', shape: probeShape(), time: 'x' }, '../x': verdict(true), '9.1.4': verdict(true) } }));
+    writeFileSync(
+      verdictsPath(h),
+      JSON.stringify({
+        versions: {
+          '9.1.2': { verified: 'yes', shape: probeShape(), time: 'x' },
+          '../x': verdict(true),
+          '9.1.4': verdict(true),
+        },
+      }),
+    );
     expect(Object.keys(readVerdicts(h))).toEqual(['9.1.4']);
     expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);
     expect(isVerifiedClaudeCode('9.1.4', noOverride, h)).toBe(true);
@@ -58,7 +76,13 @@ describe('the verdict record', () => {
 
   it('a verdict for another rewrite shape does not count: it proved a command pgx no longer writes', () => {
     const h = home();
-    const old = rewriteCommand('CMD', { launcher: '/L', agentId: 'A', projectDir: '/P', shell: '/bin/bash', branch: 'B' }).replace('; exit', '');
+    const old = rewriteCommand('CMD', {
+      launcher: '/L',
+      agentId: 'A',
+      projectDir: '/P',
+      shell: '/bin/bash',
+      branch: 'B',
+    }).replace('; exit', '');
     recordVerdict(h, '9.1.2', verdict(true, { shape: old }));
     expect(verdictFor(h, '9.1.2')).toBeUndefined();
     expect(isVerifiedClaudeCode('9.1.2', noOverride, h)).toBe(false);

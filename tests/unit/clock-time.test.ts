@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { clockTime } from '../../src/lib/output.js';
 
 describe('clockTime', () => {
-  const local = (y: number, mo: number, d: number, h: number, mi: number, s: number) => new Date(y, mo - 1, d, h, mi, s);
+  const local = (y: number, mo: number, d: number, h: number, mi: number, s: number) =>
+    new Date(y, mo - 1, d, h, mi, s);
 
   it('a deadline more than a day away carries its date', () => {
     const now = local(2026, 12, 4, 17, 7, 4).getTime();

@@ -20,14 +20,24 @@ describe('config', () => {
     expect(c.serverUrl).toBeUndefined();
     expect(c.idleTtlMs).toBe(7_200_000);
     expect(c.graceMs).toBe(600_000);
-    expect(c.guards).toEqual({ enabled: true, settings: { client_connection_check_interval: 5000, idle_in_transaction_session_timeout: 900_000, statement_timeout: 3_600_000 } });
+    expect(c.guards).toEqual({
+      enabled: true,
+      settings: {
+        client_connection_check_interval: 5000,
+        idle_in_transaction_session_timeout: 900_000,
+        statement_timeout: 3_600_000,
+      },
+    });
   });
 
   it('is found upward from a subdirectory; env overrides url and host', () => {
     const dir = project('[project]\nname = "shop"\nsource = "shop_dev"\n[server]\nurl = "postgres://a@h/db"\n');
     const sub = join(dir, 'a', 'b');
     mkdirSync(sub, { recursive: true });
-    const c = loadConfig({ cwd: sub, env: { PGX_DATABASE_URL: 'postgresql://b@h2/db', PGX_HOST: 'CI-Runner.example.com' } });
+    const c = loadConfig({
+      cwd: sub,
+      env: { PGX_DATABASE_URL: 'postgresql://b@h2/db', PGX_HOST: 'CI-Runner.example.com' },
+    });
     expect(c.projectDir).toBe(dir);
     expect(c.project).toBe('shop');
     expect(c.source).toBe('shop_dev');
@@ -50,16 +60,28 @@ describe('config', () => {
     const w = worktree('sess1');
     for (const cwd of [w, join(w, 'app')]) {
       const c = loadConfig({ cwd, env: {} });
-      expect(c).toMatchObject({ projectDir: root, file: join(root, '.pgx.toml'), project: basename(root), source: 'shop_dev' });
+      expect(c).toMatchObject({
+        projectDir: root,
+        file: join(root, '.pgx.toml'),
+        project: basename(root),
+        source: 'shop_dev',
+      });
     }
     // A subproject's config maps to the same subproject of the main checkout.
     writeFileSync(join(w, 'app', '.pgx.toml'), '[project]\nname = "wt_app"\n');
     mkdirSync(join(root, 'app'));
     writeFileSync(join(root, 'app', '.pgx.toml'), '[project]\nname = "app"\n');
-    expect(loadConfig({ cwd: join(w, 'app'), env: {} })).toMatchObject({ projectDir: join(root, 'app'), project: 'app' });
+    expect(loadConfig({ cwd: join(w, 'app'), env: {} })).toMatchObject({
+      projectDir: join(root, 'app'),
+      project: 'app',
+    });
     // Not a linked worktree (a .git directory: a clone of its own): its own file.
     const clone = worktree('clone', false);
-    expect(loadConfig({ cwd: clone, env: {} })).toMatchObject({ projectDir: clone, project: 'clone', source: 'other_db' });
+    expect(loadConfig({ cwd: clone, env: {} })).toMatchObject({
+      projectDir: clone,
+      project: 'clone',
+      source: 'other_db',
+    });
     // The main checkout has no .pgx.toml (e.g. it is on a branch without one): the worktree's own.
     const bare = project();
     const w2 = join(bare, '.claude', 'worktrees', 'x');
@@ -81,7 +103,10 @@ describe('config', () => {
     const file = join(dir, 'url');
     writeFileSync(file, 'postgresql://f@h3/db\n', { mode: 0o600 });
     expect(loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: file } }).serverUrl).toBe('postgresql://f@h3/db');
-    expect(loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: file, PGX_DATABASE_URL: 'postgresql://b@h2/db' } }).serverUrl).toBe('postgresql://b@h2/db');
+    expect(
+      loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: file, PGX_DATABASE_URL: 'postgresql://b@h2/db' } })
+        .serverUrl,
+    ).toBe('postgresql://b@h2/db');
     expect(() => loadConfig({ cwd: dir, env: { PGX_DATABASE_URL_FILE: join(dir, 'nope') } })).toThrow(PgxError);
   });
 
@@ -94,13 +119,24 @@ describe('config', () => {
     expect(parseSize('1.5 kB')).toBe(1536);
     expect(() => parseSize('lots')).toThrow(/not a size/);
     expect(() => loadConfig({ cwd: project('[agent]\npool = 1.5\n'), env: {} })).toThrow(/agent\.pool/);
-    expect(() => loadConfig({ cwd: project('[agent]\npool_max_bytes = "2 parsecs"\n'), env: {} })).toThrow(/agent\.pool_max_bytes/);
+    expect(() => loadConfig({ cwd: project('[agent]\npool_max_bytes = "2 parsecs"\n'), env: {} })).toThrow(
+      /agent\.pool_max_bytes/,
+    );
     expect(() => loadConfig({ cwd: project(''), env: { PGX_POOL: '-1' } })).toThrow(/PGX_POOL/);
   });
 
   it('guards can be set or disabled one by one', () => {
-    const c = loadConfig({ cwd: project('[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\nidle_in_transaction_session_timeout = false\n'), env: {} });
-    expect(c.guards.settings).toEqual({ client_connection_check_interval: null, idle_in_transaction_session_timeout: null, statement_timeout: 30_000 });
+    const c = loadConfig({
+      cwd: project(
+        '[guards]\nstatement_timeout = "30s"\nclient_connection_check_interval = "off"\nidle_in_transaction_session_timeout = false\n',
+      ),
+      env: {},
+    });
+    expect(c.guards.settings).toEqual({
+      client_connection_check_interval: null,
+      idle_in_transaction_session_timeout: null,
+      statement_timeout: 30_000,
+    });
   });
 
   it('reports every unknown key and bad value at once, with the file and the key path', () => {
@@ -122,24 +158,38 @@ describe('config', () => {
     // the hint names the example with its path, so it can be opened
     expect(e.hint).toContain(join(import.meta.dirname, '../../.pgx.toml.example'));
     // and each key it means, in the file it means
-    expect(e.hint).toMatch(new RegExp(`^Fix or remove \\[project\\] nmae; \\[agent\\] idle_ttl; \\[guardz\\] in ${join(dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`));
+    expect(e.hint).toMatch(
+      new RegExp(
+        `^Fix or remove \\[project\\] nmae; \\[agent\\] idle_ttl; \\[guardz\\] in ${join(dir, '.pgx.toml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`,
+      ),
+    );
   });
 
   it('an unknown key: its line, and "did you mean" the near one (idle_tl → idle_ttl), or the table it belongs under', () => {
     const dir = project('[project]\nname = "x"\nidle_ttl = "3h"\n[agent]\nidle_tl = "2h"\n[gards]\n');
-    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/agent: unknown key\(s\) "idle_tl" \(line 5; did you mean "idle_ttl"\?\)/);
-    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/project: unknown key\(s\) "idle_ttl" \(line 3; it belongs under \[agent\]\)/);
-    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(/\(top level\): unknown key\(s\) "gards" \(line 6; did you mean "guards"\?\)/);
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(
+      /agent: unknown key\(s\) "idle_tl" \(line 5; did you mean "idle_ttl"\?\)/,
+    );
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(
+      /project: unknown key\(s\) "idle_ttl" \(line 3; it belongs under \[agent\]\)/,
+    );
+    expect(() => loadConfig({ cwd: dir, env: {} })).toThrow(
+      /\(top level\): unknown key\(s\) "gards" \(line 6; did you mean "guards"\?\)/,
+    );
   });
 
   it('rejects TOML syntax errors saying what is wrong, where, with a hint', () => {
-    expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(/\.pgx\.toml:1:\d+: not valid TOML: illegal character in key\./);
+    expect(() => loadConfig({ cwd: project('[project\n'), env: {} })).toThrow(
+      /\.pgx\.toml:1:\d+: not valid TOML: illegal character in key\./,
+    );
     try {
       loadConfig({ cwd: project('[project]\nname = "a"\n[agent\n'), env: {} });
     } catch (e) {
       expect((e as PgxError).hint).toMatch(/^Fix the syntax at line 3 of \S+\.pgx\.toml \(/);
     }
-    expect(() => loadConfig({ cwd: project('[project]\nname = "a"\nname = "b"\n'), env: {} })).toThrow(/:3:\d+: not valid TOML: trying to redefine an already defined table or value/);
+    expect(() => loadConfig({ cwd: project('[project]\nname = "a"\nname = "b"\n'), env: {} })).toThrow(
+      /:3:\d+: not valid TOML: trying to redefine an already defined table or value/,
+    );
   });
 
   it('parses durations', () => {
@@ -173,7 +223,9 @@ describe('secrets in config errors', () => {
     } catch (e) {
       msg = `${(e as PgxError).message} ${(e as PgxError).hint}`;
     }
-    expect(msg).toMatch(/\.pgx\.toml:2:7: not valid TOML: unterminated string at line 2 col 7 \(no closing " on that line\)/);
+    expect(msg).toMatch(
+      /\.pgx\.toml:2:7: not valid TOML: unterminated string at line 2 col 7 \(no closing " on that line\)/,
+    );
     expect(msg).not.toContain('S3cretPW');
   });
 
@@ -187,7 +239,9 @@ describe('secrets in config errors', () => {
         return `${(e as PgxError).message}\n${(e as PgxError).hint}`;
       }
     };
-    expect(msg('[project]\nname = "shop\nsource = "shop_dev"\n')).toMatch(/^\/p\/\.pgx\.toml:2:8: not valid TOML: unterminated string at line 2 col 8 \(no closing " on that line\)\.\nClose the string with "/);
+    expect(msg('[project]\nname = "shop\nsource = "shop_dev"\n')).toMatch(
+      /^\/p\/\.pgx\.toml:2:8: not valid TOML: unterminated string at line 2 col 8 \(no closing " on that line\)\.\nClose the string with "/,
+    );
     expect(msg("[agent]\ngrace = '10m\n")).toMatch(/unterminated string at line 2 col 9 \(no closing ' on that line\)/);
     expect(msg('[project]\r\nname = "shop\r\n')).toMatch(/unterminated string at line 2 col 8/);
     expect(msg('[project]\nname = """shop\n')).toMatch(/unterminated string at line 2 col 8 \(no closing """\)/);
@@ -198,7 +252,9 @@ describe('secrets in config errors', () => {
 
   it('describeError masks credentials in any message', async () => {
     const { describeError, redactSecrets } = await import('../../src/lib/errors.js');
-    expect(redactSecrets('connect postgresql://bob:hunter2@h:5/db failed; password=hunter2 x')).toBe('connect postgresql://bob:***@h:5/db failed; password=*** x');
+    expect(redactSecrets('connect postgresql://bob:hunter2@h:5/db failed; password=hunter2 x')).toBe(
+      'connect postgresql://bob:***@h:5/db failed; password=*** x',
+    );
     expect(JSON.stringify(describeError(new Error('url "postgres://u:p4ss@x/y" bad')))).not.toContain('p4ss');
   });
 });
@@ -207,7 +263,9 @@ describe('secrets in config errors', () => {
 function refused(toml: string): PgxError {
   try {
     const c = loadConfig({ cwd: project(toml), env: {} });
-    throw new Error(`accepted: ${JSON.stringify({ guards: c.guards, idle: c.idleTtlMs, grace: c.graceMs, source: c.source })}`);
+    throw new Error(
+      `accepted: ${JSON.stringify({ guards: c.guards, idle: c.idleTtlMs, grace: c.graceMs, source: c.source })}`,
+    );
   } catch (e) {
     if (!(e instanceof PgxError)) throw e;
     expect(e.code).toBe('CONFIG_INVALID');
@@ -218,21 +276,33 @@ function refused(toml: string): PgxError {
 
 describe('values PostgreSQL would refuse are refused up front (exit 3, naming the key)', () => {
   it('guards above INT_MAX milliseconds (PostgreSQL would fail every branch with "invalid value")', () => {
-    expect(refused('[guards]\nidle_in_transaction_session_timeout = "30d"\n').message).toMatch(/guards\.idle_in_transaction_session_timeout: "30d" is too long: at most 2147483647ms/);
+    expect(refused('[guards]\nidle_in_transaction_session_timeout = "30d"\n').message).toMatch(
+      /guards\.idle_in_transaction_session_timeout: "30d" is too long: at most 2147483647ms/,
+    );
     expect(refused('[guards]\nstatement_timeout = "597h"\n').message).toMatch(/guards\.statement_timeout:/);
-    expect(refused('[guards]\nclient_connection_check_interval = 2147484\n').message).toMatch(/guards\.client_connection_check_interval:/);
+    expect(refused('[guards]\nclient_connection_check_interval = 2147484\n').message).toMatch(
+      /guards\.client_connection_check_interval:/,
+    );
     // the largest value PostgreSQL takes is accepted
-    expect(loadConfig({ cwd: project('[guards]\nstatement_timeout = "2147483647ms"\n'), env: {} }).guards.settings.statement_timeout).toBe(2_147_483_647);
+    expect(
+      loadConfig({ cwd: project('[guards]\nstatement_timeout = "2147483647ms"\n'), env: {} }).guards.settings
+        .statement_timeout,
+    ).toBe(2_147_483_647);
   });
 
   it('agent timings a deadline cannot hold, NaN/inf, and an idle_ttl under a second', () => {
     expect(refused('[agent]\nidle_ttl = 1e300\n').message).toMatch(/agent\.idle_ttl: 1e\+300 is too long/);
-    expect(refused('[agent]\nidle_ttl = "99999999999d"\n').message).toMatch(/agent\.idle_ttl: "99999999999d" is too long: at most 36500d/);
+    expect(refused('[agent]\nidle_ttl = "99999999999d"\n').message).toMatch(
+      /agent\.idle_ttl: "99999999999d" is too long: at most 36500d/,
+    );
     expect(refused('[agent]\ngrace = "9999999999h"\n').message).toMatch(/agent\.grace:/);
     expect(refused('[agent]\nidle_ttl = nan\n').message).toMatch(/agent\.idle_ttl:/);
     expect(refused('[agent]\ngrace = inf\n').message).toMatch(/agent\.grace:/);
     expect(refused('[agent]\nidle_ttl = "0s"\n').message).toMatch(/agent\.idle_ttl: "0s" is too short/);
-    expect(loadConfig({ cwd: project('[agent]\nidle_ttl = "36500d"\ngrace = 0\n'), env: {} })).toMatchObject({ idleTtlMs: 36500 * 86_400_000, graceMs: 0 });
+    expect(loadConfig({ cwd: project('[agent]\nidle_ttl = "36500d"\ngrace = 0\n'), env: {} })).toMatchObject({
+      idleTtlMs: 36500 * 86_400_000,
+      graceMs: 0,
+    });
   });
 
   it('[project] source naming the registry, a template or the maintenance database', () => {

@@ -24,26 +24,46 @@ function refusal(url: string): PgxError {
 
 describe('parseUrl', () => {
   it('reads user, password, host, port and database; no sslmode unless given', () => {
-    expect(parseUrl(`postgresql://app:${SECRET}@db.example.com:6543/shop`)).toEqual({ host: 'db.example.com', port: 6543, user: 'app', password: 's3cr@t', database: 'shop', from: '[server] url in .pgx.toml or PGX_DATABASE_URL' });
+    expect(parseUrl(`postgresql://app:${SECRET}@db.example.com:6543/shop`)).toEqual({
+      host: 'db.example.com',
+      port: 6543,
+      user: 'app',
+      password: 's3cr@t',
+      database: 'shop',
+      from: '[server] url in .pgx.toml or PGX_DATABASE_URL',
+    });
     // where it came from, for the hints of a later failure
     expect(parseUrl('postgresql://app@db.example.com/shop', 'PGX_DATABASE_URL').from).toBe('PGX_DATABASE_URL');
   });
 
   it('keeps sslmode (every libpq value), the port and host parameters and application_name', () => {
-    for (const mode of SSL_MODES) expect(parseUrl(`postgres://app@db.example.com/shop?sslmode=${mode}`).sslmode).toBe(mode);
-    expect(parseUrl('postgres://app@localhost/shop?host=/var/run/postgresql&port=5433')).toMatchObject({ host: '/var/run/postgresql', port: 5433, database: 'shop' });
+    for (const mode of SSL_MODES)
+      expect(parseUrl(`postgres://app@db.example.com/shop?sslmode=${mode}`).sslmode).toBe(mode);
+    expect(parseUrl('postgres://app@localhost/shop?host=/var/run/postgresql&port=5433')).toMatchObject({
+      host: '/var/run/postgresql',
+      port: 5433,
+      database: 'shop',
+    });
     expect(parseUrl('postgres://app@db.example.com:1111/shop?port=2222').port).toBe(2222);
     expect(parseUrl('postgres://app@db.example.com/shop?application_name=my%20tool').application_name).toBe('my tool');
     // Neon-style URLs carry channel_binding; connect_timeout is seconds
-    expect(parseUrl('postgres://app@db.example.com/shop?sslmode=require&channel_binding=require&connect_timeout=10')).toMatchObject({ sslmode: 'require', channelBinding: true, connectTimeoutMs: 10_000 });
+    expect(
+      parseUrl('postgres://app@db.example.com/shop?sslmode=require&channel_binding=require&connect_timeout=10'),
+    ).toMatchObject({ sslmode: 'require', channelBinding: true, connectTimeoutMs: 10_000 });
     expect(parseUrl('postgres://app@db.example.com/shop?channel_binding=disable').channelBinding).toBeUndefined();
-    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?connect_timeout=soon`).message).toContain('connect_timeout');
-    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?channel_binding=maybe`).message).toContain('channel_binding');
+    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?connect_timeout=soon`).message).toContain(
+      'connect_timeout',
+    );
+    expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?channel_binding=maybe`).message).toContain(
+      'channel_binding',
+    );
   });
 
   it('refuses any other query parameter, naming it but never the URL or a value', () => {
     for (const key of ['options', 'sslrootcert', 'target_session_attrs', 'keepalives']) {
-      expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?sslmode=require&${key}=x`).message).toContain(`"${key}"`);
+      expect(refusal(`postgresql://app:${SECRET}@db.example.com/shop?sslmode=require&${key}=x`).message).toContain(
+        `"${key}"`,
+      );
     }
   });
 
@@ -52,7 +72,9 @@ describe('parseUrl', () => {
     expect(e.exitCode).toBe(3);
     expect(e.message).toMatch(/password has a malformed percent escape/);
     expect(e.hint).toMatch(/% → %25/);
-    expect(refusal('postgresql://app@db.example.com/sh%op').message).toMatch(/database name has a malformed percent escape/);
+    expect(refusal('postgresql://app@db.example.com/sh%op').message).toMatch(
+      /database name has a malformed percent escape/,
+    );
   });
 
   it('a password with an unencoded #, /, ? or @: refused with how to encode it, no part of it (or of the host) shown', () => {
@@ -65,14 +87,20 @@ describe('parseUrl', () => {
     }
     // the same passwords, encoded, are read back exactly
     for (const pw of ['s3cr#et', 's3cr/et', 's3cr?et', 's3cr@et', '100%']) {
-      expect(parseUrl(`postgresql://app:${encodeURIComponent(pw)}@db.example.com:5432/shop`)).toMatchObject({ host: 'db.example.com', port: 5432, password: pw, database: 'shop' });
+      expect(parseUrl(`postgresql://app:${encodeURIComponent(pw)}@db.example.com:5432/shop`)).toMatchObject({
+        host: 'db.example.com',
+        port: 5432,
+        password: pw,
+        database: 'shop',
+      });
     }
     // an "@" in a query value is not mistaken for one
     expect(parseUrl('postgresql://app@db.example.com/shop?application_name=me@work').application_name).toBe('me@work');
   });
 
   it('refuses template0/template1 as the admin database', () => {
-    for (const db of ['template0', 'template1']) expect(refusal(`postgresql://app:${SECRET}@db.example.com/${db}`).message).toContain(`"${db}"`);
+    for (const db of ['template0', 'template1'])
+      expect(refusal(`postgresql://app:${SECRET}@db.example.com/${db}`).message).toContain(`"${db}"`);
   });
 
   it('refuses an invalid sslmode or port parameter', () => {
@@ -96,13 +124,20 @@ describe('mapConnectError: what happened, and only a dead address says "start th
   const p = { host: '10.0.0.9', port: 5432, user: 'app', password: 's3cr', database: 'postgres' };
   const err = (code: string | undefined, message: string) => Object.assign(new Error(message), code ? { code } : {});
   it('classifies', () => {
-    expect(mapConnectError(err('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.9:5432'), p).hint).toMatch(/Start the server/);
+    expect(mapConnectError(err('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.9:5432'), p).hint).toMatch(
+      /Start the server/,
+    );
     const timeout = mapConnectError(err(undefined, 'timeout expired'), p, { timedOut: true, timeoutMs: 23_700 });
     expect(timeout.message).toMatch(/did not complete the connection within 23\.7 s \(timed out\).*overloaded/);
     expect(timeout.hint).not.toMatch(/Start the server/);
-    expect(mapConnectError(err('53300', 'sorry, too many clients already'), p).message).toMatch(/no free connection slots/);
+    expect(mapConnectError(err('53300', 'sorry, too many clients already'), p).message).toMatch(
+      /no free connection slots/,
+    );
     expect(mapConnectError(err('57P03', 'the database system is starting up'), p).message).toMatch(/starting up/);
-    const ssl = mapConnectError(err(undefined, 'The server does not support SSL connections'), { ...p, sslmode: 'require' });
+    const ssl = mapConnectError(err(undefined, 'The server does not support SSL connections'), {
+      ...p,
+      sslmode: 'require',
+    });
     expect(ssl.message).toMatch(/is running but does not support SSL connections, and sslmode=require/);
     expect(ssl.hint).not.toMatch(/Start the server/);
     expect(mapConnectError(err('ENOTFOUND', 'getaddrinfo ENOTFOUND x'), p).hint).toMatch(/Fix the host/);

@@ -27,7 +27,12 @@ describe('didYouMean', () => {
 });
 
 describe('unknownKeyNote', () => {
-  const known = { '': ['server', 'project', 'agent', 'guards'], project: ['name', 'source'], agent: ['idle_ttl', 'grace', 'pool'], guards: ['statement_timeout'] };
+  const known = {
+    '': ['server', 'project', 'agent', 'guards'],
+    project: ['name', 'source'],
+    agent: ['idle_ttl', 'grace', 'pool'],
+    guards: ['statement_timeout'],
+  };
   const text = '[project]\nname = "x"\nidle_ttl = "3h"\n[agent]\n  idle_tl = "2h"\n[gards]\n';
   it('the line of the key in its table, and the key it was meant to be or the table it belongs under', () => {
     expect(keyLine(text, 'agent', 'idle_tl')).toBe(5);

@@ -33,14 +33,27 @@ describe('doctor: a check whose connection was lost', () => {
     expect(local).toEqual({
       name: 'branches',
       status: 'fail',
-      detail: "the connection to pgx's local server was lost during this check (it stopped or restarted, or an administrator ended the session)",
+      detail:
+        "the connection to pgx's local server was lost during this check (it stopped or restarted, or an administrator ended the session)",
       fix: '`pgx local status` (`pgx local up` if it is stopped), then run `pgx agent doctor` again',
     });
-    const config = { serverUrl: 'postgresql://me@db/postgres', serverUrlFrom: 'PGX_DATABASE_URL' } as Parameters<typeof checkFailure>[3];
-    expect(checkFailure('guards', notQueryable, undefined, config).fix).toBe('check that the server of PGX_DATABASE_URL is up (`pg_isready`), then run `pgx agent doctor` again');
-    expect(checkFailure('guards', notQueryable, 'branches', config)).toEqual({ name: 'guards', status: 'skip', detail: 'not checked: the connection to the server was lost (see the branches check)' });
+    const config = { serverUrl: 'postgresql://me@db/postgres', serverUrlFrom: 'PGX_DATABASE_URL' } as Parameters<
+      typeof checkFailure
+    >[3];
+    expect(checkFailure('guards', notQueryable, undefined, config).fix).toBe(
+      'check that the server of PGX_DATABASE_URL is up (`pg_isready`), then run `pgx agent doctor` again',
+    );
+    expect(checkFailure('guards', notQueryable, 'branches', config)).toEqual({
+      name: 'guards',
+      status: 'skip',
+      detail: 'not checked: the connection to the server was lost (see the branches check)',
+    });
     // anything else is still a bug of the check, to report
-    expect(checkFailure('pool', new TypeError('x is undefined'), undefined, config)).toMatchObject({ status: 'fail', detail: 'the check itself failed: x is undefined', fix: 'rerun with DEBUG=pgx and report it' });
+    expect(checkFailure('pool', new TypeError('x is undefined'), undefined, config)).toMatchObject({
+      status: 'fail',
+      detail: 'the check itself failed: x is undefined',
+      fix: 'rerun with DEBUG=pgx and report it',
+    });
     expect(isConnectionLost(new Error('relation "t" does not exist'))).toBe(false);
   });
 });

@@ -28,7 +28,11 @@ const base = { launcher, projectDir: join(dir, 'my project'), shell: '/bin/bash'
 describe('parseRoutedExec', () => {
   it("reads a subagent's routed command back: the agent, the project, the shell and the original", () => {
     const p: RewriteParams = { ...base, agentId: 'a5550b0ae3d1c2c1c' };
-    expect(parseRoutedExec(argvOf(rewriteCommand(original, p)))).toEqual({ agent: p.agentId, cwd: p.projectDir, command: ['/bin/bash', '-c', original] });
+    expect(parseRoutedExec(argvOf(rewriteCommand(original, p)))).toEqual({
+      agent: p.agentId,
+      cwd: p.projectDir,
+      command: ['/bin/bash', '-c', original],
+    });
   });
 
   it("reads a session's routed command back (`--session <sid> --fail-open`): the session, not an agent", () => {
@@ -36,7 +40,11 @@ describe('parseRoutedExec', () => {
     const parsed = parseRoutedExec(argvOf(rewriteCommand(original, p)));
     expect(parsed).toEqual({ session: p.sessionId, cwd: p.projectDir, command: ['/bin/bash', '-c', original] });
     expect(parsed?.agent).toBeUndefined();
-    expect(parseRoutedExec(['agent', 'exec', '--session', 's1', '--fail-open', '--', 'true'])).toEqual({ session: 's1', cwd: undefined, command: ['true'] });
+    expect(parseRoutedExec(['agent', 'exec', '--session', 's1', '--fail-open', '--', 'true'])).toEqual({
+      session: 's1',
+      cwd: undefined,
+      command: ['true'],
+    });
   });
 
   it('takes no other form: those go to the full CLI, which parses and answers as always', () => {

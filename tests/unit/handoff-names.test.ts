@@ -21,7 +21,15 @@ function diff(over: Partial<DiffResult>): DiffResult {
   } as DiffResult;
 }
 
-const row = (table: string) => ({ table, compared: 'exact' as const, base_rows: 1, branch_rows: 2, rows_added: 1, rows_removed: 0, rows_changed: 0 });
+const row = (table: string) => ({
+  table,
+  compared: 'exact' as const,
+  base_rows: 1,
+  branch_rows: 2,
+  rows_added: 1,
+  rows_removed: 0,
+  rows_changed: 0,
+});
 
 describe('names a parent hears', () => {
   it('plain identifiers pass, dotted; anything quoted does not; a function loses its argument list', () => {
@@ -35,11 +43,23 @@ describe('names a parent hears', () => {
   it('the summary counts unusual names and never quotes them, in the schema lines and the rows line', () => {
     const s = summaryOf(
       diff({
-        schema: { added: [{ kind: 'table', name: 'public.ok' }, { kind: 'table', name: `public.${HOSTILE}` }, { kind: 'column', name: `public.${HOSTILE}.i` }], dropped: [{ kind: 'view', name: `public.${HOSTILE}` }], altered: [] },
+        schema: {
+          added: [
+            { kind: 'table', name: 'public.ok' },
+            { kind: 'table', name: `public.${HOSTILE}` },
+            { kind: 'column', name: `public.${HOSTILE}.i` },
+          ],
+          dropped: [{ kind: 'view', name: `public.${HOSTILE}` }],
+          altered: [],
+        },
         data: [row('public.items'), row(`public.${HOSTILE}`)],
       }),
     );
-    expect(s.lines).toEqual(['added: table public.ok, and 2 objects with unusual names', 'dropped: 1 object with unusual names', 'rows: public.items +1, and 1 table with unusual names']);
+    expect(s.lines).toEqual([
+      'added: table public.ok, and 2 objects with unusual names',
+      'dropped: 1 object with unusual names',
+      'rows: public.items +1, and 1 table with unusual names',
+    ]);
     for (const l of s.lines) expect(deliverableLine(l), l).toBe(true);
     expect(JSON.stringify(s)).not.toContain('IMPORTANT');
   });
@@ -54,7 +74,10 @@ describe('names a parent hears', () => {
 
   it("delivers a doorbell only for a subagent record of the session whose summary time matches, in pgx's words", () => {
     const at = '2026-12-04T10:00:00.000Z';
-    const changes = { ...summaryOf(diff({ schema: { added: [{ kind: 'table', name: 'public.ok' }], dropped: [], altered: [] } }), at), lines: ['added: table public.ok', `added: table public.${HOSTILE}`] };
+    const changes = {
+      ...summaryOf(diff({ schema: { added: [{ kind: 'table', name: 'public.ok' }], dropped: [], altered: [] } }), at),
+      lines: ['added: table public.ok', `added: table public.${HOSTILE}`],
+    };
     const recs = [
       { name: 'agent_h_s_a', kind: 'subagent', agent_id: 'a1', changes },
       { name: 'agent_h_s', kind: 'session', agent_id: null, changes },
@@ -62,7 +85,10 @@ describe('names a parent hears', () => {
     expect(handoffsFrom(recs, [{ branch: 'agent_h_s_a', at: '2020-01-01T00:00:00.000Z' }])).toEqual([]); // another time
     expect(handoffsFrom(recs, [{ branch: 'agent_h_s_x', at }])).toEqual([]); // not the session's
     expect(handoffsFrom(recs, [{ branch: 'agent_h_s', at }])).toEqual([]); // not a subagent's
-    const [text, ...more] = handoffsFrom(recs, [{ branch: 'agent_h_s_a', at }, { branch: 'agent_h_s_a', at }]);
+    const [text, ...more] = handoffsFrom(recs, [
+      { branch: 'agent_h_s_a', at },
+      { branch: 'agent_h_s_a', at },
+    ]);
     expect(more).toEqual([]); // once
     expect(text).toContain('pgx: subagent a1 (branch "agent_h_s_a") changed its database');
     expect(text).toContain('added: table public.ok');

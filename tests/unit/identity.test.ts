@@ -8,7 +8,9 @@ const sid = '3f2a9c1e-7b6d-4e2f-9a1b-0c8d7e6f5a4b';
 describe('identity → branch name', () => {
   it('names session, subagent and exec branches readably', () => {
     expect(shortBranchName({ ...base, sessionId: sid })).toBe('agent_laptop_3f2a9c1e');
-    expect(shortBranchName({ ...base, sessionId: sid, agentId: 'a5550b0ae3d1c2c1c' })).toBe('agent_laptop_3f2a9c1e_a5550b0a');
+    expect(shortBranchName({ ...base, sessionId: sid, agentId: 'a5550b0ae3d1c2c1c' })).toBe(
+      'agent_laptop_3f2a9c1e_a5550b0a',
+    );
     expect(shortBranchName({ ...base, execId: 'demo' })).toBe('exec_laptop_demo');
   });
 
@@ -28,7 +30,15 @@ describe('identity → branch name', () => {
   });
 
   it('keeps every produced name a valid unquoted identifier of at most 63 bytes, for hostile inputs', () => {
-    const hostile = ["'; DROP DATABASE x; --", '"quoted"', 'ünïcödé-日本語', 'x'.repeat(256), ' ', '$(rm -rf /)', 'A-B_C.D'];
+    const hostile = [
+      "'; DROP DATABASE x; --",
+      '"quoted"',
+      'ünïcödé-日本語',
+      'x'.repeat(256),
+      ' ',
+      '$(rm -rf /)',
+      'A-B_C.D',
+    ];
     for (const h of hostile) {
       for (const id of [
         { project: h, host: h, sessionId: h },

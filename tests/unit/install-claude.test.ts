@@ -4,7 +4,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as shParse } from 'shell-quote';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HOOK_EVENTS, hookCommand, settingsPathFor, pgxCliOf, portableHookCommand, type HookEvent } from '../../src/install/hook-events.js';
+import {
+  HOOK_EVENTS,
+  hookCommand,
+  settingsPathFor,
+  pgxCliOf,
+  portableHookCommand,
+  type HookEvent,
+} from '../../src/install/hook-events.js';
 import { SettingsFileError } from '../../src/lib/settings-file.js';
 import { EXIT_RULE, wrapperRuleFor } from '../../src/install/permission-rules.js';
 import { inspectClaudeInstall, launcherOf } from '../../src/install/inspect.js';
@@ -26,7 +33,8 @@ const EXPECTED: Record<string, { cli: string; matcher?: string; timeout: number;
   SessionEnd: { cli: 'session-end', timeout: 10 },
 };
 const SIX = Object.keys(EXPECTED);
-const PGX_RE = / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
+const PGX_RE =
+  / agent hook (session-start|user-prompt-submit|pre-tool-use|subagent-start|subagent-stop|session-end)\s*$/;
 
 let dir: string;
 let file: string;
@@ -55,7 +63,10 @@ function pgxHandlers(s: Settings, event: string): Array<{ group: Group; handler:
   );
 }
 function oldStyleEntry(launcher: string, cli: string, timeout: number, matcher?: string): Group {
-  return { ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command: `${launcher} agent hook ${cli}`, timeout }] };
+  return {
+    ...(matcher ? { matcher } : {}),
+    hooks: [{ type: 'command', command: `${launcher} agent hook ${cli}`, timeout }],
+  };
 }
 function tmpFilesLeft(): string[] {
   return fs.readdirSync(path.dirname(file)).filter((f) => f.includes('.tmp-'));
@@ -70,7 +81,9 @@ describe('settingsPathFor / hookCommand / wrapperRuleFor', () => {
 
   it('always single-quotes the launcher', () => {
     expect(hookCommand('/usr/bin/pgx', 'session-start')).toBe(`'/usr/bin/pgx' agent hook session-start`);
-    expect(wrapperRuleFor('/usr/bin/pgx', '/home/me/shop')).toBe('Bash(/usr/bin/pgx agent exec --agent * --cwd /home/me/shop -- *)');
+    expect(wrapperRuleFor('/usr/bin/pgx', '/home/me/shop')).toBe(
+      'Bash(/usr/bin/pgx agent exec --agent * --cwd /home/me/shop -- *)',
+    );
     expect(wrapperRuleFor('/usr/bin/pgx', undefined)).toBe('Bash(/usr/bin/pgx agent exec --agent * --cwd * -- *)');
     expect(wrapperRuleFor('/opt/a*b/pgx', '/p')).toBe('Bash(/opt/a\\*b/pgx agent exec --agent * --cwd /p -- *)');
     expect(wrapperRuleFor('/opt/(x)/pgx', '/p')).toBeUndefined();
@@ -107,7 +120,14 @@ describe('installClaude', () => {
       expect(groups).toHaveLength(1);
       const want: Group = {
         ...(exp.matcher ? { matcher: exp.matcher } : {}),
-        hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook ${exp.cli}`, timeout: exp.timeout, ...(exp.onFailure ? { onFailure: exp.onFailure } : {}) }],
+        hooks: [
+          {
+            type: 'command',
+            command: `'${LAUNCHER}' agent hook ${exp.cli}`,
+            timeout: exp.timeout,
+            ...(exp.onFailure ? { onFailure: exp.onFailure } : {}),
+          },
+        ],
       };
       expect(groups[0]).toEqual(want);
       if (!exp.matcher) expect('matcher' in groups[0]!).toBe(false);
@@ -140,7 +160,7 @@ describe('installClaude', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(fourSpaces);
   });
 
-  it('preserves unrelated keys, key order and the user\'s hooks in the same matcher group and in other groups', () => {
+  it("preserves unrelated keys, key order and the user's hooks in the same matcher group and in other groups", () => {
     const userBash: Handler = { type: 'command', command: 'my-linter --bash', timeout: 5, statusMessage: 'lint' };
     const userEdit: Handler = { type: 'command', command: 'my-formatter' };
     const userStart: Handler = { type: 'command', command: 'echo hi' };
@@ -151,7 +171,10 @@ describe('installClaude', () => {
         Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }],
         PreToolUse: [
           // the user's group for Bash, which an older pgx (or the user) put pgx's entry into
-          { matcher: 'Bash', hooks: [userBash, { type: 'command', command: '/old/pgx agent hook pre-tool-use', timeout: 60 }] },
+          {
+            matcher: 'Bash',
+            hooks: [userBash, { type: 'command', command: '/old/pgx agent hook pre-tool-use', timeout: 60 }],
+          },
           { matcher: 'Edit|Write', hooks: [userEdit] },
         ],
         SessionStart: [{ matcher: 'startup', hooks: [userStart] }],
@@ -167,12 +190,29 @@ describe('installClaude', () => {
     expect(s.$schema).toBe(original.$schema);
     expect(s.env).toEqual(original.env);
     // The user's rules stay as they were, in place; pgx's two are appended.
-    expect(s.permissions).toEqual({ ...original.permissions, allow: [...(original.permissions as { allow: string[] }).allow, wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE] });
-    expect(Object.keys(s.hooks!)).toEqual(['Stop', 'PreToolUse', 'SessionStart', 'UserPromptSubmit', 'SubagentStart', 'SubagentStop', 'SessionEnd']);
+    expect(s.permissions).toEqual({
+      ...original.permissions,
+      allow: [...(original.permissions as { allow: string[] }).allow, wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE],
+    });
+    expect(Object.keys(s.hooks!)).toEqual([
+      'Stop',
+      'PreToolUse',
+      'SessionStart',
+      'UserPromptSubmit',
+      'SubagentStart',
+      'SubagentStop',
+      'SessionEnd',
+    ]);
     expect(s.hooks!.Stop).toEqual(original.hooks.Stop);
     // PreToolUse: pgx's entry updated in place inside the user's group; no second group added
     expect(s.hooks!.PreToolUse).toEqual([
-      { matcher: 'Bash', hooks: [userBash, { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }] },
+      {
+        matcher: 'Bash',
+        hooks: [
+          userBash,
+          { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' },
+        ],
+      },
       { matcher: 'Edit|Write', hooks: [userEdit] },
     ]);
     // SessionStart: the user's group is kept as is, pgx gets its own group (no matcher) after it
@@ -190,7 +230,10 @@ describe('installClaude', () => {
     const after = read();
     expect(after.hooks).toEqual({
       Stop: original.hooks.Stop,
-      PreToolUse: [{ matcher: 'Bash', hooks: [userBash] }, { matcher: 'Edit|Write', hooks: [userEdit] }],
+      PreToolUse: [
+        { matcher: 'Bash', hooks: [userBash] },
+        { matcher: 'Edit|Write', hooks: [userEdit] },
+      ],
       SessionStart: original.hooks.SessionStart,
     });
     expect(Object.keys(after)).toEqual(Object.keys(original));
@@ -216,7 +259,14 @@ describe('installClaude', () => {
     expect(r.updated).toEqual(['PreToolUse']); // gains "onFailure": "block", in place
     expect(r.unchanged).toEqual(['SessionStart', 'UserPromptSubmit', 'SessionEnd']);
     const s = read();
-    expect(Object.keys(s.hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SessionEnd', 'SubagentStart', 'SubagentStop']);
+    expect(Object.keys(s.hooks!)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'SessionEnd',
+      'SubagentStart',
+      'SubagentStop',
+    ]);
     for (const event of SIX) {
       expect(pgxHandlers(s, event)).toHaveLength(1);
       expect(s.hooks![event]).toHaveLength(1);
@@ -234,22 +284,39 @@ describe('installClaude', () => {
     write({
       hooks: {
         PreToolUse: [
-          { matcher: 'Bash', hooks: [{ type: 'command', command: `'/old/place/pgx' agent hook pre-tool-use`, timeout: 60 }] },
+          {
+            matcher: 'Bash',
+            hooks: [{ type: 'command', command: `'/old/place/pgx' agent hook pre-tool-use`, timeout: 60 }],
+          },
           { matcher: 'Bash', hooks: [userHook] },
         ],
         SessionEnd: [
-          { hooks: [userHook, { type: 'command', command: '/old/place/pgx agent hook session-end', timeout: 1 }, userHook2] },
+          {
+            hooks: [
+              userHook,
+              { type: 'command', command: '/old/place/pgx agent hook session-end', timeout: 1 },
+              userHook2,
+            ],
+          },
         ],
       },
     });
     const r = installClaude({ settingsPath: file, launcher: '/new/place/pgx' });
     expect(r.updated).toEqual(['PreToolUse', 'SessionEnd']);
     const s = read();
-    expect(s.hooks!.PreToolUse![0]!.hooks).toEqual([{ type: 'command', command: `'/new/place/pgx' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }]);
+    expect(s.hooks!.PreToolUse![0]!.hooks).toEqual([
+      { type: 'command', command: `'/new/place/pgx' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' },
+    ]);
     expect(s.hooks!.PreToolUse![1]!.hooks).toEqual([userHook]);
     expect(s.hooks!.PreToolUse).toHaveLength(2);
     expect(s.hooks!.SessionEnd).toEqual([
-      { hooks: [userHook, { type: 'command', command: `'/new/place/pgx' agent hook session-end`, timeout: 10 }, userHook2] },
+      {
+        hooks: [
+          userHook,
+          { type: 'command', command: `'/new/place/pgx' agent hook session-end`, timeout: 10 },
+          userHook2,
+        ],
+      },
     ]);
     expect(fs.readFileSync(file, 'utf8')).not.toContain('/old/place');
     expect(inspectClaudeInstall(file).launcherPaths).toEqual(['/new/place/pgx']);
@@ -262,7 +329,13 @@ describe('installClaude', () => {
         SessionStart: [
           { hooks: [{ type: 'command', command: cmd('session-start'), timeout: 30 }] },
           { hooks: [{ type: 'command', command: '/elsewhere/pgx agent hook session-start', timeout: 30 }] },
-          { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }, { type: 'command', command: cmd('session-start') }] },
+          {
+            matcher: 'startup',
+            hooks: [
+              { type: 'command', command: 'echo mine' },
+              { type: 'command', command: cmd('session-start') },
+            ],
+          },
         ],
         PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60 }] }],
         Stop: [{ hooks: [{ type: 'command', command: cmd('subagent-stop') }] }],
@@ -275,7 +348,9 @@ describe('installClaude', () => {
       { hooks: [{ type: 'command', command: cmd('session-start'), timeout: 30 }] },
       { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }] },
     ]);
-    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60, onFailure: 'block' }] }]);
+    expect(s.hooks!.PreToolUse).toEqual([
+      { matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60, onFailure: 'block' }] },
+    ]);
     expect(s.hooks!.Stop).toBeUndefined(); // the stray entry was its only content
     expect(r.updated).toEqual(expect.arrayContaining(['SessionStart', 'PreToolUse', 'Stop']));
     expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).changed).toBe(false);
@@ -343,7 +418,14 @@ describe('permission rules', () => {
   it("removes an older install's blanket rule wherever it is, and says so; replaces a stale wrapper rule", () => {
     write({
       permissions: {
-        allow: ['Bash(git status)', `Bash('/old/pgx' agent exec:*)`, 'Read(*)', `Bash(/older/pgx agent exec:*)`, 'Bash(/old/pgx agent exec --agent * --cwd /elsewhere -- *)', EXIT_RULE],
+        allow: [
+          'Bash(git status)',
+          `Bash('/old/pgx' agent exec:*)`,
+          'Read(*)',
+          `Bash(/older/pgx agent exec:*)`,
+          'Bash(/old/pgx agent exec --agent * --cwd /elsewhere -- *)',
+          EXIT_RULE,
+        ],
       },
     });
     const r = installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: '/home/me/shop' });
@@ -391,7 +473,12 @@ describe('uninstallClaude', () => {
     installClaude({ settingsPath: file, launcher: LAUNCHER });
     expect(read().permissions!.allow).toHaveLength(3);
     const u = uninstallClaude({ settingsPath: file });
-    expect(u).toMatchObject({ changed: true, rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE], dryRun: false, path: file });
+    expect(u).toMatchObject({
+      changed: true,
+      rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE],
+      dryRun: false,
+      path: file,
+    });
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
   });
 
@@ -457,11 +544,22 @@ describe('invalid settings files', () => {
     expect(() => uninstallClaude({ settingsPath: file })).toThrow(SettingsFileError);
     expect(fs.readFileSync(file, 'utf8')).toBe(bad);
     expect(tmpFilesLeft()).toEqual([]);
-    expect(inspectClaudeInstall(file)).toMatchObject({ exists: true, count: 0, parseError: expect.stringContaining(file) });
+    expect(inspectClaudeInstall(file)).toMatchObject({
+      exists: true,
+      count: 0,
+      parseError: expect.stringContaining(file),
+    });
   });
 
   it('a hooks value that is not an object, an event that is not an array, a non-object top level: same error', () => {
-    for (const content of ['{"hooks": []}', '{"hooks": "x"}', '{"hooks": null}', '{"hooks": {"PreToolUse": {}}}', '[]', '42']) {
+    for (const content of [
+      '{"hooks": []}',
+      '{"hooks": "x"}',
+      '{"hooks": null}',
+      '{"hooks": {"PreToolUse": {}}}',
+      '[]',
+      '42',
+    ]) {
       const text = write(JSON.parse(content));
       expect(() => installClaude({ settingsPath: file, launcher: LAUNCHER }), content).toThrow(SettingsFileError);
       expect(fs.readFileSync(file, 'utf8')).toBe(text);
@@ -501,7 +599,14 @@ describe('atomic writes', () => {
 describe('inspectClaudeInstall', () => {
   it('reports a missing file', () => {
     const insp = inspectClaudeInstall(file);
-    expect(insp).toMatchObject({ path: file, exists: false, count: 0, olderPartial: false, launcherPaths: [], rules: { blanket: [], wrapper: [], exit: false } });
+    expect(insp).toMatchObject({
+      path: file,
+      exists: false,
+      count: 0,
+      olderPartial: false,
+      launcherPaths: [],
+      rules: { blanket: [], wrapper: [], exit: false },
+    });
     expect(insp.parseError).toBeUndefined();
     expect(Object.keys(insp.entries)).toEqual(SIX);
     for (const e of SIX) expect(insp.entries[e]!.present).toBe(false);
@@ -514,7 +619,13 @@ describe('inspectClaudeInstall', () => {
     installClaude({ settingsPath: file, launcher });
 
     let insp = inspectClaudeInstall(file);
-    expect(insp).toMatchObject({ exists: true, count: 6, olderPartial: false, launcherPaths: [launcher], rules: { wrapper: [wrapperRuleFor(launcher, undefined)], exit: true } });
+    expect(insp).toMatchObject({
+      exists: true,
+      count: 6,
+      olderPartial: false,
+      launcherPaths: [launcher],
+      rules: { wrapper: [wrapperRuleFor(launcher, undefined)], exit: true },
+    });
     for (const h of HOOK_EVENTS) {
       expect(insp.entries[h.event]).toEqual({
         present: true,
@@ -534,7 +645,11 @@ describe('inspectClaudeInstall', () => {
     const s = read();
     s.permissions!.allow = [`Bash('/somewhere/else' agent exec:*)`];
     write(s);
-    expect(inspectClaudeInstall(file).rules).toEqual({ blanket: [`Bash('/somewhere/else' agent exec:*)`], wrapper: [], exit: false });
+    expect(inspectClaudeInstall(file).rules).toEqual({
+      blanket: [`Bash('/somewhere/else' agent exec:*)`],
+      wrapper: [],
+      exit: false,
+    });
   });
 
   it('detects an older partial install and a partial one that is not the old shape', () => {
@@ -561,7 +676,13 @@ describe('inspectClaudeInstall', () => {
   });
 
   it('launcherExists is undefined when the launcher uses a variable', () => {
-    write({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/bin/pgx agent hook session-start' }] }] } });
+    write({
+      hooks: {
+        SessionStart: [
+          { hooks: [{ type: 'command', command: '"$CLAUDE_PROJECT_DIR"/bin/pgx agent hook session-start' }] },
+        ],
+      },
+    });
     const insp = inspectClaudeInstall(file);
     expect(insp.entries.SessionStart).toMatchObject({ present: true, launcherExists: undefined });
     expect(insp.count).toBe(1);
@@ -576,16 +697,32 @@ describe('planInstall / planUninstall are pure', () => {
     const again = planInstall(p.text, { launcher: LAUNCHER });
     expect(again).toMatchObject({ changed: false, text: p.text, added: [], updated: [] });
     const u = planUninstall(p.text);
-    expect(u).toMatchObject({ changed: true, rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE], text: '{}\n' });
+    expect(u).toMatchObject({
+      changed: true,
+      rulesRemoved: [wrapperRuleFor(LAUNCHER, undefined), EXIT_RULE],
+      text: '{}\n',
+    });
     expect(u.removed.sort()).toEqual([...SIX].sort());
   });
 });
 
-describe('project scope: portable hooks in settings.json, this machine\'s rules in settings.local.json', () => {
+describe("project scope: portable hooks in settings.json, this machine's rules in settings.local.json", () => {
   const projectDir = () => path.join(dir, 'proj');
   const localFile = () => path.join(dir, 'proj', '.claude', 'settings.local.json');
-  const install = (extra: Partial<Parameters<typeof installClaude>[0]> = {}) => installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: projectDir(), rulesPath: localFile(), ...extra });
-  const git = (args: string[]) => execFileSync('git', args, { cwd: projectDir(), encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir } });
+  const install = (extra: Partial<Parameters<typeof installClaude>[0]> = {}) =>
+    installClaude({
+      settingsPath: file,
+      launcher: LAUNCHER,
+      projectDir: projectDir(),
+      rulesPath: localFile(),
+      ...extra,
+    });
+  const git = (args: string[]) =>
+    execFileSync('git', args, {
+      cwd: projectDir(),
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir },
+    });
 
   it('settings.json names no path of this machine; the two rules go to settings.local.json; a second install changes nothing', () => {
     const r = install();
@@ -600,11 +737,25 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
       const groups = s.hooks![event]!;
       expect(groups).toHaveLength(1);
       expect(groups[0]!.matcher).toBe(e.matcher);
-      expect(groups[0]!.hooks).toEqual([{ type: 'command', command: portableHookCommand(e.cli as HookEvent), timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
+      expect(groups[0]!.hooks).toEqual([
+        {
+          type: 'command',
+          command: portableHookCommand(e.cli as HookEvent),
+          timeout: e.timeout,
+          ...(e.onFailure ? { onFailure: e.onFailure } : {}),
+        },
+      ]);
     }
-    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: [wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE] } });
+    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({
+      permissions: { allow: [wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE] },
+    });
     expect(r.rules.added).toEqual([wrapperRuleFor(LAUNCHER, projectDir()), EXIT_RULE]);
-    expect(r.local).toMatchObject({ path: localFile(), changed: true, ownHooks: false, gitIgnored: { status: 'not-in-git' } });
+    expect(r.local).toMatchObject({
+      path: localFile(),
+      changed: true,
+      ownHooks: false,
+      gitIgnored: { status: 'not-in-git' },
+    });
     const before = [fs.readFileSync(file, 'utf8'), fs.readFileSync(localFile(), 'utf8')];
     const again = install();
     expect(again).toMatchObject({ changed: false, added: [], updated: [], rules: { changed: false } });
@@ -617,14 +768,21 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
     const other = path.join(dir, 'teammate', 'shop');
     fs.mkdirSync(path.join(other, '.claude'), { recursive: true });
     fs.writeFileSync(path.join(other, '.claude', 'settings.json'), shared);
-    const r = installClaude({ settingsPath: path.join(other, '.claude', 'settings.json'), launcher: '/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js', projectDir: other, rulesPath: path.join(other, '.claude', 'settings.local.json') });
+    const r = installClaude({
+      settingsPath: path.join(other, '.claude', 'settings.json'),
+      launcher: '/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js',
+      projectDir: other,
+      rulesPath: path.join(other, '.claude', 'settings.local.json'),
+    });
     expect(r.added).toEqual([]);
     expect(r.updated).toEqual([]);
     expect(fs.readFileSync(path.join(other, '.claude', 'settings.json'), 'utf8')).toBe(shared);
-    expect(JSON.parse(fs.readFileSync(path.join(other, '.claude', 'settings.local.json'), 'utf8')).permissions.allow[0]).toBe(wrapperRuleFor('/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js', other));
+    expect(
+      JSON.parse(fs.readFileSync(path.join(other, '.claude', 'settings.local.json'), 'utf8')).permissions.allow[0],
+    ).toBe(wrapperRuleFor('/home/mate/.local/lib/node_modules/@pgx-agent/cli/bin/pgx.js', other));
   });
 
-  it('migrates an older project install (absolute hooks and rules in settings.json) in place, keeping the user\'s own rules', () => {
+  it("migrates an older project install (absolute hooks and rules in settings.json) in place, keeping the user's own rules", () => {
     write({ permissions: { allow: ['Bash(npm test:*)', wrapperRuleFor(LAUNCHER, projectDir())!, EXIT_RULE] } });
     installClaude({ settingsPath: file, launcher: LAUNCHER, projectDir: projectDir() }); // the old layout
     expect(read().hooks!.SessionStart![0]!.hooks[0]!.command).toBe(hookCommand(LAUNCHER, 'session-start'));
@@ -638,7 +796,7 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
     expect(inspectClaudeInstall(file)).toMatchObject({ count: 6, launcherPaths: ['pgx'] });
   });
 
-  it('--no-rules: no settings.local.json is created; an existing one loses pgx\'s rules only', () => {
+  it("--no-rules: no settings.local.json is created; an existing one loses pgx's rules only", () => {
     expect(install({ rules: false }).local).toMatchObject({ changed: false, gitIgnored: { status: 'no-file' } });
     expect(fs.existsSync(localFile())).toBe(false);
     install();
@@ -647,14 +805,20 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
     local.model = 'opus';
     fs.writeFileSync(localFile(), JSON.stringify(local));
     install({ rules: false });
-    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({ permissions: { allow: ['Bash(ls:*)'] }, model: 'opus' });
+    expect(JSON.parse(fs.readFileSync(localFile(), 'utf8'))).toEqual({
+      permissions: { allow: ['Bash(ls:*)'] },
+      model: 'opus',
+    });
   });
 
   it('a settings.local.json that runs pgx hooks itself (a --scope local install) keeps its rules: install and uninstall leave it', () => {
     installClaude({ settingsPath: localFile(), launcher: LAUNCHER, projectDir: projectDir() });
     const before = fs.readFileSync(localFile(), 'utf8');
     expect(install().local).toMatchObject({ changed: false, ownHooks: true });
-    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() }).local).toMatchObject({ changed: false, ownHooks: true });
+    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() }).local).toMatchObject({
+      changed: false,
+      ownHooks: true,
+    });
     expect(fs.readFileSync(localFile(), 'utf8')).toBe(before);
   });
 
@@ -682,10 +846,13 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
     expect(fs.existsSync(localFile())).toBe(false);
     expect(fs.readFileSync(exclude, 'utf8')).toBe(excludeBefore);
     expect(read()).toEqual({});
-    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() })).toMatchObject({ changed: false, local: { changed: false, gitExcludeRemoved: false } }); // idempotent
+    expect(uninstallClaude({ settingsPath: file, rulesPath: localFile() })).toMatchObject({
+      changed: false,
+      local: { changed: false, gitExcludeRemoved: false },
+    }); // idempotent
   });
 
-  it('a repository that already ignores settings.local.json (Claude Code\'s own ignore, a .gitignore): nothing added', () => {
+  it("a repository that already ignores settings.local.json (Claude Code's own ignore, a .gitignore): nothing added", () => {
     fs.mkdirSync(projectDir(), { recursive: true });
     git(['init', '-q']);
     fs.writeFileSync(path.join(projectDir(), '.gitignore'), '.claude/settings.local.json\n');
@@ -697,16 +864,33 @@ describe('project scope: portable hooks in settings.json, this machine\'s rules 
 
 describe('portable hook commands, run by sh on a machine without pgx on PATH', () => {
   const run = (cli: HookEvent, payload: object, PATH = '/usr/bin:/bin') =>
-    spawnSync('/bin/sh', ['-c', portableHookCommand(cli)], { input: JSON.stringify(payload), encoding: 'utf8', env: { PATH, HOME: dir } });
-  const subagentBash = { session_id: 's', hook_event_name: 'PreToolUse', agent_id: 'a5550b0ae3d1c2c1c', tool_name: 'Bash', tool_input: { command: 'psql -c "select 1"' } };
-  const parentBash = { session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'echo "agent_id" \'"agent_id"\' x' } };
+    spawnSync('/bin/sh', ['-c', portableHookCommand(cli)], {
+      input: JSON.stringify(payload),
+      encoding: 'utf8',
+      env: { PATH, HOME: dir },
+    });
+  const subagentBash = {
+    session_id: 's',
+    hook_event_name: 'PreToolUse',
+    agent_id: 'a5550b0ae3d1c2c1c',
+    tool_name: 'Bash',
+    tool_input: { command: 'psql -c "select 1"' },
+  };
+  const parentBash = {
+    session_id: 's',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'echo "agent_id" \'"agent_id"\' x' },
+  };
 
-  it('are recognised as pgx entries (install, uninstall, doctor, the hooks\' own scope check)', () => {
+  it("are recognised as pgx entries (install, uninstall, doctor, the hooks' own scope check)", () => {
     for (const h of HOOK_EVENTS) {
       expect(pgxCliOf({ type: 'command', command: portableHookCommand(h.cli) })).toBe(h.cli);
       expect(launcherOf(portableHookCommand(h.cli))).toBe('pgx');
     }
-    expect(pgxCliOf({ type: 'command', command: 'command -v pgx >/dev/null 2>&1 && exec pgx agent hook nope; exit 0' })).toBeUndefined();
+    expect(
+      pgxCliOf({ type: 'command', command: 'command -v pgx >/dev/null 2>&1 && exec pgx agent hook nope; exit 0' }),
+    ).toBeUndefined();
   });
 
   it("a subagent's Bash is refused (exit 2, the reason on stderr); the parent's goes on (exit 0, no output)", () => {
@@ -727,9 +911,20 @@ describe('portable hook commands, run by sh on a machine without pgx on PATH', (
     expect(start.status).toBe(0);
     const j = JSON.parse(start.stdout);
     expect(j.systemMessage).toMatch(/^pgx is not on PATH on this machine: every subagent Bash command is refused/);
-    expect(j.hookSpecificOutput).toMatchObject({ hookEventName: 'SessionStart', additionalContext: expect.stringContaining('subagents cannot run Bash commands') });
-    const sub = run('subagent-start', { session_id: 's', hook_event_name: 'SubagentStart', agent_id: 'a1', agent_type: 'general-purpose' });
-    expect(JSON.parse(sub.stdout).hookSpecificOutput).toMatchObject({ hookEventName: 'SubagentStart', additionalContext: expect.stringContaining('your Bash commands will be refused') });
+    expect(j.hookSpecificOutput).toMatchObject({
+      hookEventName: 'SessionStart',
+      additionalContext: expect.stringContaining('subagents cannot run Bash commands'),
+    });
+    const sub = run('subagent-start', {
+      session_id: 's',
+      hook_event_name: 'SubagentStart',
+      agent_id: 'a1',
+      agent_type: 'general-purpose',
+    });
+    expect(JSON.parse(sub.stdout).hookSpecificOutput).toMatchObject({
+      hookEventName: 'SubagentStart',
+      additionalContext: expect.stringContaining('your Bash commands will be refused'),
+    });
     for (const cli of ['user-prompt-submit', 'subagent-stop', 'session-end'] as const) {
       const r = run(cli, { session_id: 's' });
       expect([r.status, r.stdout, r.stderr]).toEqual([0, '', '']);
@@ -752,15 +947,36 @@ describe('portable hook commands, run by sh on a machine without pgx on PATH', (
  */
 function oldHttpInstall(userHook: Handler): Settings {
   const url = (cli: string) => `http://127.0.0.1:41234/hook/${cli}?project=%2Fp`;
-  const http = (cli: string, timeout: number, onFailure?: string) => ({ type: 'http', url: url(cli), headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' }, allowedEnvVars: ['PGX_HOOK_SECRET'], timeout, ...(onFailure ? { onFailure } : {}) });
-  const keeper = (cli: string, wait = false) => ({ type: 'command', command: `: pgx http keeper for ${cli}; f='/run/user/0/pgx/http.json'; exit 0`, timeout: wait ? 10 : 5, ...(wait ? {} : { async: true }) });
+  const http = (cli: string, timeout: number, onFailure?: string) => ({
+    type: 'http',
+    url: url(cli),
+    headers: { Authorization: 'Bearer $PGX_HOOK_SECRET' },
+    allowedEnvVars: ['PGX_HOOK_SECRET'],
+    timeout,
+    ...(onFailure ? { onFailure } : {}),
+  });
+  const keeper = (cli: string, wait = false) => ({
+    type: 'command',
+    command: `: pgx http keeper for ${cli}; f='/run/user/0/pgx/http.json'; exit 0`,
+    timeout: wait ? 10 : 5,
+    ...(wait ? {} : { async: true }),
+  });
   const cmd = (cli: string, timeout: number) => ({ type: 'command', command: hookCommand(LAUNCHER, cli), timeout });
   return {
     env: { PGX_HOOK_SECRET: 'a'.repeat(64), OTHER: 'kept' },
     hooks: {
-      SessionStart: [{ hooks: [cmd('session-start', 30) as Handler] }, { hooks: [keeper('session-start', true) as Handler] }],
-      UserPromptSubmit: [{ hooks: [http('user-prompt-submit', 10) as never] }, { hooks: [keeper('user-prompt-submit') as Handler] }],
-      PreToolUse: [{ matcher: 'Bash', hooks: [userHook, http('pre-tool-use', 60, 'block') as never] }, { matcher: 'Bash', hooks: [keeper('pre-tool-use') as Handler] }],
+      SessionStart: [
+        { hooks: [cmd('session-start', 30) as Handler] },
+        { hooks: [keeper('session-start', true) as Handler] },
+      ],
+      UserPromptSubmit: [
+        { hooks: [http('user-prompt-submit', 10) as never] },
+        { hooks: [keeper('user-prompt-submit') as Handler] },
+      ],
+      PreToolUse: [
+        { matcher: 'Bash', hooks: [userHook, http('pre-tool-use', 60, 'block') as never] },
+        { matcher: 'Bash', hooks: [keeper('pre-tool-use') as Handler] },
+      ],
       SubagentStart: [{ hooks: [http('subagent-start', 60) as never] }],
       SubagentStop: [{ hooks: [http('subagent-stop', 30) as never] }],
       SessionEnd: [{ hooks: [cmd('session-end', 10) as Handler] }],
@@ -771,21 +987,40 @@ function oldHttpInstall(userHook: Handler): Settings {
 describe('an install of the retired HTTP transport (decision 444)', () => {
   const userHook: Handler = { type: 'command', command: 'my-audit-hook', timeout: 5 };
 
-  it('install moves it back to command hooks: one rewriter in the HTTP entry\'s place, keepers and secret gone, and says so', () => {
+  it("install moves it back to command hooks: one rewriter in the HTTP entry's place, keepers and secret gone, and says so", () => {
     const plan = planInstall(JSON.stringify(oldHttpInstall(userHook)), { launcher: LAUNCHER });
     const s = JSON.parse(plan.text) as Settings;
-    expect(plan.httpRemoved).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop', 'env.PGX_HOOK_SECRET']);
+    expect(plan.httpRemoved).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'SubagentStart',
+      'SubagentStop',
+      'env.PGX_HOOK_SECRET',
+    ]);
     expect(s.env).toEqual({ OTHER: 'kept' });
     const all = Object.values(s.hooks!).flatMap((gs) => gs.flatMap((g) => g.hooks));
     expect(all.filter((h) => h.type === 'http' || /pgx http keeper/.test(h.command))).toEqual([]);
     // the command entry took the HTTP entry's very place, beside the user's own hook
-    expect(s.hooks!.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [userHook, { type: 'command', command: hookCommand(LAUNCHER, 'pre-tool-use'), timeout: 60, onFailure: 'block' }] }]);
-    for (const [event, e] of Object.entries(EXPECTED)) expect(all.filter((h) => h.command === hookCommand(LAUNCHER, e.cli)), event).toHaveLength(1);
+    expect(s.hooks!.PreToolUse).toEqual([
+      {
+        matcher: 'Bash',
+        hooks: [
+          userHook,
+          { type: 'command', command: hookCommand(LAUNCHER, 'pre-tool-use'), timeout: 60, onFailure: 'block' },
+        ],
+      },
+    ]);
+    for (const [event, e] of Object.entries(EXPECTED))
+      expect(
+        all.filter((h) => h.command === hookCommand(LAUNCHER, e.cli)),
+        event,
+      ).toHaveLength(1);
     // and again: nothing left to remove
     expect(planInstall(plan.text, { launcher: LAUNCHER }).httpRemoved).toBeUndefined();
   });
 
-  it('uninstall removes its entries, keepers and secret; a PGX_HOOK_SECRET beside no HTTP entry is the user\'s own', () => {
+  it("uninstall removes its entries, keepers and secret; a PGX_HOOK_SECRET beside no HTTP entry is the user's own", () => {
     const u = planUninstall(JSON.stringify(oldHttpInstall(userHook)));
     const s = JSON.parse(u.text) as Settings;
     expect(s.env).toEqual({ OTHER: 'kept' });

@@ -6,7 +6,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CODEX_HOOK_EVENTS, codexHookCommand, codexTrustHash, installCodex, isPortableCodexCommand, PGX_CODEX_HOOK_RE, planCodexHooks, planCodexTrust, portableCodexHookCommand, trustStateOf, uninstallCodex } from '../../src/install/codex.js';
+import {
+  CODEX_HOOK_EVENTS,
+  codexHookCommand,
+  codexTrustHash,
+  installCodex,
+  isPortableCodexCommand,
+  PGX_CODEX_HOOK_RE,
+  planCodexHooks,
+  planCodexTrust,
+  portableCodexHookCommand,
+  trustStateOf,
+  uninstallCodex,
+} from '../../src/install/codex.js';
 
 const LAUNCHER = '/opt/pgx/bin/pgx';
 
@@ -24,15 +36,30 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const hooksFile = () => path.join(home, 'hooks.json');
 const configFile = () => path.join(home, 'config.toml');
-const readHooks = () => JSON.parse(fs.readFileSync(hooksFile(), 'utf8')) as { hooks: Record<string, { matcher?: string; hooks: { command: string; timeout?: number }[] }[]>; [k: string]: unknown };
-const install = (o: { dryRun?: boolean; launcher?: string } = {}) => installCodex({ scope: 'user', projectDir: proj, codexHome: home, launcher: o.launcher ?? LAUNCHER, dryRun: o.dryRun });
+const readHooks = () =>
+  JSON.parse(fs.readFileSync(hooksFile(), 'utf8')) as {
+    hooks: Record<string, { matcher?: string; hooks: { command: string; timeout?: number }[] }[]>;
+    [k: string]: unknown;
+  };
+const install = (o: { dryRun?: boolean; launcher?: string } = {}) =>
+  installCodex({
+    scope: 'user',
+    projectDir: proj,
+    codexHome: home,
+    launcher: o.launcher ?? LAUNCHER,
+    dryRun: o.dryRun,
+  });
 
 describe('the trust hash', () => {
   it("is Codex's currentHash for the hooks measured with codex app-server (0.171.0)", () => {
     // hooks/list answered these for {"matcher":"Bash","hooks":[{"type":"command","command":"echo hi","timeout":30}]}
     // under PreToolUse, and {"hooks":[{"type":"command","command":"echo start"}]} under SubagentStart (no timeout: 600).
-    expect(codexTrustHash('PreToolUse', 'Bash', 'echo hi', 30)).toBe('sha256:65f88c378f287741bd683c759c7306a773bbb410594d61f7a39b723f8ab8eb45');
-    expect(codexTrustHash('SubagentStart', undefined, 'echo start', undefined)).toBe('sha256:9589b65e91116c32e387793724de0700192e58257e12d506b407f5b404597dd5');
+    expect(codexTrustHash('PreToolUse', 'Bash', 'echo hi', 30)).toBe(
+      'sha256:65f88c378f287741bd683c759c7306a773bbb410594d61f7a39b723f8ab8eb45',
+    );
+    expect(codexTrustHash('SubagentStart', undefined, 'echo start', undefined)).toBe(
+      'sha256:9589b65e91116c32e387793724de0700192e58257e12d506b407f5b404597dd5',
+    );
   });
 });
 
@@ -41,14 +68,22 @@ describe('install', () => {
     const r = install();
     expect(r.added).toEqual(CODEX_HOOK_EVENTS.map((e) => e.event));
     const hooks = readHooks().hooks;
-    expect(Object.keys(hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'SubagentStart', 'SubagentStop']);
+    expect(Object.keys(hooks)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'SubagentStart',
+      'SubagentStop',
+    ]);
     expect(hooks.PreToolUse![0]!.matcher).toBe('Bash');
     expect(hooks.PreToolUse![0]!.hooks[0]!.command).toBe(codexHookCommand(LAUNCHER, 'pre-tool-use'));
     expect(hooks.PreToolUse![0]!.hooks[0]!.command).toMatch(/\|\| \{ echo .* >&2; exit 2; \}$/); // fails closed
     const state = trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile());
     expect(Object.keys(state).sort()).toEqual(CODEX_HOOK_EVENTS.map((e) => `${hooksFile()}:${e.snake}:0:0`).sort());
     const pre = hooks.PreToolUse![0]!;
-    expect(state[`${hooksFile()}:pre_tool_use:0:0`]!.trusted_hash).toBe(codexTrustHash('PreToolUse', 'Bash', pre.hooks[0]!.command, pre.hooks[0]!.timeout));
+    expect(state[`${hooksFile()}:pre_tool_use:0:0`]!.trusted_hash).toBe(
+      codexTrustHash('PreToolUse', 'Bash', pre.hooks[0]!.command, pre.hooks[0]!.timeout),
+    );
   });
 
   it('is idempotent: a second run changes nothing, byte for byte', () => {
@@ -64,7 +99,16 @@ describe('install', () => {
   });
 
   it("keeps the user's hooks, keys and config (comments too), and appends after their groups", () => {
-    fs.writeFileSync(hooksFile(), JSON.stringify({ description: 'mine', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] }], Stop: [{ hooks: [{ type: 'command', command: 'notify' }] }] } }));
+    fs.writeFileSync(
+      hooksFile(),
+      JSON.stringify({
+        description: 'mine',
+        hooks: {
+          PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] }],
+          Stop: [{ hooks: [{ type: 'command', command: 'notify' }] }],
+        },
+      }),
+    );
     const mineHash = codexTrustHash('PreToolUse', 'Bash', 'my-guard', 5);
     const config = `# my settings\nmodel = "o3"\n\n[hooks.state."${hooksFile()}:pre_tool_use:0:0"]\ntrusted_hash = "${mineHash}"\n\n[sandbox_workspace_write]\nnetwork_access = false\n`;
     fs.writeFileSync(configFile(), config);
@@ -72,7 +116,10 @@ describe('install', () => {
     const h = readHooks();
     expect(h.description).toBe('mine');
     expect(h.hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: 'notify' }] }]);
-    expect(h.hooks.PreToolUse![0]).toEqual({ matcher: 'Bash', hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }] });
+    expect(h.hooks.PreToolUse![0]).toEqual({
+      matcher: 'Bash',
+      hooks: [{ type: 'command', command: 'my-guard', timeout: 5 }],
+    });
     expect(h.hooks.PreToolUse![1]!.hooks[0]!.command).toContain('agent codex-hook pre-tool-use');
     const text = fs.readFileSync(configFile(), 'utf8');
     expect(text.startsWith(config.trimEnd())).toBe(true); // the user's text first, unchanged
@@ -114,12 +161,22 @@ describe('install', () => {
     fs.mkdirSync(other);
     fs.mkdirSync(otherHome);
     const a = installCodex({ scope: 'project', projectDir: proj, codexHome: home, launcher: LAUNCHER });
-    const b = installCodex({ scope: 'project', projectDir: other, codexHome: otherHome, launcher: '/home/mate/.local/lib/node_modules/pgx/bin/pgx.js' });
+    const b = installCodex({
+      scope: 'project',
+      projectDir: other,
+      codexHome: otherHome,
+      launcher: '/home/mate/.local/lib/node_modules/pgx/bin/pgx.js',
+    });
     expect([a.hooks_launcher, b.hooks_launcher]).toEqual(['pgx', 'pgx']);
     const text = fs.readFileSync(path.join(proj, '.codex', 'hooks.json'), 'utf8');
     expect(fs.readFileSync(path.join(other, '.codex', 'hooks.json'), 'utf8')).toBe(text);
     expect(text).not.toContain(LAUNCHER);
-    const hashes = (h: string, p: string) => Object.fromEntries(Object.entries(trustStateOf(fs.readFileSync(path.join(h, 'config.toml'), 'utf8'), 'config.toml')).map(([k, v]) => [k.slice(`${p}/.codex/hooks.json:`.length), v.trusted_hash]));
+    const hashes = (h: string, p: string) =>
+      Object.fromEntries(
+        Object.entries(trustStateOf(fs.readFileSync(path.join(h, 'config.toml'), 'utf8'), 'config.toml')).map(
+          ([k, v]) => [k.slice(`${p}/.codex/hooks.json:`.length), v.trusted_hash],
+        ),
+      );
     expect(Object.keys(hashes(home, proj))).toHaveLength(5);
     expect(hashes(otherHome, other)).toEqual(hashes(home, proj));
     // each command: pgx on PATH, else the sh fallback; PreToolUse keeps the fail-closed tail
@@ -129,7 +186,9 @@ describe('install', () => {
       expect(PGX_CODEX_HOOK_RE.exec(c)?.[1]).toBe(e.cli);
       expect(c.startsWith('command -v pgx >/dev/null 2>&1 && ')).toBe(true);
     }
-    expect(portableCodexHookCommand('pre-tool-use')).toMatch(/^command -v pgx >\/dev\/null 2>&1 && \{ pgx agent codex-hook pre-tool-use \|\| \{ echo .*>&2; exit 2; \}; exit 0; \}; grep -q '"agent_id"'; \[ \$\? = 1 \] && exit 0; echo .*>&2; exit 2$/);
+    expect(portableCodexHookCommand('pre-tool-use')).toMatch(
+      /^command -v pgx >\/dev\/null 2>&1 && \{ pgx agent codex-hook pre-tool-use \|\| \{ echo .*>&2; exit 2; \}; exit 0; \}; grep -q '"agent_id"'; \[ \$\? = 1 \] && exit 0; echo .*>&2; exit 2$/,
+    );
     expect(isPortableCodexCommand(codexHookCommand(LAUNCHER, 'session-start'))).toBe(false);
     // the user scope, beside it, names the launcher
     install();
@@ -140,7 +199,9 @@ describe('install', () => {
     const r = installCodex({ scope: 'project', projectDir: proj, codexHome: home, launcher: LAUNCHER });
     expect(r.path).toBe(path.join(proj, '.codex', 'hooks.json'));
     expect(r.project_trusted).toBe(false);
-    expect(Object.keys(trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile()))[0]).toContain(`${proj}/.codex/hooks.json:`);
+    expect(Object.keys(trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile()))[0]).toContain(
+      `${proj}/.codex/hooks.json:`,
+    );
   });
 });
 
@@ -151,12 +212,19 @@ describe('uninstall', () => {
     const h = readHooks();
     h.hooks.PreToolUse!.push({ matcher: 'Bash', hooks: [{ command: 'later-guard', timeout: 7 }] });
     fs.writeFileSync(hooksFile(), JSON.stringify(h));
-    fs.appendFileSync(configFile(), `\n[hooks.state."${hooksFile()}:pre_tool_use:1:0"]\ntrusted_hash = "${codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7)}"\n`);
+    fs.appendFileSync(
+      configFile(),
+      `\n[hooks.state."${hooksFile()}:pre_tool_use:1:0"]\ntrusted_hash = "${codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7)}"\n`,
+    );
     const r = uninstallCodex({ scope: 'user', projectDir: proj, codexHome: home });
     expect(r.removed.sort()).toEqual(CODEX_HOOK_EVENTS.map((e) => e.event).sort());
-    expect(readHooks().hooks).toEqual({ PreToolUse: [{ matcher: 'Bash', hooks: [{ command: 'later-guard', timeout: 7 }] }] });
+    expect(readHooks().hooks).toEqual({
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ command: 'later-guard', timeout: 7 }] }],
+    });
     const state = trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile());
-    expect(state).toEqual({ [`${hooksFile()}:pre_tool_use:0:0`]: { trusted_hash: codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7) } });
+    expect(state).toEqual({
+      [`${hooksFile()}:pre_tool_use:0:0`]: { trusted_hash: codexTrustHash('PreToolUse', 'Bash', 'later-guard', 7) },
+    });
     expect(r.trust_moved).toEqual([`${hooksFile()}:pre_tool_use:1:0 -> ${hooksFile()}:pre_tool_use:0:0`]);
   });
 

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/pgx.js';
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
 }
 const src = join(REPO, 'src');
 const rel = (f: string) => relative(REPO, f);
@@ -20,7 +22,9 @@ function importGraph(): Graph {
   for (const f of sources(src)) {
     const text = readFileSync(f, 'utf8');
     // static imports and re-exports (`import type` included: a cycle of types is still a tangle), side-effect imports, and import()
-    const specs = [...text.matchAll(/^(?:import|export)\s[^'";]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\('([^']+)'\)/gms)].map((m) => (m[1] ?? m[2] ?? m[3])!);
+    const specs = [
+      ...text.matchAll(/^(?:import|export)\s[^'";]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\('([^']+)'\)/gms),
+    ].map((m) => (m[1] ?? m[2] ?? m[3])!);
     graph.set(
       rel(f),
       specs.map((spec) => {
@@ -34,7 +38,9 @@ function importGraph(): Graph {
 
 /** `file imports spec` for every import of a file matching `from` whose target matches `to`. */
 function forbidden(graph: Graph, from: RegExp, to: (i: { spec: string; file?: string }) => boolean): string[] {
-  return [...graph].flatMap(([f, imports]) => (from.test(f) ? imports.filter(to).map((i) => `${f} imports ${i.spec}`) : []));
+  return [...graph].flatMap(([f, imports]) =>
+    from.test(f) ? imports.filter(to).map((i) => `${f} imports ${i.spec}`) : [],
+  );
 }
 
 /**
@@ -63,16 +69,30 @@ const folderOf = (f: string) => f.split('/')[1]!;
 const rules = {
   ranked: (g: Graph) =>
     [...g].flatMap(([f, imports]) =>
-      imports.filter((i) => i.file && folderOf(i.file) !== folderOf(f) && !((RANKS[folderOf(i.file)] ?? Infinity) < (RANKS[folderOf(f)] ?? -Infinity))).map((i) => `${f} imports ${i.spec}`),
+      imports
+        .filter(
+          (i) =>
+            i.file &&
+            folderOf(i.file) !== folderOf(f) &&
+            !((RANKS[folderOf(i.file)] ?? Infinity) < (RANKS[folderOf(f)] ?? -Infinity)),
+        )
+        .map((i) => `${f} imports ${i.spec}`),
     ),
   // Above the engine, only its facade and its ids (the doctor: its inspect API, below).
   engineThroughApi: (g: Graph) =>
-    forbidden(g, /^src\/(cli|hooks|broker|lib|exec|install|verify|entries)\//, (i) => /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec)),
-  doctorReadsThroughInspect: (g: Graph) => forbidden(g, /^src\/doctor\//, (i) => /\/registry\/|\/server\/(?!(db|conn-params|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec)),
-  brokerCarriesRequests: (g: Graph) => forbidden(g, /^src\/broker\//, (i) => !!i.file && /^src\/(hooks|cli|exec)\//.test(i.file)),
+    forbidden(g, /^src\/(cli|hooks|broker|lib|exec|install|verify|entries)\//, (i) =>
+      /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec),
+    ),
+  doctorReadsThroughInspect: (g: Graph) =>
+    forbidden(g, /^src\/doctor\//, (i) =>
+      /\/registry\/|\/server\/(?!(db|conn-params|local|binaries)\.js)|\/engine\/(?!inspect\.js)/.test(i.spec),
+    ),
+  brokerCarriesRequests: (g: Graph) =>
+    forbidden(g, /^src\/broker\//, (i) => !!i.file && /^src\/(hooks|cli|exec)\//.test(i.file)),
   dbWithoutCatalog: (g: Graph) => forbidden(g, /^src\/server\/db\.ts$/, (i) => i.file === 'src/server/catalog.ts'),
   hooksWithoutInstall: (g: Graph) => forbidden(g, /^src\/hooks\//, (i) => !!i.file?.startsWith('src/install/')),
-  libStandsAlone: (g: Graph) => forbidden(g, /^src\/lib\//, (i) => i.spec.startsWith('.') && !i.file?.startsWith('src/lib/')),
+  libStandsAlone: (g: Graph) =>
+    forbidden(g, /^src\/lib\//, (i) => i.spec.startsWith('.') && !i.file?.startsWith('src/lib/')),
   noCycles: (g: Graph) => cycles(g).map((c) => c.join(' → ')),
   noFolderCycles: (g: Graph) => cycles(folderGraph(g)).map((c) => c.join(' → ')),
 };
@@ -83,7 +103,9 @@ function folderGraph(g: Graph): Graph {
   for (const [f, imports] of g) {
     const from = `src/${folderOf(f)}`;
     const edges = folders.get(from) ?? [];
-    for (const i of imports) if (i.file && folderOf(i.file) !== folderOf(f) && !edges.some((e) => e.file === `src/${folderOf(i.file!)}`)) edges.push({ spec: folderOf(i.file), file: `src/${folderOf(i.file)}` });
+    for (const i of imports)
+      if (i.file && folderOf(i.file) !== folderOf(f) && !edges.some((e) => e.file === `src/${folderOf(i.file!)}`))
+        edges.push({ spec: folderOf(i.file), file: `src/${folderOf(i.file)}` });
     folders.set(from, edges);
   }
   return folders;
@@ -128,7 +150,12 @@ describe('layers', () => {
   const graph = importGraph();
 
   it('every folder of src/ has a rank, and every import goes to its own folder or a lower rank', () => {
-    expect(readdirSync(src, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).filter((d) => !(d in RANKS))).toEqual([]);
+    expect(
+      readdirSync(src, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .filter((d) => !(d in RANKS)),
+    ).toEqual([]);
     expect(rules.ranked(graph)).toEqual([]);
   });
 
@@ -152,7 +179,7 @@ describe('layers', () => {
     expect(rules.dbWithoutCatalog(graph)).toEqual([]);
   });
 
-  it('the hooks import nothing from install/ (the event table and its entries are the hooks\' own)', () => {
+  it("the hooks import nothing from install/ (the event table and its entries are the hooks' own)", () => {
     expect(rules.hooksWithoutInstall(graph)).toEqual([]);
   });
 
@@ -169,25 +196,46 @@ describe('layers', () => {
   });
 
   it('only the catalog module writes CREATE, ALTER or DROP DATABASE', () => {
-    const hits = sources(src).filter((f) => /(ALTER|DROP|CREATE) DATABASE/.test(readFileSync(f, 'utf8'))).map(rel);
+    const hits = sources(src)
+      .filter((f) => /(ALTER|DROP|CREATE) DATABASE/.test(readFileSync(f, 'utf8')))
+      .map(rel);
     expect(hits).toEqual(['src/server/catalog.ts']);
   });
 
   it('each rule fails on a graph that breaks it', () => {
     const broken: Graph = new Map([
       ['src/cli/x.ts', [{ spec: '../registry/records.js', file: 'src/registry/records.ts' }]],
-      ['src/broker/server.ts', [{ spec: '../hooks/claude/run.js', file: 'src/hooks/claude/run.ts' }, { spec: '../exec/exec.js', file: 'src/exec/exec.ts' }]],
+      [
+        'src/broker/server.ts',
+        [
+          { spec: '../hooks/claude/run.js', file: 'src/hooks/claude/run.ts' },
+          { spec: '../exec/exec.js', file: 'src/exec/exec.ts' },
+        ],
+      ],
       ['src/server/db.ts', [{ spec: './catalog.js', file: 'src/server/catalog.ts' }]],
       ['src/server/catalog.ts', [{ spec: './db.js', file: 'src/server/db.ts' }]],
       ['src/lib/processes.ts', [{ spec: '../config.js', file: 'src/config.ts' }]],
-      ['src/doctor/x.ts', [{ spec: '../engine/inspect.js', file: 'src/engine/inspect.ts' }, { spec: '../engine/pool.js', file: 'src/engine/pool.ts' }, { spec: '../server/catalog.js', file: 'src/server/catalog.ts' }]],
+      [
+        'src/doctor/x.ts',
+        [
+          { spec: '../engine/inspect.js', file: 'src/engine/inspect.ts' },
+          { spec: '../engine/pool.js', file: 'src/engine/pool.ts' },
+          { spec: '../server/catalog.js', file: 'src/server/catalog.ts' },
+        ],
+      ],
       ['src/hooks/claude/run.ts', [{ spec: '../../install/hook-events.js', file: 'src/install/hook-events.ts' }]],
     ]);
     expect(rules.hooksWithoutInstall(broken)).toEqual(['src/hooks/claude/run.ts imports ../../install/hook-events.js']);
     expect(rules.engineThroughApi(broken)).toEqual(['src/cli/x.ts imports ../registry/records.js']);
-    expect(rules.brokerCarriesRequests(broken)).toEqual(['src/broker/server.ts imports ../hooks/claude/run.js', 'src/broker/server.ts imports ../exec/exec.js']);
+    expect(rules.brokerCarriesRequests(broken)).toEqual([
+      'src/broker/server.ts imports ../hooks/claude/run.js',
+      'src/broker/server.ts imports ../exec/exec.js',
+    ]);
     expect(rules.dbWithoutCatalog(broken)).toEqual(['src/server/db.ts imports ./catalog.js']);
-    expect(rules.doctorReadsThroughInspect(broken)).toEqual(['src/doctor/x.ts imports ../engine/pool.js', 'src/doctor/x.ts imports ../server/catalog.js']);
+    expect(rules.doctorReadsThroughInspect(broken)).toEqual([
+      'src/doctor/x.ts imports ../engine/pool.js',
+      'src/doctor/x.ts imports ../server/catalog.js',
+    ]);
     expect(rules.libStandsAlone(broken)).toEqual(['src/lib/processes.ts imports ../config.js']);
     expect(rules.noCycles(broken)).toEqual(['src/server/db.ts → src/server/catalog.ts']);
   });
@@ -197,7 +245,10 @@ describe('layers', () => {
     const fileIn = (folder: string) => [...graph.keys()].find((f) => folderOf(f) === folder)!;
     for (const [i, folder] of order.entries()) {
       // into this folder from the one below it, and out of it to the one above it
-      for (const [lower, upper] of [[order[i - 1], folder], [folder, order[i + 1]]]) {
+      for (const [lower, upper] of [
+        [order[i - 1], folder],
+        [folder, order[i + 1]],
+      ]) {
         if (!lower || !upper) continue;
         const [from, to] = [fileIn(lower), fileIn(upper)];
         const planted: Graph = new Map(graph);
@@ -212,10 +263,21 @@ describe('layers', () => {
       ['src/lib/errors.ts', [{ spec: '../engine/api.js', file: 'src/engine/api.ts' }]],
       ['src/server/db.ts', [{ spec: '../doctor/doctor.js', file: 'src/doctor/doctor.ts' }]],
     ]);
-    expect(rules.ranked(madeUp)).toEqual(['src/engine/guards.ts imports ../hooks/claude/log.js', 'src/registry/records.ts imports ../cli/common.js', 'src/lib/errors.ts imports ../engine/api.js', 'src/server/db.ts imports ../doctor/doctor.js']);
+    expect(rules.ranked(madeUp)).toEqual([
+      'src/engine/guards.ts imports ../hooks/claude/log.js',
+      'src/registry/records.ts imports ../cli/common.js',
+      'src/lib/errors.ts imports ../engine/api.js',
+      'src/server/db.ts imports ../doctor/doctor.js',
+    ]);
     // install/ stands above the registry (a downward import), but reaches the engine's insides only through its API
     expect(rules.engineThroughApi(madeUp)).toEqual(['src/install/claude.ts imports ../registry/records.js']);
-    expect(rules.noFolderCycles(new Map([...madeUp, ['src/hooks/claude/log.ts', [{ spec: '../../engine/api.js', file: 'src/engine/api.ts' }]]]))).toEqual(['src/engine → src/hooks']);
-    expect(rules.ranked(new Map([['src/newfolder/x.ts', [{ spec: '../lib/errors.js', file: 'src/lib/errors.ts' }]]]))).toEqual(['src/newfolder/x.ts imports ../lib/errors.js']);
+    expect(
+      rules.noFolderCycles(
+        new Map([...madeUp, ['src/hooks/claude/log.ts', [{ spec: '../../engine/api.js', file: 'src/engine/api.ts' }]]]),
+      ),
+    ).toEqual(['src/engine → src/hooks']);
+    expect(
+      rules.ranked(new Map([['src/newfolder/x.ts', [{ spec: '../lib/errors.js', file: 'src/lib/errors.ts' }]]])),
+    ).toEqual(['src/newfolder/x.ts imports ../lib/errors.js']);
   });
 });

@@ -14,7 +14,10 @@ const PLUGIN = join(REPO, 'plugins', 'claude', 'pgx');
 const json = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
 
 function sync(args: string[], root = REPO) {
-  const r = spawnSync(process.execPath, [join(root, 'scripts', 'plugins-sync.mjs'), ...args], { encoding: 'utf8', cwd: root });
+  const r = spawnSync(process.execPath, [join(root, 'scripts', 'plugins-sync.mjs'), ...args], {
+    encoding: 'utf8',
+    cwd: root,
+  });
   return { status: r.status, out: r.stdout + r.stderr };
 }
 
@@ -33,7 +36,14 @@ describe('plugin manifest, hooks and skill', () => {
       const groups = h.hooks[e.event];
       expect(groups).toHaveLength(1);
       expect(groups[0].matcher).toBe(e.matcher);
-      expect(groups[0].hooks).toEqual([{ type: 'command', command: `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${e.cli}`, timeout: e.timeout, ...(e.onFailure ? { onFailure: e.onFailure } : {}) }]);
+      expect(groups[0].hooks).toEqual([
+        {
+          type: 'command',
+          command: `"\${CLAUDE_PLUGIN_ROOT}/bin/pgx.js" agent hook ${e.cli}`,
+          timeout: e.timeout,
+          ...(e.onFailure ? { onFailure: e.onFailure } : {}),
+        },
+      ]);
       expect(PGX_HOOK_COMMAND_RE.exec(groups[0].hooks[0].command)?.[1]).toBe(e.cli); // doctor/uninstall recognise it
     }
   });
@@ -59,7 +69,14 @@ describe('plugin manifest, hooks and skill', () => {
     expect(description.length).toBeGreaterThan(50);
     expect(description.length).toBeLessThan(1536);
     const links = [...text.matchAll(/\]\((references\/[^)]+)\)/g)].map((m) => m[1]!);
-    expect(new Set(links)).toEqual(new Set(['references/claude-code.md', 'references/lifecycle.md', 'references/security.md', 'references/troubleshooting.md']));
+    expect(new Set(links)).toEqual(
+      new Set([
+        'references/claude-code.md',
+        'references/lifecycle.md',
+        'references/security.md',
+        'references/troubleshooting.md',
+      ]),
+    );
     for (const l of links) expect(existsSync(join(REPO, 'skill', l)), l).toBe(true);
   });
 });
@@ -74,13 +91,19 @@ describe('scripts/plugins-sync.mjs', () => {
     expect(ok.status, ok.out).toBe(0);
     expect(ok.out).toContain('in sync');
 
-    writeFileSync(join(copy, 'skills', 'pgx', 'SKILL.md'), readFileSync(join(copy, 'skills', 'pgx', 'SKILL.md'), 'utf8') + '\ntampered\n');
+    writeFileSync(
+      join(copy, 'skills', 'pgx', 'SKILL.md'),
+      readFileSync(join(copy, 'skills', 'pgx', 'SKILL.md'), 'utf8') + '\ntampered\n',
+    );
     rmSync(join(copy, 'skills', 'pgx', 'references', 'security.md'));
     writeFileSync(join(copy, 'dist', 'chunks', 'old-chunk.js'), '// left over from an older build\n');
     chmodSync(join(copy, 'bin', 'pgx.js'), 0o644);
     const bad = sync(['--check', '--plugin-dir', copy]);
     expect(bad.status).toBe(1);
-    const listed = bad.out.split('\n').filter((l) => l.startsWith('  ')).map((l) => l.trim().split(/\s+/));
+    const listed = bad.out
+      .split('\n')
+      .filter((l) => l.startsWith('  '))
+      .map((l) => l.trim().split(/\s+/));
     expect(listed.map(([why, file]) => [why, file!.slice(file!.indexOf('pgx/') + 4)]).sort()).toEqual(
       [
         ['differs', 'skills/pgx/SKILL.md'],
@@ -95,16 +118,17 @@ describe('scripts/plugins-sync.mjs', () => {
     expect(existsSync(join(copy, 'dist', 'chunks', 'old-chunk.js'))).toBe(false);
   });
 
-  it('hooks.json is the event table\'s: the committed file is byte for byte what the table gives', () => {
+  it("hooks.json is the event table's: the committed file is byte for byte what the table gives", () => {
     expect(readFileSync(join(PLUGIN, 'hooks', 'hooks.json'), 'utf8')).toBe(pluginHooksText());
   });
 
-  it('a changed event table is drift: --check names hooks.json, and sync writes the table\'s new timeout into it', () => {
+  it("a changed event table is drift: --check names hooks.json, and sync writes the table's new timeout into it", () => {
     // A copy of the sources under the repo (so that the script's esbuild resolves from node_modules above it), with
     // one timeout of the table changed; the plugin copy beside it is the committed one.
     mkdirSync(join(REPO, '.tmp'), { recursive: true });
     tmp = mkdtempSync(join(REPO, '.tmp', 'plugins-sync-'));
-    for (const p of ['scripts/plugins-sync.mjs', 'src', 'bin', 'skill', 'dist', 'package.json']) cpSync(join(REPO, p), join(tmp, p), { recursive: true });
+    for (const p of ['scripts/plugins-sync.mjs', 'src', 'bin', 'skill', 'dist', 'package.json'])
+      cpSync(join(REPO, p), join(tmp, p), { recursive: true });
     const copy = join(tmp, 'pgx');
     cpSync(PLUGIN, copy, { recursive: true });
     const table = join(tmp, 'src', 'hooks', 'claude', 'events.ts');
@@ -116,7 +140,12 @@ describe('scripts/plugins-sync.mjs', () => {
 
     const bad = sync(['--check', '--plugin-dir', copy], tmp);
     expect(bad.status, bad.out).toBe(1);
-    expect(bad.out.split('\n').filter((l) => l.startsWith('  ')).map((l) => l.trim().replace(/\s+.*pgx\//, ' '))).toEqual(['differs hooks/hooks.json']);
+    expect(
+      bad.out
+        .split('\n')
+        .filter((l) => l.startsWith('  '))
+        .map((l) => l.trim().replace(/\s+.*pgx\//, ' ')),
+    ).toEqual(['differs hooks/hooks.json']);
     expect(sync(['--plugin-dir', copy], tmp).status).toBe(0);
     expect(json(join(copy, 'hooks', 'hooks.json')).hooks.SubagentStart[0].hooks[0].timeout).toBe(61);
     expect(sync(['--check', '--plugin-dir', copy], tmp).status).toBe(0);

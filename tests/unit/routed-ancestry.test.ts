@@ -37,19 +37,27 @@ const nsOf = (pid: number) => /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid
 function recordFile(h: string, pid: number, agent: string, start = startOf(pid), ns = nsOf(pid)): void {
   const dir = join(h, 'agent', 'routed', bootId());
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${pid}-${start}-${ns}`), JSON.stringify({ agent, session: 's1', project: 'p', branch: `agent_h_s1_${agent}` }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, `${pid}-${start}-${ns}`),
+    JSON.stringify({ agent, session: 's1', project: 'p', branch: `agent_h_s1_${agent}` }),
+    { mode: 0o600 },
+  );
 }
 
 /** The pid of the `sleep` that `leaf.sh` in `d` execs once started (it writes its pid first). */
 async function leafOf(d: string): Promise<number> {
-  const leaf = await pollUntil(async () => {
-    try {
-      const v = Number(readFileSync(join(d, 'leaf'), 'utf8'));
-      return v > 0 && readFileSync(`/proc/${v}/comm`, 'utf8').trim() === 'sleep' ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  }, 10_000, 20);
+  const leaf = await pollUntil(
+    async () => {
+      try {
+        const v = Number(readFileSync(join(d, 'leaf'), 'utf8'));
+        return v > 0 && readFileSync(`/proc/${v}/comm`, 'utf8').trim() === 'sleep' ? v : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    10_000,
+    20,
+  );
   leaves.push(leaf!);
   return leaf!;
 }
@@ -63,7 +71,10 @@ function leafScript(): { d: string; leaf: string } {
 /** `sh -c '<prefix> sh leaf.sh & wait'` with `env`: the top shell's pid, and the sleep's below it. */
 async function tree(prefix: string, env: NodeJS.ProcessEnv): Promise<{ top: number; leaf: number }> {
   const { d, leaf } = leafScript();
-  const c = spawn('sh', ['-c', `${prefix} sh ${leaf} & wait`], { env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
+  const c = spawn('sh', ['-c', `${prefix} sh ${leaf} & wait`], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: 'ignore',
+  });
   children.push(c);
   return { top: c.pid!, leaf: await leafOf(d) };
 }
@@ -74,7 +85,12 @@ describe('routed ancestry', () => {
     const { top, leaf } = await tree('', { PGX_HOME: h });
     expect(confinementOf(leaf).kind).toBe('free');
     recordFile(h, top, 'agentA');
-    expect(confinementOf(leaf)).toMatchObject({ kind: 'agent', agent: 'agentA', session: 's1', branch: 'agent_h_s1_agentA' });
+    expect(confinementOf(leaf)).toMatchObject({
+      kind: 'agent',
+      agent: 'agentA',
+      session: 's1',
+      branch: 'agent_h_s1_agentA',
+    });
     expect(confinementOf(process.pid).kind).toBe('free'); // the test itself is outside it
   });
 
@@ -89,7 +105,7 @@ describe('routed ancestry', () => {
     expect(confinementOf(leaf)).toMatchObject({ kind: 'agent', agent: 'agentA' });
   });
 
-  it('a record whose start time is not the process\'s (a reused pid) confines nothing', async () => {
+  it("a record whose start time is not the process's (a reused pid) confines nothing", async () => {
     const h = home();
     const { top, leaf } = await tree('', { PGX_HOME: h });
     recordFile(h, top, 'agentA', String(Number(startOf(top)) - 1));
@@ -104,7 +120,7 @@ describe('routed ancestry', () => {
     expect(confinementOf(leaf)).toEqual({ kind: 'conflict', agents: ['agentB', 'agentA'] });
   });
 
-  it("finds the records in the home an ancestor was started with, whatever PGX_HOME and HOME the descendant has", async () => {
+  it('finds the records in the home an ancestor was started with, whatever PGX_HOME and HOME the descendant has', async () => {
     const h = home();
     const { top, leaf } = await tree(`PGX_HOME=${home()} HOME=/nonexistent`, { PGX_HOME: h });
     recordFile(h, top, 'agentA');
@@ -114,8 +130,15 @@ describe('routed ancestry', () => {
   it("a node launcher on the chain confines by its argv alone; the caller's own argv does not", async () => {
     // node named as the launcher: `node <dir>/pgx.js agent exec --agent A --cwd . -- sh -c …`
     const { d, leaf: script } = leafScript();
-    writeFileSync(join(d, 'pgx.js'), `require('child_process').spawn('sh', ['${script}'], { stdio: 'ignore' }); setTimeout(() => {}, 30000);`);
-    const c = spawn(process.execPath, [join(d, 'pgx.js'), 'agent', 'exec', '--agent', 'agentA', '--cwd', d, '--', 'sh', script], { stdio: 'ignore' });
+    writeFileSync(
+      join(d, 'pgx.js'),
+      `require('child_process').spawn('sh', ['${script}'], { stdio: 'ignore' }); setTimeout(() => {}, 30000);`,
+    );
+    const c = spawn(
+      process.execPath,
+      [join(d, 'pgx.js'), 'agent', 'exec', '--agent', 'agentA', '--cwd', d, '--', 'sh', script],
+      { stdio: 'ignore' },
+    );
     children.push(c);
     const leaf = await leafOf(d);
     expect(confinementOf(leaf)).toMatchObject({ kind: 'agent', agent: 'agentA', branch: null });

@@ -5,7 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dropSessionRecord, pruneSessionRecords, recordedClaudeCode, recordSessionClaudeCode, RECORD_TTL_MS, sessionRecordPath } from '../../src/hooks/claude/session-claude-code.js';
+import {
+  dropSessionRecord,
+  pruneSessionRecords,
+  recordedClaudeCode,
+  recordSessionClaudeCode,
+  RECORD_TTL_MS,
+  sessionRecordPath,
+} from '../../src/hooks/claude/session-claude-code.js';
 
 const homes: string[] = [];
 afterEach(() => {
@@ -75,7 +82,14 @@ describe('the session version record', () => {
     writeFileSync(join(h, 'agent', 'sessions', 'a'.repeat(24)), '');
     expect(records(h).length).toBe(6);
     expect(pruneSessionRecords(h, Date.now(), 4)).toBe(2);
-    expect(['s0', 's1', 's2', 's3', 's4', 's5'].map((s) => recordedClaudeCode(h, s) !== undefined)).toEqual([false, false, true, true, true, true]);
+    expect(['s0', 's1', 's2', 's3', 's4', 's5'].map((s) => recordedClaudeCode(h, s) !== undefined)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(readdirSync(join(h, 'agent', 'sessions'))).toContain('a'.repeat(24));
   });
 });

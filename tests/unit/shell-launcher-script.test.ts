@@ -8,14 +8,32 @@ import { answerScript, SCRIPT_END } from '../../src/broker/shell-launcher.js';
 function envAfter(script: string, from: Record<string, string>): Record<string, string> {
   const r = spawnSync('/bin/sh', ['-c', `eval "$1"; exec env -0`, 'sh', script], { env: from, encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
-  return Object.fromEntries(r.stdout.split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    r.stdout
+      .split('\0')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
-const base = { PATH: process.env.PATH!, HOME: '/nonexistent', DATABASE_URL: 'postgres://decoy/shared', PGSERVICE: 'shared', KEEP: 'as is' };
+const base = {
+  PATH: process.env.PATH!,
+  HOME: '/nonexistent',
+  DATABASE_URL: 'postgres://decoy/shared',
+  PGSERVICE: 'shared',
+  KEEP: 'as is',
+};
 
-describe('the shell launcher\'s answer', () => {
+describe("the shell launcher's answer", () => {
   it('sets and unsets exactly what route() changed, values with quotes, newlines, $() and backticks included', () => {
-    const next: Record<string, string> = { PATH: base.PATH, HOME: base.HOME, KEEP: 'as is', DATABASE_URL: 'postgres://u@h:1/b', PGPASSWORD: `it's $(touch /tmp/x) \`id\` "q"\nline2 ü`, PGDATABASE: 'b' };
+    const next: Record<string, string> = {
+      PATH: base.PATH,
+      HOME: base.HOME,
+      KEEP: 'as is',
+      DATABASE_URL: 'postgres://u@h:1/b',
+      PGPASSWORD: `it's $(touch /tmp/x) \`id\` "q"\nline2 ü`,
+      PGDATABASE: 'b',
+    };
     const script = answerScript({ ok: true, env: next, branch: 'b' }, base)!;
     expect(script.endsWith(SCRIPT_END)).toBe(true);
     const after = envAfter(script, base);
@@ -24,7 +42,10 @@ describe('the shell launcher\'s answer', () => {
   });
 
   it('a refusal prints the text on stderr and exits with its code', () => {
-    const script = answerScript({ ok: false, stderr: "pgx refused this `agent exec --agent`: it's\n", exitCode: 6 }, base)!;
+    const script = answerScript(
+      { ok: false, stderr: "pgx refused this `agent exec --agent`: it's\n", exitCode: 6 },
+      base,
+    )!;
     const r = spawnSync('/bin/sh', ['-c', `eval "$1"; echo ran`, 'sh', script], { encoding: 'utf8' });
     expect(r.status).toBe(6);
     expect(r.stderr).toBe("pgx refused this `agent exec --agent`: it's\n");

@@ -28,7 +28,7 @@ function prng(seed: number) {
 const rnd = prng(Number(process.env.PGX_FUZZ_SEED ?? 0x5eed18));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
 const alnum = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-const specials = "@#/?:%!$&'()*+,;=~-_.[]^{}|<>\\`\"é€";
+const specials = '@#/?:%!$&\'()*+,;=~-_.[]^{}|<>\\`"é€';
 const str = (alphabet: string, n: number) => Array.from({ length: n }, () => pick([...alphabet])).join('');
 
 /** A password: specials around a core that cannot occur in any message pgx writes (it holds digits and mixed case). */
@@ -37,7 +37,25 @@ function password(): { pw: string; core: string } {
   return { pw: `${str(specials, Math.floor(rnd() * 3))}${core}${str(specials, Math.floor(rnd() * 3))}`, core };
 }
 
-const SCHEMES = ['postgres', 'postgresql', 'POSTGRESQL', 'postgress', 'postgre', 'postgressql', 'pg', 'psql', 'mysql', 'mariadb', 'http', 'https', 'redis', 'mongodb+srv', 'jdbc:postgresql', 'sqlite', 'file'];
+const SCHEMES = [
+  'postgres',
+  'postgresql',
+  'POSTGRESQL',
+  'postgress',
+  'postgre',
+  'postgressql',
+  'pg',
+  'psql',
+  'mysql',
+  'mariadb',
+  'http',
+  'https',
+  'redis',
+  'mongodb+srv',
+  'jdbc:postgresql',
+  'sqlite',
+  'file',
+];
 const HOSTS = ['127.0.0.1', 'db.example.com', '[::1]', '[fe80::1%25eth0]', '%2Ftmp%2Fpgsock', '', 'h:99999', '[::1'];
 const enc = (s: string) => encodeURIComponent(s);
 
@@ -48,7 +66,15 @@ function connectionString(pw: string): string {
   const host = pick(HOSTS);
   const db = pick(['shop_dev', 'postgres', 'template1', '', 'a/b']);
   const p = pick([pw, enc(pw)]); // raw (maybe with unencoded specials) or percent-encoded
-  const query = pick(['', '?sslmode=require', '?sslmode=bogus', '?schema=public', '?host=/tmp', '?port=x', '?connect_timeout=5&application_name=x']);
+  const query = pick([
+    '',
+    '?sslmode=require',
+    '?sslmode=bogus',
+    '?schema=public',
+    '?host=/tmp',
+    '?port=x',
+    '?connect_timeout=5&application_name=x',
+  ]);
   switch (Math.floor(rnd() * 10)) {
     case 0:
       return `${scheme}://${user}:${p}@${host}/${db}${query}`;
@@ -154,14 +180,22 @@ describe('no password in any error (fuzzed)', () => {
   });
 
   it('the forms of the issue: a typo in the scheme and another scheme are named, not looked up as files', () => {
-    expect(said(() => classifyInput('postgress://me:s3cret-pw@127.0.0.1:5432/shop', scratch))).toMatch(/unsupported scheme 'postgress' \(a typo for postgresql:\/\/\?\)/);
+    expect(said(() => classifyInput('postgress://me:s3cret-pw@127.0.0.1:5432/shop', scratch))).toMatch(
+      /unsupported scheme 'postgress' \(a typo for postgresql:\/\/\?\)/,
+    );
     expect(said(() => classifyInput('mysql://u:p4ss-word@h/x', scratch))).toMatch(/unsupported scheme 'mysql'/);
-    expect(said(() => classifyInput('postgresql:/me:s3cret-pw@h/x', scratch))).toMatch(/unsupported scheme 'postgresql'/);
+    expect(said(() => classifyInput('postgresql:/me:s3cret-pw@h/x', scratch))).toMatch(
+      /unsupported scheme 'postgresql'/,
+    );
     expect(said(() => classifyInput('host=h password=s3cret-pw', scratch))).toMatch(/keyword\/value connection string/);
     expect(said(() => parseUrl('mysql://u:p4ss-word@h/x'))).toMatch(/unsupported scheme 'mysql'/);
-    expect(said(() => validateConfigText('[server]\nurl = "mysql://u:p4ss-word@h/x"\n', '/p/.pgx.toml'))).toMatch(/server\.url: unsupported scheme 'mysql'/);
+    expect(said(() => validateConfigText('[server]\nurl = "mysql://u:p4ss-word@h/x"\n', '/p/.pgx.toml'))).toMatch(
+      /server\.url: unsupported scheme 'mysql'/,
+    );
     // the words of a hint are not a password: "user name and password: % → %25" stays readable
-    expect(redactSecrets('the user name and password: % → %25, @ → %40')).toBe('the user name and password: % → %25, @ → %40');
+    expect(redactSecrets('the user name and password: % → %25, @ → %40')).toBe(
+      'the user name and password: % → %25, @ → %40',
+    );
   });
 
   it('a file whose name merely looks like user:pw@host is still a file; a supported URL still parses', () => {

@@ -5,7 +5,10 @@ import type { HookEvent } from './events.js';
 import { runHook, type HookContext } from './run.js';
 
 /** The hook's answer, the text to print (undefined: nothing). Never throws. */
-export async function answerHook(event: HookEvent, ctx?: HookContext | { stdin?: string }): Promise<string | undefined> {
+export async function answerHook(
+  event: HookEvent,
+  ctx?: HookContext | { stdin?: string },
+): Promise<string | undefined> {
   try {
     return (await runHook(event, ctx)).print;
   } catch (e) {
@@ -27,8 +30,9 @@ function unexpectedDeny(e: unknown) {
     hookSpecificOutput: {
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',
-      permissionDecisionReason: (`pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
-`and did not run. Run \`pgx agent doctor\`.`),
+      permissionDecisionReason:
+        `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
+        `and did not run. Run \`pgx agent doctor\`.`,
     },
   };
 }

@@ -5,7 +5,17 @@
 // A version is verified when CI proved it (the built-in list) or when `pgx agent verify claude` proved it on this
 // machine (the verdict record under PGX_HOME, src/verify/). The record is read only for a version that is not built
 // in: on the hot path that is one small file read at most, and none for a built-in version.
-import { mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, closeSync, writeSync, chmodSync } from 'node:fs';
+import {
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  closeSync,
+  writeSync,
+  chmodSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod/mini';
 import { pgxHome } from '../../project/home.js';
@@ -26,7 +36,9 @@ export function claudeCodeVersion(env: NodeJS.ProcessEnv = process.env): string 
 
 /** The built-in list, or PGX_VERIFIED_CLAUDE_CODE (comma-separated versions, or "none") in its place. */
 export function builtInVerified(env: NodeJS.ProcessEnv = process.env): readonly string[] {
-  return env.PGX_VERIFIED_CLAUDE_CODE !== undefined ? env.PGX_VERIFIED_CLAUDE_CODE.split(',').map((v) => v.trim()) : VERIFIED_CLAUDE_CODE_VERSIONS;
+  return env.PGX_VERIFIED_CLAUDE_CODE !== undefined
+    ? env.PGX_VERIFIED_CLAUDE_CODE.split(',').map((v) => v.trim())
+    : VERIFIED_CLAUDE_CODE_VERSIONS;
 }
 
 /**
@@ -34,7 +46,11 @@ export function builtInVerified(env: NodeJS.ProcessEnv = process.env): readonly 
  * candidate version before it is added, and how tests reach the unverified path), or recorded as verified by
  * `pgx agent verify claude` for the rewrite pgx writes today (verdictFor).
  */
-export function isVerifiedClaudeCode(version: string | undefined, env: NodeJS.ProcessEnv = process.env, home: string = pgxHome(env)): boolean {
+export function isVerifiedClaudeCode(
+  version: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = pgxHome(env),
+): boolean {
   if (version === undefined) return false;
   if (builtInVerified(env).includes(version)) return true;
   return verdictFor(home, version)?.verified === true;
@@ -181,15 +197,18 @@ export function releaseVerification(home: string, version: string): void {
 // ---------------------------------------------------------------------------------------------------------------
 
 export function unverifiedWarning(version: string | undefined, policy: 'ask' | 'rules', running = false): string {
-  const head = (`pgx: routing is verified to keep your permission rules on Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}; ` +
-`this is ${version ?? 'an unknown version'}.`);
+  const head =
+    `pgx: routing is verified to keep your permission rules on Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}; ` +
+    `this is ${version ?? 'an unknown version'}.`;
   if (running) {
     const verifying = `${head} pgx is verifying Claude Code ${version} now, on this machine (\`pgx agent verify claude\`, under 2 minutes);`;
-    return policy === 'ask' ? `${verifying} until it has a verdict, each routed subagent command asks for approval. \`pgx agent doctor\` explains.` : `${verifying} meanwhile unverified_claude_code = "rules" trusts the rewrite. \`pgx agent doctor\` explains.`;
+    return policy === 'ask'
+      ? `${verifying} until it has a verdict, each routed subagent command asks for approval. \`pgx agent doctor\` explains.`
+      : `${verifying} meanwhile unverified_claude_code = "rules" trusts the rewrite. \`pgx agent doctor\` explains.`;
   }
   return policy === 'ask'
-    ? (`${head} Each routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify ` +
-`claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to ` +
-`trust the rewrite on this version). \`pgx agent doctor\` explains.`)
+    ? `${head} Each routed subagent command asks for approval until pgx is verified on it (\`pgx agent verify ` +
+        `claude\` verifies it on this machine, or set [agent] unverified_claude_code = "rules" in .pgx.toml to ` +
+        `trust the rewrite on this version). \`pgx agent doctor\` explains.`
     : `${head} unverified_claude_code = "rules": routed commands rely on a rewrite not verified on this version. \`pgx agent doctor\` explains.`;
 }

@@ -60,7 +60,8 @@ export const HOOK_EVENTS: readonly HookEntry[] = Object.freeze(TABLE);
 export const EVENT_BY_CLI = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.cli, h]));
 export const EVENT_BY_NAME = new Map<string, HookEntry>(HOOK_EVENTS.map((h) => [h.event, h]));
 
-export const isHookEvent = (event: string | undefined): event is HookEvent => event !== undefined && EVENT_BY_CLI.has(event);
+export const isHookEvent = (event: string | undefined): event is HookEvent =>
+  event !== undefined && EVENT_BY_CLI.has(event);
 
 /**
  * How long a hook may work before it answers anyway: 80% of its timeout (PGX_HOOK_DEADLINE_MS overrides).

@@ -36,7 +36,18 @@ export function freezeElsewhere(config: Config): FreezeElsewhere {
     }
     const started = spawnDetachedOnce(marker, {
       command: process.execPath,
-      args: [process.argv[1]!, 'agent', 'freeze', '--branch', parent, '--after-ticket', ticket, '--cwd', config.projectDir, '--json'],
+      args: [
+        process.argv[1]!,
+        'agent',
+        'freeze',
+        '--branch',
+        parent,
+        '--after-ticket',
+        ticket,
+        '--cwd',
+        config.projectDir,
+        '--json',
+      ],
       env: process.env,
       held: (text) => {
         const pid = Number(text.trim());

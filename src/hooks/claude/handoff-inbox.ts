@@ -26,7 +26,9 @@ function inboxPath(home: string, sessionId: string): string {
 export function postHandoff(home: string, sessionId: string, ref: HandoffRef): boolean {
   try {
     mkdirSync(join(home, 'agent', 'handoffs'), { recursive: true, mode: 0o700 });
-    appendFileSync(inboxPath(home, sessionId), JSON.stringify({ branch: ref.branch, at: ref.at }) + '\n', { mode: 0o600 });
+    appendFileSync(inboxPath(home, sessionId), JSON.stringify({ branch: ref.branch, at: ref.at }) + '\n', {
+      mode: 0o600,
+    });
     return true;
   } catch {
     return false;
@@ -42,7 +44,13 @@ function refOf(line: string): HandoffRef | undefined {
     const v = JSON.parse(line) as Record<string, unknown>;
     if (typeof v !== 'object' || v === null || Object.keys(v).length !== 2) return undefined;
     const { branch, at } = v;
-    if (typeof branch !== 'string' || !BRANCH_NAME_RE.test(branch) || typeof at !== 'string' || !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(at)) return undefined;
+    if (
+      typeof branch !== 'string' ||
+      !BRANCH_NAME_RE.test(branch) ||
+      typeof at !== 'string' ||
+      !/^\d{4}-\d\d-\d\dT[\d:.]+Z$/.test(at)
+    )
+      return undefined;
     return { branch, at };
   } catch {
     return undefined;

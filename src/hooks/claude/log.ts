@@ -29,7 +29,20 @@ export interface HookLogLine {
 const logged = (v: unknown): string | null => (typeof v === 'string' ? v.slice(0, 256) : null);
 
 /** The one log line of a hook, whichever entry answered it: the payload's ids, what was done, how long it took. */
-export function hookLogLine(event: string, payload: Record<string, unknown>, r: { t0: number; outcome: string; branch?: string | null; claudeCode: string | undefined; runtime?: 'codex' | 'copilot'; projectDir: string | null; changes?: unknown; via?: 'broker' }): HookLogLine {
+export function hookLogLine(
+  event: string,
+  payload: Record<string, unknown>,
+  r: {
+    t0: number;
+    outcome: string;
+    branch?: string | null;
+    claudeCode: string | undefined;
+    runtime?: 'codex' | 'copilot';
+    projectDir: string | null;
+    changes?: unknown;
+    via?: 'broker';
+  },
+): HookLogLine {
   return {
     time: new Date().toISOString(),
     event,

@@ -19,7 +19,10 @@ function pidFile(config: Config): string {
 }
 
 /** Spawns the filler unless the pool is off or one is already running. Never throws: the hook's answer comes first. */
-export function startPoolFill(config: Config, env: NodeJS.ProcessEnv = process.env): 'started' | 'running' | 'off' | 'failed' {
+export function startPoolFill(
+  config: Config,
+  env: NodeJS.ProcessEnv = process.env,
+): 'started' | 'running' | 'off' | 'failed' {
   if (config.pool.size === 0) return 'off';
   const file = pidFile(config);
   try {
@@ -58,7 +61,11 @@ export function finishPoolFill(config: Config, outcome: Record<string, unknown>)
   const log = join(config.home, 'agent', 'pool-fill.log');
   try {
     if ((statSync(log, { throwIfNoEntry: false })?.size ?? 0) > 256 * 1024) rmSync(log, { force: true });
-    appendFileSync(log, JSON.stringify({ time: new Date().toISOString(), pid: process.pid, project: config.project, ...outcome }) + '\n', { mode: 0o600 });
+    appendFileSync(
+      log,
+      JSON.stringify({ time: new Date().toISOString(), pid: process.pid, project: config.project, ...outcome }) + '\n',
+      { mode: 0o600 },
+    );
   } catch {
     // the log is a courtesy
   }

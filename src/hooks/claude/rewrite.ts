@@ -33,7 +33,9 @@ export type RewriteParams = RoutedFor & {
 
 /** The selector flags: `--agent ID`, or `--session SID --fail-open` (the session's commands are not isolation-critical). */
 function selectorFlags(p: RoutedFor): string {
-  return p.agentId !== undefined ? `--agent ${quoteIfNeeded(p.agentId)}` : `--session ${quoteIfNeeded(p.sessionId)} --fail-open`;
+  return p.agentId !== undefined
+    ? `--agent ${quoteIfNeeded(p.agentId)}`
+    : `--session ${quoteIfNeeded(p.sessionId)} --fail-open`;
 }
 
 export function routedPrefix(p: RoutedFor & { launcher: string; projectDir: string }): string {
@@ -92,7 +94,10 @@ export function hasBareExit(command: string): boolean {
  * unseen, is refused ('deny-launcher'). undefined: not a parent's Bash call. The one place this is decided: the light
  * entry answers 'skip' itself (entries/hook-fast.ts), the PreToolUse handler both (handlers.ts).
  */
-export function parentBashCall(payload: { agent_id?: unknown; tool_name?: unknown; tool_input?: unknown }, launcher: string): 'deny-launcher' | 'skip' | undefined {
+export function parentBashCall(
+  payload: { agent_id?: unknown; tool_name?: unknown; tool_input?: unknown },
+  launcher: string,
+): 'deny-launcher' | 'skip' | undefined {
   const command = (payload.tool_input as Record<string, unknown> | undefined)?.command;
   if (payload.agent_id !== undefined || payload.tool_name !== 'Bash' || typeof command !== 'string') return undefined;
   return invokesLauncher(command, launcher) ? 'deny-launcher' : 'skip';

@@ -57,13 +57,19 @@ async function readStdin(given: string | undefined): Promise<string> {
   return withinLimit(given ?? (await readHookStdin({ emptyOnTty: true })));
 }
 
-
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new PgxError('BRANCH_FAILED', (`pgx did not get the branch ready within ${Math.round(ms / 1000)} s (a lock held by another pgx process, ` +
-`a slow template build, or a slow server).`), 'Run `pgx agent doctor`; `pgx template refresh` builds the template ahead of time.')),
+      () =>
+        reject(
+          new PgxError(
+            'BRANCH_FAILED',
+            `pgx did not get the branch ready within ${Math.round(ms / 1000)} s (a lock held by another pgx process, ` +
+              `a slow template build, or a slow server).`,
+            'Run `pgx agent doctor`; `pgx template refresh` builds the template ahead of time.',
+          ),
+        ),
       ms,
     );
   });
@@ -95,7 +101,9 @@ function projectInstallsPgx(projectDir: string): boolean {
 }
 
 /** The payload as a JSON object, or why it is not one (empty, garbage, `null`, an array). */
-async function readPayload(given: string | undefined): Promise<{ payload: Record<string, unknown>; readError?: string }> {
+async function readPayload(
+  given: string | undefined,
+): Promise<{ payload: Record<string, unknown>; readError?: string }> {
   try {
     const text = await readStdin(given);
     if (!text.trim()) throw new Error('stdin was empty');
@@ -116,19 +124,38 @@ type Scope = { in: true } | { in: false; result: HookResult };
  * project's own settings run pgx's hooks or the session started in scope; then the missing file is an error. An
  * unreadable payload is judged only after that, for the same reason.
  */
-function scopeOf(event: HookEvent, handler: AnyHandler, projectDir: string, marker: string | undefined, home: string, read: { payload: Record<string, unknown>; readError?: string }, runtime?: HookRuntime): Scope {
+function scopeOf(
+  event: HookEvent,
+  handler: AnyHandler,
+  projectDir: string,
+  marker: string | undefined,
+  home: string,
+  read: { payload: Record<string, unknown>; readError?: string },
+  runtime?: HookRuntime,
+): Scope {
   if (!findConfigFile(projectDir)) {
-    if (!(runtime ? runtime.projectInstalls(projectDir) : projectInstallsPgx(projectDir)) && !(marker && existsSync(marker))) {
+    if (
+      !(runtime ? runtime.projectInstalls(projectDir) : projectInstallsPgx(projectDir)) &&
+      !(marker && existsSync(marker))
+    ) {
       // Out of scope (no .pgx.toml, no pgx install here, not a pgx session): an unrelated project is never denied,
       // except for invoking pgx's launcher, which a user-scope wrapper rule would approve here too.
-      return { in: false, result: event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath()) ? launcherDeny() : { outcome: 'skipped:out-of-scope' } };
+      return {
+        in: false,
+        result:
+          event === 'pre-tool-use' && invokesLauncherIn(read.payload, launcherPath())
+            ? launcherDeny()
+            : { outcome: 'skipped:out-of-scope' },
+      };
     }
-    const message = (`This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), ` +
-`but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove ` +
-`the hooks with \`pgx agent uninstall ${runtime?.name ?? 'claude'}\` and start a new session.`);
+    const message =
+      `This project runs pgx's hooks (or this session started with pgx: ${join(home, 'agent', 'sessions')}), ` +
+      `but no .pgx.toml was found from ${projectDir}. Restore it (e.g. \`git checkout -- .pgx.toml\`), or remove ` +
+      `the hooks with \`pgx agent uninstall ${runtime?.name ?? 'claude'}\` and start a new session.`;
     return { in: false, result: handler.onError(message, read.readError === undefined ? read.payload : undefined) };
   }
-  if (read.readError !== undefined) return { in: false, result: handler.onError(`The hook payload could not be read: ${read.readError}.`) };
+  if (read.readError !== undefined)
+    return { in: false, result: handler.onError(`The hook payload could not be read: ${read.readError}.`) };
   return { in: true };
 }
 
@@ -140,11 +167,23 @@ function markSession(event: HookEvent, marker: string | undefined, home: string)
 }
 
 /** Parse the payload, load the config, run the handler by the deadline; any failure is the handler's onError. */
-async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record<string, unknown>, projectDir: string, marker: string | undefined, ctx: HookContext): Promise<{ result: HookResult; home?: string; claudeCode?: string }> {
+async function runHandler(
+  event: HookEvent,
+  handler: AnyHandler,
+  payload: Record<string, unknown>,
+  projectDir: string,
+  marker: string | undefined,
+  ctx: HookContext,
+): Promise<{ result: HookResult; home?: string; claudeCode?: string }> {
   const parsed = handler.schema.safeParse(payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { result: handler.onError(`The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`, payload) };
+    return {
+      result: handler.onError(
+        `The ${event} payload is invalid (${issue.path.join('.') || 'payload'}: ${issue.message}).`,
+        payload,
+      ),
+    };
   }
   const deadline = hookDeadlineMs(event, ctx.env);
   let home: string | undefined;
@@ -156,12 +195,24 @@ async function runHandler(event: HookEvent, handler: AnyHandler, payload: Record
     claudeCode = ctx.runtime ? undefined : claudeCodeOf(event, ctx.env, home, payload.session_id);
     // Connection attempts wait for the time the hook has left, not a fixed 3 s; in the broker, the wait it gives
     // every request instead (ConnParams.connectDeadlineAt, connectWaitMs).
-    const limits = ctx.connectWaitMs !== undefined ? { connectWaitMs: ctx.connectWaitMs } : { connectDeadlineAt: Date.now() + deadline };
+    const limits =
+      ctx.connectWaitMs !== undefined
+        ? { connectWaitMs: ctx.connectWaitMs }
+        : { connectDeadlineAt: Date.now() + deadline };
     // the shell Claude Code itself would have run the command in (src/lib/shell.ts)
     // A command hook's process ends at its deadline: a large frozen copy is made by a detached freezer (the broker
     // lives on, and makes it itself).
     const freezer = ctx.reuse ? {} : { freezeElsewhere: freezeElsewhere(config) };
-    const env = { config, engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer }, launcher: launcherPath(), shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env), env: ctx.env, envFile: ctx.env.CLAUDE_ENV_FILE || undefined, claudeCode, afterAnswer: ctx.afterAnswer };
+    const env = {
+      config,
+      engine: { quiet: true, statementTimeoutMs: deadline, ...limits, reuse: ctx.reuse, ...freezer },
+      launcher: launcherPath(),
+      shell: ctx.runtime?.shell ?? claudeCodeShell(ctx.env),
+      env: ctx.env,
+      envFile: ctx.env.CLAUDE_ENV_FILE || undefined,
+      claudeCode,
+      afterAnswer: ctx.afterAnswer,
+    };
     return { result: await withDeadline(handler.run(parsed.data, env), deadline), home, claudeCode };
   } catch (e) {
     return { result: handler.onError(errorText(e), payload), home, claudeCode };
@@ -179,14 +230,20 @@ function claudeCodeOf(event: HookEvent, env: NodeJS.ProcessEnv, home: string, se
 }
 
 /** Runs the hook for `given`: a caller's context (the broker's), or this process with the payload already read, if so. */
-export async function runHook(event: HookEvent, given: HookContext | { stdin?: string } = {}): Promise<HookResult & { print?: string }> {
+export async function runHook(
+  event: HookEvent,
+  given: HookContext | { stdin?: string } = {},
+): Promise<HookResult & { print?: string }> {
   const t0 = performance.now();
   const ctx = 'env' in given ? given : ownProcess(given.stdin);
   const handler = (ctx.runtime?.handlers[event] ?? HANDLERS[event]) as unknown as AnyHandler; // each handler's schema matches its run()
   const read = await readPayload(ctx.stdin);
   const { payload } = read;
   // Relative to the hook process's directory, not to this process's: the broker runs in its socket directory.
-  const projectDir = resolve(ctx.cwd, ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || '.');
+  const projectDir = resolve(
+    ctx.cwd,
+    ctx.env.CLAUDE_PROJECT_DIR || (typeof payload.cwd === 'string' ? payload.cwd : undefined) || '.',
+  );
   let home = pgxHome(ctx.env);
   const marker = sessionMarker(home, payload.session_id);
   if (marker && event === 'session-end') {
@@ -207,6 +264,18 @@ export async function runHook(event: HookEvent, given: HookContext | { stdin?: s
     result = scope.result;
   }
 
-  appendHookLog(home, hookLogLine(event, payload, { t0, outcome: result.outcome, branch: result.branch, claudeCode, runtime: ctx.runtime?.name, projectDir, changes: result.changes, via: ctx.via }));
+  appendHookLog(
+    home,
+    hookLogLine(event, payload, {
+      t0,
+      outcome: result.outcome,
+      branch: result.branch,
+      claudeCode,
+      runtime: ctx.runtime?.name,
+      projectDir,
+      changes: result.changes,
+      via: ctx.via,
+    }),
+  );
   return { ...result, print: result.output ? JSON.stringify(result.output) : undefined };
 }

@@ -27,7 +27,13 @@ const sessionsDir = (home: string) => join(home, 'agent', 'sessions');
 export function sessionRecordPath(home: string, sessionId: unknown): string | undefined {
   if (!idSchema.safeParse(sessionId).success) return undefined;
   // The same hash as the session's marker (run.ts), so the two sit side by side.
-  return join(sessionsDir(home), createHash('sha256').update(sessionId as string).digest('hex').slice(0, 24) + SUFFIX);
+  return join(
+    sessionsDir(home),
+    createHash('sha256')
+      .update(sessionId as string)
+      .digest('hex')
+      .slice(0, 24) + SUFFIX,
+  );
 }
 
 /** SessionStart: this session runs Claude Code `version` (a version that isn't one, or an id pgx refuses: nothing). */

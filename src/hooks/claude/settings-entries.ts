@@ -20,7 +20,9 @@ export const PORTABLE_LAUNCHER = 'pgx';
 const PORTABLE_HEAD = `command -v ${PORTABLE_LAUNCHER} >/dev/null 2>&1 && exec ${PORTABLE_LAUNCHER} agent hook `;
 
 /** A portable hook command (whatever its fallback says). Group 1 is the cli name. */
-export const PORTABLE_HOOK_COMMAND_RE = new RegExp(`^command -v pgx >/dev/null 2>&1 && exec pgx agent hook (${CLI_NAMES}); `);
+export const PORTABLE_HOOK_COMMAND_RE = new RegExp(
+  `^command -v pgx >/dev/null 2>&1 && exec pgx agent hook (${CLI_NAMES}); `,
+);
 
 /**
  * What each hook does on a machine where pgx is not on PATH (a teammate's clone): plain sh, no pgx. A subagent's
@@ -39,15 +41,21 @@ const MISSING = 'pgx is not on PATH on this machine';
 export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'session-end'>, string> {
   return {
     'session-start': `echo '${JSON.stringify({
-      systemMessage: (`${MISSING}: every subagent ${tool} command is refused until it is installed (see the project README; ` +
-`then start a new session). Your own commands run as usual.`),
-      hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: (`${MISSING}: subagents cannot run ${tool} commands (refused, so that they never share one database); ` +
-`the commands of the main session run as usual.`) },
+      systemMessage:
+        `${MISSING}: every subagent ${tool} command is refused until it is installed (see the project README; ` +
+        `then start a new session). Your own commands run as usual.`,
+      hookSpecificOutput: {
+        hookEventName: 'SessionStart',
+        additionalContext:
+          `${MISSING}: subagents cannot run ${tool} commands (refused, so that they never share one database); ` +
+          `the commands of the main session run as usual.`,
+      },
     })}'`,
     'user-prompt-submit': 'exit 0',
-    'pre-tool-use': (`grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, ` +
-`so that it cannot reach a database shared with other agents. Install pgx (see the project README), then ` +
-`start a new session." >&2; exit 2`),
+    'pre-tool-use':
+      `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, ` +
+      `so that it cannot reach a database shared with other agents. Install pgx (see the project README), then ` +
+      `start a new session." >&2; exit 2`,
     'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your ${tool} commands will be refused. Say so in your answer; do not work around it.` } })}'`,
     'subagent-stop': 'exit 0',
   };
@@ -97,7 +105,8 @@ export function hookGroup(entry: HookEntry, command: string): JsonObject {
  * it is double-quoted (expanded there), not shell-quoted like an installed launcher.
  */
 const PLUGIN_LAUNCHER = '"${CLAUDE_PLUGIN_ROOT}/bin/pgx.js"';
-const PLUGIN_DESCRIPTION = 'pgx: every subagent gets its own PostgreSQL branch (projects without a .pgx.toml are left alone)';
+const PLUGIN_DESCRIPTION =
+  'pgx: every subagent gets its own PostgreSQL branch (projects without a .pgx.toml are left alone)';
 
 /** plugins/claude/pgx/hooks/hooks.json: the six rows, each a group of its own calling the plugin's launcher. */
 export function pluginHooksText(): string {

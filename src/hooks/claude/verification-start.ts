@@ -4,13 +4,24 @@
 import { openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { claimVerification, handOverVerification, releaseVerification, verdictFor, verificationRunning } from './claude-version.js';
+import {
+  claimVerification,
+  handOverVerification,
+  releaseVerification,
+  verdictFor,
+  verificationRunning,
+} from './claude-version.js';
 
 /**
  * 'started' (this call spawned it), 'running' (another one is on it), or 'none': a verdict exists already (a failed one
  * stays on ask until the user re-runs `pgx agent verify claude`), PGX_AUTO_VERIFY=0, or this is a probe's own run.
  */
-export function startVerificationIfNeeded(home: string, version: string, launcher: string, env: NodeJS.ProcessEnv = process.env): 'started' | 'running' | 'none' {
+export function startVerificationIfNeeded(
+  home: string,
+  version: string,
+  launcher: string,
+  env: NodeJS.ProcessEnv = process.env,
+): 'started' | 'running' | 'none' {
   if (env.PGX_VERIFY_PROBE || env.PGX_AUTO_VERIFY === '0') return 'none';
   if (verdictFor(home, version)) return 'none';
   if (verificationRunning(home, version)) return 'running';
@@ -22,7 +33,11 @@ export function startVerificationIfNeeded(home: string, version: string, launche
     // The Claude Code that runs this hook, when PATH's `claude` is another one: its binary is an ancestor process.
     const near = process.ppid;
     if (near > 1) args.push('--near-pid', String(near));
-    const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log], env: { ...env, PGX_HOME: home } });
+    const child = spawn(process.execPath, args, {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...env, PGX_HOME: home },
+    });
     if (!child.pid) throw new Error('spawn failed');
     handOverVerification(home, version, child.pid);
     child.unref();

@@ -15,7 +15,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../lib/settings-file.js';
 import { invokesLauncher, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
-import { deny, launcherDeny, original, planSubagentBash, preToolUseFailure, subagentStart as claudeSubagentStart, subagentStop, userPromptSubmit, type Handler, type HookResult } from '../claude/handlers.js';
+import {
+  deny,
+  launcherDeny,
+  original,
+  planSubagentBash,
+  preToolUseFailure,
+  subagentStart as claudeSubagentStart,
+  subagentStop,
+  userPromptSubmit,
+  type Handler,
+  type HookResult,
+} from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';
@@ -46,9 +57,11 @@ export function routedCommandIn(text: string): string | undefined {
 
 /** The deny that hands the model its routed command: run under the user's own approval, never pre-approved by pgx. */
 export function runRoutedInstead(routed: string, branch: string): string {
-  return (`pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval ` +
-`settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, ` +
-`unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`);
+  return (
+    `pgx: not run yet. This command must run on your own database branch "${branch}", and under your approval ` +
+    `settings pgx may not approve it for you. Run exactly this command instead (it runs your command once, ` +
+    `unchanged, with the branch's connection settings; ${ROUTED_INTRO}${routed}${ROUTED_END}`
+  );
 }
 
 /**
@@ -67,13 +80,29 @@ export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
       if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
       return { outcome: 'skipped:not-subagent-bash' };
     }
-    if (typeof command !== 'string') return { output: deny('pgx: this shell call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
+    if (typeof command !== 'string')
+      return {
+        output: deny('pgx: this shell call has no command string; it was not routed to your database branch.'),
+        outcome: 'denied:no-command',
+      };
     // The same plan and the same allow rule for the session's own command as for a subagent's; only the selector
     // differs (`--session … --fail-open`: the session's command runs unrouted, loudly, when its branch can't be had).
     const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
     const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
-    const params: RewriteParams = { ...who, launcher: h.launcher, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
-    const ticket = (cmd: string) => issueTicket(h.config.home, who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId }, params.projectDir, [params.shell, '-c', original(cmd, params)]);
+    const params: RewriteParams = {
+      ...who,
+      launcher: h.launcher,
+      projectDir: h.config.projectDir,
+      shell: h.shell,
+      branch: ensured.branch,
+    };
+    const ticket = (cmd: string) =>
+      issueTicket(
+        h.config.home,
+        who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId },
+        params.projectDir,
+        [params.shell, '-c', original(cmd, params)],
+      );
     const plan = planSubagentBash(command, params);
     if (plan.kind === 'routed') {
       // pgx's own form for this agent (or session) and branch, typed by the model after a deny below: Codex's
@@ -83,11 +112,22 @@ export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
     }
     if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
     if (!bypassesApprovals(p.permission_mode)) {
-      return { output: deny(runRoutedInstead(plan.command, ensured.branch)), outcome: `denied:run-routed:${ensured.method}`, branch: ensured.branch };
+      return {
+        output: deny(runRoutedInstead(plan.command, ensured.branch)),
+        outcome: `denied:run-routed:${ensured.method}`,
+        branch: ensured.branch,
+      };
     }
     ticket(command);
     return {
-      output: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'pgx: routed to your database branch', updatedInput: { ...p.tool_input, command: plan.command } } },
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'allow',
+          permissionDecisionReason: 'pgx: routed to your database branch',
+          updatedInput: { ...p.tool_input, command: plan.command },
+        },
+      },
       outcome: `rewritten:${ensured.method}`,
       branch: ensured.branch,
     };
@@ -103,8 +143,10 @@ export const subagentStart: Handler<typeof P.codexSubagentStartSchema> = {
   async run(p, h) {
     const r: HookResult = await claudeSubagentStart.run({ ...p, transcript_path: p.transcript_path ?? undefined }, h);
     const out = r.output?.hookSpecificOutput as { additionalContext?: string } | undefined;
-    if (out?.additionalContext) out.additionalContext += (' Under Codex approval settings that ask before commands, pgx refuses a command once and gives you the ' +
-'routed form to run instead: run that exact command.');
+    if (out?.additionalContext)
+      out.additionalContext +=
+        ' Under Codex approval settings that ask before commands, pgx refuses a command once and gives you the ' +
+        'routed form to run instead: run that exact command.';
     return r;
   },
   onError: claudeSubagentStart.onError,
@@ -122,7 +164,18 @@ export const sessionStart: Handler<typeof P.codexSessionStartSchema> = {
 
 /** A Claude handler that takes the Codex payload (its nullable transcript_path, the extra fields) as is. */
 function onCodexPayload<S extends z.ZodMiniType>(handler: Handler<z.ZodMiniType>, schema: S): Handler<S> {
-  return { schema, run: (p, h) => handler.run({ ...(p as Record<string, unknown>), transcript_path: (p as { transcript_path?: string | null }).transcript_path ?? undefined }, h), onError: handler.onError };
+  return {
+    schema,
+    run: (p, h) =>
+      handler.run(
+        {
+          ...(p as Record<string, unknown>),
+          transcript_path: (p as { transcript_path?: string | null }).transcript_path ?? undefined,
+        },
+        h,
+      ),
+    onError: handler.onError,
+  };
 }
 
 export const CODEX_HANDLERS = {
@@ -146,4 +199,8 @@ function projectInstallsPgx(projectDir: string): boolean {
   }
 }
 
-export const CODEX_RUNTIME: HookRuntime = { name: 'codex', handlers: CODEX_HANDLERS as unknown as Record<string, AnyHandler>, projectInstalls: projectInstallsPgx };
+export const CODEX_RUNTIME: HookRuntime = {
+  name: 'codex',
+  handlers: CODEX_HANDLERS as unknown as Record<string, AnyHandler>,
+  projectInstalls: projectInstallsPgx,
+};

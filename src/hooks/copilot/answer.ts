@@ -9,7 +9,8 @@ import { readHookStdin, withinLimit } from '../claude/stdin.js';
 import { COPILOT_HANDLERS, COPILOT_RUNTIME, type CopilotHookName } from './handlers.js';
 import { toPgxPayload } from './payloads.js';
 
-export const isCopilotHookEvent = (event: string | undefined): event is CopilotHookName => event !== undefined && Object.hasOwn(COPILOT_HANDLERS, event);
+export const isCopilotHookEvent = (event: string | undefined): event is CopilotHookName =>
+  event !== undefined && Object.hasOwn(COPILOT_HANDLERS, event);
 
 /**
  * A handler's answer (Claude's shape) in Copilot's native preToolUse form: `permissionDecision` and its reason, and a
@@ -17,7 +18,14 @@ export const isCopilotHookEvent = (event: string | undefined): event is CopilotH
  * acts on; only their additionalContext is kept.
  */
 export function toCopilotOutput(output: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const o = output?.hookSpecificOutput as { permissionDecision?: string; permissionDecisionReason?: string; updatedInput?: unknown; additionalContext?: string } | undefined;
+  const o = output?.hookSpecificOutput as
+    | {
+        permissionDecision?: string;
+        permissionDecisionReason?: string;
+        updatedInput?: unknown;
+        additionalContext?: string;
+      }
+    | undefined;
   if (!o) return undefined;
   const out: Record<string, unknown> = {};
   if (o.permissionDecision) out.permissionDecision = o.permissionDecision;
@@ -40,13 +48,22 @@ function translated(text: string): string {
 export async function answerCopilotHook(event: CopilotHookName, stdin?: string): Promise<string | undefined> {
   try {
     const text = translated(withinLimit(stdin ?? (await readHookStdin({ emptyOnTty: true }))));
-    const r = await runHook(event as HookEvent, { env: process.env, cwd: process.cwd(), stdin: text, runtime: COPILOT_RUNTIME });
+    const r = await runHook(event as HookEvent, {
+      env: process.env,
+      cwd: process.cwd(),
+      stdin: text,
+      runtime: COPILOT_RUNTIME,
+    });
     const out = toCopilotOutput(r.output);
     return out ? JSON.stringify(out) : undefined;
   } catch (e) {
     if (event !== 'pre-tool-use') return undefined;
-    return JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: (`pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
-`and did not run. Run \`pgx agent doctor\`.`) });
+    return JSON.stringify({
+      permissionDecision: 'deny',
+      permissionDecisionReason:
+        `pgx failed unexpectedly (${describeError(e).message}), so the command was not routed to a database branch ` +
+        `and did not run. Run \`pgx agent doctor\`.`,
+    });
   }
 }
 

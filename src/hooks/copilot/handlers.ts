@@ -20,7 +20,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { invokesLauncher, isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
 import { executableOnPath } from '../../lib/fsutil.js';
-import { deny, launcherDeny, original, planSubagentBash, preToolUseFailure, sessionEnd, subagentStart, subagentStop, userPromptSubmit, type Handler } from '../claude/handlers.js';
+import {
+  deny,
+  launcherDeny,
+  original,
+  planSubagentBash,
+  preToolUseFailure,
+  sessionEnd,
+  subagentStart,
+  subagentStop,
+  userPromptSubmit,
+  type Handler,
+} from '../claude/handlers.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';
@@ -35,16 +46,32 @@ export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
       if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
       return { outcome: 'skipped:not-subagent-bash' };
     }
-    if (typeof command !== 'string') return { output: deny('pgx: this bash call has no command string; it was not routed to your database branch.'), outcome: 'denied:no-command' };
+    if (typeof command !== 'string')
+      return {
+        output: deny('pgx: this bash call has no command string; it was not routed to your database branch.'),
+        outcome: 'denied:no-command',
+      };
     // A subagent's command fails closed (no branch: onError denies); the root's runs on the session branch with
     // `--session … --fail-open` (unrouted, loudly, when that branch can't be had), as a Codex parent's.
     const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
     const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
-    const params: RewriteParams = { ...who, launcher: h.launcher, projectDir: h.config.projectDir, shell: h.shell, branch: ensured.branch };
+    const params: RewriteParams = {
+      ...who,
+      launcher: h.launcher,
+      projectDir: h.config.projectDir,
+      shell: h.shell,
+      branch: ensured.branch,
+    };
     // What the rewrite names (see the top of this file); the launcher checks keep the absolute path (a bare `pgx`
     // would match every command that mentions pgx).
     const written: RewriteParams = { ...params, launcher: rewriteLauncher(h.launcher) };
-    const ticket = () => issueTicket(h.config.home, who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId }, params.projectDir, [params.shell, '-c', original(command, written)]);
+    const ticket = () =>
+      issueTicket(
+        h.config.home,
+        who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId },
+        params.projectDir,
+        [params.shell, '-c', original(command, written)],
+      );
     const plan = isRouted(command, written) ? ({ kind: 'routed' } as const) : planSubagentBash(command, params);
     if (plan.kind === 'routed') {
       ticket();
@@ -53,7 +80,16 @@ export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
     if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
     ticket();
     // No permissionDecision: Copilot's own permission check judges the rewritten command (see the top of this file).
-    return { output: { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput: { ...p.tool_input, command: rewriteCommand(command, written) } } }, outcome: `rewritten:${ensured.method}`, branch: ensured.branch };
+    return {
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          updatedInput: { ...p.tool_input, command: rewriteCommand(command, written) },
+        },
+      },
+      outcome: `rewritten:${ensured.method}`,
+      branch: ensured.branch,
+    };
   },
   onError: preToolUseFailure,
 };
@@ -95,11 +131,18 @@ function projectInstallsPgx(projectDir: string): boolean {
   const dir = resolve(projectDir, '.github', 'hooks');
   if (!existsSync(dir)) return false;
   try {
-    return readdirSync(dir).some((f) => f.endsWith('.json') && / agent copilot-hook /.test(readFileSync(join(dir, f), 'utf8')));
+    return readdirSync(dir).some(
+      (f) => f.endsWith('.json') && / agent copilot-hook /.test(readFileSync(join(dir, f), 'utf8')),
+    );
   } catch {
     return false;
   }
 }
 
 /** Copilot's shell tool is `bash`: the routed command's inner shell is bash too, whatever $SHELL says. */
-export const COPILOT_RUNTIME: HookRuntime = { name: 'copilot', handlers: COPILOT_HANDLERS as unknown as Record<string, AnyHandler>, projectInstalls: projectInstallsPgx, shell: 'bash' };
+export const COPILOT_RUNTIME: HookRuntime = {
+  name: 'copilot',
+  handlers: COPILOT_HANDLERS as unknown as Record<string, AnyHandler>,
+  projectInstalls: projectInstallsPgx,
+  shell: 'bash',
+};
