@@ -1,5 +1,5 @@
 import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{D as O,F as Z,G as Y}from"./chunk-JEMZEB2A.js";import{d as L,t as D,u as b,v as C}from"./chunk-CCLYC7BM.js";import{randomBytes as fe}from"node:crypto";async function V(t,e){await t.query("INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING",[e,fe(32).toString("hex")]);let[n]=await t.query("SELECT salt FROM pgx_mask_salt WHERE project = $1",[e]);return n.salt}var he=`
+import{D as O,F as Z,G as Y}from"./chunk-JEMZEB2A.js";import{d as L,t as D,u as b,v as C}from"./chunk-6XCXIHVW.js";import{randomBytes as fe}from"node:crypto";async function V(t,e){await t.query("INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING",[e,fe(32).toString("hex")]);let[n]=await t.query("SELECT salt FROM pgx_mask_salt WHERE project = $1",[e]);return n.salt}var he=`
 SELECT n.nspname AS schema, c.relname AS "table", a.attname AS "column", a.attnum,
        format_type(a.atttypid, a.atttypmod) AS type,
        CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN (SELECT quote_ident(collname) FROM pg_collation WHERE oid = a.attcollation) END AS collation,
