@@ -64,7 +64,10 @@ export async function stopAllBrokers(): Promise<FoundBroker[]> {
   return list;
 }
 
-/** What brokers leave in the socket directory: sockets (the broker's, the shell launcher's), their temp names and start markers, and an old HTTP install's http.json (decision 444). */
+/**
+ * What brokers leave in the socket directory: sockets (the broker's, the shell launcher's), their temp names and start
+ * markers, and an old HTTP install's http.json (decision 444).
+ */
 const PGX_ENTRY = /^((b|h)-[0-9a-f]{24}\.sock(\.\d+|\.starting)?|http\.json(\.[^/]*)?)$/;
 
 /**

@@ -19,7 +19,8 @@ function notPrivate(p: { dir: string; owner: number | undefined }): PgxError {
   const others = p.owner !== undefined && p.owner !== process.getuid?.();
   return new PgxError(
     'BROKER_UNAVAILABLE',
-    `${p.dir}, the broker's socket directory, is not a private directory of yours (${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): ` +
+    `${p.dir}, the broker's socket directory, is not a private directory of yours ` +
+      `(${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): ` +
       `pgx sends nothing there, and every hook works in its own process.`,
     others
       ? 'Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ' +

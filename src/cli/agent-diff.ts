@@ -81,7 +81,10 @@ function render(r: DiffResult): string {
           : `~${d.rows_changed}`,
       ];
       lines.push(
-        `  ${d.table}  ${n.join(' ')}  ${d.compared === 'counts' ? paint(`counted only: ${d.base_rows} → ${d.branch_rows} rows`, 'yellow') : `${d.base_rows} → ${d.branch_rows} rows`}`,
+        `  ${d.table}  ${n.join(' ')}  ` +
+          (d.compared === 'counts'
+            ? paint(`counted only: ${d.base_rows} → ${d.branch_rows} rows`, 'yellow')
+            : `${d.base_rows} → ${d.branch_rows} rows`),
       );
     }
   }

@@ -39,7 +39,8 @@ export function register(agent: Command): void {
           out.result(
             r,
             () =>
-              `${r.branch}: frozen copy ${r.copy} ${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} ` +
+              `${r.branch}: frozen copy ${r.copy} ` +
+              `${r.reused ? `(already there: ${r.why === 'newer' ? 'made after the ticket' : 'the branch is unchanged since'})` : `made by ${r.made}`} ` +
               `in ${r.elapsed_ms} ms`,
           );
         } finally {

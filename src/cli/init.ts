@@ -148,7 +148,8 @@ export function register(program: Command): void {
           [
             `wrote ${r.path}`,
             `  project ${r.name}`,
-            `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}${check ? (check.ok ? ' (reached)' : ' (NOT reached: see the warning above)') : ''}`,
+            `  server  ${server ?? 'the embedded local server (`pgx local up` starts it; hooks start it on demand)'}` +
+              (check ? (check.ok ? ' (reached)' : ' (NOT reached: see the warning above)') : ''),
             `  source  ${opts.source ?? '(none: branches start from an empty database)'}`,
             offer
               ? `found DATABASE_URL in ${offer.from} (${offer.url}): to clone branches from that database, import it as the source:`

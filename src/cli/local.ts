@@ -137,7 +137,8 @@ export function register(program: Command): void {
           targets.length
             ? `${r.stopped ? 'local PostgreSQL stopped; ' : ''}${brokers.length ? `${brokers.length} broker(s) stopped; ` : ''}deleted ` +
               `${humanBytes(total)}:\n${list}${value.removed_dirs.length ? `\n  (and the emptied directories ${value.removed_dirs.join(', ')})` : ''}`
-            : `nothing to delete: no local server data under ${home}${brokers.length ? `; ${brokers.length} broker(s) stopped` : ''}${socketDir ? `; removed ${socketDir}` : ''}`,
+            : `nothing to delete: no local server data under ${home}` +
+              `${brokers.length ? `; ${brokers.length} broker(s) stopped` : ''}${socketDir ? `; removed ${socketDir}` : ''}`,
         );
       }),
     );

@@ -173,7 +173,8 @@ export function register(program: Command): void {
               : null,
             configUpdated ? `  ${config.file}: [project] source = "${into}"` : null,
             template ? `  template ${template} built: new branches are clones of it` : null,
-            `  a copy: later changes to the origin reach it with \`pgx source sync\` (pgx remembers ${r.origin.kind === 'env' ? `$${r.origin.env}` : r.origin.origin}, never a password)`,
+            `  a copy: later changes to the origin reach it with \`pgx source sync\` ` +
+              `(pgx remembers ${r.origin.kind === 'env' ? `$${r.origin.env}` : r.origin.origin}, never a password)`,
             `next: ${value.next}`,
           ]
             .filter(Boolean)

@@ -107,7 +107,8 @@ export async function orphansCheck(ctx: DoctorContext): Promise<Check> {
   if (orphanDbs.length) {
     // No DROP is suggested: without a record, nothing proves pgx made them (a stamp is text anyone can copy).
     parts.push(
-      `${orphanDbs.length} database(s) carrying a pgx branch stamp but no record (server-wide): ${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}; ` +
+      `${orphanDbs.length} database(s) carrying a pgx branch stamp but no record (server-wide): ` +
+        `${orphanDbs.slice(0, 5).join(', ')}${orphanDbs.length > 5 ? ', …' : ''}; ` +
         'pgx cannot prove they are its own, so it never drops them: check what each holds, and drop it yourself only if you know it is a leftover',
     );
     fixes.push(

@@ -15,20 +15,28 @@ export async function diskCheck(ctx: DoctorContext): Promise<Check> {
       `not budgeted: pgx can't see the server's file system (${d.why}), so it refuses no copy for disk there; ` +
         `watch that server's free space yourself`,
     );
-  const where = `${d.fs.path} (${d.proof === 'local server' ? "pgx's local server" : d.proof === 'postmaster.pid' ? 'the data directory, proven by its postmaster.pid' : 'the data directory, found by its path'})`;
+  const proof =
+    d.proof === 'local server'
+      ? "pgx's local server"
+      : d.proof === 'postmaster.pid'
+        ? 'the data directory, proven by its postmaster.pid'
+        : 'the data directory, found by its path';
+  const where = `${d.fs.path} (${proof})`;
   const reserve = `reserve ${bytesText(d.reserve)} (${d.reserve_setting})`;
   // What the pool would still clone: its missing members, each the template's size (about nothing copy-on-write).
   const reg = await ctx.registry();
   const pool = reg ? (await inspectPool(config, s.admin, reg))?.status : undefined;
   const missing = pool && pool.template_bytes !== null ? Math.max(0, pool.target - pool.ready - pool.filling) : 0;
   const poolMore = d.cow ? 0 : missing * (pool?.template_bytes ?? 0);
+  const poolUse = d.cow
+    ? `~0 more for ${missing} member(s) (copy-on-write clones)`
+    : `${missing} × ${bytesText(pool?.template_bytes ?? 0)} = ${bytesText(poolMore)} more`;
   const poolText =
     !pool || pool.size === 0
       ? 'the warm pool is off'
       : missing === 0
         ? 'the warm pool is full'
-        : `the warm pool would use ${d.cow ? `~0 more for ${missing} member(s) (copy-on-write clones)` : `${missing} × ${bytesText(pool.template_bytes ?? 0)} = ${bytesText(poolMore)} more`}, ` +
-          `and stops at ${bytesText(2 * d.reserve)} free`;
+        : `the warm pool would use ${poolUse}, ` + `and stops at ${bytesText(2 * d.reserve)} free`;
   // statfs's free space, less what the server may still write from its buffers (disk-budget.ts: counted as used)
   const avail = d.fs.free - d.owed;
   const detail =

@@ -54,6 +54,7 @@ export async function maskCheck(ctx: DoctorContext): Promise<Check> {
     );
   return ok(
     'mask',
-    `${n}; ${imported ? `"${source}" masked at its import` : 'the template is a masked copy of your database'}${tplMask !== undefined ? ', the template with the same rules' : ' (template not built yet)'}`,
+    `${n}; ${imported ? `"${source}" masked at its import` : 'the template is a masked copy of your database'}` +
+      (tplMask !== undefined ? ', the template with the same rules' : ' (template not built yet)'),
   );
 }

@@ -142,6 +142,10 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
       );
     }
     const failed = readVerdicts(ctx.home)[seen.version];
+    const newest = VERIFIED_CLAUDE_CODE_VERSIONS.at(-1);
+    const acceptRisk = trust
+      ? ''
+      : `, or accept the risk: set [agent] unverified_claude_code = "rules" in ${ctx.config?.file ?? '.pgx.toml'}`;
     const verdict =
       failed && !failed.verified
         ? ` \`pgx agent verify claude\` failed on it (${failed.time.slice(0, 10)}: ${failed.failed[0] ?? 'no cell passed'}).`
@@ -151,9 +155,9 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
       `the hooks last ran under Claude Code ${seen.version}; pgx's rewrite is verified on ${VERIFIED_CLAUDE_CODE_VERSIONS.join(', ')}.${verdict} ` +
         `${trust ? consequence : 'Every routed subagent command asks for approval until then'}${modeNote}`,
       verdict
-        ? `pin Claude Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)} (npm i -g @anthropic-ai/claude-code@${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)})${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`
+        ? `pin Claude Code ${newest} (npm i -g @anthropic-ai/claude-code@${newest})${acceptRisk}`
         : `\`pgx agent verify claude\` (verifies ${seen.version} on this machine, under 2 minutes), pin Claude ` +
-            `Code ${VERIFIED_CLAUDE_CODE_VERSIONS.at(-1)}${trust ? '' : ', or accept the risk: set [agent] unverified_claude_code = "rules" in ' + (ctx.config?.file ?? '.pgx.toml')}`,
+            `Code ${newest}${acceptRisk}`,
     );
   }
   const bypass = mode === 'bypassPermissions' ? ' (bypass mode: only deny rules apply, routed or not)' : '';
@@ -161,6 +165,14 @@ export function permissionsCheck(ctx: DoctorContext, found: Found[], home = home
     'permissions',
     `routed commands get the decisions your own rules give the unrouted command: wrapper rule and Bash(exit) ` +
       `in ${covering.map((f) => f.insp.path).join(', ')}${projectScoped ? ', workspace trusted' : ''}; Claude ` +
-      `Code ${seen.version ?? '(not seen yet)'}${seen.version ? (builtInVerified().includes(seen.version) ? ' (verified)' : ' (verified on this machine by `pgx agent verify claude`)') : ''}${modeNote}${bypass}`,
+      `Code ${seen.version ?? '(not seen yet)'}${verifiedHow(seen.version)}${modeNote}${bypass}`,
   );
+}
+
+/** How a Claude Code version the hooks ran under was verified: built in, or on this machine. */
+function verifiedHow(version: string | undefined): string {
+  if (!version) return '';
+  return builtInVerified().includes(version)
+    ? ' (verified)'
+    : ' (verified on this machine by `pgx agent verify claude`)';
 }

@@ -67,11 +67,7 @@ export function summaryOf(d: DiffResult, at = new Date().toISOString()): ChangeS
 function rowsLine(tables: DiffResult['data']): string {
   const plain = tables.flatMap((t) => {
     const name = plainName(t.table);
-    return name
-      ? [
-          `${name} ${[t.rows_added ? `+${t.rows_added}` : '', t.rows_removed ? `-${t.rows_removed}` : '', t.rows_changed ? `~${t.rows_changed}` : ''].filter(Boolean).join(' ')}${t.compared === 'counts' ? ' (counted)' : ''}`,
-        ]
-      : [];
+    return name ? [`${name} ${rowCounts(t)}${t.compared === 'counts' ? ' (counted)' : ''}`] : [];
   });
   return withUnusual(plain, tables.length - plain.length, 'table');
 }
@@ -100,4 +96,18 @@ function cap(line: string): string {
   let i = 1;
   while (i < items.length && out.length + items[i]!.length + 2 <= MAX_LINE - 20) out += `, ${items[i++]}`;
   return `${out}, … ${items.length - i} more`;
+}
+
+/** `+3 -1 ~2`: a table's rows added, removed and changed, the counts that are not 0. */
+function rowCounts(t: {
+  rows_added?: number | null;
+  rows_removed?: number | null;
+  rows_changed?: number | null;
+}): string {
+  const parts = [
+    t.rows_added ? `+${t.rows_added}` : '',
+    t.rows_removed ? `-${t.rows_removed}` : '',
+    t.rows_changed ? `~${t.rows_changed}` : '',
+  ];
+  return parts.filter(Boolean).join(' ');
 }

@@ -230,11 +230,13 @@ async function build(
     const where = config.serverUrl
       ? 'on the server'
       : "on pgx's local server (which starts empty again after `pgx local down --purge`)";
+    const create = shellQuote(catalog.fixStatement.createDatabase(source));
+    const createEmpty = config.serverUrl ? `psql -c ${create}` : `\`pgx local psql -c ${create}\``;
     throw new PgxError(
       'TEMPLATE_FAILED',
       `The source database "${source}" ([project] source in ${config.file ?? '.pgx.toml'}) does not exist ${where}.`,
       `Re-create it: \`pgx source import --from <postgres://… | dump file>\` loads your database as "${source}" ` +
-        `(or create it empty: ${config.serverUrl ? `psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}` : `\`pgx local psql -c ${shellQuote(catalog.fixStatement.createDatabase(source))}\``}); ` +
+        `(or create it empty: ${createEmpty}); ` +
         `or change [project] source in ${config.file ?? '.pgx.toml'} (remove it to start branches empty; \`pgx ` +
         `init --force\` rewrites the file). Until then subagents' commands are refused; \`pgx agent uninstall ` +
         `claude\` removes pgx's hooks.`,

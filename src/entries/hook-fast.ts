@@ -27,7 +27,8 @@ function answerParentBash(text: string, t0: number): boolean {
   } catch {
     return false;
   }
-  if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false; // a launcher: the full hook denies it, with the log line and reason
+  // a launcher: the full hook denies it, with the log line and reason
+  if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false;
   if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
   const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null);
   appendHookLog(
@@ -95,8 +96,8 @@ export async function lightHook(event: string): Promise<string | undefined> {
 }
 
 /**
- * The routed `agent exec --agent …` (or a Codex session's `--session … --fail-open`) through the broker: true when it ran (or was refused) and process.exitCode says
- * how it ended; false when the in-process exec must run it.
+ * The routed `agent exec --agent …` (or a Codex session's `--session … --fail-open`) through the broker: true when it
+ * ran (or was refused) and process.exitCode says how it ended; false when the in-process exec must run it.
  */
 export async function fastRoutedExec(argv: string[]): Promise<boolean> {
   const routed = parseRoutedExec(argv);

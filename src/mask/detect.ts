@@ -9,8 +9,14 @@ export interface Sign {
   suggest: string;
 }
 
-const PERSON_TABLE =
-  /(^|_)(users?|customers?|clients?|persons?|people|members?|employees?|staff|contacts?|patients?|accounts?|authors?|owners?|profiles?|subscribers?|students?|candidates?|applicants?|guests?|leads?|recipients?|signups?)($|_)/;
+/** A name that holds one of these words (regex alternatives), delimited by `_` or the name's ends. */
+const word = (...alternatives: string[]) => new RegExp(`(^|_)(${alternatives.join('|')})($|_)`);
+
+const PERSON_TABLE = word(
+  ...['users?', 'customers?', 'clients?', 'persons?', 'people', 'members?', 'employees?', 'staff', 'contacts?'],
+  ...['patients?', 'accounts?', 'authors?', 'owners?', 'profiles?', 'subscribers?', 'students?', 'candidates?'],
+  ...['applicants?', 'guests?', 'leads?', 'recipients?', 'signups?'],
+);
 
 const NAME_RULES: [RegExp, string, string][] = [
   [/(^|_)(e_?mail|mail)(_?(address|addr))?($|_)/, 'an email address', 'email'],
@@ -23,13 +29,33 @@ const NAME_RULES: [RegExp, string, string][] = [
   [/(^|_)(first_?name|given_?name|forename)($|_)/, 'a first name', 'first_name'],
   [/(^|_)(last_?name|family_?name|surname|maiden_?name)($|_)/, 'a last name', 'last_name'],
   [
-    /(^|_)(full_?name|middle_?name|display_?name|user_?name|nick_?name|legal_?name|real_?name|contact_?name|customer_?name|billing_?name|shipping_?name|holder_?name|card_?holder|login)($|_)/,
+    word(
+      ...['full_?name', 'middle_?name', 'display_?name', 'user_?name', 'nick_?name', 'legal_?name', 'real_?name'],
+      ...[
+        'contact_?name',
+        'customer_?name',
+        'billing_?name',
+        'shipping_?name',
+        'holder_?name',
+        'card_?holder',
+        'login',
+      ],
+    ),
     "a person's name",
     'name',
   ],
   [/(^|_)(birth|birthday|birth_?date|dob|date_?of_?birth|born(_?(on|at))?)($|_)/, 'a birth date', 'date_shift:180'],
   [
-    /(^|_)(ssn|sin|social_?security(_?number)?|tax_?(id|number|no)|tin|vat_?(id|number|no)|national_?id|nin|passport(_?(no|number))?|driver_?s?_?licen[cs]e(_?(no|number))?|id_?card(_?number)?)($|_)/,
+    word(
+      ...['ssn', 'sin', 'social_?security(_?number)?', 'tax_?(id|number|no)', 'tin', 'vat_?(id|number|no)'],
+      ...[
+        'national_?id',
+        'nin',
+        'passport(_?(no|number))?',
+        'driver_?s?_?licen[cs]e(_?(no|number))?',
+        'id_?card(_?number)?',
+      ],
+    ),
     'a tax or identity number',
     'hash',
   ],
@@ -44,7 +70,12 @@ const NAME_RULES: [RegExp, string, string][] = [
     'hash',
   ],
   [
-    /(^|_)(password|passwd|pwd|pass_?hash|password_?digest|encrypted_?password|token|secret|api_?key|apikey|access_?key|private_?key|secret_?key|client_?secret|refresh_?token|access_?token|auth_?token|session_?(id|token|key)|otp(_?secret)?|mfa_?secret|totp_?secret|recovery_?codes?|salt)($|_)/,
+    word(
+      ...['password', 'passwd', 'pwd', 'pass_?hash', 'password_?digest', 'encrypted_?password', 'token', 'secret'],
+      ...['api_?key', 'apikey', 'access_?key', 'private_?key', 'secret_?key', 'client_?secret', 'refresh_?token'],
+      ...['access_?token', 'auth_?token', 'session_?(id|token|key)', 'otp(_?secret)?', 'mfa_?secret', 'totp_?secret'],
+      ...['recovery_?codes?', 'salt'],
+    ),
     'a secret (password, token or key)',
     'null',
   ],
@@ -77,10 +108,27 @@ const EMAIL = /^[^\s@<>()]+@([a-z0-9-]+(\.[a-z0-9-]+)+)$/i;
 const EMAIL_IN = /[a-z0-9._%+-]+@([a-z0-9-]+(\.[a-z0-9-]+)+)/gi;
 const JWT = /^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$/;
 const JWT_IN = /eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+/;
-const API_KEY =
-  /^((sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|sk-(ant-|proj-)?[\w-]{20,}|glpat-[\w-]{20}|SG\.[\w-]{16,}\.[\w-]{16,}|npm_[A-Za-z0-9]{30,}|shp(at|ss|ca|pa)_[a-fA-F0-9]{32})$/;
-const API_KEY_IN =
-  /\b((sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}|sk-(ant-|proj-)?[\w-]{20,})/;
+/** Well-known API key shapes: the first ones are also looked for inside longer text (API_KEY_IN). */
+const KEY_SHAPES_IN_TEXT = [
+  String.raw`(sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}`,
+  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
+  String.raw`github_pat_\w{20,}`,
+  String.raw`xox[abposr]-[\w-]{10,}`,
+  String.raw`AKIA[0-9A-Z]{16}`,
+];
+const KEY_SHAPES = [
+  ...KEY_SHAPES_IN_TEXT,
+  String.raw`AIza[\w-]{30,}`,
+  String.raw`sk-(ant-|proj-)?[\w-]{20,}`,
+  String.raw`glpat-[\w-]{20}`,
+  String.raw`SG\.[\w-]{16,}\.[\w-]{16,}`,
+  String.raw`npm_[A-Za-z0-9]{30,}`,
+  String.raw`shp(at|ss|ca|pa)_[a-fA-F0-9]{32}`,
+];
+const API_KEY = new RegExp(`^(${KEY_SHAPES.join('|')})$`);
+const API_KEY_IN = new RegExp(
+  String.raw`\b(${[...KEY_SHAPES_IN_TEXT, String.raw`sk-(ant-|proj-)?[\w-]{20,}`].join('|')})`,
+);
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(\/\d{1,2})?$/;
 const IPV6 = /^[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(\/\d{1,3})?$/i;
 const IBAN = /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/;

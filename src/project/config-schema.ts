@@ -70,14 +70,12 @@ const fileSchema = z.strictObject({
     z.strictObject({
       // the message never quotes the value (it may hold a password): only the scheme, or what kind of string it is
       url: z.optional(
-        z
-          .string()
-          .check(
-            z.refine((v) => isSupportedUrl(v), {
-              error: (i) =>
-                `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://`,
-            }),
-          ),
+        z.string().check(
+          z.refine((v) => isSupportedUrl(v), {
+            error: (i) =>
+              `${unsupportedConnectionString(String(i.input)) ?? 'not a URL'}; it must start with postgres:// or postgresql://`,
+          }),
+        ),
       ),
     }),
     {},

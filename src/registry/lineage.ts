@@ -58,7 +58,8 @@ export async function commitSwap(
 ): Promise<BranchRecord> {
   const [row] = await q<BranchRecord>(
     db,
-    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3, base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
+    `UPDATE pgx_branch SET nonce = $2, swap_nonce = $3,
+            base_mark = (SELECT ${statsMark(db, 'd')} FROM pg_database d WHERE d.datname = $1), base_template = $4::oid,
             forked_at = CASE WHEN $5 THEN now() ELSE forked_at END, last_seen_at = now(),
             -- its contents are new: the summary of what it had changed is gone, and so is a retiring branch's longer
             -- keep for having changed something (keep_changed): at most its grace from now

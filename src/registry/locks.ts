@@ -135,7 +135,8 @@ export function tryPoolLock<T>(db: RegistryDb, templateName: string, fn: () => P
 export async function poolLockHeld(db: RegistryDb, templateName: string): Promise<boolean> {
   const k = BigInt(LOCK.pool(templateName));
   const [r] = await db.query<{ held: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+                     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
                      AND classid = $1::oid AND objid = $2::oid AND objsubid = 1) AS held`,
     [((k >> 32n) & 0xffffffffn).toString(), (k & 0xffffffffn).toString()],
   );

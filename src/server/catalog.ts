@@ -397,13 +397,16 @@ export async function databaseActivity(db: Db, name: string): Promise<DatabaseAc
       : 'NULL::text';
   const [row] = await db.query<DatabaseActivity>(
     `SELECT d.oid::text AS oid,
-            (SELECT coalesce(string_agg(concat_ws('/', a.pid, extract(epoch FROM a.backend_start), extract(epoch FROM a.state_change), a.state), ',' ORDER BY a.pid), '')
+            (SELECT coalesce(string_agg(concat_ws('/', a.pid, extract(epoch FROM a.backend_start),
+              extract(epoch FROM a.state_change), a.state), ',' ORDER BY a.pid), '')
                FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid() AND a.backend_type IS DISTINCT FROM 'autovacuum worker') AS backends,
             (SELECT count(*) FROM pg_stat_activity a WHERE a.datid = d.oid AND a.pid <> pg_backend_pid() AND a.backend_type IS DISTINCT FROM 'autovacuum worker'
-                AND (a.state IS NULL OR a.state_change IS NULL OR a.state NOT IN ('idle', 'idle in transaction', 'idle in transaction (aborted)')))::int AS busy,
+                AND (a.state IS NULL OR a.state_change IS NULL
+                  OR a.state NOT IN ('idle', 'idle in transaction', 'idle in transaction (aborted)')))::int AS busy,
             (SELECT count(*) FROM pg_prepared_xacts x WHERE x.database = d.datname)::int AS prepared,
             ${sessions} AS sessions,
-            concat_ws('@', (SELECT extract(epoch FROM s.stats_reset) FROM pg_stat_database s WHERE s.datid = d.oid), (SELECT extract(epoch FROM a.stats_reset) FROM pg_stat_archiver a)) AS resets,
+            concat_ws('@', (SELECT extract(epoch FROM s.stats_reset) FROM pg_stat_database s WHERE s.datid = d.oid),
+              (SELECT extract(epoch FROM a.stats_reset) FROM pg_stat_archiver a)) AS resets,
             (current_setting('track_counts')::bool AND current_setting('track_activities')::bool) AS tracked
        FROM pg_database d WHERE d.datname = $1`,
     [name],
@@ -633,10 +636,15 @@ export async function transferOwnershipInBranch(branch: Db, role: string): Promi
         `AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema' AND ${mine('n.nspowner')} AND ${ext('pg_namespace', 'n')}`,
       `'ALTER SCHEMA %s OWNER TO %I'`,
     ) +
-    `  FOR r IN SELECT c.oid::regclass::text AS obj, c.relkind FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S') AND ${mine('c.relowner')} AND ${ext('pg_class', 'c')}
-      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = 'pg_class'::regclass AND dep.objid = c.oid AND dep.refclassid = 'pg_class'::regclass AND dep.deptype IN ('a','i')))
+    `  FOR r IN SELECT c.oid::regclass::text AS obj, c.relkind FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r','p','v','m','f','c','S')
+      AND ${mine('c.relowner')} AND ${ext('pg_class', 'c')}
+      AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend dep WHERE dep.classid = 'pg_class'::regclass AND dep.objid = c.oid
+        AND dep.refclassid = 'pg_class'::regclass AND dep.deptype IN ('a','i')))
   LOOP
-    EXECUTE format('ALTER %s %s OWNER TO %I', CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE' WHEN 'c' THEN 'TYPE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, r.obj, role);
+    EXECUTE format('ALTER %s %s OWNER TO %I',
+      CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'f' THEN 'FOREIGN TABLE'
+        WHEN 'c' THEN 'TYPE' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END,
+      r.obj, role);
   END LOOP;
 ` +
     loop(
@@ -799,7 +807,8 @@ export async function schemaObjects(db: Db): Promise<SchemaObject[]> {
        SELECT CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'view' WHEN 'S' THEN 'sequence' ELSE 'table' END,
               format('%I.%I', n.nspname, c.relname),
               CASE WHEN c.relkind IN ('v', 'm') THEN concat(c.relkind, pg_get_viewdef(c.oid))
-                   WHEN c.relkind = 'S' THEN (SELECT concat_ws(' ', s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax, s.seqmin, s.seqcache, s.seqcycle) FROM pg_sequence s WHERE s.seqrelid = c.oid)
+                   WHEN c.relkind = 'S' THEN (SELECT concat_ws(' ', s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmax, s.seqmin, s.seqcache, s.seqcycle)
+                     FROM pg_sequence s WHERE s.seqrelid = c.oid)
                    ELSE concat(c.relkind, c.relpersistence, pg_get_partkeydef(c.oid)) END
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE ${rel(`'r', 'p', 'f', 'v', 'm', 'S'`)}
        UNION ALL
@@ -848,10 +857,12 @@ export interface TableShape {
 
 export async function tableShapes(db: Db): Promise<TableShape[]> {
   const rows = await db.query<Omit<TableShape, 'bytes' | 'est_rows'> & { bytes: string; est_rows: string }>(
-    `SELECT n.nspname AS schema, c.relname AS table, format('%I.%I', n.nspname, c.relname) AS qname, pg_table_size(c.oid)::text AS bytes, c.reltuples::bigint::text AS est_rows,
+    `SELECT n.nspname AS schema, c.relname AS table, format('%I.%I', n.nspname, c.relname) AS qname,
+      pg_table_size(c.oid)::text AS bytes, c.reltuples::bigint::text AS est_rows,
             (SELECT coalesce(json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)) ORDER BY a.attnum), '[]')
                FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns,
-            (SELECT coalesce(json_agg(a.attname ORDER BY k.ord), '[]') FROM pg_constraint pk CROSS JOIN LATERAL unnest(pk.conkey) WITH ORDINALITY AS k(attnum, ord)
+            (SELECT coalesce(json_agg(a.attname ORDER BY k.ord), '[]')
+              FROM pg_constraint pk CROSS JOIN LATERAL unnest(pk.conkey) WITH ORDINALITY AS k(attnum, ord)
                JOIN pg_attribute a ON a.attrelid = pk.conrelid AND a.attnum = k.attnum WHERE pk.conrelid = c.oid AND pk.contype = 'p') AS key
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind = 'r' AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')} ORDER BY 1, 2`,

@@ -140,6 +140,7 @@ function decodePart(value: string, part: string, where: string): string {
  * being accessed by other users". template0 accepts no connections at all.
  */
 const NOT_ADMIN_DATABASES = ['template0', 'template1'];
+const TEMPLATE1_BUSY = 'a new database is copied from template1, which fails while anyone is connected to it';
 
 /**
  * `where`: the flag, variable or file and key the URL came from, named in every hint (default: both places a config
@@ -214,7 +215,7 @@ export function parseUrl(url: string, where = SERVER_URL_PLACES, env: NodeJS.Pro
     throw new PgxError(
       'CONFIG_INVALID',
       `The server URL names the database "${database}": pgx can't use a template database for its admin connection ` +
-        `(${database === 'template0' ? 'template0 accepts no connections' : 'a new database is copied from template1, which fails while anyone is connected to it'}).`,
+        `(${database === 'template0' ? 'template0 accepts no connections' : TEMPLATE1_BUSY}).`,
       `Point ${where} at /postgres or another ordinary database; pgx creates its branches from there.`,
     );
   }
@@ -246,7 +247,9 @@ export function urlWithoutPassword(p: Omit<ConnParams, 'password'>): string {
   const host = p.host.includes(':') ? `[${p.host}]` : p.host;
   // sslmode travels in the URL too: tools that read only DATABASE_URL (ORMs) would otherwise connect in plain text.
   const ssl = p.sslmode ? `sslmode=${p.sslmode}` : '';
-  if (p.host.startsWith('/'))
-    return `postgresql://${encodeURIComponent(p.user)}@/${encodeURIComponent(p.database)}?host=${encodeURIComponent(p.host)}&port=${p.port}${ssl ? `&${ssl}` : ''}`;
+  if (p.host.startsWith('/')) {
+    const query = `host=${encodeURIComponent(p.host)}&port=${p.port}${ssl ? `&${ssl}` : ''}`;
+    return `postgresql://${encodeURIComponent(p.user)}@/${encodeURIComponent(p.database)}?${query}`;
+  }
   return `postgresql://${encodeURIComponent(p.user)}@${host}:${p.port}/${encodeURIComponent(p.database)}${ssl ? `?${ssl}` : ''}`;
 }

@@ -17,7 +17,9 @@ export async function localParams(home: string, database = 'postgres'): Promise<
 
 /** The URL of the local server; with the password only when asked (it then lands on the terminal, in scrollback). */
 export function urlWithPassword(p: ConnParams): string {
-  return `postgresql://${encodeURIComponent(p.user)}:${encodeURIComponent(p.password ?? '')}@${p.host}:${p.port}/${encodeURIComponent(p.database)}${p.sslmode ? `?sslmode=${p.sslmode}` : ''}`;
+  const userinfo = `${encodeURIComponent(p.user)}:${encodeURIComponent(p.password ?? '')}`;
+  const query = p.sslmode ? `?sslmode=${p.sslmode}` : '';
+  return `postgresql://${userinfo}@${p.host}:${p.port}/${encodeURIComponent(p.database)}${query}`;
 }
 
 export interface ShellExports {

@@ -33,7 +33,8 @@ export interface ColumnInfo {
 const COLUMNS_SQL = `
 SELECT n.nspname AS schema, c.relname AS "table", a.attname AS "column", a.attnum,
        format_type(a.atttypid, a.atttypmod) AS type,
-       CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation THEN (SELECT quote_ident(collname) FROM pg_collation WHERE oid = a.attcollation) END AS collation,
+       CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
+         THEN (SELECT quote_ident(collname) FROM pg_collation WHERE oid = a.attcollation) END AS collation,
        bt.typcategory AS category, bt.typname AS base, a.attnotnull AS "notNull",
        CASE WHEN bt.typname IN ('varchar','bpchar') AND coalesce(nullif(a.atttypmod, -1), nullif(t.typtypmod, -1)) IS NOT NULL
             THEN coalesce(nullif(a.atttypmod, -1), t.typtypmod) - 4 END AS "maxLength",
@@ -71,9 +72,11 @@ export interface ForeignKey {
 export async function foreignKeysOf(db: Db): Promise<ForeignKey[]> {
   return db.query<ForeignKey>(`
 SELECT n.nspname AS schema, c.relname AS "table", k.conname AS name,
-       ARRAY(SELECT attname FROM unnest(k.conkey) WITH ORDINALITY u(n, i) JOIN pg_attribute ON attrelid = k.conrelid AND attnum = u.n ORDER BY u.i)::text[] AS columns,
+       ARRAY(SELECT attname FROM unnest(k.conkey) WITH ORDINALITY u(n, i)
+               JOIN pg_attribute ON attrelid = k.conrelid AND attnum = u.n ORDER BY u.i)::text[] AS columns,
        rn.nspname AS "refSchema", rc.relname AS "refTable",
-       ARRAY(SELECT attname FROM unnest(k.confkey) WITH ORDINALITY u(n, i) JOIN pg_attribute ON attrelid = k.confrelid AND attnum = u.n ORDER BY u.i)::text[] AS "refColumns",
+       ARRAY(SELECT attname FROM unnest(k.confkey) WITH ORDINALITY u(n, i)
+               JOIN pg_attribute ON attrelid = k.confrelid AND attnum = u.n ORDER BY u.i)::text[] AS "refColumns",
        pg_get_constraintdef(k.oid) AS definition
 FROM pg_constraint k
 JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace

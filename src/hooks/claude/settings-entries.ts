@@ -39,6 +39,7 @@ const MISSING = 'pgx is not on PATH on this machine';
  * part of every recorded trusted_hash.
  */
 export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'session-end'>, string> {
+  const refusedNote = `${MISSING}: your ${tool} commands will be refused. Say so in your answer; do not work around it.`;
   return {
     'session-start': `echo '${JSON.stringify({
       systemMessage:
@@ -56,7 +57,7 @@ export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'se
       `grep -q '"agent_id"'; [ $? = 1 ] && exit 0; echo "${MISSING}: this subagent ${tool} command is refused, ` +
       `so that it cannot reach a database shared with other agents. Install pgx (see the project README), then ` +
       `start a new session." >&2; exit 2`,
-    'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: `${MISSING}: your ${tool} commands will be refused. Say so in your answer; do not work around it.` } })}'`,
+    'subagent-start': `echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: refusedNote } })}'`,
     'subagent-stop': 'exit 0',
   };
 }

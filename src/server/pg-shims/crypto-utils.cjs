@@ -23,13 +23,23 @@ function deriveKeyOnce(password, salt, iterations) {
 
 module.exports = {
   postgresMd5PasswordHash: async (user, password, salt) => {
-    const inner = nodeCrypto.createHash('md5').update(password + user, 'utf-8').digest('hex');
-    return 'md5' + nodeCrypto.createHash('md5').update(Buffer.concat([Buffer.from(inner), salt])).digest('hex');
+    const inner = nodeCrypto
+      .createHash('md5')
+      .update(password + user, 'utf-8')
+      .digest('hex');
+    return (
+      'md5' +
+      nodeCrypto
+        .createHash('md5')
+        .update(Buffer.concat([Buffer.from(inner), salt]))
+        .digest('hex')
+    );
   },
   randomBytes: (length) => nodeCrypto.randomBytes(length),
   deriveKey: async (password, salt, iterations) => deriveKeyOnce(password, salt, iterations),
   sha256: async (data) => nodeCrypto.createHash('sha256').update(data).digest(),
-  hashByName: async (hashName, data) => nodeCrypto.createHash(hashName.replace('-', '').toLowerCase()).update(data).digest(),
+  hashByName: async (hashName, data) =>
+    nodeCrypto.createHash(hashName.replace('-', '').toLowerCase()).update(data).digest(),
   hmacSha256: async (key, msg) => nodeCrypto.createHmac('sha256', Buffer.from(key)).update(msg).digest(),
   md5: async (s) => nodeCrypto.createHash('md5').update(s, 'utf-8').digest('hex'),
 };
