@@ -1,11 +1,10 @@
 // pgx agent up | ls | down | forget | gc: a branch's life from the command line.
 import { InvalidArgumentError, type Command } from 'commander';
-import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
+import { PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config-values.js';
-import { withEngine, type FrozenCopySummary, type Selector } from '../engine/api.js';
+import { withEngine, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../server/local-access.js';
-import { clockTime, paint, relativeTime, table, type Output } from '../lib/output.js';
-import { confirmDestructive } from './confirm.js';
+import { paint, relativeTime, table } from '../lib/output.js';
 import { poolLine } from './agent-pool.js';
 import {
   action,
@@ -20,6 +19,8 @@ import {
   type TargetOpts,
 } from './common.js';
 import { pruneSessionRecords } from '../hooks/claude/session-claude-code.js';
+import { changeNotes, foreignNotes, frozenLines, gcNothing, stateColor, untilText } from './branch-lines.js';
+import { downProject } from './agent-down-project.js';
 
 /** Registered by cli/commands.ts under `pgx agent`. */
 export const under = 'agent';
@@ -264,124 +265,6 @@ export function register(agent: Command): void {
     );
 }
 
-/** The frozen copies forks clone (one per state of a parent branch): what each is a copy of, its size, its state. */
-function frozenLines(frozen: FrozenCopySummary[]): string {
-  return frozen
-    .map((f) => {
-      const what =
-        f.state === 'making'
-          ? "in the making (or a killed maker's: the next fork or gc drops it)"
-          : `${f.method}, ${Math.round((f.bytes ?? 0) / 1048576)} MB${f.reusable ? '' : ', not reusable'}`;
-      return `\nfrozen copy ${f.name} of ${f.parent}: ${what}`;
-    })
-    .join('');
-}
-
-/** "2026-12-05 10:42:13 (in 9m 58s)": a deadline as a date and time and how far off it is. */
-function untilText(deadline: string | null | undefined): string {
-  return deadline ? clockTime(deadline) : 'its deadline';
-}
-
-/** gc found nothing to drop: say when the retiring branches will be, and how to drop them now. */
-function gcNothing(retiring: { name: string; deadline: string }[]): string {
-  if (!retiring.length) return 'nothing past its deadline';
-  const soonest = [...retiring].sort((a, b) => a.deadline.localeCompare(b.deadline));
-  const shown = soonest
-    .slice(0, 5)
-    .map((b) => `  ${b.name}  until ${untilText(b.deadline)}`)
-    .join('\n');
-  return (
-    `nothing past its deadline; ${retiring.length} retiring branch(es) wait for their grace period to end:\n${shown}${retiring.length > 5 ? '\n  …' : ''}\nTo ` +
-    `drop them now: pgx agent down --project --now (or --id/--agent/--branch … --now for one)`
-  );
-}
-
-/**
- * `down --project`: every branch of this project made on THIS host (another host's branches on a shared server are
- * another machine's live work, decision 135), listed, confirmed, then retired (or dropped with --now).
- */
-async function downProject(opts: CommonOpts & { now?: boolean; yes?: boolean }, out: Output): Promise<number | void> {
-  const config = projectConfigFor(opts);
-  const all = await withEngine(config, (e) => e.list());
-  const mine = all.filter((b) => b.host === config.host);
-  const elsewhere = all.length - mine.length;
-  const verb = opts.now ? 'drop' : 'retire';
-  const note = elsewhere ? ` (${elsewhere} branch(es) of other hosts are left alone: \`pgx agent ls\` shows them)` : '';
-  if (!mine.length) {
-    out.result(
-      { branches: [], planned: [], left_other_hosts: elsewhere, now: !!opts.now },
-      () => `no branches of project "${config.project}" on host ${config.host}${note}`,
-    );
-    return;
-  }
-  const listing = table(
-    ['NAME', 'KIND', 'STATE', 'DEADLINE'],
-    mine.map((b) => [b.name, b.kind, b.state, relativeTime(b.deadline)]),
-  );
-  const go = await confirmDestructive({
-    yes: opts.yes,
-    json: opts.json,
-    refusal: `--project would ${verb} ${mine.length} branch(es) of project "${config.project}" on host ${config.host}${note}:`,
-    header:
-      `pgx agent down --project ${opts.now ? 'drops' : 'retires'} ${mine.length} branch(es) of project "${config.project}" ` +
-      `on host ${config.host}${note}:`,
-    what: listing,
-    question: `${verb} them? [y/N] `,
-  });
-  if (!go) {
-    out.progress(`nothing ${opts.now ? 'dropped' : 'retired'}`);
-    return EXIT.usage;
-  }
-  if (!opts.json) out.progress(`${opts.now ? 'dropping' : 'retiring'} ${mine.length} branch(es) …`);
-  const results = await withEngine(config, async (e) => {
-    const done = [];
-    for (const b of mine) {
-      try {
-        done.push(...(await e.down({ branch: b.name }, { now: opts.now })));
-      } catch (err) {
-        if (!(isPgxError(err) && err.code === 'NOT_FOUND')) throw err; // gone meanwhile (gc, SubagentStop): nothing to do
-      }
-    }
-    return done;
-  });
-  for (const r of results.filter((x) => x.role_note))
-    out.progress(`warning: ${r.role_note} (\`pgx agent doctor\` lists it)`);
-  out.result(
-    { branches: results, planned: mine.map((b) => b.name), left_other_hosts: elsewhere, now: !!opts.now },
-    () =>
-      table(
-        ['NAME', 'ACTION', 'TERMINATED', 'REMAINING'],
-        results.map((r) => [r.name, r.action, String(r.backends_terminated), String(r.backends_remaining)]),
-      ) +
-      foreignNotes(results) +
-      (opts.now ? '' : '\nretired: gc drops them after the grace period (`--now` drops at once)'),
-  );
-}
-
-/** Under the table: what each stopped subagent changed (its SubagentStop summary), for the parent's review. */
-function changeNotes(
-  branches: { name: string; changes: { changed: boolean | null; lines: string[]; error?: string } | null }[],
-): string {
-  return branches
-    .filter((b) => b.changes && b.changes.changed !== false)
-    .map(
-      (b) =>
-        `\n${b.name} ${b.changes!.changed === null ? `(change summary failed: ${b.changes!.error}; \`pgx agent diff --branch ${b.name}\`)` : `changed: ${b.changes!.lines.join('; ')}`}`,
-    )
-    .join('');
-}
-
-/** Records left alone because their database is not pgx's: said, with the command that clears each. */
-function foreignNotes(results: { name: string; action: string; fix?: string }[]): string {
-  return results
-    .filter((r) => r.action === 'foreign')
-    .map(
-      (r) =>
-        `\n${r.name}: its database is not the one pgx made, so pgx left it alone. To forget pgx's record of it (only the record): ${r.fix}`,
-    )
-    .join('');
-}
-
 function templateGrace(v: string): number {
   try {
     return parseDuration(v);
@@ -397,9 +280,4 @@ function templateGrace(v: string): number {
 function parseLimit(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('a whole number (0 or more) is needed.'); // commander: exit 2
   return Number(v);
-}
-
-function stateColor(state: string, exists: boolean | null): string {
-  if (exists === false) return paint(`${state} (missing)`, 'red');
-  return state === 'active' ? paint(state, 'green') : state === 'retiring' ? paint(state, 'yellow') : state;
 }
