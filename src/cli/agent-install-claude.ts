@@ -8,13 +8,7 @@ import { PgxError } from '../lib/errors.js';
 import { installClaude, uninstallClaude } from '../install/claude.js';
 import { settingsPathFor, type Scope } from '../install/hook-events.js';
 import { pgxOnPath } from '../install/path-launcher.js';
-import {
-  installConfig,
-  refuseNonProject,
-  removeInstallConfig,
-  settingsErrors,
-  type ConfigRemoval,
-} from './install-config.js';
+import { installConfig, refuseNonProject, removeInstallConfig, settingsErrors, configLine } from './install-config.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { builtInVerified, isVerifiedClaudeCode, verdictsPath } from '../hooks/claude/claude-version.js';
 import { pgxHome } from '../project/home.js';
@@ -236,16 +230,6 @@ function removeIfEmpty(path: string, scope: Scope): boolean {
   } catch {
     return false;
   }
-}
-
-/** What uninstall did about the project's .pgx.toml, as a line (none when there was nothing to say). */
-export function configLine(c: ConfigRemoval, dryRun?: boolean): string | null {
-  if (c.config_removed)
-    return (
-      `${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, ` +
-      `and no pgx hooks left to read it)`
-    );
-  return c.config_kept ? `kept ${c.config_kept}` : null;
 }
 
 function checkTransport(transport: string | undefined): void {

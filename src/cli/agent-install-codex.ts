@@ -9,7 +9,8 @@ import { launcherPath } from '../hooks/claude/launcher.js';
 import type { Output } from '../lib/output.js';
 import { codexHome, installCodex, uninstallCodex, type CodexScope } from '../install/codex.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';
-import { configLine, type InstallOpts } from './agent-install-claude.js';
+import type { InstallOpts } from './agent-install-claude.js';
+import { configLine } from './install-config.js';
 
 function codexScope(opts: InstallOpts, defaulted: boolean): CodexScope {
   // Codex's default: the user's $CODEX_HOME/hooks.json, which runs without trusting the whole project (decisions/201).

@@ -1,5 +1,5 @@
 // `pgx agent install copilot` / `pgx agent uninstall copilot`: parse, call the installer (src/install/copilot.ts),
-// print. Its own module so that agent-install.ts stays about Claude Code and Codex (decisions/470-copilot-install.md).
+// print. One module per client, as agent-install-claude.ts and agent-install-codex.ts (decisions/470-copilot-install.md).
 import { resolve } from 'node:path';
 import { findConfigFile } from '../project/config.js';
 import { PgxError } from '../lib/errors.js';

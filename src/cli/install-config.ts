@@ -142,3 +142,13 @@ export function settingsErrors<T>(fn: () => T): T {
     throw e;
   }
 }
+
+/** What uninstall did about the project's .pgx.toml, as a line (none when there was nothing to say). */
+export function configLine(c: ConfigRemoval, dryRun?: boolean): string | null {
+  if (c.config_removed)
+    return (
+      `${dryRun ? 'would delete' : 'deleted'} ${c.config_removed} (written by \`pgx agent install\`, unchanged, ` +
+      `and no pgx hooks left to read it)`
+    );
+  return c.config_kept ? `kept ${c.config_kept}` : null;
+}
