@@ -1,13 +1,12 @@
 // The engine API: everything the CLI and the hooks ask of pgx's branches, and the only engine module they import.
-// Each method is one piece of policy (which records a selector means: selector.ts; what SessionEnd retires and how
-// patiently: session-end.ts) and returns a typed result that `--json` prints as it is. The CLI parses flags and
-// prints; a hook handler parses its payload, calls one method and shapes the hook output.
+// Each method is one piece of policy (which records a selector means: selector.ts; what a command acts on beyond
+// that: command-targets.ts; what SessionEnd retires and how patiently: session-end.ts) and returns a typed result that
+// `--json` prints as it is. The CLI parses flags and prints; a hook handler parses its payload, calls one method and
+// shapes the hook output.
 import type { Config } from '../project/config.js';
-import { PgxError } from '../lib/errors.js';
 import { identityKey } from './identity.js';
 import * as records from '../registry/records.js';
 import type { BranchState } from '../registry/records.js';
-import * as catalog from '../server/catalog.js';
 import { ensureBranch, type EnsureOptions, type EnsureResult } from './branch-ensure.js';
 import { dropBranch, forgetBranch, gc, retireBranch, type DownResult, type GcResult } from './branch-retire.js';
 import { openContext, type EngineContext, type OpenOptions } from './context.js';
@@ -31,26 +30,15 @@ import {
   type PoolStatus,
 } from './pool.js';
 import { attachFast } from './attach.js';
-import {
-  explainMissingBranch,
-  identityOf,
-  oneRecord,
-  resolveSelector,
-  type Selector,
-  type Target,
-} from './selector.js';
-import {
-  endedSession,
-  endSession,
-  stopSubagent,
-  type EndSessionResult,
-  type SubagentStopResult,
-} from './session-end.js';
+import { identityOf, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
+import { adoptTargets, downTargets, ensureTarget, forgetTargets, freezeTarget, scanTarget } from './command-targets.js';
+import { endSession, stopSubagent, type EndSessionResult, type SubagentStopResult } from './session-end.js';
 import { summarize, type BranchSummary } from './branch-summary.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
 import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
-import type { Against, DiffBounds, DiffResult } from './diff.js';
+import type { Against } from './diff.js';
+import type { DiffBounds, DiffResult } from './diff-result.js';
 import { handoffsFrom, type ChangeSummary, type HandoffRef } from './handoff-text.js';
 export { handoffText, type HandoffRef } from './handoff-text.js';
 import type { ScanReport } from '../mask/scan.js';
@@ -117,36 +105,7 @@ export class Engine {
    * branch.
    */
   async ensure(t: Target, opts: EnsureOptions = {}): Promise<EnsureResult> {
-    const { config, registry } = this.ctx;
-    if (t.agentId !== undefined && t.sessionId === undefined) {
-      const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter(
-        (r) => r.kind === 'subagent' && r.host === config.host,
-      );
-      const sessions = new Set(recs.map((r) => r.session_id));
-      if (recs.length === 0) {
-        throw new PgxError(
-          'NOT_FOUND',
-          `No branch for agent ${t.agentId} in project "${config.project}".`,
-          'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.',
-        );
-      }
-      if (sessions.size > 1) {
-        throw new PgxError(
-          'USAGE',
-          `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`,
-          'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).',
-        );
-      }
-      t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
-    }
-    if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
-      throw new PgxError(
-        'USAGE',
-        'Say which branch: --agent <id>, --id <id> or --session <id>.',
-        'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.',
-      );
-    }
-    return ensureBranch(this.ctx, identityOf(this.ctx, t), opts);
+    return ensureBranch(this.ctx, identityOf(this.ctx, await ensureTarget(this.ctx, t)), opts);
   }
 
   /** `agent exec --id`: the end of this engine's exec lease on `branch` (see exec-lease.ts); retires it if last. */
@@ -171,18 +130,7 @@ export class Engine {
 
   /** `pgx agent down`: retires (or with `now` drops) what the selector matches; nothing matched is NOT_FOUND. */
   async down(sel: Selector, opts: { now?: boolean } = {}): Promise<DownResult[]> {
-    const recs = await resolveSelector(this.ctx, sel);
-    if (!recs.length) {
-      if ('branch' in sel) await explainMissingBranch(this.ctx, sel.branch);
-      const what = Object.entries(sel)
-        .map(([k, v]) => (typeof v === 'string' ? `--${k} ${v}` : `--${k}`))
-        .join(' ');
-      throw new PgxError(
-        'NOT_FOUND',
-        `No pgx branch matches ${what} in project "${this.ctx.config.project}".`,
-        'See `pgx agent ls` (or --all for every project).',
-      );
-    }
+    const recs = await downTargets(this.ctx, sel);
     const done: DownResult[] = [];
     for (const rec of recs) done.push(opts.now ? await dropBranch(this.ctx, rec) : await retireBranch(this.ctx, rec));
     return done;
@@ -199,23 +147,7 @@ export class Engine {
 
   /** `pgx agent adopt --agent`: the subagent's session branch becomes a copy of the subagent's branch (same DSN). */
   async adopt(agentId: string): Promise<ResetResult & { agent_branch: string }> {
-    const agent = await oneRecord(this.ctx, { agent: agentId }, 'adopt');
-    const [session] = agent.session_id
-      ? (
-          await records.findRecords(this.ctx.registry, {
-            project: this.ctx.config.project,
-            sessionId: agent.session_id,
-          })
-        ).filter((r) => r.host === agent.host)
-      : [];
-    if (!session)
-      throw new PgxError(
-        'NOT_FOUND',
-        `Agent ${agentId}'s session has no branch of its own to adopt into.`,
-        'A session branch exists when `[agent] session_branch` is on (the default); see `pgx agent ls`.',
-      );
-    // An ended session's branch is retiring: an adopt would succeed and be dropped with it minutes later (decision 431).
-    if (session.state === 'retiring') throw endedSession(agentId, session, agent.name, agent.deadline);
+    const { agent, session } = await adoptTargets(this.ctx, agentId);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
   }
 
@@ -225,17 +157,7 @@ export class Engine {
    * record whose database is provably pgx's (that is `down`'s).
    */
   async forget(sel: Selector): Promise<DownResult[]> {
-    const recs = await resolveSelector(this.ctx, sel);
-    if (!recs.length) {
-      const what = Object.keys(sel)
-        .map((k) => `--${k}`)
-        .join(' ');
-      throw new PgxError(
-        'NOT_FOUND',
-        `No pgx record matches ${what} in project "${this.ctx.config.project}".`,
-        'See `pgx agent ls` (or --all for every project).',
-      );
-    }
+    const recs = await forgetTargets(this.ctx, sel);
     const done: DownResult[] = [];
     for (const rec of recs) done.push(await forgetBranch(this.ctx, rec));
     return done;
@@ -304,14 +226,8 @@ export class Engine {
    * or from [project] source on this server; nothing is copied or changed.
    */
   async scanSource(o: { conn?: ConnParams; progress: (msg: string) => void }): Promise<ScanReport> {
-    const { config, admin, gate } = this.ctx;
-    if (!o.conn && !config.source)
-      throw new PgxError(
-        'USAGE',
-        'There is no [project] source to scan.',
-        'Scan a database to import: `pgx source scan --from-env DATABASE_URL` (or --from <url>).',
-      );
-    const conn = o.conn ?? { ...admin, database: config.source! };
+    const { config, gate } = this.ctx;
+    const conn = scanTarget(this.ctx, o.conn);
     return (await import('../mask/apply.js')).scanOnly(conn, config.mask, o.progress, gate);
   }
 
@@ -361,20 +277,7 @@ export class Engine {
    * after `afterTicket` was drawn, or a fresh one). Command hooks start it detached for a large branch (freeze.ts).
    */
   async freeze(sel: Selector, afterTicket?: string): Promise<FrozenUseResult> {
-    if (afterTicket !== undefined && !/^[0-9]{1,18}$/.test(afterTicket))
-      throw new PgxError(
-        'USAGE',
-        `--after-ticket must be a number (got "${afterTicket}").`,
-        'It is what a hook passes; leave it out.',
-      );
-    const rec = await oneRecord(this.ctx, sel, 'freeze');
-    const info = await catalog.databaseInfo(this.ctx.registry, rec.name);
-    if (!catalog.isOwnBranch(info, rec))
-      throw new PgxError(
-        'NOT_PGX_DATABASE',
-        `Database "${rec.name}" is not the one pgx made for this branch; pgx will not copy it.`,
-        'See `pgx agent doctor`.',
-      );
+    const rec = await freezeTarget(this.ctx, sel, afterTicket);
     return (await import('./freeze.js')).freezeBranch(this.ctx, rec.name, afterTicket);
   }
 

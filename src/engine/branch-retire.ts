@@ -11,7 +11,7 @@ import type { EngineContext } from './context.js';
 import * as roles from './roles.js';
 import { gcPool } from './pool.js';
 import { dropSwapLeftovers } from './reset.js';
-import { gcFrozen } from './freeze.js';
+import { gcFrozen } from './freeze-gc.js';
 import { dropCreation } from './branch-ensure.js';
 
 export interface DownResult extends TerminateResult {

@@ -28,23 +28,17 @@
 // lock, which the dead maker's connection released: they go on, and one of them makes the copy.
 // A fork clones a copy holding its lease (a shared lock); a copy is dropped only with its lease taken exclusively.
 // gc drops a copy nobody clones once a newer one of its parent is ready, or its parent is not an active branch.
+// Here: which copy serves a fork, the wait, `pgx agent freeze`; the proof is freeze-signature.ts, the making of a
+// copy freeze-make.ts, its drop and gc freeze-gc.ts.
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
-import type { FrozenRow } from '../registry/frozen.js';
-import {
-  releaseFrozenLease,
-  takeFrozenLease,
-  tryFreezeLock,
-  whenFrozenUnused,
-  withFreezeLock,
-} from '../registry/locks.js';
-import * as records from '../registry/records.js';
+import { releaseFrozenLease, takeFrozenLease, withFreezeLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
-import type { DatabaseActivity } from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
-import { withRoomFor } from './disk-budget.js';
 import type { EngineContext } from './context.js';
-import { copyByDump } from './dump-restore.js';
+import { dropFrozen, dropFrozenIfUnused, isOwn } from './freeze-gc.js';
+import { freezeSessionState } from './freeze-make.js';
+import { activitySignature } from './freeze-signature.js';
 
 /** Which frozen copy a fork cloned, and whether this fork made it (`made`: how) or found it ready. */
 export interface FrozenUse {
@@ -71,31 +65,6 @@ export class FrozenCopyWaitError extends PgxError {
 
 /** Left to the hook to answer with, after a wait for the parent's copy gave up. */
 const ANSWER_MARGIN_MS = 1500;
-
-/**
- * The parent's state as a signature that proves "nothing committed since" when it is equal later; null when it
- * can't prove it (a backend running a statement, another role's backend unreadable, a prepared transaction, counters
- * off, PostgreSQL < 14).
- */
-export function activitySignature(a: DatabaseActivity | null): string | null {
-  if (!a || !a.tracked || a.busy > 0 || a.prepared > 0 || a.sessions === null || a.resets === null) return null;
-  return `${a.oid}|${a.backends}|${a.sessions}|${a.resets}`;
-}
-
-/** Two readings around a copy: the same backends, in the same states, no session but the copy's own `own` since. */
-export function unchangedAcross(before: DatabaseActivity | null, after: DatabaseActivity | null, own: number): boolean {
-  const b = activitySignature(before);
-  const a = activitySignature(after);
-  if (
-    b === null ||
-    a === null ||
-    before!.oid !== after!.oid ||
-    before!.backends !== after!.backends ||
-    before!.resets !== after!.resets
-  )
-    return false;
-  return BigInt(after!.sessions!) === BigInt(before!.sessions!) + BigInt(own);
-}
 
 /** How long a fork may wait for another process's copy of its parent: the hook's time left, less the answer's. */
 function waitBudgetMs(e: EngineContext): number | undefined {
@@ -228,149 +197,6 @@ async function makeCopy(e: EngineContext, parent: string): Promise<FrozenUse> {
   const made = await freezeSessionState(e, parent);
   for (const c of older) await dropFrozenIfUnused(e, c);
   return { copy: made.name, reused: false, made: made.method };
-}
-
-const isOwn = (c: FrozenRow) =>
-  catalog.isOwnFrozenCopy(
-    {
-      exists: c.db_exists,
-      comment: c.comment,
-      stamp: catalog.parseStamp(c.comment),
-      allowConn: false,
-      isTemplate: false,
-    },
-    c,
-  );
-
-/** 16 of [a-z0-9] (~82 bits), as a branch's creation nonce. */
-
-/**
- * One frozen copy of `parent` as it is now (the caller holds its freeze lock): recorded, copied (a TEMPLATE copy when
- * nobody is connected to it, else pg_dump | psql, which leaves the parent's sessions and transactions alone), stamped,
- * frozen (connections refused), and recorded ready with the signature that lets later forks reuse it.
- */
-export async function freezeSessionState(
-  e: EngineContext,
-  parent: string,
-): Promise<{ name: string; method: 'template-copy' | 'dump-restore'; signature: string | null }> {
-  const reg = e.registry;
-  const nonce = catalog.newNonce();
-  const name = catalog.frozenCopyName(nonce);
-  await frozen.insertMaking(reg, { name, project: e.config.project, parent, nonce }); // record first
-  const takenAt = new Date().toISOString();
-  let method: 'template-copy' | 'dump-restore' = 'dump-restore';
-  let own = 0;
-  let before: DatabaseActivity | null = null;
-  try {
-    before = await catalog.databaseActivity(reg, parent);
-    if (!before) throw new PgxError('BRANCH_FAILED', `"${parent}" no longer exists.`, 'See `pgx agent ls`.');
-    if (before.backends === '') {
-      try {
-        await cloneDatabase(e, name, parent, await planClone(e, parent));
-        method = 'template-copy';
-      } catch (err) {
-        if (catalog.sqlstateOf(err) !== catalog.SQLSTATE.OBJECT_IN_USE) throw err; // someone connected meanwhile
-      }
-    }
-    if (method === 'dump-restore') {
-      // The disk budget (disk-budget.ts) before the empty database: a refusal leaves only the record, dropped below.
-      await withRoomFor(
-        e,
-        { from: parent, way: 'dump-restore', what: `the frozen copy "${name}" of "${parent}"` },
-        async () => {
-          await catalog.createEmptyDatabase(reg, name);
-          own = (await copyByDump(e, parent, name)) === 'kept' ? 1 : 2; // each pg_dump is one session on the parent
-        },
-      );
-    }
-    await catalog.writeStamp(reg, name, {
-      kind: 'frozen',
-      project: e.config.project,
-      parent,
-      nonce,
-      taken_at: takenAt,
-    });
-    await catalog.allowConnections(reg, name, false);
-  } catch (err) {
-    await dropFrozen(e, { name, nonce }).catch(() => {});
-    throw err;
-  }
-  const after = await settledActivity(e, parent, before!, own);
-  const signature = unchangedAcross(before, after, own) ? activitySignature(after) : null;
-  await frozen.markReady(reg, name, { signature, method, bytes: await catalog.databaseSize(reg, name) });
-  return { name, method, signature };
-}
-
-/**
- * The parent's activity after the copy, read again (for up to 1 s) while the dump's own backend is still leaving:
- * its counters are flushed when it exits, so the proof would fail for nothing but timing.
- */
-async function settledActivity(
-  e: EngineContext,
-  parent: string,
-  before: DatabaseActivity,
-  own: number,
-): Promise<DatabaseActivity | null> {
-  const until = Date.now() + 1000;
-  for (;;) {
-    const after = await catalog.databaseActivity(e.registry, parent);
-    if (
-      own === 0 ||
-      unchangedAcross(before, after, own) ||
-      Date.now() >= until ||
-      (after && after.backends !== before.backends && !stillLeaving(before, after))
-    )
-      return after;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
-/** Only backends added since `before` (the dump's, on its way out), none of before's gone or changed. */
-function stillLeaving(before: DatabaseActivity, after: DatabaseActivity): boolean {
-  const b = new Set(before.backends.split(',').filter(Boolean));
-  const a = after.backends.split(',').filter(Boolean);
-  return [...b].every((x) => a.includes(x)) && a.length > b.size;
-}
-
-/** Drops a copy's database when it is provably that record's (stamped with its nonce, or unstamped under its name), then the record. */
-async function dropFrozen(e: EngineContext, c: Pick<FrozenRow, 'name' | 'nonce'>): Promise<void> {
-  const info = await catalog.databaseInfo(e.registry, c.name);
-  if (info.exists && (info.comment === null || catalog.isOwnFrozenCopy(info, c)))
-    await catalog.dropDatabase(e.registry, c.name);
-  await frozen.deleteFrozen(e.registry, c.name);
-}
-
-async function dropFrozenIfUnused(e: EngineContext, c: FrozenRow): Promise<boolean> {
-  return (await whenFrozenUnused(e.registry, c.name, async () => (await dropFrozen(e, c), true))) === true;
-}
-
-/**
- * gc: drops the copies no fork needs: a dead maker's, one superseded by a newer ready copy of its parent, one whose
- * parent is not an active branch any more (its session ended, it was dropped or replaced). A parent whose freeze lock
- * is held (a fork choosing or making a copy now) and a copy being cloned are passed by.
- */
-export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]> {
-  const reg = e.registry;
-  const dropped: string[] = [];
-  const parents = [...new Set((await frozen.listFrozen(reg)).map((c) => c.parent))];
-  for (const parent of parents) {
-    if (dropped.length >= limit) break;
-    await tryFreezeLock(reg, parent, async () => {
-      // Read again under the lock: a copy listed as 'making' before it may be ready now (its maker let the lock go).
-      const copies = await frozen.copiesOf(reg, parent);
-      const p = await records.findByName(reg, parent);
-      const parentLive = p !== undefined && p.state === 'active' && p.db_exists === true;
-      let newestSeen = false;
-      for (const c of copies) {
-        const keep = parentLive && c.state === 'ready' && !newestSeen && c.db_exists && isOwn(c);
-        if (c.state === 'ready') newestSeen = true;
-        if (keep) continue;
-        if (c.state === 'making') await dropFrozen(e, c).then(() => dropped.push(c.name));
-        else if (await dropFrozenIfUnused(e, c)) dropped.push(c.name);
-      }
-    });
-  }
-  return dropped;
 }
 
 /** `pgx agent freeze`'s answer: the copy, whether it was there already (and why it serves), how long it took. */

@@ -7,7 +7,8 @@ import { sqlstateOf } from '../server/catalog.js';
 import { isPgxError } from '../lib/errors.js';
 import type { BranchRecord } from '../registry/records.js';
 import type { EngineContext } from './context.js';
-import { diffBranch, type DiffResult, type SchemaChange } from './diff.js';
+import { diffBranch } from './diff.js';
+import type { DiffResult, SchemaChange } from './diff-result.js';
 import { plainName, type ChangeSummary } from './handoff-text.js';
 
 export type { ChangeSummary };

@@ -1,5 +1,5 @@
 import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{V as d}from"./chunk-C4NX7BDS.js";import{d as l,e as u,f as a,g as p,h as c}from"./chunk-6XCXIHVW.js";function y(t){let s=!!t.json;return{json:s,result(e,o){let r=s?JSON.stringify(e):o();r&&process.stdout.write(r.endsWith(`
+import{V as d}from"./chunk-UCTCLUCQ.js";import{d as l,e as u,f as a,g as p,h as c}from"./chunk-TJJBJRXK.js";function y(t){let s=!!t.json;return{json:s,result(e,o){let r=s?JSON.stringify(e):o();r&&process.stdout.write(r.endsWith(`
 `)?r:r+`
 `)},progress(e){process.stderr.write(`pgx: ${e}
 `)}}}function m(t=process.stdout){return!!t.isTTY&&process.env.NO_COLOR===void 0&&process.env.TERM!=="dumb"}var h={red:31,green:32,yellow:33,dim:2,bold:1,cyan:36};function b(t,s,e=process.stdout){return m(e)?`\x1B[${h[s]}m${t}\x1B[0m`:t}var g=t=>t.replace(/\u001b\[[0-9;]*m/g,"").length;function D(t,s){let e=[t,...s.map(r=>r.map(n=>n==null||n===""?"-":n))],o=t.map((r,n)=>Math.max(...e.map(i=>g(i[n]??""))));return e.map(r=>r.map((n,i)=>i===r.length-1?n:n+" ".repeat(o[i]-g(n??""))).join("  ").trimEnd()).join(`

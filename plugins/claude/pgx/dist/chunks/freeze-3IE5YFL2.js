@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{e as a,f as b,g as c,h as d,i as e,j as f,k as g,l as h,m as i}from"./chunk-G2R4F7D6.js";import"./chunk-C4NX7BDS.js";import"./chunk-6XCXIHVW.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,b as activitySignature,d as forkViaFrozenCopy,i as freezeBranch,e as freezeFor,f as freezeSessionState,h as frozenCopySummaries,g as gcFrozen,c as unchangedAcross};
