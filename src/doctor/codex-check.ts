@@ -6,17 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  CODEX_HOOK_EVENTS,
-  codexHome,
-  codexHooksPathFor,
-  codexTrustHash,
-  handlersOf,
-  isPortableCodexCommand,
-  projectTrusted,
-  trustStateOf,
-  type CodexScope,
-} from '../install/codex.js';
+import { codexHome, codexHooksPathFor, type CodexScope } from '../install/codex.js';
+import { CODEX_HOOK_EVENTS, handlersOf, isPortableCodexCommand } from '../install/codex-entries.js';
+import { codexTrustHash, projectTrusted, trustStateOf } from '../install/codex-trust.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
 import { codexSandboxNote } from '../install/codex-sandbox.js';

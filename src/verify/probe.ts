@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as P from '../hooks/claude/payloads.js';
-import { launcherDeny, planSubagentBash } from '../hooks/claude/handlers.js';
+import { launcherDeny, planSubagentBash } from '../hooks/claude/bash-plan.js';
 import { invokesLauncher, ROUTED_MARKER, routedPrefix } from '../hooks/claude/rewrite.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
 import { shellQuote } from '../lib/shell.js';

@@ -6,19 +6,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { installCodex, uninstallCodex } from '../../src/install/codex.js';
 import {
   CODEX_HOOK_EVENTS,
   codexHookCommand,
-  codexTrustHash,
-  installCodex,
   isPortableCodexCommand,
   PGX_CODEX_HOOK_RE,
   planCodexHooks,
-  planCodexTrust,
   portableCodexHookCommand,
-  trustStateOf,
-  uninstallCodex,
-} from '../../src/install/codex.js';
+} from '../../src/install/codex-entries.js';
+import { codexTrustHash, planCodexTrust, trustStateOf } from '../../src/install/codex-trust.js';
 
 const LAUNCHER = '/opt/pgx/bin/pgx';
 

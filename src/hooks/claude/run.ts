@@ -18,7 +18,9 @@ import type * as z from 'zod/mini';
 import { claudeCodeVersion } from './claude-version.js';
 import { dropSessionRecord, recordedClaudeCode } from './session-claude-code.js';
 import { launcherPath } from './launcher.js';
-import { errorText, HANDLERS, invokesLauncherIn, launcherDeny, type Handler, type HookResult } from './handlers.js';
+import { HANDLERS } from './handlers.js';
+import { errorText, type Handler, type HookResult } from './hook-handler.js';
+import { invokesLauncherIn, launcherDeny } from './bash-plan.js';
 
 /** Where a hook runs: its own process (the defaults), or the broker on behalf of one (broker/server.ts). */
 export interface HookContext {

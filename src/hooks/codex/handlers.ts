@@ -15,18 +15,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../lib/settings-file.js';
 import { invokesLauncher, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
-import {
-  deny,
-  launcherDeny,
-  original,
-  planSubagentBash,
-  preToolUseFailure,
-  subagentStart as claudeSubagentStart,
-  subagentStop,
-  userPromptSubmit,
-  type Handler,
-  type HookResult,
-} from '../claude/handlers.js';
+import { deny, type Handler, type HookResult } from '../claude/hook-handler.js';
+import { launcherDeny, original, planSubagentBash } from '../claude/bash-plan.js';
+import { preToolUseFailure } from '../claude/pre-tool-use.js';
+import { subagentStart as claudeSubagentStart, subagentStop } from '../claude/subagent-lifecycle.js';
+import { userPromptSubmit } from '../claude/user-prompt-submit.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';

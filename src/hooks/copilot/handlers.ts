@@ -20,18 +20,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { invokesLauncher, isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
 import { executableOnPath } from '../../lib/fsutil.js';
-import {
-  deny,
-  launcherDeny,
-  original,
-  planSubagentBash,
-  preToolUseFailure,
-  sessionEnd,
-  subagentStart,
-  subagentStop,
-  userPromptSubmit,
-  type Handler,
-} from '../claude/handlers.js';
+import { deny, type Handler } from '../claude/hook-handler.js';
+import { launcherDeny, original, planSubagentBash } from '../claude/bash-plan.js';
+import { preToolUseFailure } from '../claude/pre-tool-use.js';
+import { sessionEnd } from '../claude/session-lifecycle.js';
+import { subagentStart, subagentStop } from '../claude/subagent-lifecycle.js';
+import { userPromptSubmit } from '../claude/user-prompt-submit.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
 import type * as z from 'zod/mini';
 import * as P from './payloads.js';

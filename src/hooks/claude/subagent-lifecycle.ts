@@ -1,0 +1,93 @@
+// A subagent's two ends. SubagentStart: its own branch ensured (a copy of the session's, or of the source), the words
+// that tell it so, the pool topped up after the answer. SubagentStop: the branch retired (kept when it changed
+// something), its routing tickets dropped, and a doorbell posted for the parent (handoff-inbox.ts).
+import { withEngine } from '../../engine/api.js';
+import { dropTickets } from '../../exec/routing-ticket.js';
+import * as P from './payloads.js';
+import { startPoolFill } from './pool-fill.js';
+import { postHandoff } from './handoff-inbox.js';
+import { subagentTarget, type Handler } from './hook-handler.js';
+
+export const subagentStart: Handler<typeof P.subagentStartSchema> = {
+  schema: P.subagentStartSchema,
+  async run(p, h) {
+    const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
+    // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
+    if (r.method === 'claim' || r.method === 'clone')
+      (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config, h.env));
+    const snapshot = h.config.source
+      ? `a snapshot of the project's "${h.config.source}" database`
+      : 'an empty database';
+    // What it is a copy of (engine/fork.ts, freeze.ts): everything the session's branch had committed when this
+    // subagent started, or (said in one sentence) why not.
+    const from = r.fork?.parent
+      ? `a copy of your session's branch "${r.fork.parent}" as it is now: everything committed on it before you ` +
+        `started (its migrations and data included; not a transaction still open there)`
+      : snapshot;
+    const forkNote = r.fork?.note
+      ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.`
+      : '';
+    return {
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'SubagentStart',
+          additionalContext:
+            `pgx: you have your own PostgreSQL database branch "${r.branch}", cloned from ${from}.${forkNote} \`pgx ` +
+            `agent reset\` puts it back to that state if you need a clean start. Every Bash command you run is routed ` +
+            `to it automatically (PGDATABASE and the other libpq variables are set per command), so migrations and ` +
+            `test data stay yours; other agents cannot see them. Use psql or your tools without connection flags, ` +
+            `and never load a .env file with override (dotenv override: true, dotenv -o, load_dotenv(override=True), ` +
+            `set -a; . ./.env): that would point your commands back at the shared database.`,
+        },
+      },
+      outcome: `ok:${r.method}`,
+      branch: r.branch,
+    };
+  },
+  onError(message) {
+    return {
+      output: {
+        hookSpecificOutput: {
+          hookEventName: 'SubagentStart',
+          additionalContext:
+            `pgx: your own database branch could not be prepared yet (${message}). pgx tries again before each of ` +
+            `your Bash commands: if it succeeds, the command runs on your branch as usual; if it fails, that command ` +
+            `is refused (never run against a shared database) and the refusal says why. If commands keep being refused, ` +
+            `tell the user to run \`pgx agent doctor\`.`,
+        },
+      },
+      outcome: 'error',
+    };
+  },
+};
+
+export const subagentStop: Handler<typeof P.subagentStopSchema> = {
+  schema: P.subagentStopSchema,
+  async run(p, h) {
+    dropTickets(h.config.home, p.agent_id); // the agent is done: no more routed commands of its to admit
+    const {
+      retired: r,
+      changes,
+      kept,
+    } = await withEngine(h.config, (e) => e.stopSubagent(subagentTarget(p)), h.engine);
+    if (!r) return { outcome: 'no-branch' };
+    // The summary failing never fails the stop: the branch is retired (and kept), the log says why (`changes.error`).
+    const summary = changes?.error
+      ? `:changes=failed(${changes.error})`
+      : changes
+        ? `:changes=${changes.changed ? 'yes' : 'none'}`
+        : '';
+    // No output: Claude Code gives a SubagentStop's additionalContext to the subagent, as one more turn. The parent
+    // gets it from its inbox at its next prompt or Bash command (handoff-inbox.ts).
+    const posted =
+      changes &&
+      changes.changed !== false &&
+      postHandoff(h.config.home, p.session_id, { branch: r.name, at: changes.at });
+    return {
+      outcome: `${r.action}:terminated=${r.backends_terminated}:remaining=${r.backends_remaining}${summary}${kept ? ':kept' : ''}${posted ? ':handoff' : ''}`,
+      branch: r.name,
+      changes: changes ?? undefined,
+    };
+  },
+  onError: () => ({ outcome: 'error' }), // never blocks the stop
+};
