@@ -1,6 +1,7 @@
 // Which branch records a command means: a Target (the identity a hook or `agent exec` carries) or a Selector
 // (`--agent`, `--id`, `--session` or its prefix, `--branch`), and the refusals when a command that changes a branch
-// in place names none, or more than one. Apart from api.ts, the facade, which asks it for every such command.
+// in place names none, or more than one. Apart from api.ts, the facade, and command-targets.ts, which ask it for every
+// such command.
 import { PgxError } from '../lib/errors.js';
 import { identityKey, type Identity } from './identity.js';
 import * as records from '../registry/records.js';

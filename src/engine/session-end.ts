@@ -1,6 +1,6 @@
 // The end of a session and of a subagent: what SessionEnd retires and how patiently, what SubagentStop summarises
 // and keeps for review, and the refusal an ended session's branch gives an adopt. Apart from api.ts, the facade,
-// whose endSession, stopSubagent and adopt call these.
+// whose endSession and stopSubagent call these, and command-targets.ts (an adopt's target).
 import { clockTime } from '../lib/output.js';
 import { PgxError } from '../lib/errors.js';
 import { identityKey } from './identity.js';

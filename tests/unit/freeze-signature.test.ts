@@ -1,4 +1,4 @@
-// The frozen copies' freshness proof (engine/freeze.ts, decision 400) as pure rules: when a parent's activity has a
+// The frozen copies' freshness proof (engine/freeze-signature.ts, decision 400) as pure rules: when a parent's activity has a
 // signature at all, and when two readings around a copy prove nothing ran on the parent in between.
 import { describe, expect, it } from 'vitest';
 import { activitySignature, unchangedAcross } from '../../src/engine/freeze-signature.js';

@@ -92,7 +92,7 @@ export function hasBareExit(command: string): boolean {
  * The parent session's Bash call (a PreToolUse payload with no agent_id and a command): pgx does not rewrite it, so
  * the user's rules see it as it is; only a command invoking pgx's launcher, which pgx's wrapper rule would approve
  * unseen, is refused ('deny-launcher'). undefined: not a parent's Bash call. The one place this is decided: the light
- * entry answers 'skip' itself (entries/hook-fast.ts), the PreToolUse handler both (handlers.ts).
+ * entry answers 'skip' itself (entries/hook-fast.ts), the PreToolUse handler both (pre-tool-use.ts).
  */
 export function parentBashCall(
   payload: { agent_id?: unknown; tool_name?: unknown; tool_input?: unknown },

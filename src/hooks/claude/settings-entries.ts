@@ -35,7 +35,7 @@ export const PORTABLE_HOOK_COMMAND_RE = new RegExp(
 const MISSING = 'pgx is not on PATH on this machine';
 /**
  * The fallback texts, for a runtime whose shell tool is called `tool` ("Bash" in Claude Code, "shell" in Codex,
- * whose install uses them too: install/codex.ts). Codex hashes the command text into its trust, so these bytes are
+ * whose install uses them too: install/codex-entries.ts). Codex hashes the command text into its trust, so these bytes are
  * part of every recorded trusted_hash.
  */
 export function missingPgxFallbacks(tool: string): Record<Exclude<HookEvent, 'session-end'>, string> {

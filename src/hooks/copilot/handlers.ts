@@ -1,5 +1,5 @@
 // The GitHub Copilot CLI's hook events, handled with the same engine calls and the same routing plan as Claude Code's
-// and Codex's (../claude/handlers.ts planSubagentBash, exec's route()); only what Copilot does differently lives here.
+// and Codex's (../claude/bash-plan.ts planSubagentBash, exec's route()); only what Copilot does differently lives here.
 //  - pgx never answers "allow" (docs/pgx/local-dev/decisions/472-copilot-permissions.md). Measured on 1.0.102: a
 //    preToolUse answer with `modifiedArgs` and NO permissionDecision runs the rewritten command through Copilot's own
 //    permission check (--allow-all, --allow-tool, --deny-tool, the prompt), which judges the rewrite, whose verbatim
