@@ -22,13 +22,13 @@ const pgShims = {
     });
   },
 };
-// The hot-path entries (hooks, exec) never import a source or manage templates: the engine API loads those modules
-// lazily, and here they resolve to a stub, so ~12 KB the hooks never run are not parsed on every tool call. The CLI
-// bundle has the real modules.
+// The hot-path entries (hooks, exec) never import a source, manage templates or pick what a CLI branch command acts on
+// (down, forget, adopt, freeze, scan): the engine API loads those modules lazily, and here they resolve to a stub, so
+// ~15 KB the hooks never run are not parsed on every tool call. The CLI bundle has the real modules.
 const cliOnly = {
   name: 'cli-only-modules',
   setup(b) {
-    b.onResolve({ filter: /^\.\/(source-import|template-admin)\.js$/ }, (args) =>
+    b.onResolve({ filter: /^\.\/(source-import|template-admin|command-targets)\.js$/ }, (args) =>
       /[\\/]src[\\/]engine[\\/]api\.ts$/.test(args.importer) ? { path: args.path, namespace: 'cli-only' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({
@@ -77,6 +77,7 @@ const common = {
   logLevel: 'warning',
   minify: true,
   legalComments: 'none',
+  charset: 'utf8', // messages' …, → and × as themselves (3 bytes), not as \u escapes (6)
 };
 // The CLI: one ESM bundle with code splitting (pg in its own chunk, imported when a command needs the server).
 await build({

@@ -30,8 +30,7 @@ import {
   type PoolStatus,
 } from './pool.js';
 import { attachFast } from './attach.js';
-import { identityOf, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
-import { adoptTargets, downTargets, ensureTarget, forgetTargets, freezeTarget, scanTarget } from './command-targets.js';
+import { ensureTarget, identityOf, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
 import { endSession, stopSubagent, type EndSessionResult, type SubagentStopResult } from './session-end.js';
 import { summarize, type BranchSummary } from './branch-summary.js';
 import { adoptBranch, resetBranch, type ResetResult } from './reset.js';
@@ -49,6 +48,9 @@ export { dropRegistry, type RegistryDropResult } from './registry-drop.js';
 export type { ConnectionReuse, FreezeElsewhere } from './context.js';
 export type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 import type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
+
+/** What the CLI's branch commands act on (down, forget, adopt, freeze, scan): no hook runs them (scripts/build.mjs). */
+const commandTargets = () => import('./command-targets.js');
 export type { Against, ChangeSummary, DiffBounds, DiffResult };
 export type { ForkRequest, ResetResult };
 export type { BranchSummary, EndSessionResult, Selector, SubagentStopResult, Target };
@@ -130,7 +132,7 @@ export class Engine {
 
   /** `pgx agent down`: retires (or with `now` drops) what the selector matches; nothing matched is NOT_FOUND. */
   async down(sel: Selector, opts: { now?: boolean } = {}): Promise<DownResult[]> {
-    const recs = await downTargets(this.ctx, sel);
+    const recs = await (await commandTargets()).downTargets(this.ctx, sel);
     const done: DownResult[] = [];
     for (const rec of recs) done.push(opts.now ? await dropBranch(this.ctx, rec) : await retireBranch(this.ctx, rec));
     return done;
@@ -147,7 +149,7 @@ export class Engine {
 
   /** `pgx agent adopt --agent`: the subagent's session branch becomes a copy of the subagent's branch (same DSN). */
   async adopt(agentId: string): Promise<ResetResult & { agent_branch: string }> {
-    const { agent, session } = await adoptTargets(this.ctx, agentId);
+    const { agent, session } = await (await commandTargets()).adoptTargets(this.ctx, agentId);
     return { ...(await adoptBranch(this.ctx, session, agent)), agent_branch: agent.name };
   }
 
@@ -157,7 +159,7 @@ export class Engine {
    * record whose database is provably pgx's (that is `down`'s).
    */
   async forget(sel: Selector): Promise<DownResult[]> {
-    const recs = await forgetTargets(this.ctx, sel);
+    const recs = await (await commandTargets()).forgetTargets(this.ctx, sel);
     const done: DownResult[] = [];
     for (const rec of recs) done.push(await forgetBranch(this.ctx, rec));
     return done;
@@ -227,7 +229,7 @@ export class Engine {
    */
   async scanSource(o: { conn?: ConnParams; progress: (msg: string) => void }): Promise<ScanReport> {
     const { config, gate } = this.ctx;
-    const conn = scanTarget(this.ctx, o.conn);
+    const conn = (await commandTargets()).scanTarget(this.ctx, o.conn);
     return (await import('../mask/apply.js')).scanOnly(conn, config.mask, o.progress, gate);
   }
 
@@ -277,7 +279,7 @@ export class Engine {
    * after `afterTicket` was drawn, or a fresh one). Command hooks start it detached for a large branch (freeze.ts).
    */
   async freeze(sel: Selector, afterTicket?: string): Promise<FrozenUseResult> {
-    const rec = await freezeTarget(this.ctx, sel, afterTicket);
+    const rec = await (await commandTargets()).freezeTarget(this.ctx, sel, afterTicket);
     return (await import('./freeze.js')).freezeBranch(this.ctx, rec.name, afterTicket);
   }
 

@@ -1,51 +1,14 @@
-// What a branch command acts on where the selector's answer (selector.ts) is not the whole of it: ensure's agent id
-// without a session, down's and forget's refusal when nothing matches, adopt's two branches, the one branch freeze
-// copies, the database source scan reads. Apart from api.ts, the facade, whose methods of those names call these.
+// What a CLI branch command acts on where the selector's answer (selector.ts) is not the whole of it: down's and
+// forget's refusal when nothing matches, adopt's two branches, the one branch freeze copies, the database source scan
+// reads. The facade (api.ts) loads it on demand: no hook runs these, so the hot-path bundles carry a stub instead.
 import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
 import type { ConnParams } from '../server/conn-params.js';
 import type { EngineContext } from './context.js';
-import { explainMissingBranch, oneRecord, resolveSelector, type Selector, type Target } from './selector.js';
+import { explainMissingBranch, oneRecord, resolveSelector, type Selector } from './selector.js';
 import { endedSession } from './session-end.js';
-
-/**
- * The target an ensure creates or attaches: an agent id without a session id resolves to the one session its
- * branches on this host are in (none: NOT_FOUND, more than one: refused rather than guessed); no id at all is refused.
- */
-export async function ensureTarget(ctx: EngineContext, t: Target): Promise<Target> {
-  const { config, registry } = ctx;
-  if (t.agentId !== undefined && t.sessionId === undefined) {
-    const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter(
-      (r) => r.kind === 'subagent' && r.host === config.host,
-    );
-    const sessions = new Set(recs.map((r) => r.session_id));
-    if (recs.length === 0) {
-      throw new PgxError(
-        'NOT_FOUND',
-        `No branch for agent ${t.agentId} in project "${config.project}".`,
-        'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.',
-      );
-    }
-    if (sessions.size > 1) {
-      throw new PgxError(
-        'USAGE',
-        `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`,
-        'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).',
-      );
-    }
-    t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
-  }
-  if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
-    throw new PgxError(
-      'USAGE',
-      'Say which branch: --agent <id>, --id <id> or --session <id>.',
-      'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.',
-    );
-  }
-  return t;
-}
 
 /** `pgx agent down`: the branches the selector matches; nothing matched is NOT_FOUND (a bare --branch says why). */
 export async function downTargets(ctx: EngineContext, sel: Selector): Promise<BranchRecord[]> {

@@ -96,3 +96,40 @@ export async function explainMissingBranch(ctx: EngineContext, name: string): Pr
     '`pgx agent doctor` lists such databases; if you know it is a leftover of yours, drop it yourself after checking what it holds.',
   );
 }
+
+/**
+ * The target an ensure creates or attaches: an agent id without a session id resolves to the one session its
+ * branches on this host are in (none: NOT_FOUND, more than one: refused rather than guessed); no id at all is refused.
+ */
+export async function ensureTarget(ctx: EngineContext, t: Target): Promise<Target> {
+  const { config, registry } = ctx;
+  if (t.agentId !== undefined && t.sessionId === undefined) {
+    const recs = (await records.findRecords(registry, { project: config.project, agentId: t.agentId })).filter(
+      (r) => r.kind === 'subagent' && r.host === config.host,
+    );
+    const sessions = new Set(recs.map((r) => r.session_id));
+    if (recs.length === 0) {
+      throw new PgxError(
+        'NOT_FOUND',
+        `No branch for agent ${t.agentId} in project "${config.project}".`,
+        'Pass --session <id> (or run inside Claude Code, which sets CLAUDE_CODE_SESSION_ID) so pgx can create it.',
+      );
+    }
+    if (sessions.size > 1) {
+      throw new PgxError(
+        'USAGE',
+        `Agent ${t.agentId} has branches in ${sessions.size} sessions of project "${config.project}".`,
+        'Pass --session <id> (Claude Code sets CLAUDE_CODE_SESSION_ID for its Bash commands).',
+      );
+    }
+    t = { ...t, sessionId: recs[0]!.session_id ?? undefined };
+  }
+  if (t.agentId === undefined && t.execId === undefined && t.sessionId === undefined) {
+    throw new PgxError(
+      'USAGE',
+      'Say which branch: --agent <id>, --id <id> or --session <id>.',
+      'e.g. `pgx agent exec --id demo -- psql -c "select 1"`.',
+    );
+  }
+  return t;
+}

@@ -9,13 +9,13 @@ export interface Sign {
   suggest: string;
 }
 
-/** A name that holds one of these words (regex alternatives), delimited by `_` or the name's ends. */
-const word = (...alternatives: string[]) => new RegExp(`(^|_)(${alternatives.join('|')})($|_)`);
+/** A name that holds one of these words (regex alternatives, `|`-separated), delimited by `_` or the name's ends. */
+const word = (alternatives: string) => new RegExp(`(^|_)(${alternatives})($|_)`);
 
 const PERSON_TABLE = word(
-  ...['users?', 'customers?', 'clients?', 'persons?', 'people', 'members?', 'employees?', 'staff', 'contacts?'],
-  ...['patients?', 'accounts?', 'authors?', 'owners?', 'profiles?', 'subscribers?', 'students?', 'candidates?'],
-  ...['applicants?', 'guests?', 'leads?', 'recipients?', 'signups?'],
+  'users?|customers?|clients?|persons?|people|members?|employees?|staff|contacts?' +
+    '|patients?|accounts?|authors?|owners?|profiles?|subscribers?|students?|candidates?' +
+    '|applicants?|guests?|leads?|recipients?|signups?',
 );
 
 const NAME_RULES: [RegExp, string, string][] = [
@@ -30,16 +30,8 @@ const NAME_RULES: [RegExp, string, string][] = [
   [/(^|_)(last_?name|family_?name|surname|maiden_?name)($|_)/, 'a last name', 'last_name'],
   [
     word(
-      ...['full_?name', 'middle_?name', 'display_?name', 'user_?name', 'nick_?name', 'legal_?name', 'real_?name'],
-      ...[
-        'contact_?name',
-        'customer_?name',
-        'billing_?name',
-        'shipping_?name',
-        'holder_?name',
-        'card_?holder',
-        'login',
-      ],
+      'full_?name|middle_?name|display_?name|user_?name|nick_?name|legal_?name|real_?name' +
+        '|contact_?name|customer_?name|billing_?name|shipping_?name|holder_?name|card_?holder|login',
     ),
     "a person's name",
     'name',
@@ -47,14 +39,8 @@ const NAME_RULES: [RegExp, string, string][] = [
   [/(^|_)(birth|birthday|birth_?date|dob|date_?of_?birth|born(_?(on|at))?)($|_)/, 'a birth date', 'date_shift:180'],
   [
     word(
-      ...['ssn', 'sin', 'social_?security(_?number)?', 'tax_?(id|number|no)', 'tin', 'vat_?(id|number|no)'],
-      ...[
-        'national_?id',
-        'nin',
-        'passport(_?(no|number))?',
-        'driver_?s?_?licen[cs]e(_?(no|number))?',
-        'id_?card(_?number)?',
-      ],
+      'ssn|sin|social_?security(_?number)?|tax_?(id|number|no)|tin|vat_?(id|number|no)' +
+        '|national_?id|nin|passport(_?(no|number))?|driver_?s?_?licen[cs]e(_?(no|number))?|id_?card(_?number)?',
     ),
     'a tax or identity number',
     'hash',
@@ -71,10 +57,10 @@ const NAME_RULES: [RegExp, string, string][] = [
   ],
   [
     word(
-      ...['password', 'passwd', 'pwd', 'pass_?hash', 'password_?digest', 'encrypted_?password', 'token', 'secret'],
-      ...['api_?key', 'apikey', 'access_?key', 'private_?key', 'secret_?key', 'client_?secret', 'refresh_?token'],
-      ...['access_?token', 'auth_?token', 'session_?(id|token|key)', 'otp(_?secret)?', 'mfa_?secret', 'totp_?secret'],
-      ...['recovery_?codes?', 'salt'],
+      'password|passwd|pwd|pass_?hash|password_?digest|encrypted_?password|token|secret' +
+        '|api_?key|apikey|access_?key|private_?key|secret_?key|client_?secret|refresh_?token' +
+        '|access_?token|auth_?token|session_?(id|token|key)|otp(_?secret)?|mfa_?secret|totp_?secret' +
+        '|recovery_?codes?|salt',
     ),
     'a secret (password, token or key)',
     'null',
@@ -108,27 +94,13 @@ const EMAIL = /^[^\s@<>()]+@([a-z0-9-]+(\.[a-z0-9-]+)+)$/i;
 const EMAIL_IN = /[a-z0-9._%+-]+@([a-z0-9-]+(\.[a-z0-9-]+)+)/gi;
 const JWT = /^eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$/;
 const JWT_IN = /eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+/;
-/** Well-known API key shapes: the first ones are also looked for inside longer text (API_KEY_IN). */
-const KEY_SHAPES_IN_TEXT = [
-  String.raw`(sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}`,
-  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
-  String.raw`github_pat_\w{20,}`,
-  String.raw`xox[abposr]-[\w-]{10,}`,
-  String.raw`AKIA[0-9A-Z]{16}`,
-];
-const KEY_SHAPES = [
-  ...KEY_SHAPES_IN_TEXT,
-  String.raw`AIza[\w-]{30,}`,
-  String.raw`sk-(ant-|proj-)?[\w-]{20,}`,
-  String.raw`glpat-[\w-]{20}`,
-  String.raw`SG\.[\w-]{16,}\.[\w-]{16,}`,
-  String.raw`npm_[A-Za-z0-9]{30,}`,
-  String.raw`shp(at|ss|ca|pa)_[a-fA-F0-9]{32}`,
-];
-const API_KEY = new RegExp(`^(${KEY_SHAPES.join('|')})$`);
-const API_KEY_IN = new RegExp(
-  String.raw`\b(${[...KEY_SHAPES_IN_TEXT, String.raw`sk-(ant-|proj-)?[\w-]{20,}`].join('|')})`,
-);
+/** Well-known API key shapes; the first ones (and OpenAI's and Anthropic's sk-) are also looked for inside longer text. */
+const KEYS_IN_TEXT =
+  /(sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abposr]-[\w-]{10,}|AKIA[0-9A-Z]{16}/;
+const SK = /sk-(ant-|proj-)?[\w-]{20,}/;
+const MORE_KEYS = /glpat-[\w-]{20}|SG\.[\w-]{16,}\.[\w-]{16,}|npm_[A-Za-z0-9]{30,}|shp(at|ss|ca|pa)_[a-fA-F0-9]{32}/;
+const API_KEY = new RegExp(`^(${KEYS_IN_TEXT.source}|AIza[\\w-]{30,}|${SK.source}|${MORE_KEYS.source})$`);
+const API_KEY_IN = new RegExp(`\\b(${KEYS_IN_TEXT.source}|${SK.source})`);
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(\/\d{1,2})?$/;
 const IPV6 = /^[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(\/\d{1,3})?$/i;
 const IBAN = /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/;
