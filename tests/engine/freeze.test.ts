@@ -16,6 +16,7 @@ import {
   makeSource,
   testProject,
   untilFreezeLocked,
+  untilFreezeUnlocked,
   type TestProject,
 } from '../helpers/engine.js';
 import { Faults } from '../helpers/faults.js';
@@ -267,8 +268,13 @@ describe.concurrent('frozen copies: crash windows of making one', () => {
     try {
       await crashDuring(t, /^COMMENT ON DATABASE "pgx_frz_/, (e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
       const [left] = await copiesOf(s.branch);
-      const r = await t.run((e) => e.gc());
-      expect(r.frozen_dropped).toContain(left!.name);
+      // gc is server-wide and only try-locks the freeze lock (decision 144): another file's gc (a background pool
+      // filler) holding it passes the leftover by, and the next gc drops it. Whichever gc took it, it goes.
+      const dropped: string[] = [];
+      for (let i = 0; i < 3 && !dropped.includes(left!.name) && (await dbRow(left!.name)); i++) {
+        await untilFreezeUnlocked(s.branch);
+        dropped.push(...(await t.run((e) => e.gc())).frozen_dropped);
+      }
       expect(await dbRow(left!.name)).toBeUndefined();
     } finally {
       await parent.end();

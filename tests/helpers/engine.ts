@@ -217,5 +217,8 @@ async function untilLocked(key: string): Promise<void> {
 /** Until a fork holds `parent`'s freeze lock: it is choosing or making the frozen copy (engine/freeze.ts). */
 export const untilFreezeLocked = (parent: string) => untilLocked(LOCK.freeze(parent));
 
+/** Until nobody holds `parent`'s freeze lock (a maker, or a concurrent gc sweeping its copies). */
+export const untilFreezeUnlocked = (parent: string) => untilUnlocked(LOCK.freeze(parent));
+
 /** The same for a template's warm pool: a concurrent gc (or filler) sweeping it holds its pool lock. */
 export const untilPoolUnlocked = (template: string) => untilUnlocked(LOCK.pool(template));
