@@ -54,6 +54,25 @@ const BROKER_TIMEOUT_DENY = {
   },
 };
 
+/** A broker that took SubagentStart and went silent: the subagent hears what its commands will meet (as onError says). */
+const BROKER_TIMEOUT_START = {
+  hookSpecificOutput: {
+    hookEventName: 'SubagentStart',
+    additionalContext:
+      "pgx: your own database branch could not be prepared yet (pgx's broker did not answer in time). pgx tries " +
+      'again before each of your Bash commands: if it succeeds, the command runs on your branch as usual; if it ' +
+      'fails, that command is refused (never run against a shared database) and the refusal says why.',
+  },
+};
+
+/** What the hook prints when the broker took the request and did not answer in time (none: the event isolates nothing). */
+const timeoutAnswer = (event: string): string | undefined =>
+  event === 'pre-tool-use'
+    ? JSON.stringify(BROKER_TIMEOUT_DENY)
+    : event === 'subagent-start'
+      ? JSON.stringify(BROKER_TIMEOUT_START)
+      : undefined;
+
 /** Asks the broker; a missing one is started for next time. */
 async function viaBroker(req: BrokerAsk, timeoutMs: number, onSent?: () => void): Promise<Asked | undefined> {
   const launcher = launcherPath();
@@ -83,8 +102,7 @@ export async function lightHook(event: string): Promise<string | undefined> {
     const answer = asked?.answer;
     let print: string | undefined;
     if (answer && 'ok' in answer && answer.ok && !('env' in answer) && !('status' in answer)) print = answer.print;
-    else if (asked?.failure === 'timeout')
-      print = event === 'pre-tool-use' ? JSON.stringify(BROKER_TIMEOUT_DENY) : undefined;
+    else if (asked?.failure === 'timeout') print = timeoutAnswer(event);
     else return text;
     await new Promise<void>((res) => process.stdout.write(print ? print + '\n' : '', () => res()));
     return undefined;

@@ -198,12 +198,18 @@ describe('broker', () => {
       });
     }
 
-    it("takes the request and never answers: a subagent's command is denied (never run unrouted); other hooks answer nothing", async () => {
+    it('takes the request and never answers: a subagent hears its branch is not ready, its command is denied (never run unrouted); other hooks answer nothing', async () => {
       const p = brokerProject({ PGX_HOOK_DEADLINE_MS: '1000' });
       const server = await fakeBroker(p, 'silent');
       try {
         const s = session(p.dir, p.dir);
         const a = newAgentId();
+        const start = await hook('subagent-start', subagentStart(s, a), p);
+        expect(start.json?.hookSpecificOutput?.hookEventName).toBe('SubagentStart');
+        expect(start.json.hookSpecificOutput.additionalContext).toMatch(/broker did not answer in time/);
+        expect(start.json.hookSpecificOutput.additionalContext).toMatch(
+          /refused \(never run against a shared database\)/,
+        );
         const r = await hook('pre-tool-use', preToolUseBash(s, 'psql -c "drop table users"', { agentId: a }), p);
         expect(r.json?.hookSpecificOutput?.permissionDecision).toBe('deny');
         expect(r.json.hookSpecificOutput.permissionDecisionReason).toMatch(/broker did not answer/);
