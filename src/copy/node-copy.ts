@@ -39,6 +39,8 @@ export interface NodeCopyResult {
   after_rows: AfterRows;
   /** Where the copy is less faithful than pg_dump's would be (said, never silent). */
   warnings: string[];
+  /** Sessions it opened on the source: the snapshot's holder and the readers. */
+  source_sessions: number;
   elapsed_ms: { schema: number; rows: number; after_rows: number };
 }
 
@@ -149,6 +151,7 @@ export async function nodeCopy(
       format: binaries === tables.length ? 'binary' : binaries === 0 ? 'text' : 'mixed',
       after_rows: after,
       warnings,
+      source_sessions: 1 + pairs.length,
       elapsed_ms: { schema: ms(t1 - t0), rows: ms(t2 - t1), after_rows: ms(performance.now() - t2) },
     };
   } finally {

@@ -249,3 +249,13 @@ export async function columnOrders(db: Db): Promise<Map<string, string>> {
   );
   return new Map(rows.map((r) => [r.qname, r.cols]));
 }
+
+/** What the choice of a copy's method weighs (engine/copy-method.ts): the database's size, and how many relations. */
+export async function databaseShape(db: Db): Promise<{ bytes: number; relations: number }> {
+  const [r] = await db.query<{ bytes: string; relations: number }>(
+    `SELECT pg_database_size(current_database())::text AS bytes,
+            (SELECT count(*)::int FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f') AND ${USER_NS}) AS relations`,
+  );
+  return { bytes: Number(r!.bytes), relations: r!.relations };
+}
