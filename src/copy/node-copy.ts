@@ -31,6 +31,8 @@ export interface NodeCopyResult {
   privileges: 'kept' | 'dropped';
   /** Roles the source names that the target's server lacks: what they owned is the copying role's, their grants left out. */
   roles_missing: string[];
+  /** DDL statements run (the plan's, both parts). */
+  statements: number;
   tables: number;
   rows: number;
   bytes: number;
@@ -147,6 +149,7 @@ export async function nodeCopy(
       method: 'node-copy',
       privileges,
       roles_missing: missing,
+      statements: planned.beforeRows.length + planned.afterRows.length,
       ...rows,
       format: binaries === tables.length ? 'binary' : binaries === 0 ? 'text' : 'mixed',
       after_rows: after,

@@ -62,7 +62,11 @@ export async function chooseCopyMethod(home: string, source: ConnParams, serverM
   if (forced === 'node') return { method: 'node-copy', why: 'PGX_COPY_METHOD=node' };
   if (forced === 'dump') {
     if ('missing' in tools)
-      throw new PgxError('USAGE', `PGX_COPY_METHOD=dump, but ${tools.missing}.`, 'Unset PGX_COPY_METHOD, or install them.');
+      throw new PgxError(
+        'USAGE',
+        `PGX_COPY_METHOD=dump, but ${tools.missing}.`,
+        'Unset PGX_COPY_METHOD, or install them.',
+      );
     return { method: 'dump-restore', why: 'PGX_COPY_METHOD=dump' };
   }
   if ('missing' in tools) return { method: 'node-copy', why: tools.missing };
@@ -90,7 +94,7 @@ export async function copyDatabase(
 ): Promise<DatabaseCopy> {
   const t0 = performance.now();
   const from = { ...e.admin, database: source };
-  const major = Math.floor((e.registry?.serverVersionNum || (await serverVersionOf(e.admin))) / 10000);
+  const major = Math.floor((e.registry?.serverVersionNum || (await serverVersionAt(e.admin))) / 10000);
   const choice = await chooseCopyMethod(e.config.home, from, major);
   let privileges: 'kept' | 'dropped';
   let warnings: string[] = [];
@@ -108,22 +112,39 @@ export async function copyDatabase(
     }
   } catch (err) {
     const { method, why } = choice;
-    logCopy(e.config.home, { from: source, into, method, why, ok: false, elapsed_ms: ms(t0), error: (err as Error).message });
+    logCopy(e.config.home, {
+      from: source,
+      into,
+      method,
+      why,
+      ok: false,
+      elapsed_ms: ms(t0),
+      error: (err as Error).message,
+    });
     throw err;
   }
   const { method, why } = choice;
   const done = { method, why, privileges, warnings, elapsed_ms: ms(t0), sourceSessions: sessions };
-  logCopy(e.config.home, { from: source, into, method, why, privileges, warnings, elapsed_ms: done.elapsed_ms, ok: true });
+  logCopy(e.config.home, {
+    from: source,
+    into,
+    method,
+    why,
+    privileges,
+    warnings,
+    elapsed_ms: done.elapsed_ms,
+    ok: true,
+  });
   return done;
 }
 
 const versions = new Map<string, number>();
 
 /** The server's version number (asked once per server and process). */
-async function serverVersionOf(admin: ConnParams): Promise<number> {
-  const key = `${admin.host}:${admin.port}`;
+export async function serverVersionAt(p: ConnParams): Promise<number> {
+  const key = `${p.host}:${p.port}`;
   if (!versions.has(key)) {
-    const db = await connect({ ...admin, statementTimeoutMs: undefined });
+    const db = await connect({ ...p, statementTimeoutMs: undefined });
     versions.set(key, db.serverVersionNum);
     await db.close();
   }

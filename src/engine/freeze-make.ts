@@ -72,4 +72,3 @@ export async function freezeSessionState(
   await frozen.markReady(reg, name, { signature, method: method!, bytes: await catalog.databaseSize(reg, name) });
   return { name, method: method!, signature };
 }
-

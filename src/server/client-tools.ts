@@ -31,7 +31,11 @@ const majors = new Map<string, number | undefined>();
 export function clientToolMajor(path: string): number | undefined {
   if (!majors.has(path)) {
     try {
-      const out = execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+      const out = execFileSync(path, ['--version'], {
+        encoding: 'utf8',
+        timeout: 10_000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       const m = /\(PostgreSQL\)\s+(\d+)/.exec(out);
       majors.set(path, m ? Number(m[1]) : undefined);
     } catch {
