@@ -180,15 +180,14 @@ function dependsOn(facts: FactBase, id: StableId): StableId[] {
 }
 
 /**
- * A plan against an empty database only creates; a statement about a role, or a drop, means something is wrong with
- * the plan, and pgx never drops or alters what it did not create: refused before anything runs.
+ * The plan may change what the new database was made with (schema public's owner and ACL, as pg_dump's restore does),
+ * all of it pgx's; but a role is the server's: a statement that would create, alter or drop one, or a membership,
+ * means the plan is not what pgx asked for, and is refused before anything runs (scope 'database' plans none).
  */
 function refuseRoleStatements(actions: Action[]): void {
   const bad = actions.find(
     (a) =>
-      a.verb === 'drop' ||
-      a.destroys.length > 0 ||
-      [...a.produces, ...a.destroys].some((id) => id.kind === 'role') ||
+      [...a.produces, ...a.destroys, ...a.releases].some((id) => id.kind === 'role' || id.kind === 'membership') ||
       /^\s*(CREATE|ALTER|DROP)\s+(ROLE|USER|GROUP)\b/i.test(a.sql),
   );
   if (bad)
