@@ -78,10 +78,14 @@ async function timedCopy(src, method) {
 async function makeShape(shape, src) {
   await sql(`CREATE DATABASE ${src}`);
   if (shape.startsWith('s')) {
-    execFileSync('pgbench', ['-i', '-q', '-s', shape.slice(1), '-h', admin.host, '-p', String(admin.port), '-U', admin.user, src], {
-      env: { ...env, PGPASSWORD: admin.password },
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'pgbench',
+      ['-i', '-q', '-s', shape.slice(1), '-h', admin.host, '-p', String(admin.port), '-U', admin.user, src],
+      {
+        env: { ...env, PGPASSWORD: admin.password },
+        stdio: 'ignore',
+      },
+    );
     return `pgbench -i -s ${shape.slice(1)}`;
   }
   const n = Number(shape.slice(1));
@@ -130,7 +134,9 @@ try {
   rmSync(home, { recursive: true, force: true });
 }
 
-console.log('\n| copy of | Node copy p50 ms | pg_dump \\| psql p50 ms | Node / pg_dump (p50 of the runs) | each run |\n|---|---:|---:|---:|---|');
+console.log(
+  '\n| copy of | Node copy p50 ms | pg_dump \\| psql p50 ms | Node / pg_dump (p50 of the runs) | each run |\n|---|---:|---:|---:|---|',
+);
 for (const r of rows)
   console.log(
     `| ${r.shape} | ${r.node_p50_ms} | ${r.dump_p50_ms} | ${r.ratio_p50.toFixed(2)}× | ${r.ratios.map((x) => x.toFixed(2)).join(', ')} |`,
