@@ -1,4 +1,5 @@
-// What the schema library never carries, put into the Node copy once its rows are in: sequences' values, large objects
+// What the schema library never carries, put into the Node copy once its rows are in: partitions' indexes of a
+// partitioned index, sequences' values, large objects
 // (content, OID, owner, ACL, comment), materialized views' contents (refreshed, or left WITH NO DATA where the
 // source's is unpopulated), columns' statistics targets, extended statistics objects (decision 481).
 import * as copySql from '../server/copy-catalog.js';
@@ -23,6 +24,17 @@ export async function copyAfterRows(
   o: { self: string; keepOwners: boolean; matviews: string[]; present: Set<string> },
 ): Promise<AfterRows> {
   const owned = (owner: string) => o.keepOwners && owner !== o.self && o.present.has(owner);
+  // Partitions' indexes of a partitioned index (those a key's recursion did not make already), made and attached.
+  const parts = await copySql.partitionIndexes(source);
+  const made = await copySql.existingIndexes(
+    target,
+    parts.map((p) => p.qname),
+  );
+  for (const p of parts) {
+    if (made.has(p.qname)) continue;
+    await target.query(p.def);
+    await target.query(copySql.attachIndex(p.parent, p.qname));
+  }
   // Extended statistics and statistics targets: planner settings, no data.
   const stats = await copySql.extendedStatistics(source);
   for (const s of stats) {

@@ -95,9 +95,11 @@ export interface PlanOptions {
 function desiredFacts(src: FactBase, o: PlanOptions): FactBase {
   const present = new Set(o.present);
   const keepRole = (r: string | undefined) => o.privileges === 'kept' && (!r || r === 'PUBLIC' || present.has(r));
+  const ownerOf = new Map<string, string>();
+  for (const e of src.edges) if (e.kind === 'owner') ownerOf.set(encodeId(e.from), (e.to as { name: string }).name);
   const facts = src.facts().filter((f) => {
-    const id = f.id as { kind: string; grantee?: string; role?: string };
-    if (id.kind === 'acl') return keepRole(id.grantee);
+    const id = f.id as { kind: string; grantee?: string; role?: string; target?: StableId };
+    if (id.kind === 'acl') return keepRole(id.grantee) && !isOwnDefault(f, ownerOf, o.self);
     if (id.kind === 'defaultPrivilege') return keepRole(id.role) && keepRole(id.grantee);
     return true;
   });
@@ -114,6 +116,19 @@ function desiredFacts(src: FactBase, o: PlanOptions): FactBase {
       });
   }
   return buildFactBase(facts, edges, src.source);
+}
+
+/**
+ * The copying role's own default privileges on an object it owns: the library reads them from acldefault() and would
+ * GRANT them explicitly (the owner edge to the copying role is left implicit), turning a NULL ACL into an explicit
+ * one that means the same. Left out, the copy's ACL stays NULL, as the source's and pg_dump's are.
+ */
+function isOwnDefault(f: Fact, ownerOf: Map<string, string>, self: string): boolean {
+  const id = f.id as { grantee?: string; target?: StableId };
+  if (id.grantee !== self || !id.target || ownerOf.get(encodeId(id.target)) !== self) return false;
+  const p = f.payload as { privileges?: string[]; grantable?: string[]; _ownerDefault?: string[] };
+  const same = (a: string[] = [], b: string[] = []) => a.length === b.length && a.every((x) => b.includes(x));
+  return p._ownerDefault !== undefined && same(p.privileges, p._ownerDefault) && !(p.grantable ?? []).length;
 }
 
 /** Constraint kinds built after the rows: keys, uniques, exclusions, foreign keys (pg_dump's post-data). */

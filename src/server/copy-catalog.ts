@@ -259,3 +259,35 @@ export async function databaseShape(db: Db): Promise<{ bytes: number; relations:
   );
   return { bytes: Number(r!.bytes), relations: r!.relations };
 }
+
+/**
+ * Indexes of partitions that belong to a partitioned index, parents first: the schema library creates the
+ * partitioned index `ON ONLY` its table (as pg_get_indexdef gives it) and never its partitions' indexes, which
+ * pg_dump creates and attaches one by one.
+ */
+export async function partitionIndexes(db: Db): Promise<{ qname: string; def: string; parent: string }[]> {
+  return db.query(
+    `WITH RECURSIVE tree AS (
+       SELECT i.inhrelid AS child, i.inhparent AS parent, 1 AS depth FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent
+        WHERE p.relkind = 'I' AND NOT EXISTS (SELECT 1 FROM pg_inherits up WHERE up.inhrelid = i.inhparent)
+       UNION ALL
+       SELECT i.inhrelid, i.inhparent, t.depth + 1 FROM pg_inherits i JOIN tree t ON i.inhparent = t.child)
+     SELECT format('%I.%I', n.nspname, c.relname) AS qname, pg_get_indexdef(t.child) AS def,
+            format('%I.%I', pn.nspname, p.relname) AS parent
+       FROM tree t JOIN pg_class c ON c.oid = t.child JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_class p ON p.oid = t.parent JOIN pg_namespace pn ON pn.oid = p.relnamespace
+      ORDER BY t.depth, 1`,
+  );
+}
+
+/** Which of `qnames` (schema.index, quoted as format('%I.%I') gives them) exist. */
+export async function existingIndexes(db: Db, qnames: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ q: string }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS q FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('i', 'I') AND format('%I.%I', n.nspname, c.relname) = ANY($1)`,
+    [qnames],
+  );
+  return new Set(rows.map((r) => r.q));
+}
+
+export const attachIndex = (parent: string, child: string) => `ALTER INDEX ${parent} ATTACH PARTITION ${child}`;

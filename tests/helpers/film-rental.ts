@@ -142,7 +142,7 @@ INSERT INTO category (name) SELECT unnest(ARRAY['Action','Animation','Children',
 INSERT INTO actor (first_name, last_name) SELECT 'First' || i, 'Last' || (i % 97) FROM generate_series(1, ${Math.max(20, films / 5)}) i;
 INSERT INTO film (title, description, release_year, language_id, rental_rate, length, rating, special_features)
   SELECT 'Film ' || i, 'A story of ' || md5(i::text), 1990 + i % 30, 1 + i % 6, (i % 5) + 0.99, 60 + i % 120,
-         (ARRAY['G','PG','PG-13','R','NC-17']::mpaa_rating[])[1 + i % 5], ARRAY['Trailers', 'Commentaries'][1:1 + i % 2]
+         (ARRAY['G','PG','PG-13','R','NC-17']::mpaa_rating[])[1 + i % 5], (ARRAY['Trailers', 'Commentaries'])[1:1 + i % 2]
     FROM generate_series(1, ${films}) i;
 INSERT INTO film_actor (actor_id, film_id) SELECT DISTINCT 1 + (i * 7) % ${Math.max(20, films / 5)}, 1 + i % ${films}
   FROM generate_series(1, ${films * 3}) i;
