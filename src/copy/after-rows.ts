@@ -21,7 +21,7 @@ export interface AfterRows {
 export async function copyAfterRows(
   source: Db,
   target: Db,
-  o: { self: string; keepOwners: boolean; matviews: string[]; present: Set<string> },
+  o: { self: string; keepOwners: boolean; matviews: { schema: string; name: string }[]; present: Set<string> },
 ): Promise<AfterRows> {
   const owned = (owner: string) => o.keepOwners && owner !== o.self && o.present.has(owner);
   // Partitions' indexes of a partitioned index (those a key's recursion did not make already), made and attached.
@@ -45,8 +45,11 @@ export async function copyAfterRows(
   for (const stmt of await copySql.statisticsTargets(source)) await target.query(stmt);
 
   // Materialized views: created WITH DATA before any row was copied (so empty), refreshed now, in creation order.
-  const populated = new Map((await copySql.materializedViews(source)).map((m) => [m.qname, m.populated]));
-  for (const m of o.matviews) await target.query(copySql.refreshMaterializedView(m, populated.get(m) ?? true));
+  const populated = new Map(
+    (await copySql.materializedViews(source)).map((m) => [`${m.schema}.${m.name}`, m.populated]),
+  );
+  for (const m of o.matviews)
+    await target.query(copySql.refreshMaterializedView(m, populated.get(`${m.schema}.${m.name}`) ?? true));
 
   const seqs = await copySql.sequenceValues(source, await copySql.sequencesOf(source));
   await copySql.setSequences(target, seqs);

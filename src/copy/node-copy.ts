@@ -144,12 +144,13 @@ export async function nodeCopy(
       matviews: planned.matviews,
       present,
     });
+    await applyPart(planned.plan, planned.last, targetPool);
     await holder.db.query('COMMIT');
     return {
       method: 'node-copy',
       privileges,
       roles_missing: missing,
-      statements: planned.beforeRows.length + planned.afterRows.length,
+      statements: planned.beforeRows.length + planned.afterRows.length + planned.last.length,
       ...rows,
       format: binaries === tables.length ? 'binary' : binaries === 0 ? 'text' : 'mixed',
       after_rows: after,

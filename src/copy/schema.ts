@@ -119,13 +119,13 @@ function desiredFacts(src: FactBase, o: PlanOptions): FactBase {
 }
 
 /**
- * The copying role's own default privileges on an object it owns: the library reads them from acldefault() and would
- * GRANT them explicitly (the owner edge to the copying role is left implicit), turning a NULL ACL into an explicit
- * one that means the same. Left out, the copy's ACL stays NULL, as the source's and pg_dump's are.
+ * An owner's own default privileges on its object: the library reads them from acldefault() and would GRANT them
+ * explicitly, turning a NULL ACL into an explicit one that means the same. Left out, the copy's ACL stays NULL, as
+ * the source's and pg_dump's are. (An object without an owner edge is the copying role's: the edge is implicit.)
  */
 function isOwnDefault(f: Fact, ownerOf: Map<string, string>, self: string): boolean {
   const id = f.id as { grantee?: string; target?: StableId };
-  if (id.grantee !== self || !id.target || ownerOf.get(encodeId(id.target)) !== self) return false;
+  if (!id.target || id.grantee !== (ownerOf.get(encodeId(id.target)) ?? self)) return false;
   const p = f.payload as { privileges?: string[]; grantable?: string[]; _ownerDefault?: string[] };
   const same = (a: string[] = [], b: string[] = []) => a.length === b.length && a.every((x) => b.includes(x));
   return p._ownerDefault !== undefined && same(p.privileges, p._ownerDefault) && !(p.grantable ?? []).length;
@@ -139,7 +139,9 @@ export interface SchemaPlan {
   beforeRows: Action[];
   afterRows: Action[];
   /** Materialized views, in the order the plan creates them (so one on another is refreshed after it). */
-  matviews: string[];
+  matviews: { schema: string; name: string }[];
+  /** Default privileges: set last, as pg_dump does, so that they shape none of the objects the copy creates. */
+  last: Action[];
 }
 
 /** Plans the copy's DDL against the empty database's facts, and splits it around the rows. */
@@ -163,8 +165,13 @@ export function planCopy(src: SourceSchema, empty: FactBase, o: PlanOptions): Sc
   const afterFacts = new Set<string>();
   const beforeRows: Action[] = [];
   const afterRows: Action[] = [];
-  const matviews: string[] = [];
+  const last: Action[] = [];
+  const matviews: { schema: string; name: string }[] = [];
   for (const a of p.actions) {
+    if (a.produces.some((id) => id.kind === 'defaultPrivilege')) {
+      last.push(a);
+      continue;
+    }
     const after =
       a.produces.some((id) => seedsAfterRows(id, desired)) ||
       /\b(ENABLE|FORCE) ROW LEVEL SECURITY\b/.test(a.sql) ||
@@ -172,13 +179,10 @@ export function planCopy(src: SourceSchema, empty: FactBase, o: PlanOptions): Sc
     if (after) for (const id of a.produces) afterFacts.add(encodeId(id));
     (after ? afterRows : beforeRows).push(a);
     for (const id of a.produces)
-      if (id.kind === 'materializedView') matviews.push(qualified(id as { schema: string; name: string }));
+      if (id.kind === 'materializedView') matviews.push(id as { schema: string; name: string });
   }
-  return { plan: p, beforeRows, afterRows, matviews };
+  return { plan: p, beforeRows, afterRows, matviews, last };
 }
-
-const qualified = (id: { schema: string; name: string }) =>
-  `"${id.schema.replace(/"/g, '""')}"."${id.name.replace(/"/g, '""')}"`;
 
 /** An index, a trigger, a policy, a rule, a key or foreign key, or a check not yet valid (pg_dump's post-data). */
 function seedsAfterRows(id: StableId, facts: FactBase): boolean {

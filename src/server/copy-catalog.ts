@@ -185,16 +185,16 @@ export function largeObjectMeta(lo: LargeObject, self: string, keepOwners: boole
 }
 
 /** Materialized views and whether the source's holds rows (an unpopulated one stays WITH NO DATA). */
-export async function materializedViews(db: Db): Promise<{ qname: string; populated: boolean }[]> {
+export async function materializedViews(db: Db): Promise<{ schema: string; name: string; populated: boolean }[]> {
   return db.query(
-    `SELECT format('%I.%I', n.nspname, c.relname) AS qname, c.relispopulated AS populated
+    `SELECT n.nspname AS schema, c.relname AS name, c.relispopulated AS populated
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.relkind = 'm' AND ${USER_NS} AND ${notExtMember('pg_class', 'c.oid')}`,
   );
 }
 
-export const refreshMaterializedView = (qname: string, populated: boolean) =>
-  `REFRESH MATERIALIZED VIEW ${qname}${populated ? '' : ' WITH NO DATA'}`;
+export const refreshMaterializedView = (m: { schema: string; name: string }, populated: boolean) =>
+  `REFRESH MATERIALIZED VIEW ${quoteIdent(m.schema)}.${quoteIdent(m.name)}${populated ? '' : ' WITH NO DATA'}`;
 
 /** Columns with a statistics target of their own (ALTER … SET STATISTICS), which the schema library does not carry. */
 export async function statisticsTargets(db: Db): Promise<string[]> {
