@@ -80,12 +80,13 @@ export async function nodeCopy(
 
     // 2. The schema, read in that snapshot, and the empty target's.
     say('reading the schema …');
-    const reader = await open(source);
-    const src = await readSchema(poolOf(reader.client, reader.db, o.gate, copySql.setSnapshot(snapshot)));
-    refuseUnmodeled(src.unmodeled.filter((u) => !CARRIED_HERE.has(u.kind)));
-    const writer = await open(target);
+    const [reader, writer] = await Promise.all([open(source), open(target)]);
     const targetPool = poolOf(writer.client, writer.db, o.gate);
-    const empty = await readSchema(targetPool);
+    const [src, empty] = await Promise.all([
+      readSchema(poolOf(reader.client, reader.db, o.gate, copySql.setSnapshot(snapshot))),
+      readSchema(targetPool),
+    ]);
+    refuseUnmodeled(src.unmodeled.filter((u) => !CARRIED_HERE.has(u.kind)));
     await o.prepareRoles?.(src.roles);
     const self = target.user;
     const present = await copySql.existingRoleNames(writer.db, [...src.roles, self]);

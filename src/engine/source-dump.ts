@@ -3,7 +3,6 @@
 // only. Progress from the tools' verbose output; ownership and grants to roles this server lacks are tolerated errors.
 import { spawn } from 'node:child_process';
 import { createReadStream, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { PgxError } from '../lib/errors.js';
 import * as catalog from '../server/catalog.js';
 import { clientToolPath, findClientTool } from '../server/client-tools.js';

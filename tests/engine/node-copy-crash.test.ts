@@ -102,7 +102,14 @@ describe('the Node copy killed midway: a reset of a subagent from its connected 
 
 describe('the Node copy killed midway: a source import from a URL', () => {
   it('in its rows: no source under the name, an unfinished recorded copy the next import drops', async () => {
-    const origin = await makeSource();
+    const origin = `origin_${Math.random().toString(36).slice(2, 10)}`;
+    await sql(`CREATE DATABASE ${origin}`);
+    // Nothing that looks personal: the import's scan would refuse it before any copy.
+    await sql(
+      `CREATE TABLE items (id serial PRIMARY KEY, n int); INSERT INTO items (n) SELECT g FROM generate_series(1, 20) g`,
+      [],
+      origin,
+    );
     const t = testProject();
     const into = `imp_${origin}`;
     const i = pgInfo();
@@ -122,8 +129,10 @@ describe('the Node copy killed midway: a source import from a URL', () => {
     const r = await t.run((e) => e.importSource({ input, into, progress: () => {} }));
     expect(r).toMatchObject({ database: into, method: 'node-copy', method_why: 'PGX_COPY_METHOD=node' });
     expect(await dbRow(left[0]!.name)).toBeUndefined();
-    expect(await sql(`SELECT email FROM users ORDER BY id`, [], into)).toEqual([{ email: 'a@x' }, { email: 'b@x' }]);
+    expect(await sql(`SELECT count(*)::int AS n, sum(n)::int AS s FROM items`, [], into)).toEqual([{ n: 20, s: 210 }]);
+    expect(await sql(`SELECT nextval('items_id_seq')::int AS v`, [], into)).toEqual([{ v: 21 }]);
     await sql(`DROP DATABASE ${into}`);
+    await sql(`DROP DATABASE ${origin}`);
     await sql(`DELETE FROM pgx_source WHERE database = $1`, [into], 'pgx_registry');
   });
 });

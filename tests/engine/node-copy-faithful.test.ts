@@ -177,7 +177,9 @@ describe.skipIf(why18 !== undefined)(
         expect(b.rows).toEqual(a.rows);
         expect(b.sequences).toEqual(a.sequences);
         expect(b.large_objects).toEqual(a.large_objects);
-        expect(b.relations).toEqual(a.relations);
+        // The owner's privileges on 18 include MAINTAIN (m), which 15 does not have: as a restore of pg_dump 15's output.
+        const on15 = (r: unknown[]) => JSON.parse(JSON.stringify(r).replace(/=arwdDxtm\//g, '=arwdDxt/'));
+        expect(on15(b.relations as unknown[])).toEqual(a.relations);
       } finally {
         await sql(`DROP DATABASE IF EXISTS ${src15} WITH (FORCE)`);
       }
