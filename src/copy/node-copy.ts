@@ -111,6 +111,12 @@ export async function nodeCopy(
     say(`creating the schema (${planned.beforeRows.length} statements) …`);
     await applyPart(planned.plan, planned.beforeRows, targetPool);
     warnings.push(...(await columnOrderChanges(holder, writer)));
+    const secretive = src.facts.facts().filter((f) => f.id.kind === 'userMapping' || f.id.kind === 'subscription');
+    if (secretive.length)
+      warnings.push(
+        `${secretive.length} user mapping(s) or subscription(s) are copied with their secret options redacted ` +
+          '(passwords, connection strings): set them again in the copy where it needs them',
+      );
     for (const t of await copySql.extensionConfigTables(holder.db))
       warnings.push(
         `the rows of extension configuration table ${t} are not copied (its extension's own rows are there)`,
