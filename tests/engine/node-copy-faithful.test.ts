@@ -107,6 +107,43 @@ describe('PostgreSQL 15 (the suite server): the Node copy and pg_dump | psql mak
     });
   }
 
+  it('a copying role that may not take on the owner roles: no owners, no grants ("dropped", as pg_dump would); a member: kept', async () => {
+    const r = rand();
+    const [src, into, into2, lim] = [`nc_src_${r}`, `nc_lim_${r}`, `nc_lim2_${r}`, `nc_lim_${r}`];
+    const password = rand() + rand();
+    await sql(`CREATE DATABASE ${src}`);
+    try {
+      await rolesOn((q) => sql(q), ['nc_owner', 'nc_ro']);
+      await sql(
+        `CREATE SCHEMA app AUTHORIZATION nc_owner; CREATE TABLE app.items (id int, name text);
+         INSERT INTO app.items VALUES (1, 'one'), (2, 'two'); ALTER TABLE app.items OWNER TO nc_owner;
+         GRANT USAGE ON SCHEMA app TO nc_ro; GRANT SELECT ON app.items TO nc_ro;`,
+        [],
+        src,
+      );
+      await sql(`CREATE ROLE ${lim} LOGIN CREATEDB PASSWORD '${password}'`);
+      await sql(`GRANT pg_read_all_data TO ${lim}`); // it can read the source, but is no owner's member
+      for (const d of [into, into2]) await sql(`CREATE DATABASE ${d} OWNER ${lim}`);
+      const as = (database: string) => ({ ...pgInfo(), user: lim, password, database });
+      const dropped = await nodeCopy(as(src), as(into));
+      expect(dropped).toMatchObject({
+        privileges: 'dropped',
+        warnings: [expect.stringMatching(/may not make role\(s\) nc_owner/)],
+      });
+      const owners = `SELECT n.nspowner::regrole::text AS s, c.relowner::regrole::text AS t, c.relacl::text AS acl, (SELECT count(*)::int FROM app.items) AS n
+                        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app' AND c.relname = 'items'`;
+      expect(await sql(owners, [], into)).toEqual([{ s: lim, t: lim, acl: null, n: 2 }]);
+      await sql(`GRANT nc_owner TO ${lim}`);
+      expect(await nodeCopy(as(src), as(into2))).toMatchObject({ privileges: 'kept', warnings: [] });
+      expect(await sql(owners, [], into2)).toEqual([
+        { s: 'nc_owner', t: 'nc_owner', acl: '{nc_owner=arwdDxt/nc_owner,nc_ro=r/nc_owner}', n: 2 },
+      ]);
+    } finally {
+      for (const d of [src, into, into2]) await sql(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`);
+      await sql(`DROP ROLE IF EXISTS ${lim}`);
+    }
+  });
+
   it('says where it is less faithful than pg_dump: a generated column in the middle of its table comes last', async () => {
     const r = rand();
     const [src, into] = [`nc_src_${r}`, `nc_node_${r}`];
