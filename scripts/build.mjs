@@ -42,6 +42,14 @@ const cliOnly = {
         ? { path: './mask.cjs', external: true }
         : undefined,
     );
+    // Copies that can't be template copies (engine/copy-method.ts: pg_dump | psql, or the Node copier of src/copy/
+    // with @supabase/pg-delta and pg-copy-streams, ~0.5 MB): a hook makes one only for a fork of a busy session
+    // branch, so the hot-path bundles require them from their own file, dist/copy.cjs, at that moment (decision 482).
+    b.onResolve({ filter: /^\.\/copy-method\.js$/ }, (args) =>
+      /[\\/]src[\\/]engine[\\/](fork|freeze-make|template)\.ts$/.test(args.importer)
+        ? { path: './copy.cjs', external: true }
+        : undefined,
+    );
   },
 };
 const dist = fileURLToPath(new URL('../dist', import.meta.url));
@@ -95,7 +103,8 @@ await build({
 // 110 ms); bin/pgx.js (CommonJS itself) requires them.
 await build({
   ...common,
-  // Every way in is a file of src/entries/ (architecture.md, "Layers"); dist/mask.cjs is the one bundle that is not.
+  // Every way in is a file of src/entries/ (architecture.md, "Layers"); dist/mask.cjs and dist/copy.cjs, loaded on
+  // demand by the others, are the bundles that are not.
   entryPoints: {
     'hook-fast': 'src/entries/hook-fast.ts',
     'exec-fast': 'src/entries/exec-fast.ts',
@@ -103,6 +112,7 @@ await build({
     'codex-hook': 'src/entries/codex-hook.ts',
     'copilot-hook': 'src/entries/copilot-hook.ts',
     mask: 'src/mask/apply.ts',
+    copy: 'src/engine/copy-method.ts',
   },
   format: 'cjs',
   outExtension: { '.js': '.cjs' },

@@ -166,7 +166,7 @@ export function register(program: Command): void {
         const value = { ...r, config_updated: configUpdated ? config.file : null, template, next };
         out.result(value, () =>
           [
-            `imported ${r.from} into "${r.database}" (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
+            `imported ${r.from} into "${r.database}" (${r.format}, ${r.items} items, by ${r.method}: ${r.method_why}) in ${r.elapsed_ms} ms`,
             maskLine(r.mask),
             r.roles_created.length
               ? `  roles created (NOLOGIN, so ownership is kept): ${r.roles_created.join(', ')}`
@@ -293,7 +293,7 @@ export function register(program: Command): void {
         const next = r.template ? null : 'pgx template refresh';
         out.result({ ...r, next }, () =>
           [
-            `synced "${r.database}" from ${r.from} (${r.format}, ${r.items} items) in ${r.elapsed_ms} ms`,
+            `synced "${r.database}" from ${r.from} (${r.format}, ${r.items} items, by ${r.method}: ${r.method_why}) in ${r.elapsed_ms} ms`,
             maskLine(r.mask),
             r.old_copy_dropped
               ? `  the old copy was dropped (nothing uses it: branches are clones of the template)`

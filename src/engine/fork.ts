@@ -15,8 +15,9 @@
 // - Changed parent, nobody connected: a TEMPLATE copy of the parent (catalog.createDatabase, a file-level copy; the
 //   parent's new connections wait for it, ~0.3 s for 22 MB).
 // - Changed parent with connections (an open psql, a dev server): a TEMPLATE copy would wait 5 s and fail (55006),
-//   so pg_dump | psql (dump-restore.ts), which reads one snapshot and leaves the parent's sessions alone (its DDL on
-//   a table waits for the dump's ACCESS SHARE lock, about as long as the dump).
+//   so pg_dump | psql (dump-restore.ts) or the Node copy (src/copy/; which one: copy-method.ts), either of which reads
+//   one snapshot and leaves the parent's sessions alone (its DDL on a table waits for the copy's ACCESS SHARE lock,
+//   about as long as the copy).
 // Either copy keeps owners and GRANTs as the parent has them; the branch role's ownership transfer then makes the
 // copy its own, as after a template clone.
 import { PgxError } from '../lib/errors.js';
@@ -27,7 +28,7 @@ import { forkParent, setLineage, type ForkParent } from '../registry/lineage.js'
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
 import type { EngineContext } from './context.js';
-import { copyByDump } from './dump-restore.js';
+import type { CopyMethod } from './copy-method.js';
 import { withRoomFor } from './disk-budget.js';
 
 /** What a new branch starts as: the template, its session's branch, or a named branch of this project. */
@@ -35,7 +36,7 @@ export type ForkRequest =
   { kind: 'template' } | { kind: 'session'; sessionId?: string } | { kind: 'branch'; ref: string };
 
 /** `frozen`: a clone of the parent's frozen copy (freeze.ts), shared with the other forks of the same parent state. */
-export type ForkMethod = 'template' | 'unchanged' | 'template-copy' | 'dump-restore' | 'frozen';
+export type ForkMethod = 'template' | 'unchanged' | 'template-copy' | CopyMethod | 'frozen';
 
 export interface ForkPlan {
   /** The lineage recorded: the parent's database name, null for the template. */
@@ -118,14 +119,14 @@ export function isUnchanged(p: ForkParent): boolean {
 
 /**
  * Copies `from` into the new database `into` (which must not exist): a TEMPLATE copy when nobody is connected to
- * `from`, else (or when someone connected in between: 55006) pg_dump | psql into an empty database.
+ * `from`, else (or when someone connected in between: 55006) pg_dump | psql or the Node copy into an empty database.
  */
 export async function copyBranch(
   e: EngineContext,
   from: string,
   into: string,
   what = `"${into}" (a copy of "${from}")`,
-): Promise<'template-copy' | 'dump-restore'> {
+): Promise<'template-copy' | CopyMethod> {
   const reg = e.registry;
   if ((await catalog.countBackends(reg, from)) === 0) {
     try {
@@ -136,11 +137,11 @@ export async function copyBranch(
     }
   }
   // The disk budget (disk-budget.ts) before the empty database: a refusal leaves nothing to drop.
-  await withRoomFor(e, { from, way: 'dump-restore', what }, async () => {
+  return withRoomFor(e, { from, way: 'dump-restore', what }, async () => {
     await catalog.createEmptyDatabase(reg, into);
-    await copyByDump(e, from, into);
+    const { copyDatabase } = await import('./copy-method.js'); // on demand: dist/copy.cjs in the hot-path bundles
+    return (await copyDatabase(e, from, into)).method;
   });
-  return 'dump-restore';
 }
 
 /** The lineage a record gets (record first, before any database is made for it). */

@@ -39,12 +39,13 @@ import type { EngineContext } from './context.js';
 import { dropFrozen, dropFrozenIfUnused, isOwn } from './freeze-gc.js';
 import { freezeSessionState } from './freeze-make.js';
 import { activitySignature } from './freeze-signature.js';
+import type { CopyMethod } from './copy-method.js';
 
 /** Which frozen copy a fork cloned, and whether this fork made it (`made`: how) or found it ready. */
 export interface FrozenUse {
   copy: string;
   reused: boolean;
-  made?: 'template-copy' | 'dump-restore';
+  made?: 'template-copy' | CopyMethod;
   /** Why an existing copy served: it began after this fork arrived, or the parent provably did not change since. */
   why?: 'newer' | 'unchanged';
 }
@@ -204,7 +205,7 @@ export interface FrozenUseResult {
   branch: string;
   copy: string;
   reused: boolean;
-  made?: 'template-copy' | 'dump-restore';
+  made?: 'template-copy' | CopyMethod;
   why?: 'newer' | 'unchanged';
   elapsed_ms: number;
 }

@@ -45,6 +45,9 @@ export interface ImportResult {
   from: string;
   format: ImportFormat;
   items: number;
+  /** How the origin was copied: by Node alone, or pg_dump | pg_restore (a dump file: pg_restore or psql); and why. */
+  method: 'node-copy' | 'dump-restore';
+  method_why: string;
   roles_created: string[];
   owners_missing: string[];
   warnings: string[];
@@ -132,6 +135,8 @@ function resultOf(
     from: input.display,
     format: input.format,
     items: copy.items,
+    method: copy.method,
+    method_why: copy.method_why,
     roles_created: copy.rolesCreated,
     owners_missing: copy.missing,
     warnings: copy.warnings,

@@ -17,7 +17,6 @@ import { findSource } from '../registry/sources.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { Stamp, TemplateStamp } from '../server/catalog.js';
-import { copyByDump } from './dump-restore.js';
 import { withRoomFor } from './disk-budget.js';
 import { rulesDigest } from '../mask/rules.js';
 import { schemaFingerprint } from './fingerprint.js';
@@ -331,7 +330,7 @@ async function createBuilding<M extends TemplateStamp['method']>(
   return method;
 }
 
-/** A TEMPLATE copy when nobody is connected to the source; dump/restore otherwise (a copy would wait, then fail 55006). */
+/** A TEMPLATE copy when nobody is connected to the source; else a copy by copy-method.ts (a TEMPLATE copy would wait, then fail 55006). */
 async function copyOrDump(
   e: EngineContext,
   source: string,
@@ -345,13 +344,14 @@ async function copyOrDump(
     }
   }
   // on failure build() drops `into`; a refusal of the disk budget comes before it exists
-  const privileges = await withRoomFor(
+  const copy = await withRoomFor(
     e,
-    { from: source, way: 'dump-restore', what: `the template's build "${into}" (a dump and restore of "${source}")` },
+    { from: source, way: 'dump-restore', what: `the template's build "${into}" (a copy of the busy "${source}")` },
     async () => {
       await createBuilding(e, into, 'template0', 'dump-restore');
-      return copyByDump(e, source, into);
+      const { copyDatabase } = await import('./copy-method.js'); // on demand: dist/copy.cjs in the hot-path bundles
+      return copyDatabase(e, source, into);
     },
   );
-  return { method: 'dump-restore', privileges };
+  return { method: copy.method, privileges: copy.privileges };
 }

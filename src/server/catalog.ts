@@ -49,7 +49,7 @@ export interface TemplateStamp {
   source: string | null;
   fingerprint: string | null;
   refreshed_at: string;
-  method: 'empty' | 'template-copy' | 'dump-restore';
+  method: 'empty' | 'template-copy' | 'dump-restore' | 'node-copy';
   /**
    * Owners and GRANTs of the source's objects: 'kept' (a template copy, or a dump restored with them), 'dropped' (a
    * dump restored without them because the admin role may not take on the owners' roles: objects owned by the admin).

@@ -215,6 +215,14 @@ export function versionNum(v: string): number {
 }
 
 export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise<Db> {
+  return (await openConnection(p, opts)).db;
+}
+
+/**
+ * A connection as `connect` opens it, with node-postgres' client beside it: only for what the Db interface does not
+ * carry (COPY streams, the Node copier's pool for @supabase/pg-delta: src/copy/). Its statements bypass the gate.
+ */
+export async function openConnection(p: ConnParams, opts: ConnectOptions = {}): Promise<{ db: Db; client: Client }> {
   const pg = await loadPg();
   let client: Client | undefined;
   let failure: unknown;
@@ -288,5 +296,5 @@ export async function connect(p: ConnParams, opts: ConnectOptions = {}): Promise
     const r = await c.query<{ v: string }>("SELECT current_setting('server_version_num') AS v");
     db.serverVersionNum = Number(r.rows[0]!.v);
   }
-  return db;
+  return { db, client: c };
 }

@@ -53,6 +53,7 @@ export const RANKS: Record<string, number> = {
   server: 2,
   registry: 3,
   mask: 4,
+  copy: 4,
   project: 5,
   engine: 6,
   exec: 7,
