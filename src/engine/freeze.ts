@@ -86,7 +86,13 @@ const DETACH_FROM_BYTES = Number(process.env.PGX_FREEZE_DETACH_FROM_BYTES ?? 128
  * parent before this call: an existing copy when one serves (see the top of this file), else a new one made now,
  * here or (a command hook, a large parent) by a detached `pgx agent freeze` this fork waits for.
  */
-export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: string): Promise<FrozenUse> {
+export async function forkViaFrozenCopy(
+  e: EngineContext,
+  parent: string,
+  into: string,
+  /** Told which copy before it is cloned, its lease held: the fork records it as its fork point (fork-point.ts). */
+  onChosen: (copy: string) => Promise<void> = async () => {},
+): Promise<FrozenUse> {
   const reg = e.registry;
   const ticket = await frozen.drawTicket(reg);
   const t0 = Date.now();
@@ -101,6 +107,7 @@ export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: 
   if (chosen === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
   const use = chosen === 'elsewhere' ? await copyMadeElsewhere(e, parent, ticket, t0, until) : chosen;
   try {
+    await onChosen(use.copy);
     await cloneDatabase(e, into, use.copy, await planClone(e, use.copy));
   } finally {
     await releaseFrozenLease(reg, use.copy);

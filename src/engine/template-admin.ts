@@ -9,6 +9,7 @@
 import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import { forgetBuild, templateUse } from '../registry/template-builds.js';
+import { keptBuildOids } from '../registry/fork-points.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { EngineContext } from './context.js';
@@ -142,6 +143,9 @@ export async function gcTemplates(e: EngineContext, graceMs = TEMPLATE_GRACE_MS)
       // Re-checked just before the drop: a branch may have been cloned from it since it was listed. (A clone starting
       // in the instant between would fail once, and the next ensure rebuilds the template.)
       if ((await templateUse(e.registry)).get(t.name)) continue;
+      // A build a subagent's branch keeps as its fork point (fork-point.ts) stays while it does.
+      const oid = await catalog.databaseOid(e.registry, t.name);
+      if (oid && (await keptBuildOids(e.registry)).has(oid)) continue;
       if (await dropTemplate(e, t.name)) out.templates_dropped.push(t);
     } catch (err) {
       out.errors.push({ name: t.name, error: (err as Error).message });
