@@ -12,7 +12,6 @@ import * as roles from './roles.js';
 import { gcPool } from './pool.js';
 import { dropSwapLeftovers } from './reset.js';
 import { gcFrozen } from './freeze-gc.js';
-import { dropReleasedBuilds } from './fork-point.js';
 import { dropCreation } from './branch-ensure.js';
 
 export interface DownResult extends TerminateResult {
@@ -203,8 +202,6 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   }
   try {
     out.frozen_dropped = await gcFrozen(e, limit);
-    // and the template builds a refresh kept aside as fork points that no branch keeps any more (fork-point.ts)
-    out.frozen_dropped.push(...(await dropReleasedBuilds(e)));
   } catch (err) {
     out.errors.push({ name: '(frozen copies)', error: (err as Error).message });
   }

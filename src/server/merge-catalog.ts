@@ -29,10 +29,20 @@ export interface RowTable {
   key: string[];
 }
 
+/** The settings values' text forms depend on: the same when a migration's rows are read and when they are applied. */
+export const TEXT_FORMS: [string, string][] = [
+  ['DateStyle', 'ISO, MDY'],
+  ['IntervalStyle', 'postgres'],
+  ['extra_float_digits', '3'],
+  ['bytea_output', 'hex'],
+];
+
 const USER_NS = `n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname !~ '^pg_(toast_)?temp_'`;
 
 /** Every user table (not an extension's) with its columns and key. Types and defaults come schema-qualified. */
 export async function rowTables(db: Db): Promise<RowTable[]> {
+  // Values are read as text and written back as literals: in one form, whatever the database's own settings say.
+  await db.query(TEXT_FORMS.map(([k, v]) => `SELECT pg_catalog.set_config('${k}', '${v}', false)`).join('; '));
   await db.query(`SELECT pg_catalog.set_config('search_path', 'pg_catalog', false)`);
   const rows = await db.query<Omit<RowTable, 'bytes' | 'est_rows'> & { bytes: string; est_rows: string }>(
     `SELECT n.nspname AS schema, c.relname AS table, format('%I.%I', n.nspname, c.relname) AS qname,
@@ -205,3 +215,40 @@ export async function foreignKeys(db: Db): Promise<{ from: string; to: string; n
       WHERE k.contype = 'f'`,
   );
 }
+
+/** Rows by key as JSON (a conflict's versions, shown to the user who owns both databases), each capped. */
+export async function rowsAsJson(
+  db: Db,
+  t: { schema: string; table: string },
+  key: string[],
+  keys: string[],
+): Promise<Map<string, string>> {
+  if (!keys.length) return new Map();
+  const rows = await db.query<{ k: string; j: string }>(
+    `SELECT ${rowText(key)} AS k, left(row_to_json(x)::text, 400) AS j FROM ${qualified(t)} x WHERE ${rowText(key)} = ANY($1::text[])`,
+    [keys],
+  );
+  return new Map(rows.map((r) => [r.k, r.j]));
+}
+
+/** A table's row count and an order-independent sum of its rows' hashes over `columns`; `allDefault`: and whether
+ * each of these columns holds its default in every row (a column a migration adds with it). One scan. */
+export async function tableSum(
+  db: Db,
+  t: { schema: string; table: string },
+  columns: string[],
+  defaults: { name: string; default: string | null }[] = [],
+): Promise<{ rows: number; hash: string; allDefault: boolean }> {
+  const allDefault = defaults.length
+    ? `bool_and(${defaults.map((d) => `(${quoteIdent(d.name)} IS NOT DISTINCT FROM (${d.default ?? 'NULL'}))`).join(' AND ')})`
+    : 'true';
+  const [r] = await db.query<{ rows: string; hash: string; all_default: boolean | null }>(
+    `SELECT count(*)::text AS rows, coalesce(sum(('x' || left(${rowHash(columns) === "''" ? "md5('')" : rowHash(columns)}, 15))::bit(60)::bigint), 0)::text AS hash,
+            ${allDefault} AS all_default FROM ${qualified(t)}`,
+  );
+  return { rows: Number(r!.rows), hash: r!.hash, allDefault: r!.all_default !== false };
+}
+
+/** `LOCK TABLE t IN SHARE ROW EXCLUSIVE MODE`: nobody else writes its rows until the merge's transaction ends. */
+export const lockForMerge = (t: { schema: string; table: string }) =>
+  `LOCK TABLE ${qualified(t)} IN SHARE ROW EXCLUSIVE MODE`;
