@@ -150,16 +150,29 @@ export async function mergedSchema(
     }
     if (take) facts.push(take);
   }
-  const kept = new Set(facts.map((f) => pd.encodeId(f.id)));
-  // A fact the branch changed that hangs off one the parent dropped (a column of a table the parent dropped): both
-  // sides wrote the same object, one by dropping it.
-  for (const f of facts) {
-    const id = pd.encodeId(f.id);
-    if (!branchChanged.has(id) || !f.parent) continue;
-    const parentId = pd.encodeId(f.parent);
-    if (!kept.has(parentId) && b.has(parentId))
-      conflicts.push({ ...versions(parentId, b.get(parentId), s.get(parentId), undefined), object: parentId });
+  // A fact whose parent one side dropped goes with it; when the other side changed it (a column the branch added to a
+  // table the parent dropped, or the other way round), both sides wrote the same object, one by dropping it.
+  let kept = new Set(facts.map((f) => pd.encodeId(f.id)));
+  for (let orphans = true; orphans;) {
+    orphans = false;
+    for (const f of facts) {
+      const id = pd.encodeId(f.id);
+      if (!f.parent || kept.has(pd.encodeId(f.parent)) || !kept.has(id)) continue;
+      kept.delete(id);
+      orphans = true;
+      const changedHere =
+        hash(base, b.get(id)) !== hash(branch, s.get(id)) || hash(base, b.get(id)) !== hash(parent, p.get(id));
+      if (changedHere) {
+        const parentId = pd.encodeId(f.parent);
+        conflicts.push({
+          ...versions(id, b.get(id), s.get(id), p.get(id)),
+          object: `${id} (in ${parentId}, dropped by one side)`,
+        });
+      }
+    }
+    kept = new Set(facts.filter((f) => kept.has(pd.encodeId(f.id))).map((f) => pd.encodeId(f.id)));
   }
+  facts.splice(0, facts.length, ...facts.filter((f) => kept.has(pd.encodeId(f.id))));
   const edgeKey = (e: Edge) => `${pd.encodeId(e.from)}|${pd.encodeId(e.to)}|${e.kind}`;
   const edgesOf = (fb: FactBase) => new Map(fb.edges.map((e) => [edgeKey(e), e]));
   const [eb, es, ep] = [edgesOf(base), edgesOf(branch), edgesOf(parent)];
@@ -180,7 +193,9 @@ export async function mergedSchema(
         parent: null,
       });
   }
-  return { desired: new pd.FactBase(facts, edges, 'liveDb'), conflicts: dedupe(conflicts) };
+  // With conflicts there is no one desired state: the parent's stands in (nothing is planned from it).
+  if (conflicts.length) return { desired: parent, conflicts: dedupe(conflicts) };
+  return { desired: new pd.FactBase(facts, edges, 'liveDb'), conflicts: [] };
 }
 
 function versions(id: string, b?: Fact, s?: Fact, p?: Fact): SchemaConflict {
