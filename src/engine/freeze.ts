@@ -32,6 +32,7 @@
 // copy freeze-make.ts, its drop and gc freeze-gc.ts.
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
+import { branchesKeepingCopy } from '../registry/fork-points.js';
 import { releaseFrozenLease, takeFrozenLease, withFreezeLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
@@ -229,11 +230,15 @@ export interface FrozenCopySummary {
   reusable: boolean;
   started_at: Date;
   exists: boolean;
+  /** Subagents' branches that keep it as their fork point (fork-point.ts): gc leaves it while any does. */
+  kept_by: number;
 }
 
 /** `agent ls` (`--all`: project undefined): the frozen copies, with what each is a copy of. */
 export async function frozenCopySummaries(e: EngineContext, project?: string): Promise<FrozenCopySummary[]> {
-  return (await frozen.listFrozen(e.registry, project)).map((f) => ({
+  const rows = await frozen.listFrozen(e.registry, project);
+  const keeping = await Promise.all(rows.map((f) => branchesKeepingCopy(e.registry, f.name)));
+  return rows.map((f, i) => ({
     name: f.name,
     project: f.project,
     parent: f.parent,
@@ -243,6 +248,7 @@ export async function frozenCopySummaries(e: EngineContext, project?: string): P
     reusable: f.signature !== null,
     started_at: f.started_at,
     exists: f.db_exists,
+    kept_by: keeping[i]!.length,
   }));
 }
 

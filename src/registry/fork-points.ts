@@ -57,3 +57,15 @@ export async function markMerged(db: RegistryDb, name: string, into: string): Pr
     [name, into],
   );
 }
+
+/** The doctor's read: how many branches keep each frozen copy ({} on a registry without fork points; nothing is made). */
+export async function keptCopiesReadOnly(db: RegistryDb): Promise<Map<string, number>> {
+  const [c] = await db.query<{ ok: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pgx_branch') AND attname = 'merged_at') AS ok`,
+  );
+  if (!c!.ok) return new Map();
+  const rows = await db.query<{ name: string; n: number }>(
+    `SELECT b.fork_point AS name, count(*)::int AS n FROM pgx_branch b WHERE b.fork_point IS NOT NULL AND ${KEEPS} GROUP BY 1`,
+  );
+  return new Map(rows.map((r) => [r.name, r.n]));
+}
