@@ -70,15 +70,11 @@ function mergeText(r: MergeResult): string {
 
 function conflictLines(c: MergeResult['conflicts']): string[] {
   const show = (v: string | null) => v ?? '(absent)';
+  const sides = (x: { fork_point: string | null; branch: string | null; parent: string | null }) =>
+    `\n    fork point: ${show(x.fork_point)}\n    branch:     ${show(x.branch)}\n    parent:     ${show(x.parent)}`;
   return [
-    ...c.schema.map(
-      (x) =>
-        `  ${x.object}\n    fork point: ${show(x.fork_point)}\n    branch:     ${show(x.branch)}\n    parent:     ${show(x.parent)}`,
-    ),
-    ...c.rows.map(
-      (x) =>
-        `  ${x.table} ${x.key ?? '(the table)'}: ${x.why}\n    fork point: ${show(x.fork_point)}\n    branch:     ${show(x.branch)}\n    parent:     ${show(x.parent)}`,
-    ),
+    ...c.schema.map((x) => `  ${x.object}${sides(x)}`),
+    ...c.rows.map((x) => `  ${x.table} ${x.key ?? '(the table)'}: ${x.why}${sides(x)}`),
   ];
 }
 

@@ -242,8 +242,9 @@ export async function tableSum(
   const allDefault = defaults.length
     ? `bool_and(${defaults.map((d) => `(${quoteIdent(d.name)} IS NOT DISTINCT FROM (${d.default ?? 'NULL'}))`).join(' AND ')})`
     : 'true';
+  const hashed = columns.length ? rowHash(columns) : `md5('')`;
   const [r] = await db.query<{ rows: string; hash: string; all_default: boolean | null }>(
-    `SELECT count(*)::text AS rows, coalesce(sum(('x' || left(${rowHash(columns) === "''" ? "md5('')" : rowHash(columns)}, 15))::bit(60)::bigint), 0)::text AS hash,
+    `SELECT count(*)::text AS rows, coalesce(sum(('x' || left(${hashed}, 15))::bit(60)::bigint), 0)::text AS hash,
             ${allDefault} AS all_default FROM ${qualified(t)}`,
   );
   return { rows: Number(r!.rows), hash: r!.hash, allDefault: r!.all_default !== false };
