@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import{a as i,c as m,d as n}from"./chunk-X3EXGASS.js";import{a as e,b as o,h as r,i as t,k as a,l as p,o as f}from"./chunk-VM5WO332.js";import"./chunk-NUYE3OAI.js";export{a as FactBase,f as NotImplementedError,p as buildFactBase,e as canonicalize,o as contentHash,n as deserializeSnapshot,i as diff,r as encodeId,t as parseId,m as serializeSnapshot};

@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import{p as a,q as b}from"./chunk-PJIEMASZ.js";import"./chunk-KOFJEVXJ.js";import"./chunk-I4ZCYY6T.js";import"./chunk-F57D5KYV.js";import"./chunk-PJPIFCDR.js";import"./chunk-VSNPAJ77.js";import"./chunk-E2JRBLLD.js";import"./chunk-LMSF2CUM.js";import"./chunk-TOUJJTSK.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};
