@@ -22,13 +22,14 @@ const pgShims = {
     });
   },
 };
-// The hot-path entries (hooks, exec) never import a source, manage templates or pick what a CLI branch command acts on
-// (down, forget, adopt, freeze, scan): the engine API loads those modules lazily, and here they resolve to a stub, so
-// ~15 KB the hooks never run are not parsed on every tool call. The CLI bundle has the real modules.
+// The hot-path entries (hooks, exec) never import a source, manage templates, pick what a CLI branch command acts on
+// (down, forget, adopt, freeze, scan) or write a branch as a migration (diff --sql, merge: @supabase/pg-delta): the
+// engine API loads those modules lazily, and here they resolve to a stub, so what the hooks never run is not parsed
+// on every tool call. The CLI bundle has the real modules (pg-delta in chunks of its own, loaded by those commands).
 const cliOnly = {
   name: 'cli-only-modules',
   setup(b) {
-    b.onResolve({ filter: /^\.\/(source-import|template-admin|command-targets)\.js$/ }, (args) =>
+    b.onResolve({ filter: /^\.\/(source-import|template-admin|command-targets|diff-sql|merge)\.js$/ }, (args) =>
       /[\\/]src[\\/]engine[\\/]api\.ts$/.test(args.importer) ? { path: args.path, namespace: 'cli-only' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'cli-only' }, (args) => ({

@@ -1,6 +1,9 @@
 // pgx agent diff: what a branch changed against its parent, the template or another branch (engine/diff.ts).
 import type { Command } from 'commander';
-import { withEngine, type Against, type DiffResult } from '../engine/api.js';
+import { resolve } from 'node:path';
+import { withEngine, type Against, type DiffResult, type SqlDiffResult } from '../engine/api.js';
+import { PgxError } from '../lib/errors.js';
+import { writeFileAtomic } from '../lib/fsutil.js';
 import { paint } from '../lib/output.js';
 import {
   action,
@@ -32,16 +35,55 @@ export function register(agent: Command): void {
       'parent (the branch it was forked from; none: the template), template, or a branch name',
       'parent',
     )
+    .option(
+      '--sql',
+      'what the branch changed since its fork point, as one migration (schema by @supabase/pg-delta, then rows by ' +
+        'primary key); tables it leaves out are named at the top, risky statements marked',
+    )
+    .option('--out <file>', 'with --sql: write the migration to this file (the summary to stdout)')
     .action(
-      action<CommonOpts & TargetOpts & { branch?: string; against: string }>(async (opts, out) => {
-        const config = configFor(opts);
-        const sel = branchSelector(opts, process.env, 'diff');
-        const against: Against =
-          opts.against === 'parent' || opts.against === 'template' ? opts.against : { branch: opts.against };
-        const r = await withEngine(config, (e) => e.diff(sel, against));
-        out.result(r, () => render(r));
-      }),
+      action<CommonOpts & TargetOpts & { branch?: string; against: string; sql?: boolean; out?: string }>(
+        async (opts, out) => {
+          const config = configFor(opts);
+          const sel = branchSelector(opts, process.env, 'diff');
+          if (opts.out !== undefined && !opts.sql)
+            throw new PgxError(
+              'USAGE',
+              '--out goes with --sql.',
+              'e.g. `pgx agent diff --agent <id> --sql --out change.sql`.',
+            );
+          if (opts.sql) {
+            if (opts.against !== 'parent')
+              throw new PgxError(
+                'USAGE',
+                '--sql compares with the fork point (what the branch was cloned from): --against does not apply.',
+                'Leave out --against.',
+              );
+            const r = await withEngine(config, (e) => e.diffSql(sel));
+            if (opts.out !== undefined) writeFileAtomic(resolve(opts.out), r.sql, 0o644);
+            out.result(opts.out !== undefined ? { ...r, sql: undefined, out: resolve(opts.out) } : r, () =>
+              opts.out !== undefined ? sqlSummary(r, resolve(opts.out)) : r.sql.trimEnd(),
+            );
+            return;
+          }
+          const against: Against =
+            opts.against === 'parent' || opts.against === 'template' ? opts.against : { branch: opts.against };
+          const r = await withEngine(config, (e) => e.diff(sel, against));
+          out.result(r, () => render(r));
+        },
+      ),
     );
+}
+
+/** `--sql --out`: the migration went to a file; this says what is in it. */
+function sqlSummary(r: SqlDiffResult, file: string): string {
+  const rows = r.rows.reduce((n, t) => n + t.inserted + t.updated + t.deleted, 0);
+  const left = r.left_out.filter((l) => l.changed !== false);
+  return [
+    `${r.branch} since its fork point ${r.fork_point.database}: ${r.schema.steps.length} schema statement(s)` +
+      `${r.risky ? paint(` (${r.risky} risky)`, 'yellow') : ''}, ${rows} row(s) in ${r.rows.length} table(s) → ${file}`,
+    ...left.map((l) => paint(`left out: ${l.table} (${l.why}; its rows differ)`, 'yellow')),
+  ].join('\n');
 }
 
 /** Exactly one selector; none inside a routed command (`agent exec` sets PGX_BRANCH): the caller's own branch. */

@@ -10,7 +10,8 @@ export function frozenLines(frozen: FrozenCopySummary[]): string {
       const what =
         f.state === 'making'
           ? "in the making (or a killed maker's: the next fork or gc drops it)"
-          : `${f.method}, ${Math.round((f.bytes ?? 0) / 1048576)} MB${f.reusable ? '' : ', not reusable'}`;
+          : `${f.method}, ${Math.round((f.bytes ?? 0) / 1048576)} MB${f.reusable ? '' : ', not reusable'}` +
+            (f.kept_by ? `, kept as the fork point of ${f.kept_by} branch(es) not yet merged` : '');
       return `\nfrozen copy ${f.name} of ${f.parent}: ${what}`;
     })
     .join('');
@@ -38,16 +39,23 @@ export function gcNothing(retiring: { name: string; deadline: string }[]): strin
 
 /** Under the table: what each stopped subagent changed (its SubagentStop summary), for the parent's review. */
 export function changeNotes(
-  branches: { name: string; changes: { changed: boolean | null; lines: string[]; error?: string } | null }[],
+  branches: {
+    name: string;
+    changes: { changed: boolean | null; lines: string[]; error?: string } | null;
+    merged_into?: string | null;
+  }[],
 ): string {
   return branches
-    .filter((b) => b.changes && b.changes.changed !== false)
+    .filter((b) => (b.changes && b.changes.changed !== false) || b.merged_into)
     .map(
       (b) =>
         `\n${b.name} ` +
-        (b.changes!.changed === null
-          ? `(change summary failed: ${b.changes!.error}; \`pgx agent diff --branch ${b.name}\`)`
-          : `changed: ${b.changes!.lines.join('; ')}`),
+        (!b.changes || b.changes.changed === false
+          ? ''
+          : b.changes.changed === null
+            ? `(change summary failed: ${b.changes.error}; \`pgx agent diff --branch ${b.name}\`)`
+            : `changed: ${b.changes.lines.join('; ')}`) +
+        (b.merged_into ? paint(`${b.changes?.changed ? '; ' : ''}merged into ${b.merged_into}`, 'green') : ''),
     )
     .join('');
 }

@@ -8,6 +8,7 @@ import * as branches from './agent-branches.js';
 import * as template from './template.js';
 import * as diff from './agent-diff.js';
 import * as reset from './agent-reset.js';
+import * as merge from './agent-merge.js';
 import * as freeze from './agent-freeze.js';
 import * as pool from './agent-pool.js';
 import * as broker from './agent-broker.js';
@@ -36,6 +37,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   template,
   diff,
   reset,
+  merge,
   freeze,
   pool,
   broker,

@@ -1,7 +1,7 @@
 // The frozen copies forks clone (engine/freeze.ts, decision 400): how many, how much disk, and what gc has to do:
 // a killed maker's leftover, a copy whose parent is no longer an active branch, a frozen-stamped database with no
 // record (never dropped by pgx: nothing proves it is its own). Reads only.
-import { branchRecords, fixStatement, frozenCopies, stampedDatabases } from '../engine/inspect.js';
+import { branchRecords, fixStatement, forkPointsKept, frozenCopies, stampedDatabases } from '../engine/inspect.js';
 import { sqlFix } from './sql-fix.js';
 import { ok, warn, skipNoServer, type Check, type DoctorContext } from './types.js';
 
@@ -34,11 +34,20 @@ export async function frozenCheck(ctx: DoctorContext): Promise<Check> {
     (await branchRecords(reg, { project: config.project })).filter((r) => r.state === 'active').map((r) => r.name),
   );
   const bytes = mine.reduce((n, f) => n + Number(f.bytes ?? 0), 0);
-  const detail = `${mine.length} for ${new Set(mine.map((f) => f.parent)).size} branch(es), ${Math.round(bytes / 1048576)} MB`;
+  // Fork points (decision 500): kept while a subagent's branch made from them may still be merged; a full copy each
+  // on a file system without copy-on-write, so counted here and against the disk reserve like any other copy.
+  const keptBy = await forkPointsKept(reg);
+  const kept = mine.filter((f) => keptBy.has(f.name));
+  const keptBytes = kept.reduce((n, f) => n + Number(f.bytes ?? 0), 0);
+  const detail =
+    `${mine.length} for ${new Set(mine.map((f) => f.parent)).size} branch(es), ${Math.round(bytes / 1048576)} MB` +
+    (kept.length
+      ? `; ${kept.length} of them (${Math.round(keptBytes / 1048576)} MB) kept as fork points of subagents' branches not yet merged`
+      : '');
   const stuck = mine.filter(
     (f) => f.state === 'making' && Date.now() - new Date(f.started_at).getTime() > MAKING_TOO_LONG_MS,
   );
-  const orphaned = mine.filter((f) => f.state === 'ready' && !active.has(f.parent));
+  const orphaned = mine.filter((f) => f.state === 'ready' && !active.has(f.parent) && !keptBy.has(f.name));
   if (stuck.length)
     return warn(
       'frozen-copies',

@@ -38,6 +38,8 @@ import type { ForkRequest } from './fork.js';
 import * as roles from './roles.js';
 import type { Against } from './diff.js';
 import type { DiffBounds, DiffResult } from './diff-result.js';
+import type { SqlDiffResult } from './diff-sql.js';
+import type { MergeOptions, MergeResult } from './merge.js';
 import { handoffsFrom, type ChangeSummary, type HandoffRef } from './handoff-text.js';
 export { handoffText, type HandoffRef } from './handoff-text.js';
 import type { ScanReport } from '../mask/scan.js';
@@ -51,7 +53,7 @@ import type { FrozenCopySummary, FrozenUseResult } from './freeze.js';
 
 /** What the CLI's branch commands act on (down, forget, adopt, freeze, scan): no hook runs them (scripts/build.mjs). */
 const commandTargets = () => import('./command-targets.js');
-export type { Against, ChangeSummary, DiffBounds, DiffResult };
+export type { Against, ChangeSummary, DiffBounds, DiffResult, SqlDiffResult, MergeOptions, MergeResult };
 export type { ForkRequest, ResetResult };
 export type { BranchSummary, EndSessionResult, Selector, SubagentStopResult, Target };
 export type {
@@ -193,6 +195,20 @@ export class Engine {
     const rec = await oneRecord(this.ctx, sel, 'diff');
     const diff = await import('./diff.js');
     return diff.diffBranch(this.ctx, rec, against, bounds ?? diff.DIFF_BOUNDS);
+  }
+
+  /**
+   * `pgx agent diff --sql`: what the selected branch changed since its fork point, as one migration (diff-sql.ts,
+   * which loads @supabase/pg-delta: the CLI only, a stub in the hot-path bundles).
+   */
+  async diffSql(sel: Selector, bounds?: DiffBounds): Promise<SqlDiffResult> {
+    const rec = await oneRecord(this.ctx, sel, 'diff');
+    return (await import('./diff-sql.js')).branchAsSql(this.ctx, rec, bounds);
+  }
+
+  /** `pgx agent merge`: the subagent's changes since its fork point applied to its session's branch, or refused (merge.ts). */
+  async merge(agentId: string, opts: MergeOptions = {}): Promise<MergeResult> {
+    return (await import('./merge.js')).mergeAgent(this.ctx, agentId, opts);
   }
 
   gc(limit = 1000): Promise<GcResult> {

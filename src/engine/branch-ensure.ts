@@ -5,6 +5,7 @@ import { PgxError } from '../lib/errors.js';
 import { hashBranchName, identityKey, kindOf, shortBranchName, type Identity } from './identity.js';
 import * as records from '../registry/records.js';
 import { setLineage } from '../registry/lineage.js';
+import { setForkPoint } from '../registry/fork-points.js';
 import type { BranchRecord } from '../registry/records.js';
 import { takeLease, withIdentityLock } from '../registry/locks.js';
 import { inTransaction } from '../registry/connection.js';
@@ -263,7 +264,8 @@ async function createBranchDatabase(
       if (opts.copyFrom) {
         try {
           // One frozen copy of the parent per state of it, shared by its forks (freeze.ts, decision 400).
-          frozen = await forkViaFrozenCopy(e, opts.copyFrom, tmp);
+          // Its fork point is recorded before the clone, the copy's lease held: gc keeps the copy from then on.
+          frozen = await forkViaFrozenCopy(e, opts.copyFrom, tmp, (copy) => setForkPoint(reg, rec.name, copy));
           method = 'frozen';
         } catch (err) {
           if (err instanceof FrozenCopyWaitError) throw err; // not the template instead: the next ensure clones the copy
@@ -271,6 +273,7 @@ async function createBranchDatabase(
           if (isDiskBudgetError(err)) throw err;
           // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
           await dropCreation(e, rec);
+          await setForkPoint(reg, rec.name, null);
           rec = await setLineage(reg, rec.name, null);
           note = `copying "${opts.copyFrom}" failed (${firstLine(err)})`;
           method = 'template';

@@ -25,6 +25,11 @@ export interface BranchSummary {
   forked_at: string | null;
   /** A subagent's change summary, recorded at its SubagentStop (null: none recorded). Names and counts only. */
   changes: ChangeSummary | null;
+  /** The frozen copy it was cloned from, kept as its fork point (null: the template build, base_template, or none). */
+  fork_point: string | null;
+  /** `pgx agent merge` applied its changes to this branch (null: not merged), and when. */
+  merged_into: string | null;
+  merged_at: string | null;
 }
 
 export function summarize(r: BranchRecord): BranchSummary {
@@ -47,5 +52,8 @@ export function summarize(r: BranchRecord): BranchSummary {
     parent: r.parent ?? null,
     forked_at: r.forked_at ? new Date(r.forked_at).toISOString() : null,
     changes: (r.changes as ChangeSummary | null | undefined) ?? null,
+    fork_point: r.fork_point ?? null,
+    merged_into: r.merged_into ?? null,
+    merged_at: r.merged_at ? new Date(r.merged_at).toISOString() : null,
   };
 }

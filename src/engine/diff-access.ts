@@ -60,7 +60,8 @@ export async function readable<T>(
   });
 }
 
-async function withDb<T>(
+/** A connection as the admin to `database`, closed after `fn` (the statement timeout the shorter of both). */
+export async function withDb<T>(
   e: EngineContext,
   database: string,
   timeoutMs: number | undefined,

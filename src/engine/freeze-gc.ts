@@ -4,6 +4,7 @@ import * as frozen from '../registry/frozen.js';
 import type { FrozenRow } from '../registry/frozen.js';
 import { tryFreezeLock, whenFrozenUnused } from '../registry/locks.js';
 import * as records from '../registry/records.js';
+import { branchesKeepingCopy } from '../registry/fork-points.js';
 import * as catalog from '../server/catalog.js';
 import type { EngineContext } from './context.js';
 
@@ -27,14 +28,20 @@ export async function dropFrozen(e: EngineContext, c: Pick<FrozenRow, 'name' | '
   await frozen.deleteFrozen(e.registry, c.name);
 }
 
+/**
+ * Drops a ready copy nobody is cloning, unless it is a fork point a branch keeps (fork-point.ts: a subagent's branch
+ * cloned from it lives and has not been merged): then it stays, whatever gc's other reasons.
+ */
 export async function dropFrozenIfUnused(e: EngineContext, c: FrozenRow): Promise<boolean> {
+  if ((await branchesKeepingCopy(e.registry, c.name)).length) return false;
   return (await whenFrozenUnused(e.registry, c.name, async () => (await dropFrozen(e, c), true))) === true;
 }
 
 /**
  * gc: drops the copies no fork needs: a dead maker's, one superseded by a newer ready copy of its parent, one whose
  * parent is not an active branch any more (its session ended, it was dropped or replaced). A parent whose freeze lock
- * is held (a fork choosing or making a copy now) and a copy being cloned are passed by.
+ * is held (a fork choosing or making a copy now), a copy being cloned, and a copy a branch keeps as its fork point
+ * (dropFrozenIfUnused) are passed by.
  */
 export async function gcFrozen(e: EngineContext, limit = 1000): Promise<string[]> {
   const reg = e.registry;

@@ -32,6 +32,7 @@
 // copy freeze-make.ts, its drop and gc freeze-gc.ts.
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
+import { branchesKeepingCopy } from '../registry/fork-points.js';
 import { releaseFrozenLease, takeFrozenLease, withFreezeLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
@@ -87,7 +88,13 @@ const DETACH_FROM_BYTES = Number(process.env.PGX_FREEZE_DETACH_FROM_BYTES ?? 128
  * parent before this call: an existing copy when one serves (see the top of this file), else a new one made now,
  * here or (a command hook, a large parent) by a detached `pgx agent freeze` this fork waits for.
  */
-export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: string): Promise<FrozenUse> {
+export async function forkViaFrozenCopy(
+  e: EngineContext,
+  parent: string,
+  into: string,
+  /** Told which copy before it is cloned, its lease held: the fork records it as its fork point (fork-point.ts). */
+  onChosen: (copy: string) => Promise<void> = async () => {},
+): Promise<FrozenUse> {
   const reg = e.registry;
   const ticket = await frozen.drawTicket(reg);
   const t0 = Date.now();
@@ -102,6 +109,7 @@ export async function forkViaFrozenCopy(e: EngineContext, parent: string, into: 
   if (chosen === undefined) throw new FrozenCopyWaitError(parent, Date.now() - t0);
   const use = chosen === 'elsewhere' ? await copyMadeElsewhere(e, parent, ticket, t0, until) : chosen;
   try {
+    await onChosen(use.copy);
     await cloneDatabase(e, into, use.copy, await planClone(e, use.copy));
   } finally {
     await releaseFrozenLease(reg, use.copy);
@@ -223,11 +231,15 @@ export interface FrozenCopySummary {
   reusable: boolean;
   started_at: Date;
   exists: boolean;
+  /** Subagents' branches that keep it as their fork point (fork-point.ts): gc leaves it while any does. */
+  kept_by: number;
 }
 
 /** `agent ls` (`--all`: project undefined): the frozen copies, with what each is a copy of. */
 export async function frozenCopySummaries(e: EngineContext, project?: string): Promise<FrozenCopySummary[]> {
-  return (await frozen.listFrozen(e.registry, project)).map((f) => ({
+  const rows = await frozen.listFrozen(e.registry, project);
+  const keeping = await Promise.all(rows.map((f) => branchesKeepingCopy(e.registry, f.name)));
+  return rows.map((f, i) => ({
     name: f.name,
     project: f.project,
     parent: f.parent,
@@ -237,6 +249,7 @@ export async function frozenCopySummaries(e: EngineContext, project?: string): P
     reusable: f.signature !== null,
     started_at: f.started_at,
     exists: f.db_exists,
+    kept_by: keeping[i]!.length,
   }));
 }
 

@@ -95,6 +95,10 @@ export function handoffText(branch: string, agentId: string | null, s: ChangeSum
   if (!s.changed) return `${who} stopped without changing its database (compared with "${s.against}").`;
   return (
     `${who} changed its database (compared with "${s.against}"): ${s.lines.join('; ')}${s.partial ? ' (partial: some tables counted only)' : ''}. ` +
-    `Its branch is kept for review: \`pgx agent diff --branch ${branch}\`.`
+    `Its branch is kept for review: \`pgx agent diff --branch ${branch}\`` +
+    (agentId === null
+      ? '.'
+      : `; to take its changes into your branch, check first with \`pgx agent merge --agent ${agentId} --dry-run\`, ` +
+        `then run it without --dry-run (refused, nothing applied, if you changed the same rows or objects since it started).`)
   );
 }

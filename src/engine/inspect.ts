@@ -25,6 +25,7 @@ export { orphanDatabases as stampedWithoutRecord, recordedRoles } from '../regis
 export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBehind } from '../registry/sources.js';
 export { msSinceLastBranch } from '../registry/pool.js';
 export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';
+export { keptCopiesReadOnly as forkPointsKept } from '../registry/fork-points.js';
 
 // The server's catalogs, read.
 export {

@@ -9,6 +9,8 @@
 import { PgxError } from '../lib/errors.js';
 import * as records from '../registry/records.js';
 import { forgetBuild, templateUse } from '../registry/template-builds.js';
+import { keptBuildOids } from '../registry/fork-points.js';
+import { dropReleasedBuilds } from './fork-point.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import type { EngineContext } from './context.js';
@@ -137,11 +139,21 @@ export async function unusedTemplates(
 
 export async function gcTemplates(e: EngineContext, graceMs = TEMPLATE_GRACE_MS): Promise<TemplateGcResult> {
   const out: TemplateGcResult = { templates_dropped: [], errors: [] };
+  // The builds a refresh kept aside as fork points that no branch keeps any more (fork-point.ts).
+  try {
+    for (const name of await dropReleasedBuilds(e))
+      out.templates_dropped.push({ name, reason: 'a fork point no branch keeps' });
+  } catch (err) {
+    out.errors.push({ name: '(kept fork points)', error: (err as Error).message });
+  }
   for (const t of await unusedTemplates(e, graceMs)) {
     try {
       // Re-checked just before the drop: a branch may have been cloned from it since it was listed. (A clone starting
       // in the instant between would fail once, and the next ensure rebuilds the template.)
       if ((await templateUse(e.registry)).get(t.name)) continue;
+      // A build a subagent's branch keeps as its fork point (fork-point.ts) stays while it does.
+      const oid = await catalog.databaseOid(e.registry, t.name);
+      if (oid && (await keptBuildOids(e.registry)).has(oid)) continue;
       if (await dropTemplate(e, t.name)) out.templates_dropped.push(t);
     } catch (err) {
       out.errors.push({ name: t.name, error: (err as Error).message });

@@ -13,6 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import { shellQuote } from '../lib/shell.js';
 import { buildsOf, forgetBuild, recordBuild } from '../registry/template-builds.js';
+import { keptBuildOids } from '../registry/fork-points.js';
 import { findSource } from '../registry/sources.js';
 import { withTemplateLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
@@ -161,8 +162,15 @@ async function swapIn(e: EngineContext, into: string, name: string): Promise<voi
     await discardBuild(e, into);
     throw err;
   }
-  // Best effort: a leftover aside is dropped by the next build.
-  if (aside) await dropIfOurs(e, aside).catch(() => false);
+  // Best effort: a leftover aside is dropped by the next build. One that a subagent's branch keeps as its fork point
+  // (fork-point.ts) stays until no branch does.
+  if (aside && !(await keptAsForkPoint(e, aside))) await dropIfOurs(e, aside).catch(() => false);
+}
+
+/** A template build a subagent's branch was cloned from, and may still be merged from (its oid is its fork point). */
+async function keptAsForkPoint(e: EngineContext, name: string): Promise<boolean> {
+  const oid = await catalog.databaseOid(e.registry, name);
+  return oid !== undefined && (await keptBuildOids(e.registry)).has(oid);
 }
 
 /** A stamp this project's builds write: building, or a finished template of this project. */
@@ -202,7 +210,7 @@ async function dropLeftovers(e: EngineContext, name: string): Promise<void> {
   }
   const aside = new RegExp(`^${name}_[bo][a-z0-9]{6}$`);
   for (const db of await catalog.databasesNamedLike(reg, `${name}_`)) {
-    if (aside.test(db)) await dropIfOurs(e, db).catch(() => false);
+    if (aside.test(db) && !(await keptAsForkPoint(e, db))) await dropIfOurs(e, db).catch(() => false);
   }
 }
 

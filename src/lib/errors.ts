@@ -15,6 +15,10 @@ const EXIT_TABLE = {
   ],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
+  conflict: [
+    9,
+    'merge refused: both sides changed the same object or row since the fork point (each listed; nothing applied)',
+  ],
   // the child's own status passes through otherwise
   execFailed: [
     125,
@@ -54,7 +58,11 @@ export type ErrorCode =
   | 'BROKER_UNAVAILABLE'
   | 'DISK_RESERVE'
   /** init or install in $HOME, /, or a directory with no project marker, without --here (project/markers.ts) */
-  | 'NOT_A_PROJECT';
+  | 'NOT_A_PROJECT'
+  /** `agent merge`: an object or row both sides changed since the fork point (engine/merge.ts) */
+  | 'MERGE_CONFLICT'
+  /** `agent merge`: what it can't carry (rows left out, a statement outside a transaction), or a statement failed */
+  | 'MERGE_FAILED';
 
 const exitFor: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
@@ -76,6 +84,9 @@ const exitFor: Record<ErrorCode, number> = {
   // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
   BROKER_UNAVAILABLE: EXIT.refused,
   NOT_A_PROJECT: EXIT.usage,
+  MERGE_CONFLICT: EXIT.conflict,
+  // nothing applied: the session's branch is as it was
+  MERGE_FAILED: EXIT.branch,
 };
 
 export class PgxError extends Error {

@@ -48,6 +48,11 @@ ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS role text, ADD COLUMN IF NOT EXI
 ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS parent text, ADD COLUMN IF NOT EXISTS forked_at timestamptz,
   ADD COLUMN IF NOT EXISTS base_mark text, ADD COLUMN IF NOT EXISTS base_template oid, ADD COLUMN IF NOT EXISTS swap_nonce text,
   ADD COLUMN IF NOT EXISTS changes jsonb;
+-- The fork point a merge reads (engine/fork-point.ts): the frozen copy a fork cloned (NULL: base_template, the template
+-- build, when it is one); merged_into / merged_at: pgx agent merge applied its changes there (the fork point is let go
+-- once the branch is merged and no longer active). Added in place to older registries (records.ts retries on 42703).
+ALTER TABLE pgx_branch ADD COLUMN IF NOT EXISTS fork_point text, ADD COLUMN IF NOT EXISTS merged_into text,
+  ADD COLUMN IF NOT EXISTS merged_at timestamptz;
 CREATE INDEX IF NOT EXISTS pgx_branch_deadline ON pgx_branch (deadline);
 CREATE INDEX IF NOT EXISTS pgx_branch_project ON pgx_branch (project, session_id);
 CREATE TABLE IF NOT EXISTS pgx_template_build (

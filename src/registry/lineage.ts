@@ -64,6 +64,8 @@ export async function commitSwap(
             -- its contents are new: the summary of what it had changed is gone, and so is a retiring branch's longer
             -- keep for having changed something (keep_changed): at most its grace from now
             changes = NULL,
+            -- and so is its fork point (what it was cloned from) and any merge of what it had
+            fork_point = NULL, merged_into = NULL, merged_at = NULL,
             deadline = CASE WHEN state = 'active' THEN now() + idle_ttl_ms * interval '1 millisecond'
                             ELSE least(deadline, now() + grace_ms * interval '1 millisecond') END
       WHERE name = $1 RETURNING *`,

@@ -203,3 +203,11 @@ export async function releaseFrozenLease(db: RegistryDb, copy: string): Promise<
 export function whenFrozenUnused<T>(db: RegistryDb, copy: string, fn: () => Promise<T>): Promise<T | undefined> {
   return withTryLock(db, LOCK.frozen(copy), fn);
 }
+
+/**
+ * A merge or `diff --sql` reading a frozen copy (its fork point) holds it exclusively while connections to it are let
+ * in: a fork waits to clone it until the read is over (a session on it would make the clone fail).
+ */
+export function withFrozenExclusive<T>(db: RegistryDb, copy: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(db, LOCK.frozen(copy), fn);
+}

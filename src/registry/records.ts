@@ -52,6 +52,11 @@ export interface BranchRecord {
   swap_nonce: string | null;
   /** What the branch changed, as summarised at its SubagentStop (engine/handoff.ts); null: not summarised. */
   changes?: unknown;
+  /** The frozen copy a fork cloned, kept as its fork point (engine/fork-point.ts); null: base_template, or none. */
+  fork_point?: string | null;
+  /** `pgx agent merge` applied this branch's changes to that branch, at that time (engine/merge.ts). */
+  merged_into?: string | null;
+  merged_at?: Date | null;
   /** Joined from pg_database: does the database exist right now? */
   db_exists?: boolean;
 }

@@ -367,6 +367,12 @@ export async function serverPlace(
 }
 
 /** The database's oid (undefined: no such database). A rebuilt database under the same name has a new one. */
+/** The database with this oid now (a template build keeps its oid when a refresh renames it aside), if any. */
+export async function databaseNamed(db: Db, oid: string): Promise<string | undefined> {
+  const [r] = await db.query<{ datname: string }>('SELECT datname FROM pg_database WHERE oid = $1::oid', [oid]);
+  return r?.datname;
+}
+
 export async function databaseOid(db: Db, name: string): Promise<string | undefined> {
   const [row] = await db.query<{ oid: string }>('SELECT oid::text AS oid FROM pg_database WHERE datname = $1', [name]);
   return row?.oid;

@@ -91,6 +91,8 @@ describe('names a parent hears', () => {
     ]);
     expect(more).toEqual([]); // once
     expect(text).toContain('pgx: subagent a1 (branch "agent_h_s_a") changed its database');
+    // the way to take it: the merge, checked first (decision 503)
+    expect(text).toContain('`pgx agent merge --agent a1 --dry-run`, then run it without --dry-run');
     expect(text).toContain('added: table public.ok');
     expect(text).toContain("1 summary line(s) left out: not in pgx's plain form");
     expect(text).not.toContain('IMPORTANT');

@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import"./chunk-6OJ5MAJD.js";import{a as h,c as i,d as j}from"./chunk-X3EXGASS.js";import{a,b,h as c,i as d,k as e,l as f,o as g}from"./chunk-VM5WO332.js";import"./chunk-NUYE3OAI.js";export{e as FactBase,g as NotImplementedError,f as buildFactBase,a as canonicalize,b as contentHash,j as deserializeSnapshot,h as diff,c as encodeId,d as parseId,i as serializeSnapshot};

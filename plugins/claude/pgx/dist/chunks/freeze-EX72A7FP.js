@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{f as a,g as b,h as c,i as d,j as e}from"./chunk-CJQICTJB.js";import"./chunk-H7OZGSP3.js";import"./chunk-WV2U26FC.js";import"./chunk-VCNXHISA.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,b as forkViaFrozenCopy,e as freezeBranch,c as freezeFor,d as frozenCopySummaries};
