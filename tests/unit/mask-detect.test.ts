@@ -112,6 +112,7 @@ describe('[mask] rules', () => {
   it('the digest: the same rules in any order give the same value; none gives null', () => {
     const r = (column: string, text: string): MaskRule => ({
       key: `public.t.${column}`,
+      on: 'column',
       schema: 'public',
       table: 't',
       column,
