@@ -10,6 +10,26 @@ const KEYS_IN_TEXT = String.raw`(sk|pk|rk)_(live|test)_[A-Za-z0-9]{10,}|gh[pousr
 const SK = String.raw`sk-(ant-|proj-)?[\w-]{20,}`;
 const MORE_KEYS = String.raw`glpat-[\w-]{20}|SG\.[\w-]{16,}\.[\w-]{16,}|npm_[A-Za-z0-9]{30,}|shp(at|ss|ca|pa)_[a-fA-F0-9]{32}`;
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** What JavaScript's trim() removes from the ends (ECMAScript WhiteSpace and LineTerminator), as a SQL string. */
+const TRIMMED = [
+  9,
+  10,
+  11,
+  12,
+  13,
+  32,
+  160,
+  5760,
+  ...Array.from({ length: 11 }, (_, i) => 8192 + i),
+  8232,
+  8233,
+  8239,
+  8287,
+  12288,
+  65279,
+]
+  .map((c) => `chr(${c})`)
+  .join(' || ');
 
 /**
  * pgx_kind(text): the kind of personal value a whole value is (email, jwt, key, ip, card, iban, phone), else NULL;
@@ -44,7 +64,7 @@ const DETECTORS = [
        THEN 'phone'
    END $pgx$`,
   `CREATE FUNCTION pg_temp.pgx_kind(raw text) RETURNS text LANGUAGE sql IMMUTABLE AS $pgx$
-   SELECT pg_temp.pgx_kind_trimmed(btrim(raw, E' \\t\\n\\r\\f\\v')) $pgx$`,
+   SELECT pg_temp.pgx_kind_trimmed(btrim(raw, ${TRIMMED})) $pgx$`,
   `CREATE FUNCTION pg_temp.pgx_embedded_kind(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $pgx$
    SELECT CASE
      WHEN t IS NULL THEN NULL
