@@ -192,15 +192,22 @@ export function maskExpression(s: Strategy, c: ColumnInfo, ctx: MaskContext): st
   }
 }
 
-/** A text strategy applied to each element of an array of text (NULL elements stay NULL; the order is kept). */
+/**
+ * A text strategy applied to each element of an array of text (NULL elements stay NULL; the order is kept), through a
+ * session-local function: ALTER … TYPE … USING takes no subquery.
+ */
 function arrayExpr(s: Strategy, c: ColumnInfo, ctx: MaskContext): string {
   if (c.elemCategory !== 'S' || !TEXTUAL.includes(s.kind))
     throw new StrategyMismatch(
       `${s.kind} does not apply to ${c.type} (on arrays: text strategies, element by element)`,
     );
   const e = textExpr(s, 'e::text', { unique: false, max: c.maxLength }, ctx);
-  const col = quoteIdent(c.column);
-  return `(CASE WHEN ${col} IS NULL THEN NULL ELSE ARRAY(SELECT CASE WHEN e IS NULL THEN NULL ELSE (${e}) END FROM unnest(${col}) WITH ORDINALITY u(e, i) ORDER BY i) END)::${c.type}`;
+  const fn = `pg_temp.pgx_mask_array_${ctx.defs.length + 1}`;
+  ctx.defs.push(
+    `CREATE FUNCTION ${fn}(a text[]) RETURNS text[] LANGUAGE sql STABLE STRICT AS $pgx$ SELECT ARRAY(SELECT CASE WHEN e ` +
+      `IS NULL THEN NULL ELSE (${e}) END FROM unnest(a) WITH ORDINALITY u(e, i) ORDER BY i) $pgx$`,
+  );
+  return `${fn}(${quoteIdent(c.column)}::text[])::${c.type}`;
 }
 
 /**

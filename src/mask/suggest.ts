@@ -13,11 +13,12 @@ export function classOf(c: ColumnInfo): TypeClass {
   if (c.base === 'json' || c.base === 'jsonb') return 'json';
   if (c.category === 'A') return c.elemCategory === 'S' ? 'array' : 'other';
   if (c.category === 'S') return 'text';
-  if (c.category === 'N') return c.base === 'oid' ? 'blob' : 'number';
+  // An oid column points at a large object: its content has the "large objects" rule, not the column's.
+  if (c.category === 'N') return c.base === 'oid' ? 'other' : 'number';
   if (c.category === 'D') return 'date';
   if (c.category === 'I') return 'net';
   if (c.category === 'G' || c.base === 'geometry' || c.base === 'geography') return 'geo';
-  if (c.base === 'bytea' || c.base === 'lo') return 'blob';
+  if (c.base === 'bytea') return 'blob';
   if (c.base === 'uuid') return 'uuid';
   return 'other';
 }

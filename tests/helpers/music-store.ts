@@ -245,13 +245,13 @@ export async function fillMusicStore(query: Query, scale: MusicScale = SMALL_MUS
   await query(
     `INSERT INTO "Invoice" ("InvoiceId", "CustomerId", "InvoiceDate", "BillingAddress", "BillingCity", "BillingState", "BillingCountry", "BillingPostalCode", "Total")
      SELECT (c."CustomerId" - 1) * ${scale.invoicesPerCustomer} + k, c."CustomerId",
-            timestamp '2021-01-01' + ((c."CustomerId" * 7907 + k * 977) % 1460) * interval '1 day',
+            timestamp '2021-01-01' + ((c."CustomerId"::bigint * 7907 + k * 977) % 1460) * interval '1 day',
             c."Address", c."City", c."State", c."Country", c."PostalCode", 0
      FROM "Customer" c, generate_series(1, ${scale.invoicesPerCustomer}) k`,
   );
   await query(
     `INSERT INTO "InvoiceLine" ("InvoiceLineId", "InvoiceId", "TrackId", "UnitPrice", "Quantity")
-     SELECT row_number() OVER (ORDER BY i."InvoiceId", n), i."InvoiceId", 1 + (i."InvoiceId" * 7919 + n * 104729) % ${scale.tracks},
+     SELECT row_number() OVER (ORDER BY i."InvoiceId", n), i."InvoiceId", 1 + (i."InvoiceId"::bigint * 7919 + n * 104729) % ${scale.tracks},
             CASE WHEN (i."InvoiceId" + n) % 10 = 0 THEN 1.99 ELSE 0.99 END, 1
      FROM "Invoice" i, generate_series(1, 1 + i."InvoiceId" % 9) n`,
   );

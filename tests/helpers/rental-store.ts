@@ -320,7 +320,7 @@ export async function fillRentalStore(query: Query, scale: StoreScale = SMALL_RE
   // The bulk, set-based and deterministic: rentals spread over 2022-01-01 … 2022-07-28, a payment for each.
   await query(
     `INSERT INTO rental (rental_date, inventory_id, customer_id, return_date, staff_id)
-     SELECT d, 1 + (c * 7919 + j * 104729) % (SELECT count(*) FROM inventory), c,
+     SELECT d, 1 + (c::bigint * 7919 + j * 104729) % (SELECT count(*) FROM inventory), c,
             CASE WHEN (c + j) % 97 = 0 THEN NULL ELSE d + (1 + (c + j) % 9) * interval '1 day' END, 1 + (c + j) % ${stores}
      FROM generate_series(1, ${scale.customers}) c, generate_series(1, ${scale.rentalsPerCustomer}) j,
           LATERAL (SELECT timestamptz '2022-01-01 00:00:00+00' + ((c::bigint * 7907 + j::bigint * 977) % (208 * 86400)) * interval '1 second' AS d) x`,
