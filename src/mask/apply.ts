@@ -234,7 +234,13 @@ async function maskInPlace(
     progress(`masking: removing the old row versions of ${t.schema}.${t.table}`);
     await sql.vacuumFull(db, t.schema, t.table);
   }
-  if (emptyBlobs) await sql.vacuumLargeObjects(db);
+  if (emptyBlobs) await sql.vacuumCatalog(db, 'pg_largeobject');
+  if (comments.length) await sql.vacuumCatalog(db, 'pg_description');
+  // Statistics: an ANALYZE (autovacuum's, between the restore and now) may have kept original values as a column's
+  // most common values, which pg_stats shows to anyone who may read the table. Analyzed again, they are the masked ones.
+  progress(`masking: analyzing the ${tables.size + matviews.length} masked table(s) and view(s) again`);
+  for (const t of tables.values()) await sql.analyze(db, t.schema, t.table);
+  for (const m of matviews.filter((x) => x.rule !== 'empty')) await sql.analyze(db, m.schema, m.name);
   const rows = [...tables.values()].reduce((n, t) => n + t.rows, 0);
   return {
     digest,

@@ -189,6 +189,7 @@ export async function proveMasked(
     const counts = await proofCounts(
       db,
       from,
+      planned.filter((p) => p.check.shape).map((p) => p.column.column),
       planned.map((p) => p.check),
     );
     result.relations++;

@@ -321,7 +321,15 @@ export async function vacuumFull(db: Db, schema: string, name: string): Promise<
   await db.query(`VACUUM FULL ${table(schema, name)}`);
 }
 
-/** After emptying the large objects: their old pages leave the files (the copy's owner may vacuum this catalog). */
-export async function vacuumLargeObjects(db: Db): Promise<void> {
-  await db.query(`VACUUM FULL pg_catalog.pg_largeobject`);
+/**
+ * After emptying the large objects or changing comments: the old row versions leave the catalog's files (the owner
+ * of a database may vacuum its catalogs but the shared ones).
+ */
+export async function vacuumCatalog(db: Db, name: 'pg_largeobject' | 'pg_description'): Promise<void> {
+  await db.query(`VACUUM FULL pg_catalog.${name}`);
+}
+
+/** Statistics of the masked values, in place of any an earlier ANALYZE took of the original ones. */
+export async function analyze(db: Db, schema: string, name: string): Promise<void> {
+  await db.query(`ANALYZE ${table(schema, name)}`);
 }

@@ -121,9 +121,10 @@ export interface ProofCounts {
 
 /**
  * Reads `from` once (a relation, maybe sampled: mask-catalog.ts boundedFrom) and counts what each check finds. The
- * detectors' values are computed in a subquery the planner keeps (OFFSET 0), once a row, not once per use.
+ * detectors' values are computed in a subquery the planner keeps (OFFSET 0), once a row, not once per use; it reads
+ * only `columns` (those the shapes name) besides.
  */
-export async function proofCounts(db: Db, from: string, checks: ProofCheck[]): Promise<ProofCounts> {
+export async function proofCounts(db: Db, from: string, columns: string[], checks: ProofCheck[]): Promise<ProofCounts> {
   const values: string[] = [];
   const inner: string[] = [];
   const outer: string[] = ['count(*)::float8 AS rows'];

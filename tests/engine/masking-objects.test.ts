@@ -12,6 +12,8 @@ import { proveMasked } from '../../src/mask/prove.js';
 import { connect } from '../../src/server/db.js';
 import { columnsOf } from '../../src/server/mask-catalog.js';
 import { dbRow, testProject, type TestProject } from '../helpers/engine.js';
+import { Faults } from '../helpers/faults.js';
+import { fillPersonalSource, RULES_TOML } from '../helpers/personal-source.js';
 import { pgInfo, sql } from '../helpers/pgx.js';
 
 const rand = () => randomBytes(4).toString('hex');
@@ -121,9 +123,9 @@ describe('masking beyond plain columns', () => {
     expect(await dbRow(refused.t.config.source!)).toBeUndefined();
     const ok = await importFrom(db, toml + '"materialized view public.domains" = "empty"\n');
     expect(ok.failure?.message).toBeUndefined();
-    expect(await sql(`SELECT relispopulated FROM pg_class WHERE oid = 'public.domains'::regclass`, [], ok.t.config.source!)).toEqual(
-      [{ relispopulated: false }],
-    );
+    expect(
+      await sql(`SELECT relispopulated FROM pg_class WHERE oid = 'public.domains'::regclass`, [], ok.t.config.source!),
+    ).toEqual([{ relispopulated: false }]);
   }, 120_000);
 
   it('a comment ruled fixed:<text> is replaced; a comment rule that names nothing is an error', async () => {
@@ -143,6 +145,41 @@ describe('masking beyond plain columns', () => {
     );
     expect(bad.failure?.code).toBe('CONFIG_INVALID');
     expect(bad.failure?.message).toMatch(/"comment on column public\.users\.mail": names no comment/);
+  }, 120_000);
+});
+
+describe('statistics', () => {
+  it("an ANALYZE between the restore and the masking (autovacuum's) leaves no original value in pg_stats", async () => {
+    const db = await origin('SELECT 1');
+    await fillPersonalSource(db, 300);
+    const emails = (await sql(`SELECT email FROM customers`, [], db)).map((r) => r.email as string);
+    const t = project(RULES_TOML);
+    // The copy is analyzed as autovacuum could, after the restore and before the masking's transaction.
+    const faults = new Faults();
+    const gate = faults.before.bind(faults);
+    let copy = '';
+    faults.before = async (text: string) => {
+      copy ||= /CREATE DATABASE "(pgx_src_\w+)"/.exec(text)?.[1] ?? '';
+      if (copy && /set_config\('pgx\.mask_salt'/.test(text)) await sql('ANALYZE', [], copy);
+      return gate(text);
+    };
+    const e = await t.open(faults);
+    try {
+      await e.importSource({ input: classifyInput(url(db), process.cwd()), into: t.config.source!, progress: quiet });
+    } finally {
+      await e.close();
+    }
+    expect(copy).not.toBe('');
+    const stats = await sql(
+      `SELECT tablename, attname, concat_ws(' ', most_common_vals::text, histogram_bounds::text) AS v FROM pg_stats
+       WHERE schemaname = 'public' AND tablename IN ('customers', 'orders')`,
+      [],
+      t.config.source!,
+    );
+    expect(stats.length).toBeGreaterThan(5);
+    expect(
+      stats.filter((r) => emails.some((m) => (r.v as string).includes(m))).map((r) => `${r.tablename}.${r.attname}`),
+    ).toEqual([]);
   }, 120_000);
 });
 
