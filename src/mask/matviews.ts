@@ -2,7 +2,7 @@
 // refreshed (issue 41: a view over masked columns kept 300 of 300 real emails). So after masking, pgx refreshes each
 // one that reads, directly or through views, a table with a masked column or a function of the user's (whose reads the
 // catalog does not show), in dependency order, in the masking's transaction; a rule on the view can say `empty` (left
-// unpopulated) or `keep` instead (decision 466).
+// unpopulated) or `keep` instead (decision 469).
 import type { Db } from '../server/db.js';
 import { relationsOf } from '../server/mask-catalog.js';
 

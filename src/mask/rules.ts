@@ -2,7 +2,7 @@
 // are replaced in pgx's own copy before any template, pool member or branch is made from it (decision 460). Parsed
 // and validated here, as config is loaded (an unknown strategy or a malformed key is a CONFIG_INVALID naming it);
 // whether each key names a real column is checked against the database when the rules are applied. Besides columns,
-// a key can name what holds personal data outside a table's rows (decision 466): a comment ("comment on column
+// a key can name what holds personal data outside a table's rows (decision 469): a comment ("comment on column
 // public.users.email"), a materialized view ("materialized view public.mv"), or the database's large objects.
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';

@@ -1,4 +1,4 @@
-// What the scan finds beyond a table's own columns (decision 466): generated columns (they follow the columns they
+// What the scan finds beyond a table's own columns (decisions 467, 469): generated columns (they follow the columns they
 // are computed from), materialized views (refreshed from the masked tables, or a rule on the view), comments and large
 // objects (a rule each, or refused); and the checks of the rules themselves (a key that names nothing, a strategy that
 // cannot apply, the two ends of a foreign key masked differently). Also the [mask] block the scan prints.

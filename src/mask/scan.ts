@@ -3,7 +3,7 @@
 // (scan-objects.ts), which of them have a rule, and which rules are wrong (no such column, a strategy that cannot
 // apply, a jsonb path that matches nothing). `pgx source scan` prints it; import, sync and a masked template build
 // refuse while it finds something personal with no rule, listing each with why and a [mask] block ready to paste
-// (fail closed: decisions 460, 463, 466).
+// (fail closed: decisions 460, 463, 468, 469).
 import type { Db } from '../server/db.js';
 import { columnsOf, foreignKeysOf, sampleValues, type ColumnInfo } from '../server/mask-catalog.js';
 import { embeddedKind, jsonPaths, nameSign, suggestionFor, valueKind } from './detect.js';

@@ -1,6 +1,6 @@
 // What the scan suggests for a column: the class of its type (for the name rules), and the first strategy that
 // applies to it as it is (its type, NOT NULL, unique index, length), so that the printed [mask] block imports as
-// pasted (decision 463; issue 41: a suggestion that cannot be imported is a defect).
+// pasted (decisions 463, 467: a suggestion that cannot be imported is a defect).
 import type { ColumnInfo } from '../server/mask-catalog.js';
 import type { ColumnShape, TypeClass } from './detect.js';
 import type { MaskRule } from './rules.js';
