@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../project/config.js';
 import { findDatabaseUrl } from '../project/dotenv.js';
-import { withEngine, type SourceOrigin } from '../engine/api.js';
+import { withEngine, type ImportResult, type SourceOrigin } from '../engine/api.js';
 import { PgxError } from '../lib/errors.js';
 import { setConfigSource } from '../project/init.js';
 import { relativeTime, type Output } from '../lib/output.js';
@@ -84,17 +84,23 @@ function resolveRemembered(config: Config, o: SourceOrigin, out: Output): Resolv
   };
 }
 
-function maskLine(m: {
-  columns: number;
-  tables: number;
-  personal: number;
-  foreign_keys_checked: number;
-  elapsed_ms: number;
-}): string | null {
-  if (!m.columns) return m.personal ? `  ${m.personal} personal-looking column(s), each kept by a "keep" rule` : null;
+function maskLine(m: ImportResult['mask']): string | null {
+  if (!m.columns && !m.proof)
+    return m.personal ? `  ${m.personal} personal-looking column(s), each kept by a "keep" rule` : null;
+  const also = [
+    m.foreign_keys_checked && `${m.foreign_keys_checked} foreign key(s) over them re-checked`,
+    m.matviews && `${m.matviews} materialized view(s) refreshed from them`,
+    m.comments && `${m.comments} comment(s) masked`,
+    m.large_objects && 'the large objects emptied',
+  ].filter(Boolean);
+  const p = m.proof;
   return (
     `  masked ${m.columns} column(s) in ${m.tables} table(s) before the copy was finished (${m.elapsed_ms} ` +
-    `ms${m.foreign_keys_checked ? `; ${m.foreign_keys_checked} foreign key(s) over them re-checked` : ''})`
+    `ms${also.length ? `; ${also.join('; ')}` : ''})` +
+    (p
+      ? `\n  checked the masked copy: ${p.rows} row(s) of ${p.relations} table(s) and view(s), ${p.comments} ` +
+        `comment(s), nothing personal left (${p.elapsed_ms} ms${p.sampled.length ? `; ${p.sampled.join(', ')} read through a ${p.bound_mb} MB sample` : ''})`
+      : '')
   );
 }
 

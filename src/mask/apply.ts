@@ -10,9 +10,13 @@ import { maskSalt } from '../registry/mask-salt.js';
 import { connect, type Db, type StatementGate } from '../server/db.js';
 import type { ConnParams } from '../server/conn-params.js';
 import * as sql from '../server/mask-catalog.js';
-import { masking, rulesDigest, type MaskRule } from './rules.js';
+import { quoteIdent, quoteLiteral } from '../server/catalog.js';
+import { matviewPlan } from './matviews.js';
+import { avoiding, type NamePools } from './names.js';
+import { PROOF_BOUND, proveMasked, type ProofResult } from './prove.js';
+import { masking, matviewKey, rulesDigest, type MaskRule, type Strategy } from './rules.js';
 import { scanDatabase, type ScanReport } from './scan.js';
-import { maskExpression } from './strategies.js';
+import { maskExpression, type MaskContext } from './strategies.js';
 
 export interface MaskResult {
   /** What the copy was masked with (rules.ts rulesDigest); null: no rules. */
@@ -23,8 +27,16 @@ export interface MaskResult {
   rows: number;
   /** Foreign keys re-added over masked columns: the server checked that every masked key still matches. */
   foreign_keys_checked: number;
+  /** Materialized views refreshed from the masked tables (or emptied by their rule). */
+  matviews: number;
+  /** Comments removed or replaced by their rule. */
+  comments: number;
+  /** Large objects emptied by the "large objects" rule. */
+  large_objects: number;
   /** Personal-looking columns that have a rule (keep included). */
   personal: number;
+  /** The check of the masked copy after masking (decision 466); null when nothing was masked. */
+  proof: ProofResult | null;
   elapsed_ms: number;
 }
 
@@ -42,7 +54,7 @@ export function refusalOf(report: ScanReport, file: string): PgxError | undefine
     const list = report.unruled.map((f) => `  ${f.key} (${f.type}): ${f.why.join('; ')}`).join('\n');
     return new PgxError(
       'REFUSED',
-      `"${report.database}" holds ${report.unruled.length} column(s) that look like personal data and have ` +
+      `"${report.database}" holds ${report.unruled.length} column(s) or object(s) that look like personal data and have ` +
         `no [mask] rule in ${file}; pgx copies no personal data to an agent's branch unmasked:\n${list}`,
       `Review each column, then add a rule for it to ${file} (a strategy, or "keep" when it is not personal). ` +
         `Suggested, ready to paste:\n\n${report.block}\n\nThen run the same command again. \`pgx source scan\` ` +
@@ -61,7 +73,7 @@ export interface MaskTarget {
   file: string;
 }
 
-/** Scans the copy `database` and masks it with `rules`, or refuses (nothing changed). */
+/** Scans the copy `database` and masks it with `rules`, then checks the masked copy; or refuses (nothing kept). */
 export async function scanAndMask(
   t: MaskTarget,
   database: string,
@@ -76,10 +88,50 @@ export async function scanAndMask(
     if (refused) throw refused;
     const salt = await maskSalt(t.registry, t.project);
     const r = await maskInPlace(db, rules, salt, progress);
-    return { ...r, personal: report.personal.length, elapsed_ms: Math.round(performance.now() - t0) };
+    // The copy, not the rules: read again, and refused (the caller drops it) if anything personal is left.
+    const proof =
+      r.columns || r.matviews || r.comments || r.large_objects
+        ? await proveMasked(db, { database, columns: await sql.columnsOf(db), rules, file: t.file, progress })
+        : null;
+    return { ...r, proof, personal: report.personal.length, elapsed_ms: Math.round(performance.now() - t0) };
   } finally {
     await db.close();
   }
+}
+
+interface TablePlan {
+  schema: string;
+  table: string;
+  rows: number;
+  update: boolean;
+  sets: { column: string; type: string; collation: string | null; expr: string }[];
+}
+
+/** The name pools for this copy: none of its masked names' words (decision 467), read up to the check's bound. */
+async function poolsFor(db: Db, columns: sql.ColumnInfo[], rules: readonly MaskRule[]): Promise<NamePools> {
+  const words = new Set<string>();
+  const naming = (s: Strategy) => ['name', 'first_name', 'last_name', 'username'].includes(s.kind);
+  for (const r of rules) {
+    const c = columns.find(
+      (x) => x.schema === r.schema && x.table === r.table && x.column === r.column && x.relkind !== 'm',
+    );
+    if (!c || r.on !== 'column') continue;
+    const from = sql.boundedFrom(c.schema, c.table, c.bytes, PROOF_BOUND);
+    const col = quoteIdent(c.column);
+    const exprs =
+      r.strategy.kind === 'jsonb'
+        ? r.strategy.paths
+            .filter((p) => naming(p.strategy))
+            .map(
+              (p) =>
+                `${col} #>> ${quoteLiteral(`{${p.path.map((k) => `"${k.replace(/["\\]/g, '\\$&')}"`).join(',')}}`)}`,
+            )
+        : naming(r.strategy)
+          ? [c.category === 'A' ? `array_to_string(${col}, ' ')` : `${col}::text`]
+          : [];
+    for (const e of exprs) for (const w of await sql.wordsOf(db, from, e)) words.add(w);
+  }
+  return avoiding(words);
 }
 
 /** The rewrite itself, in one transaction (see the top of this file). */
@@ -88,42 +140,60 @@ async function maskInPlace(
   rules: readonly MaskRule[],
   salt: string,
   progress: (msg: string) => void,
-): Promise<Omit<MaskResult, 'personal' | 'elapsed_ms'>> {
+): Promise<Omit<MaskResult, 'personal' | 'elapsed_ms' | 'proof'>> {
   const active = masking(rules);
   const digest = rulesDigest(rules);
-  if (!active.length) return { digest, tables: 0, columns: 0, rows: 0, foreign_keys_checked: 0 };
+  const none = {
+    digest,
+    tables: 0,
+    columns: 0,
+    rows: 0,
+    foreign_keys_checked: 0,
+    matviews: 0,
+    comments: 0,
+    large_objects: 0,
+  };
+  if (!active.length) return none;
   const columns = await sql.columnsOf(db);
   const at = (schema: string, table: string, column: string) =>
-    columns.find((c) => c.schema === schema && c.table === table && c.column === column);
-  const defs: string[] = [];
-  const tables = new Map<
-    string,
-    {
-      schema: string;
-      table: string;
-      rows: number;
-      update: boolean;
-      sets: { column: string; type: string; collation: string | null; expr: string }[];
-    }
-  >();
-  for (const r of active) {
+    columns.find((c) => c.schema === schema && c.table === table && c.column === column && c.relkind !== 'm');
+  const ctx: MaskContext = { defs: [], pools: await poolsFor(db, columns, active) };
+  const tables = new Map<string, TablePlan>();
+  const activeColumns = active.filter((r) => r.on === 'column');
+  for (const r of activeColumns) {
     const c = at(r.schema, r.table, r.column)!; // the scan proved every rule names a column it fits
     const k = `${c.schema}\0${c.table}`;
     const t = tables.get(k) ?? { schema: c.schema, table: c.table, rows: c.rows, update: false, sets: [] };
-    t.sets.push({ column: c.column, type: c.type, collation: c.collation, expr: maskExpression(r.strategy, c, defs) });
+    t.sets.push({ column: c.column, type: c.type, collation: c.collation, expr: maskExpression(r.strategy, c, ctx) });
     t.update ||= c.dependedOn;
     tables.set(k, t);
   }
   const masked = (schema: string, table: string, cols: string[]) =>
-    cols.some((col) => active.some((r) => r.schema === schema && r.table === table && r.column === col));
+    cols.some((col) => activeColumns.some((r) => r.schema === schema && r.table === table && r.column === col));
   const fks = (await sql.foreignKeysOf(db)).filter(
     (fk) => masked(fk.schema, fk.table, fk.columns) || masked(fk.refSchema, fk.refTable, fk.refColumns),
   );
+  const personalTables = new Set(
+    (await sql.relationsOf(db)).relations.filter((x) => tables.has(`${x.schema}\0${x.name}`)).map((x) => x.oid),
+  );
+  const matviewRule = (schema: string, name: string) =>
+    rules.find((r) => r.on === 'matview' && r.schema === schema && r.table === name)?.strategy.kind;
+  const matviews = (await matviewPlan(db, personalTables))
+    .map((m) => ({
+      ...m,
+      rule: matviewRule(m.schema, m.name) ?? (m.readsPersonal && m.populated ? 'refresh' : 'keep'),
+    }))
+    .filter((m) => m.rule !== 'keep');
+  const comments = (await sql.commentsOf(db)).flatMap((c) => {
+    const r = active.find((x) => x.on === 'comment' && x.object === c.object);
+    return r ? [{ target: c.target, text: r.strategy.kind === 'fixed' ? r.strategy.value : null }] : [];
+  });
+  const emptyBlobs = active.some((r) => r.on === 'large_objects') && (await sql.largeObjectCount(db)) > 0;
   const vacuum: { schema: string; table: string }[] = [];
   await db.query('BEGIN');
   try {
     await sql.setMaskSalt(db, salt);
-    for (const d of defs) await db.query(d);
+    for (const d of ctx.defs) await db.query(d);
     // Foreign keys over masked columns off for the rewrite (both ends mask alike: the scan checked), back on after,
     // when the server checks every row again.
     for (const fk of fks) await sql.dropConstraint(db, fk);
@@ -136,8 +206,9 @@ async function maskInPlace(
         await sql.rewriteColumns(db, t.schema, t.table, t.sets);
         continue;
       }
-      // A view, rule or policy uses a masked column, so ALTER … TYPE is refused: UPDATE, with the table's triggers
-      // off (an audit trigger would copy the old values), and VACUUM FULL after COMMIT removes the old row versions.
+      // A view, rule, policy or generated column uses a masked column, so ALTER … TYPE is refused: UPDATE (it
+      // recomputes generated columns), with the table's triggers off (an audit trigger would copy the old values),
+      // and VACUUM FULL after COMMIT removes the old row versions.
       const triggers = await sql.enabledTriggers(db, t.schema, t.table);
       for (const tg of triggers) await sql.setTrigger(db, t.schema, t.table, tg, false);
       await sql.updateColumns(db, t.schema, t.table, t.sets);
@@ -146,6 +217,14 @@ async function maskInPlace(
     }
     if (fks.length) progress(`masking: checking ${fks.length} foreign key(s) over masked columns`);
     for (const fk of fks) await sql.addConstraint(db, fk);
+    for (const m of matviews) {
+      progress(`masking: ${m.rule === 'empty' ? 'emptying' : 'refreshing'} materialized view ${m.schema}.${m.name}`);
+      await sql.refreshMatview(db, m.schema, m.name, m.rule === 'empty').catch((err: unknown) => {
+        throw refreshRefusal(m.schema, m.name, err);
+      });
+    }
+    for (const c of comments) await sql.setComment(db, c.target, c.text);
+    if (emptyBlobs) await sql.emptyLargeObjects(db);
     await db.query('COMMIT');
   } catch (err) {
     await db.query('ROLLBACK').catch(() => {});
@@ -155,17 +234,42 @@ async function maskInPlace(
     progress(`masking: removing the old row versions of ${t.schema}.${t.table}`);
     await sql.vacuumFull(db, t.schema, t.table);
   }
+  if (emptyBlobs) await sql.vacuumCatalog(db, 'pg_largeobject');
+  if (comments.length) await sql.vacuumCatalog(db, 'pg_description');
+  // Statistics: an ANALYZE (autovacuum's, between the restore and now) may have kept original values as a column's
+  // most common values, which pg_stats shows to anyone who may read the table. Analyzed again, they are the masked ones.
+  progress(`masking: analyzing the ${tables.size + matviews.length} masked table(s) and view(s) again`);
+  for (const t of tables.values()) await sql.analyze(db, t.schema, t.table);
+  for (const m of matviews.filter((x) => x.rule !== 'empty')) await sql.analyze(db, m.schema, m.name);
   const rows = [...tables.values()].reduce((n, t) => n + t.rows, 0);
   return {
     digest,
     tables: tables.size,
-    columns: active.length,
+    columns: activeColumns.length,
     rows: Math.round(rows),
     foreign_keys_checked: fks.length,
+    matviews: matviews.length,
+    comments: comments.length,
+    large_objects: emptyBlobs ? 1 : 0,
   };
 }
 
+/** A materialized view that cannot be refreshed from the masked tables would keep what it was made from: refused. */
+function refreshRefusal(schema: string, name: string, err: unknown): PgxError {
+  const key = matviewKey(schema, name);
+  return new PgxError(
+    'REFUSED',
+    `The materialized view ${schema}.${name} could not be refreshed from the masked tables ` +
+      `(${(err as Error).message}); it would keep the rows it was made from, so nothing was kept.`,
+    `Add a rule for it to the [mask] of your .pgx.toml: "${key}" = "empty" leaves it unpopulated in pgx's copy ` +
+      '(REFRESH it in a branch when you need it), "keep" keeps its rows when you have reviewed them. Then run the ' +
+      'same command again.',
+    { cause: err },
+  );
+}
+
 function maskFailure(err: unknown): unknown {
+  if (err instanceof PgxError) return err;
   const e = err as { code?: string; message?: string; table?: string; column?: string; constraint?: string };
   if (!e?.code || !/^(23|22)/.test(e.code)) return err;
   // A constraint or a type the masked values break: a unique index (two values masked alike), a CHECK, a length.
