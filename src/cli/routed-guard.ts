@@ -61,13 +61,17 @@ function ownBranch(c: Extract<Confinement, { kind: 'agent' }>, o: Flags, env: No
   return env.PGX_BRANCH === undefined || env.PGX_BRANCH === c.branch;
 }
 
+/** An exec that may be one pgx's hook routed (route() then checks its ticket: exec.ts): no --id, no other branch read. */
+const routedExecFlags = (o: Flags) =>
+  o.id === undefined && !o.project && (o.from === undefined || o.from === 'session' || o.from === 'template');
+
 /** commander's preAction hook: throws the refusal (the action's catch prints it, exit 6) when this pgx may not. */
 export function refuseOutsideOwnBranch(cmd: Command, pid = process.pid, env: NodeJS.ProcessEnv = process.env): void {
   const path = pathOf(cmd);
   if (ANYWHERE.has(path)) return;
   const c = confinementOf(pid);
   if (c.kind === 'free') return;
-  if (c.kind === 'unknown' && path === 'agent exec') return; // route() and its ticket check decide (exec.ts)
+  if (c.kind === 'unknown' && path === 'agent exec' && routedExecFlags(cmd.opts<Flags>())) return; // its ticket decides
   if (c.kind === 'agent' && OWN_BRANCH.has(path) && ownBranch(c, cmd.opts<Flags>(), env)) return;
   throw crossingError(c, `\`pgx ${path}\` here`);
 }
