@@ -56,7 +56,7 @@ const [, , a, b, c, extra] = process.argv;
 async function main() {
   if (a === 'agent' && b === 'hook' && c !== undefined && extra === undefined) {
     const text = await require('../dist/hook-fast.cjs').lightHook(c);
-    if (text === undefined) process.exit(0); // answered, and written
+    if (text === undefined) process.exit(process.exitCode ?? 0); // answered and written, or refused (exit 6)
     if (await require('../dist/hook.cjs').runHookArgv(process.argv.slice(2), text)) return;
   } else if (a === 'agent' && b === 'codex-hook' && c !== undefined && extra === undefined) {
     if (await require('../dist/codex-hook.cjs').fastCodexHook(process.argv.slice(2))) return;

@@ -115,6 +115,31 @@ export function socketDirProblem(
   return { dir, owner };
 }
 
+/**
+ * The exact command that gives this user's broker a directory nobody else can have made first, for the shell the
+ * agent is started from (its hooks inherit the variable): when another user owns the socket directory. A fresh
+ * `mktemp -d` directory is 0700 and named at random, so it can't be made first, and short enough for a socket path
+ * whatever HOME is. "unset TMPDIR" is given only where it works: when $HOME/.pgx/run fits a socket path (decision 454).
+ */
+export function socketDirFix(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.XDG_RUNTIME_DIR && isAbsolute(env.XDG_RUNTIME_DIR))
+    return 'export XDG_RUNTIME_DIR="$(mktemp -d /tmp/pgx-run.XXXXXX)"';
+  const home = env.HOME && isAbsolute(env.HOME) ? join(env.HOME, '.pgx', 'run') : undefined;
+  if ((env.TMPDIR || env.TMP || env.TEMP) && home && Buffer.byteLength(home) <= MAX_SOCKET_DIR)
+    return 'unset TMPDIR TMP TEMP';
+  return 'export TMPDIR="$(mktemp -d /tmp/pgx-run.XXXXXX)"';
+}
+
+/** What to say to a user whose socket directory another user owns: the command, where to run it, whom to tell. */
+export function socketDirFixHint(owner: number | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const fix = socketDirFix(env);
+  const then = fix.startsWith('unset') ? 'pgx then uses $HOME/.pgx/run' : 'a new private directory of yours';
+  return (
+    `In the shell you start your agent from, run \`${fix}\` (${then}), then start the agent again from it; ` +
+    `tell whoever runs uid ${owner ?? '?'}.`
+  );
+}
+
 /** The socket directory when it is private (made 0700 first with `create`), else undefined: no broker. */
 export function socketDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
   const dir = socketDirPath(env);

@@ -253,6 +253,7 @@ export function register(agent: Command): void {
               : gcNothing(r.retiring)) +
             foreignNotes(r.foreign) +
             r.frozen_dropped.map((f) => `\nfrozen copy ${f} dropped`).join('') +
+            r.roles_dropped.map((x) => `\nbranch role ${x} dropped (left by an earlier drop)`).join('') +
             r.templates_dropped.map((t) => `\ntemplate ${t.name} dropped: ${t.reason}`).join('') +
             r.errors.map((x) => `\nerror: ${x.name}: ${x.error}`).join('') +
             r.dropped

@@ -3,7 +3,7 @@
 // (src/entries/broker-work.ts), handed in by the CLI's entry: a command never reaches up for it.
 import type { Command } from 'commander';
 import { askBroker, brokerAddress, startBroker } from '../broker/client.js';
-import { brokerDisabled, socketDir, socketDirProblem } from '../broker/protocol.js';
+import { brokerDisabled, socketDir, socketDirFixHint, socketDirProblem } from '../broker/protocol.js';
 import { findBrokers, stopAllBrokers, type FoundBroker } from '../broker/inventory.js';
 import { serveBroker, type BrokerWork } from '../broker/server.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
@@ -22,10 +22,7 @@ function notPrivate(p: { dir: string; owner: number | undefined }): PgxError {
     `${p.dir}, the broker's socket directory, is not a private directory of yours ` +
       `(${others ? `owned by uid ${p.owner}` : 'a link, or open to group/others'}): ` +
       `pgx sends nothing there, and every hook works in its own process.`,
-    others
-      ? 'Set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ' +
-          'tell whoever runs that uid.'
-      : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
+    others ? socketDirFixHint(p.owner) : `chmod 700 ${p.dir} if it is a directory of yours; remove it if it is a link.`,
   );
 }
 

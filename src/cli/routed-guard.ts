@@ -3,7 +3,9 @@
 // routed command (exec/routed-ancestry.ts: its process tree, whatever its environment says): read-only commands, and
 // the branch commands (exec, up, reset, diff, down, forget) on A's own branch only. Everything else (adopt, which
 // rewrites the session's branch; gc, pool drain, template and source admin, the local server, install, the hooks,
-// which speak for Claude Code) is refused: none of it is a subagent's to do.
+// which speak for Claude Code) is refused: none of it is a subagent's to do. Where pgx can't see the whole process
+// tree (more than 128 parents, a PID namespace it doesn't trust: decision 452), it can't name the agent: read-only
+// commands, and `agent exec`, which runs only what pgx's hook routed (exec.ts); nothing else.
 import type { Command } from 'commander';
 import { confinementOf, type Confinement } from '../exec/routed-ancestry.js';
 import { crossingError } from '../exec/exec.js';
@@ -59,12 +61,17 @@ function ownBranch(c: Extract<Confinement, { kind: 'agent' }>, o: Flags, env: No
   return env.PGX_BRANCH === undefined || env.PGX_BRANCH === c.branch;
 }
 
+/** An exec that may be one pgx's hook routed (route() then checks its ticket: exec.ts): no --id, no other branch read. */
+const routedExecFlags = (o: Flags) =>
+  o.id === undefined && !o.project && (o.from === undefined || o.from === 'session' || o.from === 'template');
+
 /** commander's preAction hook: throws the refusal (the action's catch prints it, exit 6) when this pgx may not. */
 export function refuseOutsideOwnBranch(cmd: Command, pid = process.pid, env: NodeJS.ProcessEnv = process.env): void {
   const path = pathOf(cmd);
   if (ANYWHERE.has(path)) return;
   const c = confinementOf(pid);
   if (c.kind === 'free') return;
+  if (c.kind === 'unknown' && path === 'agent exec' && routedExecFlags(cmd.opts<Flags>())) return; // its ticket decides
   if (c.kind === 'agent' && OWN_BRANCH.has(path) && ownBranch(c, cmd.opts<Flags>(), env)) return;
   throw crossingError(c, `\`pgx ${path}\` here`);
 }

@@ -1,7 +1,13 @@
 // The broker's health (src/broker/): off, unavailable (a socket directory others can enter), or how many of the
 // recent hook calls it answered. Reads only; a missing broker is fine (the next hook starts one).
 import { readFileSync } from 'node:fs';
-import { brokerDisabled, socketDirPath, socketDirProblem, socketDirState } from '../broker/protocol.js';
+import {
+  brokerDisabled,
+  socketDirFixHint,
+  socketDirPath,
+  socketDirProblem,
+  socketDirState,
+} from '../broker/protocol.js';
 import { hookLogPath } from '../hooks/claude/log.js';
 import { fail, ok, warn, type Check, type DoctorContext } from './types.js';
 
@@ -43,8 +49,7 @@ export function brokerCheck(ctx: DoctorContext): Check {
       `not used: ${dir} is not a private directory of yours (${others ? `owned by uid ${problem!.owner}` : 'a link, or open to group/others'}), ` +
       `so no hook or routed command is sent there: each works in its own process (slower, still isolated)`;
     const fix = others
-      ? `set XDG_RUNTIME_DIR (or TMPDIR) to a private directory of yours, or unset TMPDIR so that pgx uses $HOME/.pgx/run; ` +
-        `tell whoever runs uid ${problem!.owner}`
+      ? socketDirFixHint(problem!.owner)
       : `chmod 700 ${dir}  # if it is a directory of yours; if it is a link, remove it`;
     return others ? fail('broker', detail, fix) : warn('broker', detail, fix);
   }

@@ -168,6 +168,8 @@ export interface GcResult {
   pool_dropped: string[];
   /** Frozen copies dropped (freeze.ts): superseded, their parent gone or inactive, or left by a dead maker. */
   frozen_dropped: string[];
+  /** Branch roles no record names that own nothing any more (roles.ts dropRolesLeftBehind). */
+  roles_dropped: string[];
   errors: { name: string; error: string }[];
 }
 
@@ -177,7 +179,14 @@ export interface GcResult {
  */
 export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
   const reg = e.registry;
-  const out: GcResult = { dropped: [], foreign: [], pool_dropped: [], frozen_dropped: [], errors: [] };
+  const out: GcResult = {
+    dropped: [],
+    foreign: [],
+    pool_dropped: [],
+    frozen_dropped: [],
+    roles_dropped: [],
+    errors: [],
+  };
   for (const rec of await records.expiredRecords(reg, limit)) {
     try {
       const r = await underIdentityLock(
@@ -204,6 +213,12 @@ export async function gc(e: EngineContext, limit = 1000): Promise<GcResult> {
     out.frozen_dropped = await gcFrozen(e, limit);
   } catch (err) {
     out.errors.push({ name: '(frozen copies)', error: (err as Error).message });
+  }
+  // After the frozen copies: a dropped copy may have held the last objects of a role its branch's drop left.
+  try {
+    out.roles_dropped = await roles.dropRolesLeftBehind(e, limit);
+  } catch (err) {
+    out.errors.push({ name: '(branch roles)', error: (err as Error).message });
   }
   return out;
 }

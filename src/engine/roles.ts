@@ -10,10 +10,12 @@
 // extra round trip); the server only ever sees its SCRAM verifier (never the password, in a statement or a log).
 //
 // Retire: NOLOGIN, then every session of the role ends, wherever it is (the source included). Revive: LOGIN again.
-// Drop: after the database; a role that still owns something elsewhere is reported, left NOLOGIN and stamped.
+// Drop: after the database; a role that still owns something elsewhere is reported, left NOLOGIN and stamped, and gc
+// drops it once nothing owns anything of it any more (the frozen copy of a branch dropped after a fan-out: decision 453).
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { PgxError } from '../lib/errors.js';
 import { REGISTRY_DB } from '../registry/connection.js';
+import { rolesLeftBehind } from '../registry/orphans.js';
 import { LOCK, withLock } from '../registry/locks.js';
 import type { BranchRecord } from '../registry/records.js';
 import * as catalog from '../server/catalog.js';
@@ -184,6 +186,20 @@ export async function dropBranchRole(e: EngineContext, role: string): Promise<Ro
   await catalog.terminateRoleBackends(e.registry, role);
   const r = await catalog.dropBranchRole(e.registry, role);
   return r.dropped ? { role, action: 'dropped' } : { role, action: 'left', reason: r.reason };
+}
+
+/**
+ * gc: drops the branch roles pgx made that no record names and that own nothing any more, at most `limit`. A branch
+ * dropped while a frozen copy of it still held objects its role owned (`down --now` after a fan-out, or gc dropping a
+ * branch SessionEnd retired) left the role; gc drops the copy later, and the role with it here. A role that owns
+ * something again by the time of its drop (PostgreSQL refuses) is left for the next gc; one owning something outside
+ * pgx's databases is never listed (the doctor names it, with the statements that clean it up).
+ */
+export async function dropRolesLeftBehind(e: EngineContext, limit = 1000): Promise<string[]> {
+  const dropped: string[] = [];
+  for (const role of await rolesLeftBehind(e.registry, limit))
+    if ((await dropBranchRole(e, role)).action === 'dropped') dropped.push(role);
+  return dropped;
 }
 
 /** What a branch's commands connect with: its role when it has one, else the admin's (roles = "admin"). */

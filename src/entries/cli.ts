@@ -3,13 +3,14 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from '../cli/program.js';
 import { EXIT, isPgxError, PgxError } from '../lib/errors.js';
-import { printError } from '../lib/output.js';
+import { endQuietlyOnClosedPipe, printError } from '../lib/output.js';
 import { brokerWork } from './broker-work.js';
 
 /** `--json` among pgx's own arguments (not a command's after `--`): parse errors are then reported as JSON too. */
 const ownArgs = process.argv.slice(2, process.argv.includes('--') ? process.argv.indexOf('--') : undefined);
 const wantsJson = ownArgs.includes('--json');
 let parseError: string | undefined;
+endQuietlyOnClosedPipe(); // `pgx … | head`: the reader gone ends the command quietly, never with a stack
 
 try {
   await buildProgram({ brokerWork }, wantsJson ? (text) => (parseError = text) : undefined).parseAsync(process.argv);

@@ -61,10 +61,12 @@ function refuseUnrouted(
   failOpen: boolean,
   confined: Confinement,
 ): void {
+  // Where pgx can't see the whole process tree, a session's routed command needs its ticket too (refuseCrossing let
+  // only an agent's or a session's through).
   const owner =
     t.agentId !== undefined
       ? { agentId: t.agentId }
-      : failOpen && t.sessionId !== undefined
+      : (failOpen || confined.kind === 'unknown') && t.sessionId !== undefined
         ? { sessionId: t.sessionId }
         : undefined;
   // Inside a routed command the environment proves nothing (the command may unset CLAUDECODE): the tree says it.
@@ -73,11 +75,16 @@ function refuseUnrouted(
     (inAgentShell(env) || confined.kind !== 'free') &&
     !hasTicket(config.home, owner, config.projectDir, command)
   ) {
+    const what = `\`agent exec ${t.agentId !== undefined ? `--agent ${t.agentId}` : '--session …'}\``;
     throw new PgxError(
       'REFUSED',
-      `pgx refused this \`agent exec ${t.agentId !== undefined ? '--agent' : '--session … --fail-open'}\`: ` +
-        `its hook did not route this command, so your permission rules never judged it.`,
-      'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
+      confined.kind === 'unknown'
+        ? `pgx refused this ${what}: ${confined.why}, so it runs only a command pgx's hook routed, and its hook ` +
+            `did not route this one.`
+        : `pgx refused this ${what}: its hook did not route this command, so your permission rules never judged it.`,
+      confined.kind === 'unknown'
+        ? `Run the command itself; pgx routes it to your own branch. ${confined.hint}`
+        : 'Run the command itself; pgx routes it to the branch. (If pgx hooks are disabled, commands are not routed at all.)',
     );
   }
 }
@@ -90,12 +97,16 @@ function refuseUnrouted(
 export function refuseCrossing(config: Config, t: Target, caller: number): Confinement {
   const c = confinementOf(caller, [config.home]);
   if (c.kind === 'free') return c;
+  // Whose command this may be, pgx can't tell: an agent's or a session's routed exec goes on to its ticket check
+  // (refuseUnrouted), the only thing that still tells a command pgx routed from one typed; nothing else.
   const own =
-    c.kind === 'agent' &&
-    t.agentId === c.agent &&
-    t.execId === undefined &&
-    (c.session === null || t.sessionId === undefined || t.sessionId === c.session) &&
-    (c.project === null || c.project === config.project);
+    c.kind === 'unknown'
+      ? t.execId === undefined && (t.agentId !== undefined || t.sessionId !== undefined)
+      : c.kind === 'agent' &&
+        t.agentId === c.agent &&
+        t.execId === undefined &&
+        (c.session === null || t.sessionId === undefined || t.sessionId === c.session) &&
+        (c.project === null || c.project === config.project);
   if (!own)
     throw crossingError(
       c,
@@ -106,6 +117,13 @@ export function refuseCrossing(config: Config, t: Target, caller: number): Confi
 
 /** The refusal for anything a routed command may not do outside its own branch (the CLI's guard says it too). */
 export function crossingError(c: Exclude<Confinement, { kind: 'free' }>, what: string): PgxError {
+  if (c.kind === 'unknown')
+    return new PgxError(
+      'REFUSED',
+      `pgx refused ${what}: ${c.why}, so it can't tell whether this runs inside a subagent's routed command, and ` +
+        `judges it as if it did: a subagent's command may act only on its own database branch.`,
+      `Every Bash command a subagent runs is already routed to its own branch (no pgx command needed). ${c.hint}`,
+    );
   const whose =
     c.kind === 'agent'
       ? `subagent ${c.agent}'s routed command${c.branch ? ` (branch "${c.branch}")` : ''}`

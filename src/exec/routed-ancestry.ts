@@ -12,12 +12,19 @@
 // cannot reach) and a 0600 file under the router's pgx home, for every other pgx process. The home is looked up in
 // the exec-time environment of every process on the chain (/proc/<pid>/environ, which a descendant cannot rewrite),
 // so a command that points PGX_HOME or HOME elsewhere still finds its ancestors' records. A node launcher on the chain
-// (`node …/bin/pgx.js agent exec --agent <id> …`) confines to <id> by its argv alone, record or not. Linux only: with
-// no /proc there is no ancestry, and nothing is confined (security.md says so). Node built-ins only: the broker and
+// (`node …/bin/pgx.js agent exec --agent <id> …`) confines to <id> by its argv alone, record or not.
+//
+// A walk that finds no record is "free" only when it saw the whole tree (decision 452): it reached the top (a process
+// whose parent is 0) within MAX_DEPTH parents, in a PID namespace pgx trusts (pid-namespace.ts). Otherwise it is
+// "unknown": judged inside a routed command whose agent pgx can't name, so nothing crosses (a routed exec still runs
+// what pgx's hook routed: its ticket). Without that, a command 128 processes deep, or in a PID namespace of its own,
+// got another agent's branch. Linux only: where there is no /proc (not Linux) there is no ancestry, and nothing is
+// confined (security.md says so); on Linux an unreadable /proc/self is "unknown". Node built-ins only: the broker and
 // the routed exec load it on their hot path.
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseRoutedExec } from './exec-argv.js';
+import { namespaceOf, untrustedNamespace } from './pid-namespace.js';
 
 /** What pgx routed: whose command it is, and the branch it ran on. */
 export interface RoutedRecord {
@@ -27,9 +34,18 @@ export interface RoutedRecord {
   branch: string | null;
 }
 
-/** Where a process stands: outside any routed command, inside one agent's, or under records of several (refused). */
+/**
+ * Where a process stands: outside any routed command, inside one agent's, under records of several (refused), or
+ * where pgx can't see the whole tree (`why` and `hint`: what the refusal says), judged as inside an unnamed agent's.
+ */
 export type Confinement =
-  { kind: 'free' } | ({ kind: 'agent' } & RoutedRecord) | { kind: 'conflict'; agents: string[] };
+  | { kind: 'free' }
+  | ({ kind: 'agent' } & RoutedRecord)
+  | { kind: 'conflict'; agents: string[] }
+  | { kind: 'unknown'; why: string; hint: string };
+
+/** The most parents a walk reads; a deeper process is "unknown" (a routed command could be above the cut). */
+export const MAX_DEPTH = 128;
 
 interface Link {
   pid: number;
@@ -71,26 +87,39 @@ function procStat(pid: number): { comm: string; ppid: number; start: string } | 
   }
 }
 
-/** The inode number of `pid`'s PID namespace: `pid:[4026531836]` → `4026531836`; '' when it can't be read. */
-function pidNamespace(pid: number): string {
-  try {
-    return /\[(\d+)\]/.exec(readlinkSync(`/proc/${pid}/ns/pid`))?.[1] ?? '';
-  } catch {
-    return '';
+const pidNamespace = (pid: number) => namespaceOf(pid);
+
+let self: number | undefined;
+/**
+ * This process's pid as /proc numbers it: process.pid is the pid in its own namespace, which in a namespace of its
+ * own with the host's /proc (`unshare -pf` without --mount-proc) names another process (pid 1: init, "free").
+ */
+function selfPid(): number | undefined {
+  if (self === undefined) {
+    try {
+      self = Number(readlinkSync('/proc/self'));
+    } catch {
+      return undefined;
+    }
   }
+  return Number.isSafeInteger(self) && self > 0 ? self : undefined;
 }
 
-/** `pid` and its ancestors up to init, each with its start time and PID namespace. */
-function ancestry(pid: number): Link[] {
-  const out: Link[] = [];
-  for (let p = pid, i = 0; p > 0 && i < 128; i++) {
+/**
+ * `pid` and its ancestors up to the top, each with its start time and PID namespace; `top`: the walk reached a
+ * process whose parent is 0 (init, or a namespace's first process) or one it can't read (another user's, under
+ * hidepid; an ancestor that just exited), not MAX_DEPTH first.
+ */
+function ancestry(pid: number): { chain: Link[]; top: boolean } {
+  const chain: Link[] = [];
+  for (let p = pid; chain.length < MAX_DEPTH;) {
     const s = procStat(p);
-    if (!s) break;
-    out.push({ pid: p, start: s.start, comm: s.comm, ns: pidNamespace(p) });
-    if (p === 1) break;
+    if (!s) return { chain, top: true };
+    chain.push({ pid: p, start: s.start, comm: s.comm, ns: pidNamespace(p) });
+    if (s.ppid <= 0 || p === 1) return { chain, top: true };
     p = s.ppid;
   }
-  return out;
+  return { chain, top: false };
 }
 
 function nulList(file: string): string[] {
@@ -142,9 +171,10 @@ function readRecord(file: string): RoutedRecord | undefined {
  * Records that `pid` is now `rec.agent`'s routed command (the router calls it once route() succeeded). In memory and
  * in `home`; best effort on disk: the broker's memory and the launcher's argv still confine without the file.
  */
-export function recordRoutedCommand(home: string, pid: number, rec: RoutedRecord): void {
-  const s = procStat(pid);
-  if (!s) return;
+export function recordRoutedCommand(home: string, caller: number, rec: RoutedRecord): void {
+  const pid = caller === process.pid ? selfPid() : caller;
+  const s = pid === undefined ? undefined : procStat(pid);
+  if (pid === undefined || !s) return;
   const key = keyOf({ pid, start: s.start, ns: pidNamespace(pid) });
   memory.set(key, rec);
   try {
@@ -179,7 +209,9 @@ export function pruneRoutedRecords(home: string): void {
  * (the caller's own pgx home), besides the homes every process on the chain was started with.
  */
 export function confinementOf(pid: number, homes: readonly string[] = []): Confinement {
-  const chain = ancestry(pid);
+  const judged = pid === process.pid ? selfPid() : pid;
+  const { chain, top } = judged === undefined ? { chain: [], top: true } : ancestry(judged);
+  if (!chain.length) return process.platform === 'linux' ? unreadable(pid) : { kind: 'free' };
   const dirs = new Set(homes.map(recordsDir));
   for (const l of chain) if (l.pid !== 1) for (const h of homesOf(l.pid)) dirs.add(recordsDir(h));
   const found: RoutedRecord[] = [];
@@ -191,13 +223,31 @@ export function confinementOf(pid: number, homes: readonly string[] = []): Confi
     const agent = i > 0 && LAUNCHER_COMMS.has(l.comm) ? launcherAgent(l.pid) : undefined;
     if (agent !== undefined) found.push({ agent, session: null, project: null, branch: null });
   }
-  if (!found.length) return { kind: 'free' };
+  if (!found.length) {
+    if (!top)
+      return {
+        kind: 'unknown',
+        why: `pgx stopped following its parent processes after ${MAX_DEPTH} of them, before the top of the tree`,
+        hint: `Run pgx from a shell fewer than ${MAX_DEPTH} processes deep.`,
+      };
+    const ns = untrustedNamespace(chain[0]!.ns);
+    return ns ? { kind: 'unknown', ...ns } : { kind: 'free' };
+  }
   const agents = [...new Set(found.map((r) => r.agent))];
   const sessions = new Set(found.map((r) => r.session).filter((s) => s !== null));
   if (agents.length > 1 || sessions.size > 1) return { kind: 'conflict', agents };
   // the fullest record (the launcher's argv knows only the agent)
   const best = found.find((r) => r.branch !== null) ?? found[0]!;
   return { kind: 'agent', ...best };
+}
+
+/** On Linux, a process whose own /proc entry can't be read (a /proc hidden under another mount, or already gone). */
+function unreadable(pid: number): Confinement {
+  return {
+    kind: 'unknown',
+    why: `pgx can't read ${pid === process.pid ? 'its own' : `process ${pid}'s`} entry in /proc, so it can't follow its parent processes`,
+    hint: "pgx needs the system's /proc mounted where it runs.",
+  };
 }
 
 /**
@@ -234,9 +284,12 @@ export function refuseHookInsideRoutedCommand(pid = process.pid): boolean {
   const c = confinementOf(pid);
   if (c.kind === 'free') return false;
   process.stderr.write(
-    `pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed ` +
-      `command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process ` +
-      `tree, not the environment).\n`,
+    c.kind === 'unknown'
+      ? `pgx: refused: a pgx hook was started where pgx can't see whether it runs inside a subagent's routed ` +
+          `command: ${c.why}. Hooks are Claude Code's, Codex's and Copilot's to run, never a command's. ${c.hint}\n`
+      : `pgx: refused: a pgx hook was started inside ${c.kind === 'agent' ? `subagent ${c.agent}'s` : 'a'} routed ` +
+          `command. Hooks are Claude Code's and Codex's to run, never a command's (pgx judges this by the process ` +
+          `tree, not the environment).\n`,
   );
   process.exitCode = 6; // EXIT.refused (lib/errors.ts), not imported into the light entries
   return true;

@@ -23,6 +23,25 @@ export function createOutput(opts: { json?: boolean }): Output {
   };
 }
 
+/**
+ * A reader that went away (`pgx agent gc --help | head`): node ignores SIGPIPE, so a write to the closed pipe fails
+ * with EPIPE, and the unhandled error printed a stack trace. The entry calls this once: the command then ends quietly,
+ * as a program killed by SIGPIPE does, with the status it settled on (0 for --help; the rejection that sets it runs
+ * after this error, hence setImmediate), else 128 + SIGPIPE = 141, the shells' convention (decision 456).
+ */
+export function endQuietlyOnClosedPipe(): void {
+  let ending = false;
+  const onError = (e: NodeJS.ErrnoException) => {
+    // EPIPE, then ERR_STREAM_DESTROYED for every later write to that stream
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+    if (ending) return;
+    ending = true;
+    setImmediate(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : 141));
+  };
+  process.stdout.on('error', onError);
+  process.stderr.on('error', onError);
+}
+
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
   return !!stream.isTTY && process.env.NO_COLOR === undefined && process.env.TERM !== 'dumb';
 }

@@ -1,6 +1,6 @@
 // What the records name, for the doctor's orphan checks (engine/inspect.ts): a stamped database or role that no
 // record names is pgx's leftover, or a stranger's copy of its stamp; either way nothing pgx can hand out.
-import { STAMP_PREFIX } from '../server/catalog.js';
+import { ROLE_STAMP, STAMP_PREFIX } from '../server/catalog.js';
 import type { RegistryDb } from './connection.js';
 import { q } from './records.js';
 
@@ -29,4 +29,23 @@ export async function orphanDatabases(db: RegistryDb): Promise<string[]> {
     [STAMP_PREFIX.branch, STAMP_PREFIX.branch.length],
   );
   return rows.map((r) => r.datname);
+}
+
+/**
+ * Branch roles pgx made (stamped) that no branch or pool-member record names and that own nothing and hold no
+ * privilege anywhere (no pg_shdepend row: the frozen copy that kept one after its branch's drop is gone too). gc drops
+ * them (engine/roles.ts dropRolesLeftBehind); a role that still owns something is the doctor's to list.
+ */
+export async function rolesLeftBehind(db: RegistryDb, limit: number): Promise<string[]> {
+  const rows = await q<{ rolname: string }>(
+    db,
+    `SELECT r.rolname FROM pg_roles r
+      WHERE shobj_description(r.oid, 'pg_authid') = $1
+        AND NOT EXISTS (SELECT 1 FROM pgx_branch b WHERE b.role = r.rolname)
+        AND NOT EXISTS (SELECT 1 FROM pgx_pool p WHERE p.role = r.rolname)
+        AND NOT EXISTS (SELECT 1 FROM pg_shdepend d WHERE d.refclassid = 'pg_authid'::regclass AND d.refobjid = r.oid)
+      ORDER BY 1 LIMIT $2`,
+    [ROLE_STAMP, limit],
+  );
+  return rows.map((r) => r.rolname);
 }

@@ -228,3 +228,112 @@ describe('the handoff inbox and the names a parent hears (D4)', () => {
     expect((await hook('user-prompt-submit', userPromptSubmit(s), p)).stdout.trim()).toBe('');
   }, 180_000);
 });
+
+// Decision 452: where pgx can't see the whole process tree it judges "inside". The two ways out issue 41 found, each
+// from inside A's real routed command with CLAUDECODE unset: pgx run more than 128 processes deep (the walk stopped
+// there and judged the process free), and pgx in a PID namespace of its own (`unshare -pf --mount-proc`, or
+// `unshare -Urpf`, an ordinary user's way; and without --mount-proc, where process.pid names another process).
+describe('from inside a routed command, where pgx cannot see the whole process tree (decision 452)', () => {
+  /** `sh deep.sh <n> <cmd…>` runs cmd <n> shells down, each waiting for the next (none exec'd away). */
+  const DEEP = `n=$1; shift\nif [ "$n" -gt 0 ]; then sh "$0" $((n - 1)) "$@"; exit $?; fi\nexec "$@"\n`;
+  /** Each line's status and everything it printed (stdout and stderr), on one line: `rc<i>=<status> <text>`. */
+  const each = (lines: string[]) =>
+    lines.map(
+      (l, i) => `out=$( { ${l}; } 2>&1 ); printf 'rc${i}=%s %s\\n' "$?" "$(printf '%s' "$out" | tr '\\n' ' ')"`,
+    );
+  const lineOf = (out: string, i: number) => new RegExp(`^rc${i}=(\\d+) (.*)$`, 'm').exec(out);
+
+  it("130 processes deep, or in a PID namespace of its own (as root, as an ordinary user, with the host's /proc): another agent's branch is refused, saying why", async () => {
+    const p = project({ PGX_BROKER: '1' });
+    expect(runPgx(['agent', 'broker', 'start', '--json'], { cwd: p.dir, env: hookEnv(p, {}) }).status).toBe(0);
+    const s = session(p.dir, p.dir);
+    const a = newAgentId();
+    const b = { agent: newAgentId(), branch: '' };
+    const bRun = await routed(p, s, b.agent, `psql -X -q -c 'create table b_work(i int)' && echo "pw=$PGPASSWORD"`);
+    expect(bRun.status, bRun.stderr).toBe(0);
+    b.branch = bRun.branch;
+    registerSecret(/pw=(\S+)/.exec(bRun.stdout)![1]!);
+    const deep = join(p.home, 'deep.sh');
+    writeFileSync(deep, DEEP);
+
+    const leak = `sh -c 'echo LEAK db=$PGDATABASE pw=$PGPASSWORD'`;
+    const stop = shellQuote(JSON.stringify(subagentStop(s, b.agent)));
+    // each spells the launcher through a variable of its own (a shell in a new namespace inherits no unexported X)
+    const moves = [
+      `${X}env -u CLAUDECODE ${L} agent exec --agent ${b.agent} --cwd ${shellQuote(p.dir)} -- ${leak}`,
+      `${X}printf '%s' ${stop} | env -u CLAUDECODE ${L} agent hook subagent-stop`,
+      `${X}env -u CLAUDECODE ${L} agent reset --agent ${b.agent}`,
+    ];
+    const NS = /runs in a PID namespace \(pid:\[\d+\]\) other than the one pgx was first used in on this machine/;
+    const ways: [string, (cmd: string) => string, RegExp][] = [
+      ['130 deep', (c) => `sh ${shellQuote(deep)} 130 sh -c ${shellQuote(c)}`, /after 128 of them, before the top/],
+      ['a PID namespace', (c) => `unshare -pf --mount-proc sh -c ${shellQuote(c)}`, NS],
+      ['a user and PID namespace', (c) => `unshare -Urpf --mount-proc sh -c ${shellQuote(c)}`, NS],
+      // the host's /proc: the walk follows the real tree (not process.pid, which is 1 here) up to A's record
+      [
+        'a PID namespace, the host /proc',
+        (c) => `unshare -pf sh -c ${shellQuote(c)}`,
+        new RegExp(`inside subagent ${a}'s`),
+      ],
+    ];
+    const tries = ways.flatMap(([, wrap]) => moves.map(wrap));
+    // an ordinary user's own namespace (the hook and the CLI guard refuse before reading the project, which is root's)
+    const nobody = (c: string) => `runuser -u nobody -- unshare -Urpf --mount-proc sh -c ${shellQuote(`cd /; ${c}`)}`;
+    tries.push(nobody(moves[1]!), nobody(moves[2]!));
+    const aRun = await routed(p, s, a, script(p, []) + each(tries).join('\n'));
+    for (const [i] of tries.entries()) {
+      const m = lineOf(aRun.stdout, i);
+      // nobody's user namespace can't read root's record of the trusted namespace: "other than the machine's own"
+      const [name, , reason] = ways[Math.floor(i / moves.length)] ?? ['as nobody', , /runs in a PID namespace \(pid:/];
+      expect(m?.[1], `${name}: ${tries[i]}\n${aRun.stdout}${aRun.stderr}`).toBe('6');
+      expect(m?.[2], `${name}: ${tries[i]}`).toMatch(reason);
+    }
+    expect(aRun.stdout).not.toContain('LEAK');
+    for (const secret of knownSecrets()) expect(aRun.stdout + aRun.stderr).not.toContain(secret);
+    expect(await publicTables(b.branch)).toContain('b_work');
+    expect((await lsBranches(p)).find((x) => x.name === b.branch)?.state).toBe('active');
+  }, 300_000);
+
+  it("a command pgx routed still runs in a namespace of its own (Codex's sandbox); a container of the user's own is trusted, a namespace made inside it is not", async () => {
+    const p = project({ PGX_BROKER: '0' });
+    const s = session(p.dir, p.dir);
+    const a = newAgentId();
+    // A's routed command, run by a shell in a PID namespace of its own: the exec has its hook's ticket
+    const rw = rewriteOf(await hook('pre-tool-use', preToolUseBash(s, `echo "db=$PGDATABASE"`, { agentId: a }), p));
+    const sandboxed = await bash(`unshare -pf --mount-proc bash -c ${shellQuote(rw.command)}`, {
+      cwd: p.dir,
+      env: bashEnv(p, s),
+    });
+    expect(sandboxed.status, sandboxed.stderr).toBe(0);
+    expect(sandboxed.stdout).toContain(`db=${rw.branch}`);
+    // …but a launcher the model typed there has none
+    const typed = await bash(
+      `unshare -pf --mount-proc env -u CLAUDECODE ${shellQuote(LAUNCHER)} agent exec --agent ${a} -- sh -c 'echo typed'`,
+      { cwd: p.dir, env: bashEnv(p, s) },
+    );
+    expect(typed.status, typed.stderr).toBe(6);
+    expect(typed.stderr).toMatch(/runs in a PID namespace .* its hook did not route this one/s);
+
+    // The user's own container: a PID namespace with a /dev/shm of its own, where pgx is first used. Everything
+    // works there as at the terminal; a namespace made inside it later is not trusted.
+    const c = newAgentId();
+    const pgx = shellQuote(LAUNCHER);
+    const inside = [
+      `${pgx} agent exec --agent ${c} --cwd ${shellQuote(p.dir)} -- sh -c 'echo "db=$PGDATABASE"'`,
+      `${pgx} agent ls --json >/dev/null`,
+      `unshare -pf --mount-proc ${pgx} agent reset --agent ${c}`,
+      `${pgx} agent down --agent ${c} --now --json >/dev/null`,
+    ];
+    const container = await bash(
+      `unshare -pfm --mount-proc sh -c ${shellQuote(`mount -t tmpfs pgx-test-shm /dev/shm && ${each(inside).join('\n')}`)}`,
+      { cwd: p.dir, env: { ...p.env, CLAUDE_CODE_SESSION_ID: s.sessionId } },
+    );
+    const got = inside.map((_, i) => lineOf(container.stdout, i));
+    expect(
+      got.map((m) => m?.[1]),
+      container.stdout + container.stderr,
+    ).toEqual(['0', '0', '6', '0']);
+    expect(got[0]![2]).toMatch(/db=\S+/);
+    expect(got[2]![2]).toMatch(/recorded in \/dev\/shm\/pgx-\d+\/pid-namespace/);
+  }, 240_000);
+});

@@ -145,4 +145,45 @@ describe('Copilot preToolUse', () => {
     const garbage = await copilotHook('pre-tool-use', 'not json', p);
     expect(garbage.json.permissionDecision).toBe('deny');
   });
+
+  it("a subagent's bash nested 100,000 deep is denied, as every unreadable payload is; so by Claude Code's and Codex's entries; 100 deep is routed (decision 455)", async () => {
+    const p = makeProject({ toml: '[agent]\nsession_branch = false\n' });
+    const root = randomUUID();
+    const child = randomUUID();
+    /** The payload's JSON with `toolArgs.nested` (or `tool_input.nested`) `depth` arrays deep. */
+    const nested = (payload: Record<string, unknown>, depth: number) =>
+      JSON.stringify(payload).replace('"nested":0', `"nested":${'['.repeat(depth)}${']'.repeat(depth)}`);
+    const call = bashCall(p, root, 'echo deep', child);
+    const deep = (depth: number) => nested({ ...call, toolArgs: { ...call.toolArgs, nested: 0 } }, depth);
+    const refused = await copilotHook('pre-tool-use', deep(100_000), p);
+    expect(refused.json).toMatchObject({
+      permissionDecision: 'deny',
+      permissionDecisionReason: expect.stringContaining('nested deeper than 128 levels'),
+    });
+    expect(Object.keys((await copilotHook('pre-tool-use', deep(100), p)).json)).toEqual(['modifiedArgs']);
+    // the same payload in Claude Code's (and Codex's) own shape, through their entries
+    const claude = nested(
+      {
+        session_id: root,
+        agent_id: child,
+        hook_event_name: 'PreToolUse',
+        cwd: p.dir,
+        tool_name: 'Bash',
+        tool_input: { command: 'echo deep', nested: 0 },
+      },
+      100_000,
+    );
+    for (const entry of ['hook', 'codex-hook']) {
+      const r = await runPgxAsync(['agent', entry, 'pre-tool-use'], {
+        cwd: p.dir,
+        env: { ...p.env, CLAUDE_PROJECT_DIR: p.dir, SHELL: '/bin/bash' },
+        input: claude,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).hookSpecificOutput, entry).toMatchObject({
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining('nested deeper than 128 levels'),
+      });
+    }
+  });
 });

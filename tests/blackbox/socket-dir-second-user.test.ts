@@ -172,3 +172,53 @@ describe.skipIf(!root)('a socket directory another user made first', () => {
     expect(planted(log)).toEqual([]);
   });
 });
+
+// Decision 454: the hint for a socket directory another user made first is a command that works, whatever HOME is.
+// With a HOME over 59 bytes, $HOME/.pgx/run does not fit a socket path, so "unset TMPDIR" (the old hint) led to
+// /tmp/pgx-<uid>, which anyone may make first too.
+describe.skipIf(!root)('the way out of a squatted socket directory (decision 454)', () => {
+  it.each([
+    ['a HOME over 59 bytes', true],
+    ['a short HOME', false],
+  ])('with %s: the hint names one command, and run where it says, the broker starts', async (_, long) => {
+    const tmp = sharedTmp();
+    expect(
+      spawnSync('runuser', ['-u', 'nobody', '--', 'mkdir', '-m', '0777', join(tmp, `pgx-${process.getuid!()}`)]).status,
+    ).toBe(0);
+    const p = project(tmp);
+    if (long) {
+      p.env.HOME = join(p.dir, 'a-home-directory-with-a-name-long-enough-for-this');
+      mkdirSync(p.env.HOME);
+    }
+    expect(Buffer.byteLength(join(p.env.HOME!, '.pgx', 'run')) > 68).toBe(long);
+    const refused = runPgx(['agent', 'broker', 'start'], { cwd: p.dir, env: p.env });
+    expect(refused.status, refused.stderr).not.toBe(0);
+    const fix = /run `([^`]+)`/.exec(refused.stderr)?.[1];
+    expect(fix, refused.stderr).toBe(
+      long ? 'export TMPDIR="$(mktemp -d /tmp/pgx-run.XXXXXX)"' : 'unset TMPDIR TMP TEMP',
+    );
+    expect(refused.stderr).toContain(`tell whoever runs uid ${NOBODY}`);
+    // the doctor gives the same
+    const check = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).checks.find(
+      (c: { name: string }) => c.name === 'broker',
+    );
+    expect(check.fix).toContain(`\`${fix}\``);
+
+    // the user's shell, then pgx started from it (as the agent would be)
+    const started = spawnSync(
+      '/bin/sh',
+      ['-c', `${fix}; echo "tmpdir=\${TMPDIR-}"; '${launcherReal()}' agent broker start --json`],
+      { cwd: p.dir, env: p.env, encoding: 'utf8' },
+    );
+    const made = /tmpdir=(\S*)/.exec(started.stdout)?.[1] ?? '';
+    if (made) shared.push(made); // the mktemp directory goes with the test's
+    const env = { ...p.env, TMPDIR: made || undefined };
+    try {
+      expect(started.status, started.stderr).toBe(0);
+      const dir = long ? join(made, `pgx-${process.getuid!()}`) : join(p.env.HOME!, '.pgx', 'run');
+      await pollUntil(async () => readdirSync(dir).some((f) => /^b-.*\.sock$/.test(f)) || undefined, 10_000);
+    } finally {
+      expect(runPgx(['agent', 'broker', 'stop'], { cwd: p.dir, env }).status).toBe(0);
+    }
+  });
+});

@@ -291,6 +291,62 @@ describe.concurrent('branch roles (in-process)', () => {
     expect(await attempt(again.conn, 'SELECT 1')).toBe('ok');
   });
 
+  describe.each([
+    ['`down --project --now`', 'drop'],
+    ['SessionEnd, then gc', 'end'],
+  ] as const)(
+    "after a fan-out, %s: the session branch's role, left while its frozen copy held objects it owned, goes with the copy (decision 453)",
+    (_, how) => {
+      it('gc drops it once nothing owns anything of it; a role pgx did not make, or one owning something elsewhere, stays', async () => {
+        const t = testProject({ source: await makeSource(), toml: '[agent]\ngrace = "0s"\n' });
+        const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
+        // the parent connected and migrated: a fork makes a frozen copy of the session branch, owned by its role
+        const parent = clientOf(s.conn);
+        await parent.connect();
+        try {
+          await parent.query('CREATE TABLE parent_mig (x int)');
+          const a1 = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
+          expect(a1.fork?.method).toBe('frozen');
+        } finally {
+          await parent.end();
+        }
+        const role = s.record.role!;
+        if (how === 'drop') {
+          const done = await t.run(async (e) => [
+            ...(await e.down({ branch: s.branch }, { now: true })),
+            ...(await e.down({ agent: 'a1' }, { now: true })),
+          ]);
+          // the defect's start: the copy still held the role's objects
+          expect(done.find((d) => d.name === s.branch)).toMatchObject({ action: 'dropped', role, role_action: 'left' });
+        } else {
+          await t.run((e) => e.endSession('s1'));
+        }
+        // neighbours gc must leave: a role pgx did not make, owning nothing; a stamped one owning a table elsewhere
+        const stranger = `not_pgx_${Math.random().toString(36).slice(2, 8)}`;
+        await sql(`CREATE ROLE ${stranger} NOLOGIN`);
+        const leak = await t.run((e) => e.ensure({ execId: 'leak' }));
+        const other = `open_${Math.random().toString(36).slice(2, 8)}`;
+        await sql(`CREATE DATABASE ${other}`);
+        await sql('GRANT CREATE ON SCHEMA public TO PUBLIC', [], other);
+        expect(await attempt(leak.conn, 'CREATE TABLE planted (x int)', other)).toBe('ok');
+        await t.run((e) => e.down({ id: 'leak' }, { now: true }));
+        try {
+          // gc is server-wide: a concurrent test's gc may drop ours first, so what is checked is what is left
+          const gc = await t.run((e) => e.gc());
+          expect(gc.errors).toEqual([]);
+          expect(await sql(`SELECT name FROM pgx_frozen WHERE parent = $1`, [s.branch], 'pgx_registry')).toEqual([]);
+          expect(await roleRow(role)).toBeUndefined();
+          expect(await roleRow(stranger)).toBeDefined();
+          expect(await roleRow(leak.record.role!)).toMatchObject({ comment: 'pgx:role', rolcanlogin: false });
+        } finally {
+          await sql(`DROP DATABASE ${other}`);
+          await sql(`DROP ROLE ${leak.record.role}`);
+          await sql(`DROP ROLE ${stranger}`);
+        }
+      });
+    },
+  );
+
   it('gc of an abandoned creation drops its role too', async () => {
     const t = testProject();
     await crashDuring(t, /^DO \$pgx\$/, (e) => e.ensure({ execId: 'g' }));

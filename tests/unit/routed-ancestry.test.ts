@@ -1,13 +1,14 @@
 // Where a process stands (exec/routed-ancestry.ts, decision 450), against real processes: a routed command's record
 // confines its descendants; a record whose start time is not the process's (a reused pid) confines nothing; a record
 // claiming another agent inside an agent's tree confines to neither (refused); records are found in the pgx home an
-// ancestor was started with, whatever the descendant's PGX_HOME says; the broker answers only the launcher that asks.
+// ancestor was started with, whatever the descendant's PGX_HOME says; the broker answers only the launcher that asks;
+// a walk that stops at MAX_DEPTH parents, before the top, is "unknown", not free (decision 452).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { confinementOf, isLauncherOf } from '../../src/exec/routed-ancestry.js';
+import { confinementOf, isLauncherOf, MAX_DEPTH } from '../../src/exec/routed-ancestry.js';
 import { pollUntil } from '../helpers/poll.js';
 
 const children: ChildProcess[] = [];
@@ -151,4 +152,35 @@ describe('routed ancestry', () => {
     expect(isLauncherOf(1, req)).toBe(false);
     expect(isLauncherOf(undefined, req)).toBe(false);
   });
+
+  it(`a process more than ${MAX_DEPTH} parents deep is "unknown", with why; one fewer is judged as always`, async () => {
+    // `sh deep.sh <n> leaf.sh`: n shells, each waiting for the next, then the leaf
+    const deep = (n: number) => {
+      const { d, leaf } = leafScript();
+      writeFileSync(
+        join(d, 'deep.sh'),
+        `n=$1; shift\nif [ "$n" -gt 0 ]; then sh "$0" $((n - 1)) "$@"; exit $?; fi\nexec sh "$@"\n`,
+      );
+      children.push(spawn('sh', [join(d, 'deep.sh'), String(n), leaf], { stdio: 'ignore' }));
+      return leafOf(d);
+    };
+    const ours = depthOf(process.pid); // the shells hang below this process
+    const shallow = await deep(MAX_DEPTH - ours - 4);
+    expect(confinementOf(shallow).kind).toBe('free');
+    const far = await deep(MAX_DEPTH);
+    expect(confinementOf(far)).toMatchObject({
+      kind: 'unknown',
+      why: expect.stringContaining(`after ${MAX_DEPTH} of them, before the top of the tree`),
+    });
+  });
 });
+
+/** How many processes from `pid` up to the top (itself included). */
+function depthOf(pid: number): number {
+  let n = 0;
+  for (let p = pid; p > 0; n++) {
+    const s = readFileSync(`/proc/${p}/stat`, 'utf8');
+    p = Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+  return n;
+}

@@ -27,8 +27,35 @@ export async function readHookStdin(opts: { emptyOnTty?: boolean } = {}): Promis
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The payload text within MAX_STDIN, or the error the hook runner turns into its event's failure. */
+/**
+ * No agent nests a payload this deep; past it, JSON.stringify and the schemas recurse until the stack runs out, and
+ * a Copilot payload 100,000 deep was answered with nothing (the command ran as typed: decision 455).
+ */
+export const MAX_PAYLOAD_DEPTH = 128;
+
+/** How deep `text`'s arrays and objects nest (outside strings), counted up to one past `max`: one pass, no parse. */
+function nesting(text: string, max: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest && (deepest = depth) > max) return deepest;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/** The payload text within MAX_STDIN and MAX_PAYLOAD_DEPTH, or the error the hook runner turns into its event's failure. */
 export function withinLimit(text: string): string {
   if (text.length > MAX_STDIN) throw new Error('hook payload larger than 1 MiB');
+  if (nesting(text, MAX_PAYLOAD_DEPTH) > MAX_PAYLOAD_DEPTH)
+    throw new Error(`hook payload nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
   return text;
 }

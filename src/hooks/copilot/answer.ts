@@ -35,10 +35,15 @@ export function toCopilotOutput(output: Record<string, unknown> | undefined): Re
   return Object.keys(out).length ? out : undefined;
 }
 
-/** The payload translated (text in, text out); text that is not JSON goes through as it is, for the runner to report. */
+/**
+ * The payload translated (text in, text out). Text that is not JSON, or past the runner's limits (1 MiB, nesting:
+ * stdin.ts), goes through as it is, for the runner to report: it fails closed on an unreadable PreToolUse payload.
+ * Translating a payload 100,000 deep overflowed the stack, and its untranslated keys (agentId) made the runner take
+ * it for the root session's, which is answered with nothing (decision 455).
+ */
 function translated(text: string): string {
   try {
-    return JSON.stringify(toPgxPayload(JSON.parse(text)));
+    return JSON.stringify(toPgxPayload(JSON.parse(withinLimit(text))));
   } catch {
     return text;
   }
@@ -47,7 +52,7 @@ function translated(text: string): string {
 /** The hook's answer (undefined: print nothing). Never throws: a bug in preToolUse denies (fail closed). */
 export async function answerCopilotHook(event: CopilotHookName, stdin?: string): Promise<string | undefined> {
   try {
-    const text = translated(withinLimit(stdin ?? (await readHookStdin({ emptyOnTty: true }))));
+    const text = translated(stdin ?? (await readHookStdin({ emptyOnTty: true })));
     const r = await runHook(event as HookEvent, {
       env: process.env,
       cwd: process.cwd(),

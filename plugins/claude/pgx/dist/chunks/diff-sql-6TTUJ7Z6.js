@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{p as a,q as b}from"./chunk-6WISXW2E.js";import"./chunk-76FD7JLT.js";import"./chunk-U3SU3NFT.js";import"./chunk-ICO2JI6X.js";import"./chunk-2WFQTGOR.js";import"./chunk-HJL6TW6V.js";import"./chunk-U7D76FWX.js";import"./chunk-L6OGEMEH.js";import"./chunk-D6DYT4XD.js";import"./chunk-2TC776FZ.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};

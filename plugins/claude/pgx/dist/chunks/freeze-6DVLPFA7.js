@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{d as a,e as b,f as c,g as d,h as e}from"./chunk-VNBJBP2E.js";import"./chunk-2WFQTGOR.js";import"./chunk-U7D76FWX.js";import"./chunk-D6DYT4XD.js";import"./chunk-2TC776FZ.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,b as forkViaFrozenCopy,e as freezeBranch,c as freezeFor,d as frozenCopySummaries};
