@@ -11,17 +11,35 @@ const UNREACHABLE =
   /could not connect|Connection refused|could not translate host name|Name or service not known|timeout expired|No route to host|Network is unreachable/i;
 const VERSION = /server version mismatch|aborting because of server version mismatch/i;
 
+const authHint = (where: string) =>
+  `Check the user name and password of the URL of ${where}; a special character in the password must be ` +
+  `percent-encoded (@ → %40).`;
+const unreachableHint = (where: string) =>
+  `Check the host and port of the URL of ${where}, and that its server is running and accepts connections from here.`;
+
+/**
+ * A connection of pgx's own to the origin that failed (its version, the copy method's probe, the Node copy): the
+ * error names the origin's URL and what named it, as pg_dump's failures do, not pgx's own server. Others pass.
+ */
+export function originConnectFailure(err: unknown, display: string, where = '--from'): unknown {
+  if (!(err instanceof PgxError)) return err;
+  if (err.code === 'SERVER_AUTH')
+    return new PgxError('SERVER_AUTH', `The server of ${display} refused the login: ${err.message}`, authHint(where));
+  if (err.code === 'SERVER_UNREACHABLE')
+    return new PgxError(
+      'SERVER_UNREACHABLE',
+      `Could not reach the server of ${display}: ${err.message}`,
+      unreachableHint(where),
+    );
+  return err;
+}
+
 /** `where`: what named the URL (`--from`, `$DATABASE_URL (from /p/.env)`, the origin `source sync` remembered). */
 export function pgDumpFailure(display: string, status: number | null, tail: string[], where = '--from'): PgxError {
   const said = tail.slice(-3).join(' ') || '(no output)';
   const text = tail.join('\n');
   if (AUTH.test(text)) {
-    return new PgxError(
-      'SERVER_AUTH',
-      `The server of ${display} refused pg_dump's login: ${said}`,
-      `Check the user name and password of the URL of ${where}; a special character in the password must be ` +
-        `percent-encoded (@ → %40).`,
-    );
+    return new PgxError('SERVER_AUTH', `The server of ${display} refused pg_dump's login: ${said}`, authHint(where));
   }
   if (VERSION.test(text)) {
     return new PgxError(
@@ -35,7 +53,7 @@ export function pgDumpFailure(display: string, status: number | null, tail: stri
     return new PgxError(
       'SERVER_UNREACHABLE',
       `pg_dump could not reach the server of ${display}: ${said}`,
-      `Check the host and port of the URL of ${where}, and that its server is running and accepts connections from here.`,
+      unreachableHint(where),
     );
   }
   return new PgxError(

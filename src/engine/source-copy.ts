@@ -9,6 +9,7 @@ import * as sources from '../registry/sources.js';
 import * as catalog from '../server/catalog.js';
 import type { EngineContext } from './context.js';
 import { fingerprintAt } from './fingerprint.js';
+import { originConnectFailure } from './dump-errors.js';
 import type { ImportInput } from '../project/source-input.js';
 import { scanAndMask, scanOrigin, type MaskResult } from '../mask/apply.js';
 import {
@@ -97,8 +98,12 @@ export async function makeCopy(
       if (fingerprint !== null)
         await scanOrigin(input.conn!, e.config.mask, e.config.file ?? '.pgx.toml', o.progress, e.gate);
       const { chooseCopyMethod, serverVersionAt } = await import('./copy-method.js');
-      const major = Math.floor((await serverVersionAt(input.conn!)) / 10000);
-      method = await chooseCopyMethod(e.config.home, input.conn!, major);
+      try {
+        const major = Math.floor((await serverVersionAt(input.conn!)) / 10000);
+        method = await chooseCopyMethod(e.config.home, input.conn!, major);
+      } catch (err) {
+        throw originConnectFailure(err, input.display, input.where);
+      }
       o.progress(`copying by ${method.method} (${method.why}) …`);
       if (method.method === 'dump-restore') {
         file = join(work, 'source.dump');
@@ -181,7 +186,7 @@ type MethodUsed = { method: 'dump-restore' | 'node-copy'; why: string };
 async function copyByNode(e: EngineContext, input: ImportInput, name: string, progress: Progress) {
   const { nodeCopy } = await import('../copy/node-copy.js');
   const rolesCreated: string[] = [];
-  const r = await nodeCopy(
+  const copying = nodeCopy(
     input.conn!,
     { ...e.admin, database: name },
     {
@@ -195,5 +200,8 @@ async function copyByNode(e: EngineContext, input: ImportInput, name: string, pr
       },
     },
   );
+  const r = await copying.catch((err: unknown) => {
+    throw originConnectFailure(err, input.display, input.where);
+  });
   return { items: r.statements + r.tables, rolesCreated, missing: r.roles_missing, warnings: r.warnings };
 }

@@ -90,8 +90,9 @@ describe('frozen copies from the CLI and a command hook', () => {
         [sessionBranch],
         'pgx_registry',
       );
-      expect(now).toHaveLength(1);
-      expect(now[0]!.name).not.toBe(copies[0]!.name);
+      // The new copy, and the superseded one kept as the fork point of the subagent cloned from it (decision 500).
+      expect(now).toHaveLength(2);
+      expect(now.map((c) => c.name)).toContain(copies[0]!.name);
       expect(await pollUntil(async () => !freezerRunning(sessionBranch), 10_000, 100)).toBe(true);
     } finally {
       await parent.end();

@@ -113,8 +113,11 @@ describe.concurrent('frozen copies: one per state of the session branch', () => 
       await parent.query('SELECT 1');
       const a4 = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a4' }));
       expect(a4.fork?.frozen?.reused).toBe(false);
-      // The superseded copies went (nobody was cloning them): one copy per parent is left.
-      expect((await copiesOf(s.branch)).map((c) => c.name)).toEqual([a4.fork!.frozen!.copy]);
+      // The superseded copies stay while the subagents' branches cloned from them live: each is its branch's fork
+      // point, which a merge reads (decision 500). Nothing else is left.
+      expect((await copiesOf(s.branch)).map((c) => c.name).sort()).toEqual(
+        [a1.fork!.frozen!.copy, a2.fork!.frozen!.copy, a4.fork!.frozen!.copy].sort(),
+      );
       await expectFrozenClean(s.branch);
     } finally {
       await parent.end();
