@@ -91,6 +91,15 @@ export function mapConnectError(
       { cause: e },
     );
   }
+  if (/client password must be a string/i.test(msg)) {
+    // node-postgres, asked for a SCRAM password it was not given: no SQLSTATE, but a refused login all the same
+    return new PgxError(
+      'SERVER_AUTH',
+      `PostgreSQL at ${where} asked role "${p.user}" for a password, and none was given.`,
+      `Give the password in ${p.from ?? SERVER_URL_PLACES} (or PGPASSWORD, or ~/.pgpass).`,
+      { cause: e },
+    );
+  }
   if (code === SQLSTATE.INSUFFICIENT_PRIVILEGE) {
     // pgx_registry refuses CONNECT to every role but its owner (it holds the branch roles' passwords).
     return new PgxError(

@@ -118,10 +118,13 @@ describe.each(SAMPLES)('masking the $name sample', (sample) => {
     for (const values of Object.values(originals)) expect(values.length).toBeLessThan(100_000);
     expect(originals.emails!.length).toBeGreaterThan(100);
     const elsewhere = await textFields(origin, sample.personal);
-    // The check can fail: on the origin itself it finds every kind.
+    // The check can fail: on the origin itself it finds every kind but full names, which no table of either sample
+    // holds whole (first and last names are columns of their own, each checked as a name; only views join them, and
+    // a view has no rows of its own): for them the check of the copy proves nothing, and claims nothing.
     const onOrigin = originalsIn(await fullDump(origin), originals, elsewhere);
     for (const [kind, values] of Object.entries(originals))
-      if (values.length) expect(onOrigin[kind]!.length, kind).toBeGreaterThan(values.length / 2);
+      if (values.length && kind !== 'full_names')
+        expect(onOrigin[kind]!.length, kind).toBeGreaterThan(values.length / 2);
     expect(originalsIn(dump, originals, elsewhere)).toEqual(
       Object.fromEntries(Object.keys(originals).map((k) => [k, []])),
     );

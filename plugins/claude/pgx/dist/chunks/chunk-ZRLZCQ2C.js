@@ -1,5 +1,5 @@
 import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{e as u,f as c,g as d,h as a}from"./chunk-4DUHN5DM.js";function $(t){let r=!!t.json;return{json:r,result(e,n){let o=r?JSON.stringify(e):n();o&&process.stdout.write(o.endsWith(`
+import{e as u,f as c,g as d,h as a}from"./chunk-AQUPQN7V.js";function $(t){let r=!!t.json;return{json:r,result(e,n){let o=r?JSON.stringify(e):n();o&&process.stdout.write(o.endsWith(`
 `)?o:o+`
 `)},progress(e){process.stderr.write(`pgx: ${e}
 `)}}}function h(){let t=!1,r=e=>{if(e.code!=="EPIPE"&&e.code!=="ERR_STREAM_DESTROYED")throw e;t||(t=!0,setImmediate(()=>process.exit(typeof process.exitCode=="number"?process.exitCode:141)))};process.stdout.on("error",r),process.stderr.on("error",r)}function p(t=process.stdout){return!!t.isTTY&&process.env.NO_COLOR===void 0&&process.env.TERM!=="dumb"}var f={red:31,green:32,yellow:33,dim:2,bold:1,cyan:36};function g(t,r,e=process.stdout){return p(e)?`\x1B[${f[r]}m${t}\x1B[0m`:t}var l=t=>t.replace(/\u001b\[[0-9;]*m/g,"").length;function w(t,r){let e=[t,...r.map(o=>o.map(s=>s==null||s===""?"-":s))],n=t.map((o,s)=>Math.max(...e.map(i=>l(i[s]??""))));return e.map(o=>o.map((s,i)=>i===o.length-1?s:s+" ".repeat(n[i]-l(s??""))).join("  ").trimEnd()).join(`

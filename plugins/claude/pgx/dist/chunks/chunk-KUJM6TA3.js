@@ -1,5 +1,5 @@
 import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{D as I,E as P,G as Ee,H as _e}from"./chunk-L6OGEMEH.js";import{d as C,t as X,v as w,w as L}from"./chunk-4DUHN5DM.js";import{randomBytes as dt}from"node:crypto";async function we(e,t){await e.query("INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING",[t,dt(32).toString("hex")]);let[n]=await e.query("SELECT salt FROM pgx_mask_salt WHERE project = $1",[t]);return n.salt}var gt=`
+import{D as I,E as P,G as Ee,H as _e}from"./chunk-L6OGEMEH.js";import{d as C,t as X,v as w,w as L}from"./chunk-AQUPQN7V.js";import{randomBytes as dt}from"node:crypto";async function we(e,t){await e.query("INSERT INTO pgx_mask_salt (project, salt) VALUES ($1, $2) ON CONFLICT (project) DO NOTHING",[t,dt(32).toString("hex")]);let[n]=await e.query("SELECT salt FROM pgx_mask_salt WHERE project = $1",[t]);return n.salt}var gt=`
 SELECT n.nspname AS schema, c.relname AS "table", a.attname AS "column", a.attnum, c.relkind, c.relispopulated AS populated,
        format_type(a.atttypid, a.atttypmod) AS type,
        CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{d as a,e as b,f as c,g as d,h as e}from"./chunk-RJUYUIUM.js";import"./chunk-WIX2BXFK.js";import"./chunk-LEUWVOV7.js";import"./chunk-6AWHWJSG.js";import"./chunk-4DUHN5DM.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,b as forkViaFrozenCopy,e as freezeBranch,c as freezeFor,d as frozenCopySummaries};
