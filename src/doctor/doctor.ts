@@ -19,6 +19,7 @@ import { hookLogCheck } from './hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './branch-checks.js';
 import { rolesCheck } from './roles-check.js';
 import { frozenCheck } from './frozen-check.js';
+import { forkCheck } from './fork-check.js';
 import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
 import { copilotCheck } from './copilot-check.js';
@@ -126,6 +127,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],
     ['frozen-copies', () => frozenCheck(ctx)],
+    ['session-forks', () => forkCheck(ctx)],
     ['guards', () => guardsCheck(ctx)],
     ['env-files', () => dotenvCheck(ctx)],
   ];

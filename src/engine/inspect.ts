@@ -25,6 +25,8 @@ export { orphanDatabases as stampedWithoutRecord, recordedRoles } from '../regis
 export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBehind } from '../registry/sources.js';
 export { msSinceLastBranch } from '../registry/pool.js';
 export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';
+export { forkMissesReadOnly as forkMisses, type ForkMissRow } from '../registry/fork-misses.js';
+export { missFix, missReason, FALLBACK_SETTING } from './fork-miss.js';
 
 // The server's catalogs, read.
 export {

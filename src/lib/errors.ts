@@ -15,6 +15,7 @@ const EXIT_TABLE = {
   ],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
+  sql: [9, 'pgx local sql: the server refused a statement (its error is printed; the statements before it ran)'],
   // the child's own status passes through otherwise
   execFailed: [
     125,
@@ -53,6 +54,8 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'BROKER_UNAVAILABLE'
   | 'DISK_RESERVE'
+  /** `pgx local sql`: a statement the server refused */
+  | 'SQL_FAILED'
   /** init or install in $HOME, /, or a directory with no project marker, without --here (project/markers.ts) */
   | 'NOT_A_PROJECT';
 
@@ -76,6 +79,7 @@ const exitFor: Record<ErrorCode, number> = {
   // off, no private socket directory, or it did not start: pgx refuses to serve over a socket others could reach
   BROKER_UNAVAILABLE: EXIT.refused,
   NOT_A_PROJECT: EXIT.usage,
+  SQL_FAILED: EXIT.sql,
 };
 
 export class PgxError extends Error {
