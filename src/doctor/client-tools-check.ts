@@ -14,7 +14,11 @@ const NEEDS: Record<ClientTool['tool'], string[]> = {
     '`pgx source import --from <url>` and `pgx source sync`',
     '`pgx template refresh` of a source that has connections (your own server)',
   ],
-  psql: ['the same forks and resets (pg_dump | psql)', 'importing a plain SQL dump', '`pgx local psql`'],
+  psql: [
+    'those forks, resets and refreshes of a connected database (pg_dump | psql)',
+    'importing a plain SQL dump',
+    '`pgx local psql`',
+  ],
   pg_restore: ['`pgx source import`/`sync` from a URL, or of a custom or directory dump'],
 };
 
@@ -41,7 +45,8 @@ export async function clientToolsCheck(ctx: DoctorContext): Promise<Check> {
   const named = found.map((t) => `${t.tool} ${t.major ?? '?'}`).join(', ');
   const server = Number.isFinite(serverMajor) ? ` (server ${serverMajor})` : '';
   if (!missing.length && !older.length) return ok('client-tools', `${named}${server}`);
-  const cannot = [...new Set([...missing, ...older.map((t) => t.tool)].flatMap((t) => NEEDS[t]))];
+  const lacking = new Set([...missing, ...older.map((t) => t.tool)]);
+  const cannot = (Object.keys(NEEDS) as ClientTool['tool'][]).filter((t) => lacking.has(t)).flatMap((t) => NEEDS[t]);
   const detail =
     `${missing.length ? `not found: ${missing.join(', ')} (looked in PGX_PG_BINDIR, on PATH, with the local server's binaries)` : ''}` +
     `${missing.length && older.length ? '; ' : ''}` +
@@ -51,6 +56,6 @@ export async function clientToolsCheck(ctx: DoctorContext): Promise<Check> {
   return decide(
     'client-tools',
     detail,
-    `your call: nothing is needed if none of that is yours to do; else get ${Number.isFinite(serverMajor) ? `version ${serverMajor} or newer` : 'them'}: ${GET_THEM}`,
+    `nothing is needed if none of that is yours to do; else get ${Number.isFinite(serverMajor) ? `version ${serverMajor} or newer` : 'them'}: ${GET_THEM}`,
   );
 }
