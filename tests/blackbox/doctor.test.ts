@@ -145,6 +145,7 @@ describe('pgx agent doctor', () => {
       'mask',
       'pool',
       'disk',
+      'client-tools',
       'broker',
       'hooks',
       'permissions',
@@ -152,6 +153,7 @@ describe('pgx agent doctor', () => {
       'branches',
       'orphans',
       'frozen-copies',
+      'session-forks',
       'guards',
       'env-files',
     ]);
@@ -167,6 +169,7 @@ describe('pgx agent doctor', () => {
       'permissions',
       'hook-log',
       'branches',
+      'session-forks',
       'guards',
     ]) {
       // roles is server-wide: branch roles other tests left behind on this shared server make it warn, rightly
