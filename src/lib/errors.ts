@@ -15,7 +15,7 @@ const EXIT_TABLE = {
   ],
   branch: [7, 'creating or changing a branch failed'],
   doctor: [8, 'doctor found a failing check'],
-  sql: [9, 'pgx local sql: the server refused a statement (its error is printed; the statements before it ran)'],
+  sql: [10, 'pgx local sql: the server refused a statement (its error is printed; the statements before it ran)'],
   // the child's own status passes through otherwise
   execFailed: [
     125,

@@ -143,10 +143,10 @@ describe("pgx local sql: SQL through pgx's own driver (no psql needed)", () => {
     expect(r.stdout + r.stderr + piped.stdout + piped.stderr).not.toContain(password(p));
   });
 
-  it('a statement the server refuses: exit 9, its error, and the rows of what ran before it', () => {
+  it('a statement the server refuses: exit 10, its error, and the rows of what ran before it', () => {
     const p = localProject();
     const r = runPgx(['local', 'sql', '-c', 'SELECT 41 + 1', '-c', 'SELECT nope', '-c', 'SELECT 3'], p);
-    expect(r.status).toBe(9);
+    expect(r.status).toBe(10);
     expect(r.stdout).toBe('42\n'); // the first ran; the third did not
     expect(r.stderr).toMatch(/ERROR: column "nope" does not exist \(SQLSTATE 42703, database "postgres"\)/);
   });
