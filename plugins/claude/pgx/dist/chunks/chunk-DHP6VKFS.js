@@ -1,5 +1,5 @@
 import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{e as u,f as a,g as l,h as c}from"./chunk-K5Z3VTCC.js";function h(t){let s=!!t.json;return{json:s,result(e,r){let o=s?JSON.stringify(e):r();o&&process.stdout.write(o.endsWith(`
+import{e as u,f as a,g as l,h as c}from"./chunk-OKGCZMRR.js";function h(t){let s=!!t.json;return{json:s,result(e,r){let o=s?JSON.stringify(e):r();o&&process.stdout.write(o.endsWith(`
 `)?o:o+`
 `)},progress(e){process.stderr.write(`pgx: ${e}
 `)}}}function p(t=process.stdout){return!!t.isTTY&&process.env.NO_COLOR===void 0&&process.env.TERM!=="dumb"}var g={red:31,green:32,yellow:33,dim:2,bold:1,cyan:36};function f(t,s,e=process.stdout){return p(e)?`\x1B[${g[s]}m${t}\x1B[0m`:t}var d=t=>t.replace(/\u001b\[[0-9;]*m/g,"").length;function x(t,s){let e=[t,...s.map(o=>o.map(n=>n==null||n===""?"-":n))],r=t.map((o,n)=>Math.max(...e.map(i=>d(i[n]??""))));return e.map(o=>o.map((n,i)=>i===o.length-1?n:n+" ".repeat(r[i]-d(n??""))).join("  ").trimEnd()).join(`

@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import{f as a,g as b,h as c,i as d,j as e,k as f}from"./chunk-OO6TKPL6.js";import"./chunk-5SVS4DSN.js";import"./chunk-OKGCZMRR.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,c as forkViaFrozenCopy,f as freezeBranch,d as freezeFor,e as frozenCopySummaries,b as waitBudgetMs};
