@@ -11,6 +11,7 @@ import { LOCK } from '../../src/registry/locks.js';
 import type { ConnParams } from '../../src/server/conn-params.js';
 import { expectNoOrphans, makeSource, testProject, type TestProject } from '../helpers/engine.js';
 import { Faults } from '../helpers/faults.js';
+import { needs } from '../helpers/client-programs.js';
 import { sql, withAdmin } from '../helpers/pgx.js';
 import { pollUntil } from '../helpers/poll.js';
 
@@ -79,7 +80,9 @@ const engineWithin = (t: TestProject, ms: number, gate?: Faults) =>
   Engine.open(t.config, { quiet: true, statementTimeoutMs: ms, gate });
 
 describe.concurrent('a fork that misses its session state: never the template silently', () => {
-  it('a copy that fails while the parent stays connected: the subagent waits, then has no branch; recorded once, named', async () => {
+  it('a copy that fails while the parent stays connected: the subagent waits, then has no branch; recorded once, named', async (ctx) => {
+    // its last step copies the parent while it is connected: pg_dump | psql until the copy part's Node copier is merged
+    needs(ctx, ['pg_dump', 'psql'], 'its last step copies the connected parent with pg_dump | psql');
     const t = testProject({ source: await makeSource() });
     const { s, parent } = await connectedParent(t);
     try {
@@ -242,7 +245,9 @@ describe('no client programs (pg_dump, psql) and a connected session branch', ()
     }
   });
 
-  it('agent reset of a subagent whose parent is connected and can not be copied: the parent, who, and what works', async () => {
+  it('agent reset of a subagent whose parent is connected and can not be copied: the parent, who, and what works', async (ctx) => {
+    // the subagent's fork is made first with the programs (the PATH saved above): until the Node copier, it needs them
+    needs(ctx, ['pg_dump', 'psql'], 'it first forks the connected parent with pg_dump | psql', saved.PATH);
     const t = testProject({ source: await makeSource() });
     const { s, parent } = await connectedParent(t);
     try {

@@ -12,20 +12,20 @@ export function onPath(program: string, path = process.env.PATH ?? ''): boolean 
   return path.split(':').some((d) => d !== '' && existsSync(join(d, program)));
 }
 
-/** The programs of `programs` this machine lacks. */
-export function lacking(...programs: ClientProgram[]): ClientProgram[] {
-  return programs.filter((p) => !onPath(p));
+/** The programs of `programs` this machine lacks (on `path`: a test that hides them from pgx passes the PATH it saved). */
+export function lacking(programs: ClientProgram[], path = process.env.PATH ?? ''): ClientProgram[] {
+  return programs.filter((p) => !onPath(p, path));
 }
 
 /** Why a test that needs `programs` can't run here, or undefined when it can. */
-export function skipReason(programs: ClientProgram[], why: string): string | undefined {
-  const l = lacking(...programs);
+export function skipReason(programs: ClientProgram[], why: string, path?: string): string | undefined {
+  const l = lacking(programs, path);
   return l.length ? `needs ${l.join(' and ')} (${why}), not installed on this machine` : undefined;
 }
 
 /** Skips the running test, saying why, unless every one of `programs` is on this machine. */
-export function needs(ctx: TestContext, programs: ClientProgram[], why: string): void {
-  const reason = skipReason(programs, why);
+export function needs(ctx: TestContext, programs: ClientProgram[], why: string, path?: string): void {
+  const reason = skipReason(programs, why, path);
   if (!reason) return;
   process.stderr.write(`SKIPPED "${ctx.task.name}": ${reason}\n`);
   ctx.skip(reason);
