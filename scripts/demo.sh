@@ -5,9 +5,12 @@
 # like Claude Code's): two run CONFLICTING migrations and each sees only its own; a third is killed mid-transaction
 # and nothing of it is committed. Then a summary, and everything the demo made is removed again: it runs in a PGX_HOME
 # and a temp dir of its own (its own local server and broker), purged at the end, so nothing of yours is touched and nothing of it
-# stays (decisions/422-complete-uninstall.md).
+# stays (decisions/422-complete-uninstall.md). It needs nothing but Node and pgx (no psql: decision 487): the admin's
+# SQL goes through `pgx local sql`, the agents' through scripts/demo-client.mjs, a Node client that reads libpq's
+# environment as any application does.
 set -euo pipefail
 PGX_JS="$(cd "$(dirname "$0")/.." && pwd)/bin/pgx.js"
+CLIENT="$(cd "$(dirname "$0")" && pwd)/demo-client.mjs" # the agents' tool: SQL over libpq's environment variables
 pgx() { node "$PGX_JS" "$@"; }
 unset PGX_DATABASE_URL DATABASE_URL PGHOST PGPORT PGUSER PGDATABASE PGPASSWORD PGSERVICE # the embedded default
 demo=$(mktemp -d "${TMPDIR:-/tmp}/pgx-demo-XXXXXX")
@@ -53,9 +56,9 @@ columns="select current_database() || ': ' || string_agg(column_name || ' ' || d
 say "the local PostgreSQL (started on first use; nothing to install or configure)"
 pgx local up
 
-say "a project whose source database has a users table (pgx local psql: a way in to the local server)"
-pgx local psql -X -q -c "CREATE DATABASE $SRC"
-pgx local psql -X -q -d "$SRC" -c "CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL); INSERT INTO users (email) VALUES ('ada@example.com')"
+say "a project whose source database has a users table (pgx local sql: a way in to the local server, no psql needed)"
+pgx local sql -c "CREATE DATABASE $SRC"
+pgx local sql -d "$SRC" -c "CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL); INSERT INTO users (email) VALUES ('ada@example.com')"
 pgx init --name "demo$$" --source "$SRC" >/dev/null
 grep -E '^(name|source) ' .pgx.toml
 
@@ -78,8 +81,8 @@ for agent in $A $B $C; do
 done
 
 say "two agents run CONFLICTING migrations (on one shared database the second would fail: column \"plan\" already exists)"
-cmd_a="psql -X -q -c \"ALTER TABLE users ADD COLUMN plan text NOT NULL DEFAULT 'free'\" && psql -X -Atc \"$columns\""
-cmd_b="psql -X -q -c \"ALTER TABLE users ADD COLUMN plan integer NOT NULL DEFAULT 0\" && psql -X -Atc \"$columns\""
+cmd_a="node '$CLIENT' \"ALTER TABLE users ADD COLUMN plan text NOT NULL DEFAULT 'free'\" \"$columns\""
+cmd_b="node '$CLIENT' \"ALTER TABLE users ADD COLUMN plan integer NOT NULL DEFAULT 0\" \"$columns\""
 rewritten_a=$(routed $A "$cmd_a")
 echo "PreToolUse rewrote $A's command to:"
 echo "$rewritten_a" | sed 's/^/  /'
@@ -88,10 +91,10 @@ DATABASE_URL="postgresql://decoy@127.0.0.1:1/$SRC" bash -c "$rewritten_a"
 bash -c "$(routed $B "$cmd_b")"
 
 say "the source is untouched"
-pgx local psql -X -d "$SRC" -Atc "$columns"
+pgx local sql -d "$SRC" -c "$columns"
 
 say "a third agent is killed in the middle of a transaction (1000 rows inserted, not yet committed)"
-cmd_c="psql -X -q -c 'BEGIN' -c \"INSERT INTO users (email) SELECT 'bulk' || g FROM generate_series(1, 1000) g\" -c 'SELECT pg_sleep(600)' -c 'COMMIT'"
+cmd_c="node '$CLIENT' BEGIN \"INSERT INTO users (email) SELECT 'bulk' || g FROM generate_series(1, 1000) g\" 'SELECT pg_sleep(600)' COMMIT"
 rewritten_c=$(routed $C "$cmd_c")
 set -m # the agent's command in its own process group, as Claude Code runs it, so it can be killed whole
 bash -c "$rewritten_c" &
@@ -99,14 +102,14 @@ agent_pgid=$!
 set +m
 branch_c=$(pgx agent ls --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).branches.find(b=>b.agent_id===process.argv[1]).name))' "$C")
 waiting="select count(*) from pg_stat_activity where datname = '$branch_c' and query like 'SELECT pg_sleep%'"
-for _ in $(seq 100); do [ "$(pgx local psql -X -Atc "$waiting")" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(pgx local sql -c "$waiting")" = 1 ] && break; sleep 0.1; done
 # bash reports a killed job ("line N: … Killed") on the shell's stderr: the kill and its reaping are silenced together
 { kill -KILL -- "-$agent_pgid" && wait "$agent_pgid"; } 2>/dev/null || true
 echo "killed (SIGKILL) while its transaction was open"
 t0=$(date +%s%N)
-for _ in $(seq 150); do [ "$(pgx local psql -X -Atc "select count(*) from pg_stat_activity where datname = '$branch_c'")" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 150); do [ "$(pgx local sql -c "select count(*) from pg_stat_activity where datname = '$branch_c'")" = 0 ] && break; sleep 0.1; done
 echo "its server session ended $(( ($(date +%s%N) - t0) / 1000000 )) ms later (guard: client_connection_check_interval), rolled back:"
-pgx agent exec --agent "$C" --session "$SESSION" -- psql -X -Atc "select count(*) || ' rows committed by the killed agent' from users where email like 'bulk%'"
+pgx agent exec --agent "$C" --session "$SESSION" -- node "$CLIENT" "select count(*) || ' rows committed by the killed agent' from users where email like 'bulk%'"
 
 say "pgx agent ls"
 pgx agent ls

@@ -195,8 +195,11 @@ export type BrokerRequest =
 export type BrokerResponse =
   /** A hook's answer: what to print (nothing when undefined). */
   | { ok: true; print?: string }
-  /** An exec's: the command's whole environment. A session's that could not be routed: its own, and the warning to print. */
-  | { ok: true; env: Record<string, string>; branch: string }
+  /**
+   * An exec's: the command's whole environment (and a warning to print first: a branch made now with the template in
+   * place of the session's state). A session's that could not be routed: its own, and the warning to print.
+   */
+  | { ok: true; env: Record<string, string>; branch: string; warning?: string }
   | { ok: true; env: Record<string, string>; branch: null; warning: string }
   /** An exec the CLI would refuse: its error text and exit code. */
   | { ok: false; stderr: string; exitCode: number }

@@ -173,6 +173,7 @@ export function answerScript(answer: BrokerResponse, from: Record<string, string
   const gone = Object.keys(from).filter((k) => !(k in next));
   const changed = Object.keys(next).filter((k) => from[k] !== next[k]);
   if (![...gone, ...changed].every((k) => NAME.test(k))) return undefined;
+  if ('warning' in answer && answer.warning) lines.push(`printf '%s' ${shellQuote(answer.warning)} >&2`);
   if (gone.length) lines.push(`unset ${gone.join(' ')}`);
   for (const k of changed) lines.push(`export ${k}=${shellQuote(next[k]!)}`);
   lines.push(SCRIPT_END);

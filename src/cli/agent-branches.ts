@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { PgxError } from '../lib/errors.js';
 import { parseDuration } from '../project/config-values.js';
-import { withEngine, type Selector } from '../engine/api.js';
+import { templateInsteadWarning, withEngine, type Selector } from '../engine/api.js';
 import { renderExports, shellExports } from '../server/local-access.js';
 import { paint, relativeTime, table } from '../lib/output.js';
 import { poolLine } from './agent-pool.js';
@@ -37,6 +37,8 @@ export function register(agent: Command): void {
         const config = projectConfigFor(opts);
         const t = targetFrom(opts);
         const r = await withEngine(config, (e) => e.ensure(t, { from: forkFrom(opts.from, t) }));
+        // The template in place of the session's state ([agent] fork_fallback): said on stderr, and in `fork.miss`.
+        if (r.fork?.miss) process.stderr.write(templateInsteadWarning(r.fork.miss));
         // The password goes into a 0600 passfile (PGPASSFILE), so `eval "$(pgx agent up …)"; psql` connects.
         const x = shellExports(config.home, r.conn);
         // With branch roles these are the branch role's credentials (PGUSER = the role), never the admin's.

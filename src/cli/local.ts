@@ -6,6 +6,8 @@ import { stopBrokers } from './agent-broker.js';
 import { ensureLocalServer, localStatus, stopLocalServer } from '../server/local.js';
 import { urlWithoutPassword } from '../server/conn-params.js';
 import { localParams, renderExports, runLocalPsql, shellExports, urlWithPassword } from '../server/local-access.js';
+import { runLocalSql, unalignedRows } from '../server/local-sql.js';
+import { readFileSync } from 'node:fs';
 import { paint } from '../lib/output.js';
 import { EXIT, PgxError } from '../lib/errors.js';
 import { humanBytes, purgeLocalServer, purgeTargets } from '../server/local-purge.js';
@@ -60,6 +62,9 @@ export function afterPurge(cwd: string): {
 }
 
 import { action, withCommon, type CommonOpts } from './common.js';
+
+/** commander's collector for a repeatable option. */
+const collect = (v: string, all: string[]) => [...all, v];
 
 /** Registered by cli/commands.ts under `pgx`. */
 export const under = 'pgx';
@@ -169,6 +174,58 @@ export function register(program: Command): void {
     .allowUnknownOption()
     .passThroughOptions()
     .action(action<CommonOpts>(async (_opts, _out, cmd) => runLocalPsql(pgxHome(), cmd.args), 'stderr'));
+  withCommon(
+    local
+      .command('sql')
+      .description(
+        "SQL on the local server through pgx's own driver (no psql needed): -c (repeatable), -f FILE, or stdin; " +
+          "rows printed as psql -At does ('|' between values), or as JSON with --json",
+      ),
+  )
+    .option('-d, --database <db>', 'the database', 'postgres')
+    .option(
+      '-c, --command <sql>',
+      'SQL to run (several statements allowed; repeat -c for more, run in order)',
+      collect,
+      [],
+    )
+    .option('-f, --file <path>', 'a file of SQL to run (after the -c ones)')
+    .option('--header', "print each result's column names first")
+    .option('-F, --separator <sep>', "between values in a row (default '|')", '|')
+    .action(
+      action<CommonOpts & { database: string; command: string[]; file?: string; header?: boolean; separator: string }>(
+        async (opts, out) => {
+          const scripts = [...opts.command, ...(opts.file ? [readFileSync(opts.file, 'utf8')] : [])];
+          if (!scripts.length) {
+            if (process.stdin.isTTY)
+              throw new PgxError(
+                'USAGE',
+                'No SQL given.',
+                "Pass -c '<SQL>' (repeatable), -f FILE, or pipe it in: `echo 'select 1' | pgx local sql`.",
+              );
+            scripts.push(readFileSync(0, 'utf8'));
+          }
+          const run = await runLocalSql(pgxHome(), opts.database, scripts);
+          const rowsOf = (cols: string[], row: (string | null)[]) =>
+            Object.fromEntries(cols.map((c, i) => [c, row[i]]));
+          const value = {
+            database: run.database,
+            results: run.results.map((r) => ({
+              command: r.command,
+              row_count: r.rowCount,
+              columns: r.columns,
+              rows: r.rows.map((row) => rowsOf(r.columns, row)),
+            })),
+          };
+          if (!run.error || run.results.length)
+            out.result(value, () =>
+              unalignedRows(run.results, { sep: opts.separator, header: opts.header }).join('\n'),
+            );
+          if (run.error) throw run.error;
+        },
+        'stderr',
+      ),
+    );
   withCommon(
     local
       .command('env')

@@ -19,6 +19,8 @@ import { hookLogCheck } from './hook-log-check.js';
 import { branchesCheck, guardsCheck, orphansCheck } from './branch-checks.js';
 import { rolesCheck } from './roles-check.js';
 import { frozenCheck } from './frozen-check.js';
+import { forkCheck } from './fork-check.js';
+import { clientToolsCheck } from './client-tools-check.js';
 import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
 import { copilotCheck } from './copilot-check.js';
@@ -115,6 +117,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['mask', () => maskCheck(ctx)],
     ['pool', () => poolCheck(ctx)],
     ['disk', () => diskCheck(ctx)],
+    ['client-tools', () => clientToolsCheck(ctx)],
     ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
     // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)
@@ -126,6 +129,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],
     ['frozen-copies', () => frozenCheck(ctx)],
+    ['session-forks', () => forkCheck(ctx)],
     ['guards', () => guardsCheck(ctx)],
     ['env-files', () => dotenvCheck(ctx)],
   ];

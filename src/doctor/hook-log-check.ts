@@ -14,6 +14,8 @@ export interface HookLogSummary {
   outcomes: Record<string, number>;
   denials: HookLogLine[];
   errors: HookLogLine[];
+  /** A subagent given the template in place of its session's state ([agent] fork_fallback = "template"): a failure too. */
+  fallbacks: HookLogLine[];
 }
 
 /** Lines of this project: its directory or one below it. Lines of older pgx versions (no project_dir) all count. */
@@ -33,7 +35,7 @@ export function summarizeHookLog(home: string, now = Date.now(), projectDir?: st
   } catch {
     return undefined;
   }
-  const s: HookLogSummary = { path, calls: 0, outcomes: {}, denials: [], errors: [] };
+  const s: HookLogSummary = { path, calls: 0, outcomes: {}, denials: [], errors: [], fallbacks: [] };
   for (const raw of text.split('\n')) {
     let line: HookLogLine;
     try {
@@ -55,6 +57,7 @@ export function summarizeHookLog(home: string, now = Date.now(), projectDir?: st
     s.outcomes[key] = (s.outcomes[key] ?? 0) + 1;
     if (line.outcome.startsWith('denied')) s.denials.push(line);
     else if (line.outcome === 'error' || line.outcome.startsWith('error')) s.errors.push(line);
+    else if (/(^|:)fallback/.test(line.outcome)) s.fallbacks.push(line);
   }
   return s;
 }
@@ -71,14 +74,15 @@ export function hookLogCheck(ctx: DoctorContext): Check {
     .map(([k, n]) => `${k} ×${n}`)
     .join(', ');
   const detail = `${s.calls} calls in the last 24 h: ${counts}`;
-  if (!s.denials.length && !s.errors.length) return ok('hook-log', detail);
-  const last = [...s.denials, ...s.errors]
+  if (!s.denials.length && !s.errors.length && !s.fallbacks.length) return ok('hook-log', detail);
+  const last = [...s.denials, ...s.errors, ...s.fallbacks]
     .sort((a, b) => a.time.localeCompare(b.time))
     .slice(-3)
     .map(ids);
   return warn(
     'hook-log',
-    `${detail}; ${s.denials.length} denied, ${s.errors.length} errors (latest: ${last.join('; ')})`,
+    `${detail}; ${s.denials.length} denied, ${s.errors.length} errors` +
+      `${s.fallbacks.length ? `, ${s.fallbacks.length} given the template in place of their session's state` : ''} (latest: ${last.join('; ')})`,
     `fix the fail/warn checks above, then retry the denied command; the log (ids only): tail -n 20 ${s.path}`,
   );
 }

@@ -42,6 +42,16 @@ import type { SqlDiffResult } from './diff-sql.js';
 import type { MergeOptions, MergeResult } from './merge.js';
 import { handoffsFrom, type ChangeSummary, type HandoffRef } from './handoff-text.js';
 export { handoffText, type HandoffRef } from './handoff-text.js';
+export {
+  ForkUnavailableError,
+  FALLBACK_SETTING,
+  missFix,
+  missReason,
+  templateInsteadWarning,
+  type ForkMiss,
+} from './fork-miss.js';
+import { missTextForParent } from './fork-miss.js';
+import { forkMissesOfSession } from '../registry/fork-misses.js';
 import type { ScanReport } from '../mask/scan.js';
 import type { ConnParams } from '../server/conn-params.js';
 export type { ScanReport };
@@ -180,7 +190,7 @@ export class Engine {
   /** The parent's handoffs for the doorbells its inbox held: the words made from the session's records (handoff-text.ts). */
   async handoffs(sessionId: string, refs: readonly HandoffRef[]): Promise<string[]> {
     if (!refs.length) return [];
-    return handoffsFrom(
+    const changes = handoffsFrom(
       await records.findRecords(this.ctx.registry, {
         project: this.ctx.config.project,
         sessionId,
@@ -188,6 +198,16 @@ export class Engine {
       }),
       refs,
     );
+    // A subagent that did not get the session's state (fork-miss.ts): its doorbell names its branch and the miss's time.
+    const misses = await forkMissesOfSession(this.ctx.registry, this.ctx.config.project, sessionId);
+    const told = new Set<string>();
+    const missed = refs.flatMap((ref) => {
+      const m = misses.find((x) => x.branch === ref.branch && x.at === ref.at);
+      if (!m || told.has(m.identity_key)) return [];
+      told.add(m.identity_key);
+      return [missTextForParent(m)];
+    });
+    return [...missed, ...changes];
   }
 
   /** `pgx agent diff`: what the selected branch changed against its parent, the template or another branch. */

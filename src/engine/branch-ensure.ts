@@ -20,7 +20,8 @@ import * as roles from './roles.js';
 import { claimMember } from './pool.js';
 import { finishSwap } from './reset.js';
 import { defaultRequest, planFork, type ForkMethod, type ForkPlan, type ForkRequest } from './fork.js';
-import { FrozenCopyWaitError, forkViaFrozenCopy, type FrozenUse } from './freeze.js';
+import { forkViaFrozenCopy, type FrozenUse } from './freeze.js';
+import { ForkUnavailableError, forkOrMiss, missReason, type ForkMiss } from './fork-miss.js';
 
 /** attach: the branch was there; revive: it was retiring; claim: a warm-pool member became it; clone: made now. */
 export type EnsureMethod = 'attach' | 'revive' | 'claim' | 'clone';
@@ -37,9 +38,11 @@ export interface EnsureResult {
   /**
    * A branch made by this call: what it is a copy of (`parent`: a database name, null for the template), how
    * (`unchanged`: the parent held the template's contents, so the pool's claim or a template clone), and, when the
-   * fork asked for could not be made, why (`note`, one sentence; the branch then has the template).
+   * fork asked for could not be made, why (`note`, one sentence; the branch then has the template). `miss`: the
+   * session's state could not be copied in time and `[agent] fork_fallback = "template"` gave the template instead
+   * (fork-miss.ts): the caller says so to everyone concerned.
    */
-  fork?: { parent: string | null; method: ForkMethod; note?: string; frozen?: FrozenUse };
+  fork?: { parent: string | null; method: ForkMethod; note?: string; frozen?: FrozenUse; miss?: ForkMiss };
 }
 
 export interface EnsureOptions {
@@ -118,9 +121,15 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
       if (!rec.role) rec = await withRoleIfDue(e, rec);
       if (plan && (rec.parent ?? null) !== plan.parent) rec = await setLineage(reg, rec.name, plan.parent); // record first
     }
-    const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse): EnsureResult['fork'] =>
+    const fork = (method: ForkMethod, note = plan?.note, frozen?: FrozenUse, miss?: ForkMiss): EnsureResult['fork'] =>
       plan
-        ? { parent: rec!.parent ?? null, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) }
+        ? {
+            parent: rec!.parent ?? null,
+            method,
+            ...(note ? { note } : {}),
+            ...(frozen ? { frozen } : {}),
+            ...(miss ? { miss } : {}),
+          }
         : undefined;
     // The warm pool gives the database when it has one (a member renamed into place, stamped with this record's
     // nonce, in one transaction); a name already held by a database is createBranchDatabase's to judge. A fork of
@@ -135,7 +144,7 @@ export async function ensureBranch(e: EngineContext, id: Identity, opts: EnsureO
     }
     const made = await createBranchDatabase(e, rec, { ...opts, copyFrom: plan?.copyFrom ?? null });
     rec = made.record;
-    return done(made.record, 'clone', made.guards, fork(made.method, made.note ?? plan?.note, made.frozen));
+    return done(made.record, 'clone', made.guards, fork(made.method, made.note ?? plan?.note, made.frozen, made.miss));
   }
 }
 
@@ -217,7 +226,14 @@ async function createBranchDatabase(
   e: EngineContext,
   rec: BranchRecord,
   opts: EnsureOptions & { copyFrom?: string | null },
-): Promise<{ record: BranchRecord; guards: GuardResult; method: ForkMethod; note?: string; frozen?: FrozenUse }> {
+): Promise<{
+  record: BranchRecord;
+  guards: GuardResult;
+  method: ForkMethod;
+  note?: string;
+  frozen?: FrozenUse;
+  miss?: ForkMiss;
+}> {
   const reg = e.registry;
   const there = await catalog.databaseInfo(reg, rec.name);
   if (there.exists) {
@@ -247,6 +263,7 @@ async function createBranchDatabase(
   let method: ForkMethod = rec.parent ? 'template-copy' : 'template';
   let note: string | undefined;
   let frozen: FrozenUse | undefined;
+  let miss: ForkMiss | undefined;
   try {
     if (!left.exists || !catalog.isOwnBranch(left, rec)) {
       const clone = async () => {
@@ -262,20 +279,26 @@ async function createBranchDatabase(
           catalog.sqlstateOf(err) === catalog.SQLSTATE.INVALID_CATALOG_NAME ? clone() : Promise.reject(err),
         );
       if (opts.copyFrom) {
-        try {
-          // One frozen copy of the parent per state of it, shared by its forks (freeze.ts, decision 400).
+        const copyFrom = opts.copyFrom;
+        const forked = rec;
+        let tries = 0;
+        // One frozen copy of the parent per state of it, shared by its forks (freeze.ts, decision 400); when it can't be
+        // made in time, a miss: no branch ("wait"), or the template when the user said so (fork-miss.ts, decision 485).
+        // No room for the copy is a refusal of its own, never the template (another copy, and not what was asked).
+        const got = await forkOrMiss(e, forked, copyFrom, async () => {
+          if (tries++) await dropCreation(e, forked); // an earlier try's leftover
           // Its fork point is recorded before the clone, the copy's lease held: gc keeps the copy from then on.
-          frozen = await forkViaFrozenCopy(e, opts.copyFrom, tmp, (copy) => setForkPoint(reg, rec.name, copy));
+          return forkViaFrozenCopy(e, copyFrom, tmp, (copy) => setForkPoint(reg, forked.name, copy));
+        });
+        if (got.frozen) {
+          frozen = got.frozen;
           method = 'frozen';
-        } catch (err) {
-          if (err instanceof FrozenCopyWaitError) throw err; // not the template instead: the next ensure clones the copy
-          // No room for the copy: refused, not replaced by a template clone (another copy, and not what was asked).
-          if (isDiskBudgetError(err)) throw err;
-          // The fork can't be made (the parent vanished, a restore failed): the branch gets the template, and says so.
+        } else {
+          miss = got.miss;
           await dropCreation(e, rec);
           await setForkPoint(reg, rec.name, null);
           rec = await setLineage(reg, rec.name, null);
-          note = `copying "${opts.copyFrom}" failed (${firstLine(err)})`;
+          note = `the copy of "${copyFrom}" could not be made in time: ${missReason(miss)}`;
           method = 'template';
           await fromTemplate();
         }
@@ -289,6 +312,7 @@ async function createBranchDatabase(
     await dropCreation(e, rec).catch(() => {});
     if (rec.state === 'creating') await records.deleteRecord(reg, rec.name).catch(() => {});
     if (isDiskBudgetError(err)) throw err; // its own code and figures: the refusal says what to free
+    if (err instanceof ForkUnavailableError) throw err; // its own words (fork-miss.ts): the callers tell everyone
     throw new PgxError(
       'BRANCH_FAILED',
       `Could not create branch "${rec.name}": ${(err as Error).message ?? String(err)}`,
@@ -309,7 +333,14 @@ async function createBranchDatabase(
       await catalog.renameDatabase(reg, tmp, rec.name);
       return records.markActive(reg, rec.name, 'clone', e.config.idleTtlMs, { template: baseTemplate });
     });
-    return { record, guards, method, ...(note ? { note } : {}), ...(frozen ? { frozen } : {}) };
+    return {
+      record,
+      guards,
+      method,
+      ...(note ? { note } : {}),
+      ...(frozen ? { frozen } : {}),
+      ...(miss ? { miss } : {}),
+    };
   } catch (err) {
     const code = catalog.sqlstateOf(err);
     if (code !== catalog.SQLSTATE.DUPLICATE_DATABASE && code !== catalog.SQLSTATE.UNIQUE_VIOLATION) throw err;
@@ -318,12 +349,6 @@ async function createBranchDatabase(
     throw foreignBranch(rec);
   }
 }
-
-/** An error's first line, for a one-sentence note. */
-const firstLine = (err: unknown) =>
-  String((err as Error)?.message ?? err)
-    .split('\n')[0]!
-    .slice(0, 200);
 
 /** Drops the record's `pgx_new_<nonce>` if it is there and ours (its stamp carries the nonce, or it has no comment). */
 export async function dropCreation(e: EngineContext, rec: BranchRecord): Promise<boolean> {

@@ -69,7 +69,7 @@ export class FrozenCopyWaitError extends PgxError {
 const ANSWER_MARGIN_MS = 1500;
 
 /** How long a fork may wait for another process's copy of its parent: the hook's time left, less the answer's. */
-function waitBudgetMs(e: EngineContext): number | undefined {
+export function waitBudgetMs(e: EngineContext): number | undefined {
   const a = e.admin;
   if (a.connectDeadlineAt !== undefined) return Math.max(1, a.connectDeadlineAt - Date.now() - ANSWER_MARGIN_MS);
   if (a.statementTimeoutMs !== undefined) return Math.max(1, a.statementTimeoutMs - ANSWER_MARGIN_MS);

@@ -2,7 +2,9 @@
 // server, the registry, templates, the pool, roles and guards, and nothing that writes. The doctor imports this
 // module and no registry/, server/catalog or other engine module; the hot path never loads it (api.ts does not import
 // it). The fix statements (fixStatement) are text the doctor prints, never run.
+import { execFileSync } from 'node:child_process';
 import type { ConnParams } from '../server/conn-params.js';
+import { findClientTool } from '../server/client-tools.js';
 import type { RegistryDb } from '../registry/connection.js';
 import { poolTableExists, recordedMemberNames } from '../registry/pool.js';
 import type { Config } from '../project/config.js';
@@ -26,6 +28,8 @@ export { findSourceReadOnly as importRecordOf, copiesOfReadOnly as copiesLeftBeh
 export { msSinceLastBranch } from '../registry/pool.js';
 export { listFrozenReadOnly as frozenCopies, type FrozenRow } from '../registry/frozen.js';
 export { keptCopiesReadOnly as forkPointsKept } from '../registry/fork-points.js';
+export { forkMissesReadOnly as forkMisses, type ForkMissRow } from '../registry/fork-misses.js';
+export { missFix, missReason, FALLBACK_SETTING } from './fork-miss.js';
 
 // The server's catalogs, read.
 export {
@@ -46,6 +50,37 @@ export { GUARD_MIN_VERSION } from './guards.js';
 export { templateName, parseTemplateStamp } from './template.js';
 export { fingerprintAt, schemaFingerprint } from './fingerprint.js';
 export { canCreateRoles } from './roles.js';
+
+/** A client program as pgx would find it (server/client-tools.ts: PGX_PG_BINDIR, PATH, the local server's binaries). */
+export interface ClientTool {
+  tool: 'psql' | 'pg_dump' | 'pg_restore';
+  path: string | null;
+  /** Its major version (`<tool> --version`), null when not found or it would not say. */
+  major: number | null;
+}
+
+/** Where pgx finds psql, pg_dump and pg_restore, and their majors. Runs each found one with --version; changes nothing. */
+export function clientTools(home: string): ClientTool[] {
+  return (['psql', 'pg_dump', 'pg_restore'] as const).map((tool) => {
+    let path: string | null = null;
+    try {
+      path = findClientTool(tool, home, tool);
+    } catch {
+      return { tool, path: null, major: null };
+    }
+    try {
+      const out = execFileSync(path, ['--version'], {
+        encoding: 'utf8',
+        timeout: 10_000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      const m = /\)\s+(\d+)/.exec(out) ?? /\s(\d+)(?:\.\d+)?/.exec(out);
+      return { tool, path, major: m ? Number(m[1]) : null };
+    } catch {
+      return { tool, path, major: null };
+    }
+  });
+}
 
 /** The warm pool as recorded: its status and the member names the registry holds; undefined: never recorded. */
 export async function inspectPool(

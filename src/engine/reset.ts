@@ -21,6 +21,7 @@ import { cloneDatabase, planClone } from './clone-method.js';
 import { isDiskBudgetError } from './disk-budget.js';
 import type { EngineContext } from './context.js';
 import { copyBranch, type ForkMethod } from './fork.js';
+import { busyCopyRefusal } from './busy-copy.js';
 import { applyGuards } from './guards.js';
 import * as roles from './roles.js';
 import { ensureTemplate } from './template.js';
@@ -46,13 +47,9 @@ export function resetBranch(e: EngineContext, rec: BranchRecord, to: 'parent' | 
   return withIdentityLock(e.registry, rec.identity_key, async () => {
     const cur = await lockedRecord(e, rec);
     if (to === 'template' || !cur.parent) return replaceContents(e, cur, null, { parent: null });
-    await assertCopyable(
-      e,
-      cur.parent,
-      `its parent "${cur.parent}"`,
-      `pgx agent reset --branch ${cur.name} --to template`,
-    );
-    return replaceContents(e, cur, cur.parent, { parent: cur.parent });
+    const other = `pgx agent reset --branch ${cur.name} --to template`;
+    await assertCopyable(e, cur.parent, `its parent "${cur.parent}"`, other);
+    return replaceContents(e, cur, cur.parent, { parent: cur.parent }, { what: `its parent "${cur.parent}"`, other });
   });
 }
 
@@ -61,7 +58,13 @@ export function adoptBranch(e: EngineContext, session: BranchRecord, agent: Bran
   return withIdentityLock(e.registry, session.identity_key, async () => {
     const cur = await lockedRecord(e, session);
     await assertCopyable(e, agent.name, `the subagent's branch "${agent.name}"`, 'See `pgx agent ls`.');
-    return replaceContents(e, cur, agent.name, { parent: cur.parent ?? null, keepForkedAt: true });
+    return replaceContents(
+      e,
+      cur,
+      agent.name,
+      { parent: cur.parent ?? null, keepForkedAt: true },
+      { what: `the subagent's branch "${agent.name}"` },
+    );
   });
 }
 
@@ -113,6 +116,7 @@ async function replaceContents(
   cur: BranchRecord,
   from: string | null,
   lineage: { parent: string | null; keepForkedAt?: boolean },
+  copying?: { what: string; other?: string },
 ): Promise<ResetResult> {
   const t0 = performance.now();
   const reg = e.registry;
@@ -138,6 +142,10 @@ async function replaceContents(
     await dropSwapLeftovers(e, cur).catch(() => {});
     await clearSwap(reg, cur.name).catch(() => {});
     if (isDiskBudgetError(err)) throw err; // its own code and figures; the branch is unchanged
+    // A source with connections: who, and what works (busy-copy.ts), not the copy's own words.
+    const busy =
+      from !== null && copying ? await busyCopyRefusal(e, from, copying.what, cur.name, err, copying.other) : undefined;
+    if (busy) throw busy;
     throw new PgxError(
       'BRANCH_FAILED',
       `Could not copy ${from ? `"${from}"` : 'the template'} for "${cur.name}": ${(err as Error).message}`,

@@ -166,7 +166,7 @@ export async function importSource(e: EngineContext, o: ImportOptions): Promise<
       throw new PgxError(
         'REFUSED',
         `"${into}" is what an interrupted (or still running) pgx import left behind.`,
-        `If no import is running, drop it (\`pgx local psql -c ${drop}\`, or psql on your server) and import again.`,
+        `If no import is running, drop it (\`pgx local sql -c ${drop}\`, or psql on your server) and import again.`,
       );
     }
     if (existing.exists) {
@@ -237,7 +237,7 @@ function notOurCopy(database: string, file: string): PgxError {
       `lacks the recorded nonce): pgx will not replace or drop it.`,
     `If [server] url points at your own server and "${database}" is your real development database, there ` +
       `is nothing to sync: it is always current, and \`pgx template refresh\` snapshots it. If it is an import ` +
-      `by an older pgx, rename it aside yourself (\`pgx local psql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, ` +
+      `by an older pgx, rename it aside yourself (\`pgx local sql -c ${shellQuote(catalog.fixStatement.renameDatabase(database, `${database}_old`))}\`, ` +
       `or psql on your server), then \`pgx source import --from ...\` (it remembers the origin); or set another ` +
       `[project] source in ${file}.`,
   );
@@ -355,7 +355,7 @@ function busy(database: string, n: number): PgxError {
   return new PgxError(
     'REFUSED',
     `${n} session(s) are connected to "${database}" (pgx's copy of the source): it cannot be switched while they are.`,
-    `Close them (see them with \`pgx local psql -c ${list}\`, or psql on your server), then run \`pgx source ` +
+    `Close them (see them with \`pgx local sql -c ${list}\`, or psql on your server), then run \`pgx source ` +
       `sync\` again. Branches are not affected: they are clones of the template.`,
   );
 }

@@ -238,7 +238,7 @@ async function build(
       ? 'on the server'
       : "on pgx's local server (which starts empty again after `pgx local down --purge`)";
     const create = shellQuote(catalog.fixStatement.createDatabase(source));
-    const createEmpty = config.serverUrl ? `psql -c ${create}` : `\`pgx local psql -c ${create}\``;
+    const createEmpty = config.serverUrl ? `psql -c ${create}` : `\`pgx local sql -c ${create}\``;
     throw new PgxError(
       'TEMPLATE_FAILED',
       `The source database "${source}" ([project] source in ${config.file ?? '.pgx.toml'}) does not exist ${where}.`,

@@ -2,7 +2,7 @@
 // runner (hooks/claude/answer.ts) and the routed-exec pipeline (exec/exec.ts route). The broker only carries requests
 // (src/broker/); this is the way in its requests take, handed to `pgx agent broker serve` by the CLI's entry (cli.ts).
 import type { BrokerWork } from '../broker/server.js';
-import type { OpenOptions } from '../engine/api.js';
+import { templateInsteadWarning, type OpenOptions } from '../engine/api.js';
 import { route, routedTarget, routeFailOpen } from '../exec/exec.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
 import { confinementOf, isLauncherOf } from '../exec/routed-ancestry.js';
@@ -52,9 +52,10 @@ export const brokerWork: BrokerWork = {
       const env = Object.fromEntries(
         Object.entries(routed.env).filter((e): e is [string, string] => e[1] !== undefined),
       );
+      const miss = routed.branch === null ? undefined : routed.ensured.fork?.miss;
       return routed.branch === null
         ? { ok: true, env, branch: null, warning: routed.warning }
-        : { ok: true, env, branch: routed.branch };
+        : { ok: true, env, branch: routed.branch, ...(miss ? { warning: templateInsteadWarning(miss) } : {}) };
     } catch (e) {
       const reply = errorReply(e);
       return { ok: false, stderr: reply.text, exitCode: reply.exitCode };

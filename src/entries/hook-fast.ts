@@ -147,7 +147,8 @@ export async function fastRoutedExec(argv: string[]): Promise<boolean> {
     return true;
   }
   if (!('env' in answer)) return false;
-  if (answer.branch === null) process.stderr.write(answer.warning); // a session's command, run unrouted (fail open)
+  // a session's command, run unrouted (fail open); or a branch made now with the template in place of the session's state
+  if (answer.warning) process.stderr.write(answer.warning);
   const { spawnCommand } = await loadSpawner(); // node:child_process: only a routed command needs it
   process.exitCode = (await spawnCommand(routed.command, answer.env)).status;
   return true;

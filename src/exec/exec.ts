@@ -14,6 +14,7 @@ import {
   type ForkRequest,
   type OpenOptions,
   type Target,
+  templateInsteadWarning,
 } from '../engine/api.js';
 import { targetFrom } from '../engine/identity.js';
 import { libpqEnv, pinAgainstShellStartup } from '../server/libpq-env.js';
@@ -40,6 +41,8 @@ export interface ExecReport {
   spawn_error?: string;
   /** --fail-open: why the command ran unrouted (the branch could not be ensured, or Codex's sandbox has no network). */
   unrouted?: string;
+  /** A branch made by this exec: what it is a copy of (EnsureResult.fork); `miss`: the template in place of the session's state. */
+  fork?: EnsureResult['fork'];
 }
 
 /**
@@ -172,6 +175,7 @@ export async function runExec(
   const t0 = performance.now();
   const routed = await route(config, t, command, process.env, {}, { from: opts.from }); // progress only if the local server starts
   const setupMs = Math.round(performance.now() - t0);
+  warnOfMiss(routed.ensured);
   return report(opts, t, routed.ensured, setupMs, await spawnCommand(command, routed.env));
 }
 
@@ -300,6 +304,7 @@ async function runLeased(
     throw err;
   }
   const setupMs = Math.round(performance.now() - t0);
+  warnOfMiss(ensured);
   let run: CommandRun;
   try {
     run = signalled ? { status: signalStatus(signalled), ms: 0 } : await runCommand(command, ensured, config);
@@ -316,6 +321,11 @@ async function runLeased(
     })
     .finally(() => engine!.close());
   return report(opts, t, ensured, setupMs, run, end?.outcome);
+}
+
+/** A branch made now with the template in place of the session's state ([agent] fork_fallback): said before the command runs. */
+function warnOfMiss(ensured: EnsureResult): void {
+  if (ensured.fork?.miss) process.stderr.write(templateInsteadWarning(ensured.fork.miss));
 }
 
 /** The environment a routed command runs with: libpq's variables for the branch, pinned against shell start-up files. */
@@ -361,6 +371,7 @@ function report(
       ...(t?.execId !== undefined ? { lease: lease ?? 'unknown' } : {}),
       ...(run.spawnError ? { spawn_error: run.spawnError } : {}),
       ...(typeof ensured === 'string' ? { unrouted: ensured.trim() } : {}),
+      ...(routed?.fork ? { fork: routed.fork } : {}),
     };
     process.stderr.write(JSON.stringify(r) + '\n');
   }

@@ -19,6 +19,7 @@ const EXIT_TABLE = {
     9,
     'merge refused: both sides changed the same object or row since the fork point (each listed; nothing applied)',
   ],
+  sql: [10, 'pgx local sql: the server refused a statement (its error is printed; the statements before it ran)'],
   // the child's own status passes through otherwise
   execFailed: [
     125,
@@ -57,6 +58,8 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'BROKER_UNAVAILABLE'
   | 'DISK_RESERVE'
+  /** `pgx local sql`: a statement the server refused */
+  | 'SQL_FAILED'
   /** init or install in $HOME, /, or a directory with no project marker, without --here (project/markers.ts) */
   | 'NOT_A_PROJECT'
   /** `agent merge`: an object or row both sides changed since the fork point (engine/merge.ts) */
@@ -87,6 +90,7 @@ const exitFor: Record<ErrorCode, number> = {
   MERGE_CONFLICT: EXIT.conflict,
   // nothing applied: the session's branch is as it was
   MERGE_FAILED: EXIT.branch,
+  SQL_FAILED: EXIT.sql,
 };
 
 export class PgxError extends Error {

@@ -92,6 +92,9 @@ const fileSchema = z.strictObject({
       roles: z._default(z.enum(['auto', 'per-branch', 'admin']), 'auto'),
       // What a subagent's branch starts as: its session's branch as it is at SubagentStart, or the template.
       fork: z._default(z.enum(['session', 'template']), 'session'),
+      // When the session's branch can't be copied in time: "wait" (the subagent has no branch until the copy can be
+      // made, and everyone hears it) or "template" (it gets the template instead, and everyone hears that): decision 485.
+      fork_fallback: z._default(z.enum(['wait', 'template']), 'wait'),
       // The warm pool (src/engine/pool.ts; sizes decided in docs/pgx/local-dev/decisions/185-warm-pool.md).
       pool: z._default(count, 4),
       pool_max: z._default(count, 16),

@@ -54,6 +54,12 @@ export interface Config {
    * template when there is none, or it can't be copied), or the template (engine/fork.ts).
    */
   fork: 'session' | 'template';
+  /**
+   * When a fork of the session's branch can't be made within the hook's time: `wait` (no branch until it can: the
+   * subagent, its parent, the hook log and the doctor hear why) or `template` (the template instead, said as loudly).
+   * Nothing else ever gives a subagent the template in place of its session's state (engine/fork-miss.ts).
+   */
+  forkFallback: 'wait' | 'template';
   guards: { enabled: boolean; settings: Record<GuardName, number | null> };
   /** Warm pool: the base size (0: no pool), the adaptive cap, and the disk budget counted from the template's size. */
   pool: { size: number; max: number; maxBytes: number };
@@ -165,6 +171,7 @@ export function loadConfig(opts: { cwd?: string; env?: NodeJS.ProcessEnv; hostna
     unverifiedClaudeCode: c.agent.unverified_claude_code,
     roles: c.agent.roles,
     fork: c.agent.fork,
+    forkFallback: c.agent.fork_fallback,
     guards: {
       enabled: c.guards.enabled,
       settings: {

@@ -125,6 +125,27 @@ CREATE TABLE IF NOT EXISTS pgx_mask_salt (
   salt        text NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now()
 );
+-- Subagents that did not get their session's state (engine/fork-miss.ts, decision 485): one row per subagent, written
+-- when its fork of the session's branch could not be made in time; the parent hears it (the handoff inbox names the
+-- branch and the time), the doctor lists it. resolved_at: a later try made the fork after all.
+CREATE TABLE IF NOT EXISTS pgx_fork_miss (
+  identity_key text PRIMARY KEY,
+  project      text NOT NULL,
+  session_id   text,
+  agent_id     text,
+  branch       text NOT NULL,
+  parent       text NOT NULL,
+  reason       text NOT NULL CHECK (reason IN ('client-tools','copy-failed','timeout')),
+  cause        text,
+  backends     int,
+  waited_ms    int,
+  fallback     text NOT NULL CHECK (fallback IN ('wait','template')),
+  at           text NOT NULL,
+  last_at      timestamptz NOT NULL DEFAULT now(),
+  misses       int NOT NULL DEFAULT 1,
+  resolved_at  timestamptz
+);
+CREATE INDEX IF NOT EXISTS pgx_fork_miss_project ON pgx_fork_miss (project, last_at);
 CREATE TABLE IF NOT EXISTS pgx_pool_demand (
   template    text PRIMARY KEY,
   peak        int NOT NULL,

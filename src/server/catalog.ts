@@ -468,6 +468,19 @@ export async function countBackends(db: Db, name: string): Promise<number> {
   return r!.n;
 }
 
+/**
+ * Who is connected to a database (not this session): how many backends, and the distinct application names they gave
+ * (a client's own words: the caller shows them only as plain names).
+ */
+export async function backendsOn(db: Db, name: string): Promise<{ n: number; apps: string[] }> {
+  const [r] = await db.query<{ n: number; apps: string[] | null }>(
+    `SELECT count(*)::int AS n, array_agg(DISTINCT application_name) FILTER (WHERE application_name <> '') AS apps
+       FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+    [name],
+  );
+  return { n: r!.n, apps: r!.apps ?? [] };
+}
+
 /** Polls `count` every 25 ms until it is 0 or `waitMs` have passed (terminated backends take a moment to go); its last value. */
 async function untilNone(count: () => Promise<number>, waitMs: number): Promise<number> {
   const deadline = Date.now() + waitMs;

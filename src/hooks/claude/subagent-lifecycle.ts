@@ -1,32 +1,47 @@
 // A subagent's two ends. SubagentStart: its own branch ensured (a copy of the session's, or of the source), the words
 // that tell it so, the pool topped up after the answer. SubagentStop: the branch retired (kept when it changed
 // something), its routing tickets dropped, and a doorbell posted for the parent (handoff-inbox.ts).
-import { withEngine } from '../../engine/api.js';
+import { ForkUnavailableError, withEngine } from '../../engine/api.js';
 import { dropTickets } from '../../exec/routing-ticket.js';
 import * as P from './payloads.js';
 import { startPoolFill } from './pool-fill.js';
 import { postHandoff } from './handoff-inbox.js';
 import { subagentTarget, type Handler } from './hook-handler.js';
+import { missedContext, snapshotOf, tellParentOfMiss, templateInsteadNote } from './fork-miss-texts.js';
 
 export const subagentStart: Handler<typeof P.subagentStartSchema> = {
   schema: P.subagentStartSchema,
   async run(p, h) {
-    const r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
+    let r;
+    try {
+      r = await withEngine(h.config, (e) => e.ensure(subagentTarget(p)), h.engine);
+    } catch (err) {
+      if (!(err instanceof ForkUnavailableError)) throw err;
+      // No branch without the session's state (fork-miss.ts): the subagent, the parent and the log hear why.
+      tellParentOfMiss(h, p.session_id, err.miss);
+      return {
+        output: { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: missedContext(err.miss) } },
+        outcome: `error:fork-unavailable:${err.miss.reason}`,
+        branch: null,
+      };
+    }
+    const miss = r.fork?.miss;
+    if (miss) tellParentOfMiss(h, p.session_id, miss);
     // A claim took a member, a clone found none: top the pool up, detached, after this hook's answer is ready.
     if (r.method === 'claim' || r.method === 'clone')
       (h.afterAnswer ?? ((fn) => fn()))(() => startPoolFill(h.config, h.env));
-    const snapshot = h.config.source
-      ? `a snapshot of the project's "${h.config.source}" database`
-      : 'an empty database';
+    const snapshot = snapshotOf(h.config);
     // What it is a copy of (engine/fork.ts, freeze.ts): everything the session's branch had committed when this
     // subagent started, or (said in one sentence) why not.
     const from = r.fork?.parent
       ? `a copy of your session's branch "${r.fork.parent}" as it is now: everything committed on it before you ` +
         `started (its migrations and data included; not a transaction still open there)`
       : snapshot;
-    const forkNote = r.fork?.note
-      ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.`
-      : '';
+    const forkNote = miss
+      ? ` ${templateInsteadNote(miss, snapshot)}`
+      : r.fork?.note
+        ? ` pgx could not copy your session's branch (${r.fork.note}), so yours is ${snapshot} instead.`
+        : '';
     return {
       output: {
         hookSpecificOutput: {
@@ -40,7 +55,8 @@ export const subagentStart: Handler<typeof P.subagentStartSchema> = {
             `set -a; . ./.env): that would point your commands back at the shared database.`,
         },
       },
-      outcome: `ok:${r.method}`,
+      // A template in place of the session's state is not "ok" (decision 485): the log and the doctor count it.
+      outcome: miss ? `fallback:template:${r.method}:${miss.reason}` : `ok:${r.method}`,
       branch: r.branch,
     };
   },

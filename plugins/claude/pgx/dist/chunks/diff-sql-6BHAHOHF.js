@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{p as a,q as b}from"./chunk-HTFOIMGW.js";import"./chunk-DLPUOTSG.js";import"./chunk-NYPOS7YZ.js";import"./chunk-2PVLMTEJ.js";import"./chunk-PVSSU2KC.js";import"./chunk-EGCKLCAL.js";import"./chunk-YTPSDT5I.js";import"./chunk-L6OGEMEH.js";import"./chunk-GWOBALT6.js";import"./chunk-AQUPQN7V.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{d as a,e as b,f as c,g as d,h as e}from"./chunk-JQVH7F5O.js";import"./chunk-PVSSU2KC.js";import"./chunk-YTPSDT5I.js";import"./chunk-GWOBALT6.js";import"./chunk-AQUPQN7V.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,b as forkViaFrozenCopy,e as freezeBranch,c as freezeFor,d as frozenCopySummaries};

@@ -1,0 +1,32 @@
+// The PostgreSQL client programs on this machine, for tests that truly need one (issue 39: `npm test` passes on a
+// machine with none). Such a test calls needs(ctx, …) first: where a program is missing it is skipped, and the
+// reason (which program, and why the test needs it) is the skip's note and a warning on stderr, never a silent skip.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestContext } from 'vitest';
+
+export type ClientProgram = 'psql' | 'pg_dump' | 'pg_restore';
+
+/** On PATH, as a test's `spawn('psql', …)` or a routed command's shell finds it. */
+export function onPath(program: string, path = process.env.PATH ?? ''): boolean {
+  return path.split(':').some((d) => d !== '' && existsSync(join(d, program)));
+}
+
+/** The programs of `programs` this machine lacks (on `path`: a test that hides them from pgx passes the PATH it saved). */
+export function lacking(programs: ClientProgram[], path = process.env.PATH ?? ''): ClientProgram[] {
+  return programs.filter((p) => !onPath(p, path));
+}
+
+/** Why a test that needs `programs` can't run here, or undefined when it can. */
+export function skipReason(programs: ClientProgram[], why: string, path?: string): string | undefined {
+  const l = lacking(programs, path);
+  return l.length ? `needs ${l.join(' and ')} (${why}), not installed on this machine` : undefined;
+}
+
+/** Skips the running test, saying why, unless every one of `programs` is on this machine. */
+export function needs(ctx: TestContext, programs: ClientProgram[], why: string, path?: string): void {
+  const reason = skipReason(programs, why, path);
+  if (!reason) return;
+  process.stderr.write(`SKIPPED "${ctx.task.name}": ${reason}\n`);
+  ctx.skip(reason);
+}
