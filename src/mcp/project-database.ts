@@ -2,7 +2,10 @@
 // server with the source, the template and the branches, and the dev database the source was imported from (its
 // origin, recorded without a password). A server whose URL names none of these is another database: pgx leaves it
 // out of the routing (its subagent calls are still refused by the hook, which can't tell without this: decision 492).
+import { withEngine } from '../engine/api.js';
 import { BRANCH_NAME_RE } from '../engine/identity.js';
+import { parseUrl } from '../server/conn-params.js';
+import { readState, runningPid } from '../server/local.js';
 import type { Config } from '../project/config.js';
 import { readProjectDotenv } from '../project/dotenv.js';
 import { databaseSites, loopback, urlAddress, type Site } from './database-sites.js';
@@ -93,4 +96,43 @@ export function projectAddresses(s: StdioFields, p: ProjectDatabases): Address[]
 /** The names on pgx's server that are this project's, from the config (the branches are known by their shape). */
 export function projectNames(config: Pick<Config, 'source'>, template?: string): string[] {
   return [config.source, template].filter((n): n is string => !!n);
+}
+
+/**
+ * This project's databases as pgx knows them: its server (the URL's, or the embedded server's port), the source, and
+ * the origin the source was imported from. The origin is read from the registry only where that starts nothing (a
+ * server URL, or the embedded server already running) and within a few seconds; without it, a server pointing at the
+ * dev database is not recognised as this project's (`originRead` says whether it was read).
+ */
+export async function projectDatabases(config: Config): Promise<ProjectDatabases & { originRead: boolean }> {
+  let server: ProjectDatabases['server'];
+  let reachable = false;
+  try {
+    if (config.serverUrl) {
+      const p = parseUrl(config.serverUrl, config.serverUrlFrom, { ...process.env, ...config.serverEnv });
+      server = { host: p.host, port: p.port };
+      reachable = true;
+    } else {
+      const state = readState(config.home);
+      if (state) {
+        server = { host: '127.0.0.1', port: state.port };
+        reachable = runningPid(state.data_dir) !== null;
+      }
+    }
+  } catch {
+    // a server URL pgx can't read: the doctor says so; no server known here
+  }
+  const names = projectNames(config);
+  if (!reachable || !config.source) return { server, names, origins: [], originRead: false };
+  try {
+    const origin = await withEngine(config, (e) => e.sourceOrigin(), {
+      quiet: true,
+      connectDeadlineAt: Date.now() + 3000,
+      statementTimeoutMs: 3000,
+    });
+    const a = origin && origin.kind !== 'file' ? urlAddress(origin.origin) : undefined;
+    return { server, names, origins: a ? [a] : [], originRead: true };
+  } catch {
+    return { server, names, origins: [], originRead: false };
+  }
 }

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{a,b}from"./chunk-JVQHTGES.js";import"./chunk-RMUGANJO.js";import"./chunk-E2JRBLLD.js";import"./chunk-XETIFWHM.js";import"./chunk-K5Z3VTCC.js";import"./chunk-NUYE3OAI.js";export{a as DIFF_BOUNDS,b as diffBranch};
