@@ -12,7 +12,8 @@ import {
   serializeSettings,
   type JsonObject,
 } from '../lib/settings-file.js';
-import { isDatabaseServer, knownPackage } from '../mcp/database-sites.js';
+import { existsSync } from 'node:fs';
+import { isDatabaseServer, knownPackage, ownConfigFile } from '../mcp/database-sites.js';
 import { frontEntry, isFronted, originalEntry, originalFields } from '../mcp/front-entry.js';
 import {
   expanded,
@@ -77,6 +78,7 @@ export function classifyServers(projectDir: string, env: NodeJS.ProcessEnv, dbs:
     if (isFronted(s.entry)) return { ...base, verdict: 'routed' as const };
     if (!fields) return { ...base, verdict: 'remote' as const };
     if (!isDatabaseServer(fields)) return { ...base, verdict: 'no-database' as const };
+    if (ownConfigFile(fields, projectDir, existsSync)) return { ...base, verdict: 'database-unresolved' as const };
     if (projectAddresses(fields, dbs).length > 0) return { ...base, verdict: 'project' as const };
     return { ...base, verdict: addresses.length ? ('other-database' as const) : ('database-unresolved' as const) };
   });

@@ -5,7 +5,8 @@
 import type { ConnParams } from '../server/conn-params.js';
 import { urlWithoutPassword } from '../server/conn-params.js';
 import { libpqEnv } from '../server/libpq-env.js';
-import { databaseSites, type Site } from './database-sites.js';
+import { existsSync } from 'node:fs';
+import { databaseSites, ownConfigFile, type Site } from './database-sites.js';
 
 export interface CopyCommand {
   command: string;
@@ -23,7 +24,13 @@ export function copyCommand(
   original: { command: string; args?: string[] },
   baseEnv: NodeJS.ProcessEnv,
   conn: ConnParams,
+  cwd: string,
 ): CopyCommand | { refused: string } {
+  const own = ownConfigFile(original, cwd, existsSync);
+  if (own)
+    return {
+      refused: `it reads its databases from ${own} before its command line, so pgx cannot point it at your branch`,
+    };
   const env = Object.fromEntries(Object.entries(baseEnv).filter((e): e is [string, string] => e[1] !== undefined));
   const sites: Site[] = databaseSites({ args: original.args, env });
   if (sites.length === 0)

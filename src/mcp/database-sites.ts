@@ -113,3 +113,20 @@ export function urlAddress(url: string): { host: string; port: number; database:
 export function loopback(host: string): string {
   return ['localhost', '127.0.0.1', '::1', ''].includes(host.toLowerCase()) ? '127.0.0.1' : host.toLowerCase();
 }
+
+/**
+ * Servers that read their databases from a file of their own before their command line: dbhub takes `./dbhub.toml`
+ * (or `--config`) over `--dsn` (dbhub 0.21's order: demo, TOML, --dsn, DSN, .env). pgx can't point such a server at
+ * a branch by its command line, so it is not routed (and its subagent calls stay refused).
+ */
+export function ownConfigFile(
+  s: Pick<StdioFields, 'command' | 'args'>,
+  cwd: string,
+  exists: (f: string) => boolean,
+): string | undefined {
+  const pkg = knownPackage(s);
+  if (pkg !== '@bytebase/dbhub' && pkg !== '@blocklet/dbhub' && pkg !== 'capybara-db-mcp') return undefined;
+  const flag = (s.args ?? []).find((a) => a === '--config' || a.startsWith('--config='));
+  if (flag) return flag;
+  return exists(`${cwd}/dbhub.toml`) ? 'dbhub.toml' : undefined;
+}

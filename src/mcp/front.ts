@@ -156,7 +156,7 @@ class Front {
     const ensured = await attachOrEnsure(this.config, target, { quiet: true });
     const running = this.byBranch.get(ensured.branch);
     if (running) return running; // one copy per branch
-    const cmd = copyCommand(this.original, this.base, ensured.conn);
+    const cmd = copyCommand(this.original, this.base, ensured.conn, this.config.projectDir);
     if ('refused' in cmd)
       throw new Error(`pgx cannot run the MCP server "${this.name}" on your database branch: ${cmd.refused}.`);
     const isSession = whose.agent_id === null && whose.session_id === this.sessionKey;

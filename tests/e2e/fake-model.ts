@@ -56,6 +56,11 @@ export interface FakeScript {
   parentCommands?: Step[];
   /** Bash commands the PARENT runs after its subagents were launched (foreground: after they finished), one per turn. */
   parentCommandsAfter?: Step[];
+  /**
+   * Awaited before the first request is answered: e.g. until Claude Code has connected the MCP servers, which `-p`
+   * mode connects in the background (a subagent that starts first does not see their tools).
+   */
+  beforeFirst?: () => Promise<void>;
 }
 
 export interface FakeModel {
@@ -169,6 +174,8 @@ function lastPromptIndex(messages: Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as Message;
     if (m.role !== 'user') continue;
+    // A message carrying a tool_result is the tool's answer (ToolSearch adds the text "Tool loaded." to it), not a prompt.
+    if (blocks(m.content).some((b) => b.type === 'tool_result')) continue;
     if (blocks(m.content).some((b) => b.type === 'text' && typeof b.text === 'string' && !isReminder(b.text))) return i;
   }
   return -1;
@@ -438,6 +445,7 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
     close: () => Promise.resolve(),
   };
 
+  let waitedFirst: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
@@ -455,7 +463,11 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       return;
     }
     readBody(req)
-      .then((raw) => {
+      .then(async (raw) => {
+        if (script.beforeFirst) {
+          waitedFirst ??= script.beforeFirst();
+          await waitedFirst;
+        }
         let body: MessagesRequest;
         try {
           body = JSON.parse(raw) as MessagesRequest;
