@@ -312,7 +312,9 @@ function mcpLines(m: McpInstall, dryRun?: boolean): string[] {
       `  MCP: not routed (--no-mcp): ${routable.map((s) => s.name).join(', ')} reach this project's database; ` +
         `subagents' calls to them are refused until \`pgx mcp route\``,
     );
-  for (const s of m.servers.filter((x) => !x.shadowed && (x.verdict === 'other-database' || x.verdict === 'database-unresolved')))
+  for (const s of m.servers.filter(
+    (x) => !x.shadowed && (x.verdict === 'other-database' || x.verdict === 'database-unresolved'),
+  ))
     lines.push(
       `  MCP: ${s.name} is a database server pgx does not route (${s.addresses.join(' ') || s.package || 'address not readable'}` +
         `${m.origin_read ? '' : "; the source's origin could not be read"}): subagents' calls to it are refused; ` +

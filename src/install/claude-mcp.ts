@@ -152,12 +152,21 @@ export function planRoute(
           `No MCP server named "${n}" in ${projectDir}/.mcp.json or ~/.claude.json.`,
           'List them with `pgx mcp ls`.',
         );
-      if (s.verdict === 'remote' || s.verdict === 'no-database' || (s.verdict !== 'routed' && s.addresses.length === 0))
+      if (
+        s.verdict === 'remote' ||
+        s.verdict === 'no-database' ||
+        (s.verdict !== 'routed' && s.addresses.length === 0)
+      ) {
+        const why =
+          s.verdict === 'remote'
+            ? 'it is a remote server'
+            : 'no postgres:// URL, PG* or DB_* variable in its command line or env';
         throw new PgxError(
           'USAGE',
-          `The MCP server "${n}" names no PostgreSQL address pgx could point at a branch (${s.verdict === 'remote' ? 'it is a remote server' : 'no postgres:// URL, PG* or DB_* variable in its command line or env'}).`,
+          `The MCP server "${n}" names no PostgreSQL address pgx could point at a branch (${why}).`,
           'pgx routes stdio servers whose args or env hold the database URL (or PG* variables); put it there, then retry.',
         );
+      }
       return s;
     });
   } else pick = live.filter((s) => s.verdict === 'project');
