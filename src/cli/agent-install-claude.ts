@@ -15,6 +15,10 @@ import { pgxHome } from '../project/home.js';
 import { claudeOnPath, claudeVersionOf } from '../verify/find-claude.js';
 import { verifyClaudeCode } from '../verify/run.js';
 import type { CommonOpts } from './common.js';
+import { describeError } from '../lib/errors.js';
+import { loadConfig } from '../project/config.js';
+import type { McpServerReport } from '../install/claude-mcp.js';
+import { routeServers } from './mcp.js';
 import type { Output } from '../lib/output.js';
 
 /** The options of `pgx agent install|uninstall` (agent-install.ts registers them), every client's. */
@@ -26,6 +30,8 @@ export interface InstallOpts extends CommonOpts {
   rules?: boolean;
   verify?: boolean;
   here?: boolean;
+  /** false (`--no-mcp`): leave the MCP servers as they are (their subagent calls to a database are refused). */
+  mcp?: boolean;
 }
 
 export async function installClaudeCommand(opts: InstallOpts, out: Output): Promise<void> {
@@ -66,7 +72,8 @@ export async function installClaudeCommand(opts: InstallOpts, out: Output): Prom
     : opts.verify === false
       ? { status: 'skipped', reason: '--no-verify' }
       : await verifyIfNeeded(launcher);
-  const value = { ...r, text: undefined, scope, launcher, ...config, verification };
+  const mcp = await installMcp(projectDir, opts);
+  const value = { ...r, text: undefined, scope, launcher, ...config, verification, mcp };
   out.result(value, () =>
     [
       configWritten
@@ -102,6 +109,7 @@ export async function installClaudeCommand(opts: InstallOpts, out: Output): Prom
           `the project's Claude Code sessions`
         : null,
       pathNote,
+      ...mcpLines(mcp, opts.dryRun),
       verificationLine(verification),
       'next: start Claude Code in this project; `pgx agent doctor` checks the setup',
     ]
@@ -124,13 +132,19 @@ export async function uninstallClaudeCommand(opts: InstallOpts, out: Output): Pr
   );
   const fileRemoved = r.changed && !opts.dryRun && removeIfEmpty(r.path, scope);
   const local = r.local?.changed ? ` and ${r.local.path}${r.local.file_removed ? ', now empty: deleted' : ''}` : '';
+  const mcp = await unrouteMcp(projectDir, opts.dryRun);
   const config = removeInstallConfig(dir, { dryRun: opts.dryRun });
-  out.result({ ...r, text: undefined, scope, file_removed: fileRemoved, ...config }, () =>
+  out.result({ ...r, text: undefined, scope, file_removed: fileRemoved, ...config, mcp }, () =>
     [
       `${r.changed ? (opts.dryRun ? 'would remove' : 'removed') : 'nothing to remove'}` +
         `${[...r.removed, ...r.rulesRemoved].length ? `: ${[...r.removed, ...r.rulesRemoved].join(', ')}` : ''} ` +
         `(${r.path}${fileRemoved ? ', now empty: deleted' : ''}${local})`,
       configLine(config, opts.dryRun),
+      mcp.changed.length
+        ? `${opts.dryRun ? 'would put back' : 'put back'} the MCP servers pgx stood in front of: ${mcp.changed.join(', ')}`
+        : mcp.error
+          ? `MCP servers: ${mcp.error}`
+          : null,
     ]
       .filter(Boolean)
       .join('\n'),
@@ -252,4 +266,59 @@ function checkScope(scope: string): Scope {
   if (scope !== 'project' && scope !== 'user' && scope !== 'local')
     throw new PgxError('USAGE', `Unknown scope "${scope}".`, 'Use --scope project, local or user.');
   return scope;
+}
+
+interface McpInstall {
+  routed: string[];
+  servers: McpServerReport[];
+  origin_read: boolean;
+  skipped?: string;
+  error?: string;
+}
+
+/** The install's MCP step (decision 492): routes every server that reaches the project's database, unless --no-mcp. */
+async function installMcp(projectDir: string, opts: InstallOpts): Promise<McpInstall> {
+  try {
+    const config = loadConfig({ cwd: projectDir });
+    const r = await routeServers(config, { dryRun: opts.dryRun || opts.mcp === false });
+    if (opts.mcp === false) return { routed: [], servers: r.servers, origin_read: r.origin_read, skipped: '--no-mcp' };
+    return { routed: r.changed.map((s) => s.name), servers: r.servers, origin_read: r.origin_read };
+  } catch (e) {
+    return { routed: [], servers: [], origin_read: false, error: describeError(e).message };
+  }
+}
+
+async function unrouteMcp(projectDir: string, dryRun?: boolean): Promise<{ changed: string[]; error?: string }> {
+  try {
+    const r = await routeServers(loadConfig({ cwd: projectDir }), { unroute: true, dryRun });
+    return { changed: r.changed.map((s) => `${s.name} (${s.file})`) };
+  } catch (e) {
+    return { changed: [], error: describeError(e).message };
+  }
+}
+
+function mcpLines(m: McpInstall, dryRun?: boolean): string[] {
+  if (m.error) return [`  MCP servers: not looked at (${m.error}); \`pgx mcp ls\` says more`];
+  const lines: string[] = [];
+  const skipped = m.skipped !== undefined;
+  const routable = m.servers.filter((s) => !s.shadowed && s.verdict === 'project');
+  if (m.routed.length)
+    lines.push(
+      `  MCP: ${dryRun ? 'would route' : 'routed'} ${m.routed.join(', ')}: pgx stands in front, each agent's calls reach ` +
+        `its own branch (the entry keeps its name and tools; restart Claude Code sessions to use it)`,
+    );
+  if (skipped && routable.length)
+    lines.push(
+      `  MCP: not routed (--no-mcp): ${routable.map((s) => s.name).join(', ')} reach this project's database; ` +
+        `subagents' calls to them are refused until \`pgx mcp route\``,
+    );
+  for (const s of m.servers.filter(
+    (x) => !x.shadowed && (x.verdict === 'other-database' || x.verdict === 'database-unresolved'),
+  ))
+    lines.push(
+      `  MCP: ${s.name} is a database server pgx does not route (${s.addresses.join(' ') || s.package || 'address not readable'}` +
+        `${m.origin_read ? '' : "; the source's origin could not be read"}): subagents' calls to it are refused; ` +
+        `\`pgx mcp route ${s.name}\` routes it to each agent's branch`,
+    );
+  return lines;
 }

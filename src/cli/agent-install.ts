@@ -41,6 +41,10 @@ export function register(agent: Command): void {
     )
     .option('--no-verify', "don't run `pgx agent verify claude` when the Claude Code on PATH isn't verified yet")
     .option(
+      '--no-mcp',
+      "claude: leave the MCP servers that reach the project's database as they are (subagents' calls to them are then refused)",
+    )
+    .option(
       '--transport <transport>',
       '(kept for older scripts) command, the only transport: the http one is retired, and an install moves ' +
         'an HTTP install back (decision 444)',

@@ -20,6 +20,7 @@ import * as doctor from './doctor.js';
 import * as init from './init.js';
 import * as source from './source.js';
 import * as registry from './registry.js';
+import * as mcp from './mcp.js';
 
 /** What the CLI's entry hands the commands that need a way in of its own: the work `agent broker serve` runs. */
 export interface Wiring {
@@ -48,5 +49,6 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   doctor,
   init,
   source,
+  mcp,
   registry,
 ];

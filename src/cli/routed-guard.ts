@@ -22,6 +22,7 @@ const ANYWHERE = new Set([
   'agent verify-probe',
   'local status',
   'template ls',
+  'mcp ls',
 ]);
 
 /** Commands that act on one branch: allowed on the caller's own. */

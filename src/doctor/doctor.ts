@@ -24,6 +24,7 @@ import { clientToolsCheck } from './client-tools-check.js';
 import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
 import { copilotCheck } from './copilot-check.js';
+import { mcpCheck } from './mcp-check.js';
 import { fail, ok, skip, type Check, type DoctorContext } from './types.js';
 
 export type { Check, CheckStatus } from './types.js';
@@ -125,6 +126,7 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     // the same for the GitHub Copilot CLI's hooks
     ...(copilotCheck(projectDir) ? ([['copilot', () => copilotCheck(projectDir)!]] as [string, () => Check][]) : []),
     ['permissions', () => permissionsCheck(ctx, found)],
+    ['mcp', () => mcpCheck(ctx)],
     ['hook-log', () => hookLogCheck(ctx)],
     ['branches', () => branchesCheck(ctx)],
     ['orphans', () => orphansCheck(ctx)],

@@ -11,7 +11,7 @@ import { readHookStdin } from '../hooks/claude/stdin.js';
 import { claudeCodeVersion } from '../hooks/claude/claude-version.js';
 import { launcherPath } from '../hooks/claude/launcher.js';
 import { parentBashCall } from '../hooks/claude/rewrite.js';
-import { hookDeadlineMs, isHookEvent } from '../hooks/claude/events.js';
+import { hookDeadlineMs, isHookEvent, toolKind } from '../hooks/claude/events.js';
 import { pgxHome } from '../project/home.js';
 import { hasHandoff } from '../hooks/claude/handoff-inbox.js';
 import { askBroker, brokerAddress, startBroker, type Asked, type BrokerAsk } from '../broker/client.js';
@@ -19,7 +19,11 @@ import { requestEnv } from '../broker/protocol.js';
 import { parseRoutedExec } from '../exec/exec-argv.js';
 import { refuseHookInsideRoutedCommand } from '../exec/routed-ancestry.js';
 
-/** Answers a parent's Bash (true), or says the payload needs more than that (false). */
+/**
+ * Answers a parent's call that needs nothing of pgx (true), or says the payload needs more than that (false): its
+ * Bash and Monitor commands (not a launcher), its PowerShell, its MCP resource calls. The parent's MCP tool calls go
+ * on to the full hook: one to a server pgx routes is recorded for pgx's front (hooks/claude/mcp-call.ts).
+ */
 function answerParentBash(text: string, t0: number): boolean {
   let p: Record<string, unknown>;
   try {
@@ -27,15 +31,18 @@ function answerParentBash(text: string, t0: number): boolean {
   } catch {
     return false;
   }
+  if (typeof p !== 'object' || p === null || p.agent_id !== undefined) return false;
+  const kind = toolKind(p.tool_name);
+  const quiet = kind === 'powershell' || kind === 'resource';
   // a launcher: the full hook denies it, with the log line and reason
-  if (typeof p !== 'object' || p === null || parentBashCall(p, launcherPath()) !== 'skip') return false;
-  if (hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
+  if (!quiet && parentBashCall(p, launcherPath()) !== 'skip') return false;
+  if (kind === 'bash' && hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries
   const projectDir = process.env.CLAUDE_PROJECT_DIR || (typeof p.cwd === 'string' ? p.cwd : null);
   appendHookLog(
     pgxHome(),
     hookLogLine('pre-tool-use', p, {
       t0,
-      outcome: 'skipped:not-subagent-bash',
+      outcome: kind === 'bash' ? 'skipped:not-subagent-bash' : `skipped:parent-${kind}`,
       claudeCode: claudeCodeVersion(),
       projectDir,
     }),

@@ -29,11 +29,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** A step of a script: a Bash command, or any other tool call (an MCP tool, ToolSearch, Monitor) with its input. */
+export type Step = string | { tool: string; input: Record<string, unknown> };
+
 export interface SubagentScript {
   /** Unique, [A-Za-z0-9_.-]+ ; embedded in the subagent's prompt as `[[pgx-e2e:<marker>]]`. */
   marker: string;
-  /** Bash commands the subagent runs, one per model turn, in order. */
-  commands: string[];
+  /** What the subagent runs, one per model turn, in order: Bash commands, or other tool calls. */
+  commands: Step[];
   /** Agent tool `description` (defaults to `e2e <marker>`). */
   description?: string;
   /** Agent tool `subagent_type`: an agent defined in the project's .claude/agents/ (defaults to general-purpose). */
@@ -50,9 +53,14 @@ export interface FakeScript {
    * Bash commands the PARENT runs after each real prompt, one per model turn, before it launches the subagents
    * (counted from the latest real prompt, so a `--resume`d session runs them again for its new prompt).
    */
-  parentCommands?: string[];
+  parentCommands?: Step[];
   /** Bash commands the PARENT runs after its subagents were launched (foreground: after they finished), one per turn. */
-  parentCommandsAfter?: string[];
+  parentCommandsAfter?: Step[];
+  /**
+   * Awaited before the first request is answered: e.g. until Claude Code has connected the MCP servers, which `-p`
+   * mode connects in the background (a subagent that starts first does not see their tools).
+   */
+  beforeFirst?: () => Promise<void>;
 }
 
 export interface FakeModel {
@@ -166,6 +174,8 @@ function lastPromptIndex(messages: Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] as Message;
     if (m.role !== 'user') continue;
+    // A message carrying a tool_result is the tool's answer (ToolSearch adds the text "Tool loaded." to it), not a prompt.
+    if (blocks(m.content).some((b) => b.type === 'tool_result')) continue;
     if (blocks(m.content).some((b) => b.type === 'text' && typeof b.text === 'string' && !isReminder(b.text))) return i;
   }
   return -1;
@@ -186,6 +196,14 @@ type OutBlock =
   { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 const toolId = (): string => `toolu_${randomBytes(12).toString('hex')}`;
+
+/** A step as a tool_use block: a string is a Bash command. */
+function stepBlock(step: Step, id: string, description: string): OutBlock {
+  return typeof step === 'string'
+    ? { type: 'tool_use', id, name: 'Bash', input: { command: step, description } }
+    : { type: 'tool_use', id, name: step.tool, input: step.input };
+}
+const stepName = (step: Step): string => (typeof step === 'string' ? 'Bash' : step.tool);
 
 /** Write one assistant message as Messages-API server-sent events. */
 function writeSse(res: ServerResponse, model: string, content: OutBlock[], stopReason: 'tool_use' | 'end_turn'): void {
@@ -326,18 +344,8 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       record(toolResults.get(sub.marker) as string[], results);
       const step = results.length;
       if (step < sub.commands.length) {
-        log.push({ kind: 'subagent', marker: sub.marker, step, answer: 'Bash' });
-        return {
-          content: [
-            {
-              type: 'tool_use',
-              id: toolId(),
-              name: 'Bash',
-              input: { command: sub.commands[step], description: `step ${step}` },
-            },
-          ],
-          stop: 'tool_use',
-        };
+        log.push({ kind: 'subagent', marker: sub.marker, step, answer: stepName(sub.commands[step]!) });
+        return { content: [stepBlock(sub.commands[step]!, toolId(), `step ${step}`)], stop: 'tool_use' };
       }
       log.push({ kind: 'subagent', marker: sub.marker, step, answer: 'text' });
       return { content: [{ type: 'text', text: `done ${sub.marker}` }], stop: 'end_turn' };
@@ -367,25 +375,19 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       }
     }
     const prompt = lastPromptIndex(messages);
-    const bashSincePrompt = messages
-      .slice(prompt + 1)
-      .filter((m) => m.role === 'assistant')
-      .reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
+    // The parent's own steps: every tool call of its but the Agent launches.
+    const ownCalls = (from: number) =>
+      messages
+        .slice(from)
+        .filter((m) => m.role === 'assistant')
+        .reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name !== 'Agent').length, 0);
+    const bashSincePrompt = ownCalls(prompt + 1);
     if (bashSincePrompt < parentCommands.length) {
       const id = toolId();
       parentBashIds.add(id);
-      log.push({ kind: 'parent', step: 0, answer: 'Bash' });
-      return {
-        content: [
-          {
-            type: 'tool_use',
-            id,
-            name: 'Bash',
-            input: { command: parentCommands[bashSincePrompt], description: `parent step ${bashSincePrompt}` },
-          },
-        ],
-        stop: 'tool_use',
-      };
+      const step = parentCommands[bashSincePrompt]!;
+      log.push({ kind: 'parent', step: 0, answer: stepName(step) });
+      return { content: [stepBlock(step, id, `parent step ${bashSincePrompt}`)], stop: 'tool_use' };
     }
     const launched = messages
       .slice(prompt + 1)
@@ -416,25 +418,13 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
           m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent') ? i : -1,
         )
         .reduce((a, b) => Math.max(a, b), -1);
-      const bashAfter = messages
-        .slice(lastAgent + 1)
-        .filter((m) => m.role === 'assistant')
-        .reduce((n, m) => n + blocks(m.content).filter((b) => b.type === 'tool_use' && b.name === 'Bash').length, 0);
+      const bashAfter = ownCalls(lastAgent + 1);
       if (bashAfter < after.length) {
         const id = toolId();
         parentBashIds.add(id);
-        log.push({ kind: 'parent', step: 2, answer: 'Bash' });
-        return {
-          content: [
-            {
-              type: 'tool_use',
-              id,
-              name: 'Bash',
-              input: { command: after[bashAfter], description: `parent after ${bashAfter}` },
-            },
-          ],
-          stop: 'tool_use',
-        };
+        const step = after[bashAfter]!;
+        log.push({ kind: 'parent', step: 2, answer: stepName(step) });
+        return { content: [stepBlock(step, id, `parent after ${bashAfter}`)], stop: 'tool_use' };
       }
     }
     log.push({ kind: 'parent', step: 1, answer: 'text' });
@@ -455,6 +445,7 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
     close: () => Promise.resolve(),
   };
 
+  let waitedFirst: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
@@ -472,7 +463,11 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       return;
     }
     readBody(req)
-      .then((raw) => {
+      .then(async (raw) => {
+        if (script.beforeFirst) {
+          waitedFirst ??= script.beforeFirst();
+          await waitedFirst;
+        }
         let body: MessagesRequest;
         try {
           body = JSON.parse(raw) as MessagesRequest;

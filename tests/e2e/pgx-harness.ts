@@ -325,6 +325,8 @@ export interface RunOpts {
   bin?: string;
   /** More CLI arguments (e.g. `--worktree NAME`). */
   extraArgs?: string[];
+  /** MCP servers the model waits for (Claude Code's debug log says "connected") before its first answer. */
+  waitMcp?: string[];
 }
 
 function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile: string }): RunClaudeOptions {
@@ -348,8 +350,11 @@ function claudeOptions(p: E2eProject, fake: FakeModel, o: RunOpts & { debugFile:
 /** Runs claude to completion against a fresh fake model scripted with `script`. */
 export async function runScenario(p: E2eProject, script: FakeScript, o: RunOpts = {}): Promise<Run> {
   const sessionId = o.resume ?? o.sessionId ?? randomUUID();
-  const fake = await startFakeModel(script);
   const debugFile = join(p.root, `debug-${randomUUID().slice(0, 8)}.log`);
+  const names = o.waitMcp;
+  const fake = await startFakeModel(
+    names?.length ? { ...script, beforeFirst: () => mcpConnected(debugFile, names) } : script,
+  );
   try {
     const proc = startClaude(claudeOptions(p, fake, { ...o, sessionId, debugFile }));
     const out = await proc.done;
@@ -370,6 +375,21 @@ export async function startScenario(
   const debugFile = join(p.root, `debug-${randomUUID().slice(0, 8)}.log`);
   const proc = startClaude({ ...claudeOptions(p, fake, { ...o, sessionId, debugFile }), detached: true });
   return { fake, proc, sessionId, debugFile };
+}
+
+/** Until Claude Code's debug log says each server connected (or failed: then the run shows why), at most 60 s. */
+export async function mcpConnected(debugFile: string, names: string[]): Promise<void> {
+  const done = (text: string, n: string) =>
+    text.includes(`MCP server "${n}": Successfully connected`) || text.includes(`MCP server "${n}": Connection failed`);
+  await poll(
+    async () => {
+      const text = existsSync(debugFile) ? readFileSync(debugFile, 'utf8') : '';
+      return names.every((n) => done(text, n));
+    },
+    60_000,
+    `MCP servers ${names.join(', ')} to connect`,
+    100,
+  );
 }
 
 export function describeRun(r: { fake: FakeModel; out?: ClaudeResult }): string {

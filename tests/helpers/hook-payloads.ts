@@ -94,3 +94,22 @@ export function sessionEnd(
 ) {
   return { ...common(s, 'SessionEnd'), reason };
 }
+
+/** PreToolUse of another tool (Monitor, an MCP tool, a resource tool), shaped as 2.1.328 and 2.1.332 send it. */
+export function preToolUseTool(
+  s: SessionCtx,
+  tool: string,
+  input: Record<string, unknown>,
+  opts: { agentId?: string; mcpServer?: { name: string; source: string }; toolUseId?: string } = {},
+) {
+  const subagent = opts.agentId !== undefined ? { agent_id: opts.agentId, agent_type: 'general-purpose' } : {};
+  return {
+    ...common(s, 'PreToolUse'),
+    permission_mode: 'default',
+    ...subagent,
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: opts.toolUseId ?? toolUseId(),
+    ...(opts.mcpServer ? { mcp_server: opts.mcpServer } : {}),
+  };
+}

@@ -17,6 +17,7 @@ import { EXIT_RULE, wrapperRuleFor } from '../../src/install/permission-rules.js
 import { inspectClaudeInstall, launcherOf } from '../../src/install/inspect.js';
 import { installClaude, uninstallClaude } from '../../src/install/claude.js';
 import { planInstall, planUninstall } from '../../src/install/claude-entries.js';
+import { PRE_TOOL_USE_MATCHER } from '../../src/hooks/claude/events.js';
 
 type Handler = { type: string; command: string; timeout?: number; [k: string]: unknown };
 type Group = { matcher?: string; hooks: Handler[] };
@@ -27,7 +28,8 @@ const EXPECTED: Record<string, { cli: string; matcher?: string; timeout: number;
   SessionStart: { cli: 'session-start', timeout: 30 },
   UserPromptSubmit: { cli: 'user-prompt-submit', timeout: 10 },
   // A failed PreToolUse hook blocks the call instead of letting a subagent's command run unrouted.
-  PreToolUse: { cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: 'block' },
+  // Bash, Monitor, PowerShell, the MCP tools and resource tools (decision 493): an anchored alternation.
+  PreToolUse: { cli: 'pre-tool-use', matcher: PRE_TOOL_USE_MATCHER, timeout: 60, onFailure: 'block' },
   SubagentStart: { cli: 'subagent-start', timeout: 60 },
   SubagentStop: { cli: 'subagent-stop', timeout: 30 },
   SessionEnd: { cli: 'session-end', timeout: 10 },
@@ -204,16 +206,14 @@ describe('installClaude', () => {
       'SessionEnd',
     ]);
     expect(s.hooks!.Stop).toEqual(original.hooks.Stop);
-    // PreToolUse: pgx's entry updated in place inside the user's group; no second group added
+    // PreToolUse: pgx's entry matches more than Bash now, so it leaves the user's Bash group for a group of its own
     expect(s.hooks!.PreToolUse).toEqual([
-      {
-        matcher: 'Bash',
-        hooks: [
-          userBash,
-          { type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' },
-        ],
-      },
+      { matcher: 'Bash', hooks: [userBash] },
       { matcher: 'Edit|Write', hooks: [userEdit] },
+      {
+        matcher: PRE_TOOL_USE_MATCHER,
+        hooks: [{ type: 'command', command: `'${LAUNCHER}' agent hook pre-tool-use`, timeout: 60, onFailure: 'block' }],
+      },
     ]);
     // SessionStart: the user's group is kept as is, pgx gets its own group (no matcher) after it
     expect(s.hooks!.SessionStart).toEqual([
@@ -349,7 +349,10 @@ describe('installClaude', () => {
       { matcher: 'startup', hooks: [{ type: 'command', command: 'echo mine' }] },
     ]);
     expect(s.hooks!.PreToolUse).toEqual([
-      { matcher: 'Bash', hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60, onFailure: 'block' }] },
+      {
+        matcher: PRE_TOOL_USE_MATCHER,
+        hooks: [{ type: 'command', command: cmd('pre-tool-use'), timeout: 60, onFailure: 'block' }],
+      },
     ]);
     expect(s.hooks!.Stop).toBeUndefined(); // the stray entry was its only content
     expect(r.updated).toEqual(expect.arrayContaining(['SessionStart', 'PreToolUse', 'Stop']));
@@ -367,7 +370,7 @@ describe('installClaude', () => {
     expect(r.updated).toEqual(['SessionStart', 'PreToolUse']);
     const after = read();
     expect(Object.keys(after.hooks!.PreToolUse![0]!)).toEqual(['matcher', 'hooks']);
-    expect(after.hooks!.PreToolUse![0]!.matcher).toBe('Bash');
+    expect(after.hooks!.PreToolUse![0]!.matcher).toBe(PRE_TOOL_USE_MATCHER);
     expect('matcher' in after.hooks!.SessionStart![0]!).toBe(false);
     expect(installClaude({ settingsPath: file, launcher: LAUNCHER }).changed).toBe(false);
   });
@@ -1001,14 +1004,13 @@ describe('an install of the retired HTTP transport (decision 444)', () => {
     expect(s.env).toEqual({ OTHER: 'kept' });
     const all = Object.values(s.hooks!).flatMap((gs) => gs.flatMap((g) => g.hooks));
     expect(all.filter((h) => h.type === 'http' || /pgx http keeper/.test(h.command))).toEqual([]);
-    // the command entry took the HTTP entry's very place, beside the user's own hook
+    // the command entry replaced the HTTP entry in the same write (one rewriter at every moment): in a group of its
+    // own, since it matches more than the user's Bash group does (decision 493); the user's hook stays where it was
     expect(s.hooks!.PreToolUse).toEqual([
+      { matcher: 'Bash', hooks: [userHook] },
       {
-        matcher: 'Bash',
-        hooks: [
-          userHook,
-          { type: 'command', command: hookCommand(LAUNCHER, 'pre-tool-use'), timeout: 60, onFailure: 'block' },
-        ],
+        matcher: PRE_TOOL_USE_MATCHER,
+        hooks: [{ type: 'command', command: hookCommand(LAUNCHER, 'pre-tool-use'), timeout: 60, onFailure: 'block' }],
       },
     ]);
     for (const [event, e] of Object.entries(EXPECTED))

@@ -57,6 +57,9 @@ export const RANKS: Record<string, number> = {
   project: 5,
   engine: 6,
   exec: 7,
+  // pgx in front of a user's MCP server (pgx mcp serve), and what tells a database server: between the routed exec it
+  // shares the libpq environment with, and the hooks and install that read it (a half rank: no other number moves).
+  mcp: 7.5,
   broker: 8,
   hooks: 9,
   install: 10,
@@ -81,7 +84,7 @@ const rules = {
     ),
   // Above the engine, only its facade and its ids (the doctor: its inspect API, below).
   engineThroughApi: (g: Graph) =>
-    forbidden(g, /^src\/(cli|hooks|broker|lib|exec|install|verify|entries)\//, (i) =>
+    forbidden(g, /^src\/(cli|hooks|broker|lib|exec|mcp|install|verify|entries)\//, (i) =>
       /\/registry\/|\/server\/catalog|\/engine\/(?!(api|identity)\.js)/.test(i.spec),
     ),
   doctorReadsThroughInspect: (g: Graph) =>

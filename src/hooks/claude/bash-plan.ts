@@ -1,6 +1,14 @@
 // The Bash tool's plan, decided once for every runtime's PreToolUse and for `pgx agent verify`'s probe: a subagent's
 // command is left alone (pgx's own rewrite), refused (a typed launcher, a bare `exit`) or rewritten to its branch.
-import { hasBareExit, innerCommand, invokesLauncher, isRouted, rewriteCommand, type RewriteParams } from './rewrite.js';
+import {
+  hasBareExit,
+  innerCommand,
+  invokesLauncher,
+  isRouted,
+  isShellTool,
+  rewriteCommand,
+  type RewriteParams,
+} from './rewrite.js';
 import { deny, type HookResult } from './hook-handler.js';
 
 /** What `agent exec` will run for this command: the command itself, or, already routed, the copy it carries. */
@@ -20,10 +28,10 @@ export function launcherDeny(): HookResult {
   };
 }
 
-/** A Bash payload whose command invokes the launcher: denied whatever else happens (scope, config, errors). */
+/** A Bash or Monitor payload whose command invokes the launcher: denied whatever else happens (scope, config, errors). */
 export function invokesLauncherIn(payload: Record<string, unknown> | undefined, launcher: string): boolean {
   const input = payload?.tool_input;
-  if (payload?.tool_name !== 'Bash' || typeof input !== 'object' || input === null) return false;
+  if (!isShellTool(payload?.tool_name) || typeof input !== 'object' || input === null) return false;
   const command = (input as Record<string, unknown>).command;
   return typeof command === 'string' && invokesLauncher(command, launcher);
 }

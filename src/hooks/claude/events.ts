@@ -17,6 +17,33 @@ export const ON_FAILURE_BLOCK = 'block' as const;
 /** The first Claude Code release that honours `onFailure` (earlier ones ignore it: PreToolUse then fails open). */
 export const ON_FAILURE_SINCE = '2.1.295';
 
+/**
+ * The tools whose PreToolUse pgx answers (decision 493): Bash; Monitor, which runs a shell command (its own
+ * PreToolUse entry is the one whose updatedInput Claude Code honours: measured on 2.1.328 and 2.1.332); PowerShell
+ * (Windows, or CLAUDE_CODE_USE_POWERSHELL_TOOL elsewhere); the MCP resource tools; and every MCP tool (`mcp__…`). An
+ * anchored alternation, not `.*`: Read, Edit, Grep and the rest start no hook process.
+ */
+export const ROUTED_TOOLS = [
+  'Bash',
+  'Monitor',
+  'PowerShell',
+  'ListMcpResourcesTool',
+  'ReadMcpResourceTool',
+  'ReadMcpResourceDirTool',
+] as const;
+export const PRE_TOOL_USE_MATCHER = `^(${ROUTED_TOOLS.join('|')}|mcp__.*)$`;
+
+/** How PreToolUse treats a tool (pre-tool-use.ts dispatches on it). */
+export type ToolKind = 'bash' | 'monitor' | 'powershell' | 'resource' | 'mcp' | 'other';
+export function toolKind(name: unknown): ToolKind {
+  if (name === 'Bash') return 'bash';
+  if (name === 'Monitor') return 'monitor';
+  if (name === 'PowerShell') return 'powershell';
+  if (name === 'ListMcpResourcesTool' || name === 'ReadMcpResourceTool' || name === 'ReadMcpResourceDirTool')
+    return 'resource';
+  return typeof name === 'string' && name.startsWith('mcp__') ? 'mcp' : 'other';
+}
+
 const TABLE = [
   // Creates/attaches the session's state; may have to start the local server on a cold machine.
   { event: 'SessionStart', cli: 'session-start', timeout: 30 },
@@ -25,10 +52,11 @@ const TABLE = [
   // broker with no node process (decision 441). It fails open (no onFailure): a missed heartbeat or a handoff told
   // one prompt later isolates nothing.
   { event: 'UserPromptSubmit', cli: 'user-prompt-submit', timeout: 10 },
-  // Rewrites Bash commands to run under `agent exec`; may have to create the subagent's branch (a clone),
-  // hence the generous budget. Only Bash is rewritten, so match exactly "Bash" (letters only = exact name).
-  // A hook that fails must block the call, never let a subagent's command run unrouted (ON_FAILURE_BLOCK).
-  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: 'Bash', timeout: 60, onFailure: ON_FAILURE_BLOCK },
+  // Rewrites Bash and Monitor commands to run under `agent exec`, records MCP calls for pgx's front, refuses what
+  // can't be routed; may have to create the subagent's branch (a clone), hence the generous budget. The matcher
+  // names the tools it answers (ROUTED_TOOLS). A hook that fails must block the call, never let a subagent's command
+  // run unrouted (ON_FAILURE_BLOCK).
+  { event: 'PreToolUse', cli: 'pre-tool-use', matcher: PRE_TOOL_USE_MATCHER, timeout: 60, onFailure: ON_FAILURE_BLOCK },
   // Creates the subagent's branch (a clone of the template), which can take a while on a big database.
   { event: 'SubagentStart', cli: 'subagent-start', timeout: 60 },
   // Records/retires the subagent's branch.

@@ -21,6 +21,8 @@ export interface HookLogLine {
   changes?: unknown;
   /** "broker": the resident broker ran it for the hook process (broker/server.ts). */
   via?: 'broker';
+  /** PreToolUse of a tool other than Bash (Monitor, an MCP tool, a resource tool): its name. */
+  tool?: string;
   /** "codex": a Codex CLI hook (src/hooks/codex/); "copilot": a GitHub Copilot CLI hook (src/hooks/copilot/); absent for Claude Code. */
   runtime?: 'codex' | 'copilot';
 }
@@ -57,6 +59,9 @@ export function hookLogLine(
     project_dir: r.projectDir, // doctor: this project's lines only
     ...(r.changes ? { changes: r.changes } : {}),
     ...(r.via ? { via: r.via } : {}),
+    ...(typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'
+      ? { tool: logged(payload.tool_name)! }
+      : {}),
   };
 }
 

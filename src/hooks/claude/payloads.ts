@@ -20,6 +20,8 @@ export const preToolUseSchema = z.object({
   tool_name: z.string(),
   tool_input: z.looseObject({ command: z.optional(z.string()) }),
   tool_use_id: z.optional(z.string()),
+  /** An MCP tool's server (observed on 2.1.328 and 2.1.332; not in the documented contract): its name and scope. */
+  mcp_server: z.optional(z.looseObject({ name: z.optional(z.string()), source: z.optional(z.string()) })),
 });
 export const subagentStartSchema = z.object({ ...baseShape, agent_id: idSchema });
 export const subagentStopSchema = z.object({ ...baseShape, agent_id: idSchema });

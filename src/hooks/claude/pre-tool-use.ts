@@ -1,25 +1,32 @@
-// PreToolUse: the parent's Bash calls pass as they are (a typed launcher refused, waiting handoffs said); a
-// subagent's are routed to its own branch (bash-plan.ts decides how), and fail closed when pgx cannot.
-import { attachOrEnsure, ForkUnavailableError, type EnsureResult } from '../../engine/api.js';
+// PreToolUse: one handler for every tool the matcher names (events.ts ROUTED_TOOLS), dispatched by kind. The parent's
+// shell commands pass as they are (a typed launcher refused, waiting handoffs said); a subagent's Bash and Monitor
+// commands are routed to its own branch (shell-call.ts); MCP tools and resources are recorded for pgx's front or
+// refused (mcp-call.ts); what can't be routed fails closed for a subagent.
 import * as P from './payloads.js';
-import { parentBashCall, type RewriteParams } from './rewrite.js';
-import { issueTicket } from '../../exec/routing-ticket.js';
-import { isVerifiedClaudeCode, unverifiedWarning } from './claude-version.js';
+import { parentBashCall } from './rewrite.js';
 import { launcherPath } from './launcher.js';
-import { deny, subagentTarget, type Handler, type HookResult } from './hook-handler.js';
-import { invokesLauncherIn, launcherDeny, original, planSubagentBash } from './bash-plan.js';
+import { deny, type Handler, type HookResult } from './hook-handler.js';
+import { invokesLauncherIn, launcherDeny } from './bash-plan.js';
 import { handoffsFor } from './parent-handoffs.js';
-import { missedDenyReason, snapshotOf, tellParentOfMiss, templateInsteadNote } from './fork-miss-texts.js';
+import { toolKind } from './events.js';
+import { routeSubagentShell } from './shell-call.js';
+import { mcpResourceCall, mcpToolCall, refusesOnFailure } from './mcp-call.js';
 
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
   async run(p, h) {
-    if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
+    const kind = toolKind(p.tool_name);
+    if (kind === 'mcp') return mcpToolCall(p, h);
+    if (kind === 'resource') return mcpResourceCall(p, h);
+    if (kind === 'powershell')
+      return p.agent_id === undefined ? { outcome: 'skipped:parent-powershell' } : powershellDeny();
+    if (kind !== 'bash' && kind !== 'monitor') return { outcome: `skipped:not-routed-tool` };
     const command = p.tool_input.command;
     if (p.agent_id === undefined) {
       // The parent's commands are not rewritten, so the user's rules see them as they are; only the launcher,
-      // which pgx's wrapper rule would approve unseen, is refused.
+      // which pgx's wrapper rule would approve unseen, is refused. (Its Monitor's shell reads the session's env file.)
       if (parentBashCall(p, h.launcher) === 'deny-launcher') return launcherDeny();
+      if (kind === 'monitor') return { outcome: 'skipped:parent-monitor' };
       // What its subagents changed, if any is waiting (a foreground agent's parent has no other hook before this).
       const handoffs = await handoffsFor(h, p.session_id);
       if (handoffs.context)
@@ -30,93 +37,42 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
       return { outcome: `skipped:not-subagent-bash${handoffs.tail}` };
     }
     if (typeof command !== 'string')
-      return {
-        output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'),
-        outcome: 'denied:no-command',
-      };
-    let ensured: EnsureResult;
-    try {
-      ensured = await attachOrEnsure(
-        h.config,
-        subagentTarget({ session_id: p.session_id, agent_id: p.agent_id! }),
-        h.engine,
-      );
-    } catch (err) {
-      if (!(err instanceof ForkUnavailableError)) throw err;
-      // No branch without the session's state (engine/fork-miss.ts): refused, and the parent hears it once.
-      tellParentOfMiss(h, p.session_id, err.miss);
-      return { output: deny(missedDenyReason(err.miss)), outcome: `denied:fork-unavailable:${err.miss.reason}` };
-    }
-    // Made here with the template in place of the session's state ([agent] fork_fallback): said with the rewrite.
-    const miss = ensured.fork?.miss;
-    if (miss) tellParentOfMiss(h, p.session_id, miss);
-    const told = miss
-      ? {
-          additionalContext: `pgx: your own database branch "${ensured.branch}" was made now. ${templateInsteadNote(miss, snapshotOf(h.config))}`,
-        }
-      : {};
-    const params: RewriteParams = {
-      launcher: h.launcher,
-      agentId: p.agent_id,
-      projectDir: h.config.projectDir,
-      shell: h.shell,
-      branch: ensured.branch,
-    };
-    // A version not built in costs one small read (the verdict record); the hot path reads nothing else for it.
-    const askUnverified =
-      h.config.unverifiedClaudeCode === 'ask' && !isVerifiedClaudeCode(h.claudeCode, h.env, h.config.home);
-    const decision = askUnverified
-      ? { permissionDecision: 'ask', permissionDecisionReason: unverifiedWarning(h.claudeCode, 'ask') }
-      : {};
-    const ticket = () =>
-      issueTicket(h.config.home, { agentId: p.agent_id! }, params.projectDir, [
-        params.shell,
-        '-c',
-        original(command, params),
-      ]);
-    const plan = planSubagentBash(command, params);
-    if (plan.kind === 'routed') {
-      ticket();
-      return askUnverified
-        ? {
-            output: { hookSpecificOutput: { hookEventName: 'PreToolUse', ...decision } },
-            outcome: 'already-routed:ask-unverified',
-            branch: ensured.branch,
-          }
-        : { outcome: 'already-routed', branch: ensured.branch };
-    }
-    if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
-    ticket();
-    return {
-      output: {
-        hookSpecificOutput: {
-          hookEventName: 'PreToolUse',
-          ...decision,
-          updatedInput: { ...p.tool_input, command: plan.command },
-          ...told,
-        },
-      },
-      outcome: `rewritten:${ensured.method}${askUnverified ? ':ask-unverified' : ''}${miss ? ':fallback-template' : ''}`,
-      branch: ensured.branch,
-    };
+      return kind === 'monitor'
+        ? { outcome: 'skipped:monitor-without-command' } // a WebSocket watch (`ws`) runs no shell
+        : {
+            output: deny('pgx: this Bash call has no command string; it was not routed to your database branch.'),
+            outcome: 'denied:no-command',
+          };
+    return routeSubagentShell(p, h, command, kind);
   },
   onError: preToolUseFailure,
 };
 
+function powershellDeny(): HookResult {
+  return {
+    output: deny(
+      "pgx: a subagent's PowerShell commands can't be routed to its own database branch (pgx routes Bash and " +
+        'Monitor commands), so this one was refused: it would reach a database shared with every other agent. ' +
+        'Run it with the Bash tool instead.',
+    ),
+    outcome: 'denied:powershell',
+  };
+}
+
 /**
  * PreToolUse when pgx itself failed (every runtime's). A launcher invocation is refused even when pgx is broken: the
- * wrapper rule would otherwise approve it unseen. Only a subagent's Bash fails closed, as in run(); a payload known
- * NOT to be one (no agent_id: the parent; or another tool) fails open: a broken .pgx.toml used to deny every Bash of
- * the main session too.
+ * wrapper rule would otherwise approve it unseen. A subagent's shell command (Bash, Monitor, PowerShell) fails
+ * closed, and so does its call to a database MCP server; a payload known NOT to be one of those (no agent_id: the
+ * parent; another tool; an MCP server that reaches no database) fails open: a broken .pgx.toml used to deny every
+ * Bash of the main session too.
  */
 export function preToolUseFailure(message: string, payload?: Record<string, unknown>): HookResult {
   if (invokesLauncherIn(payload, launcherPath())) return launcherDeny();
-  if (
-    payload &&
-    (payload.agent_id === undefined || (typeof payload.tool_name === 'string' && payload.tool_name !== 'Bash'))
-  ) {
+  const kind = toolKind(payload?.tool_name);
+  if (payload && (payload.agent_id === undefined || (kind === 'other' && typeof payload.tool_name === 'string')))
     return { outcome: 'error:not-subagent-bash' };
-  }
+  if (payload && (kind === 'mcp' || kind === 'resource') && !refusesOnFailure(payload))
+    return { outcome: 'error:not-database-mcp' };
   return {
     output: deny(
       `pgx could not ensure this subagent's own database branch, so the command was not run (it would have ` +

@@ -88,6 +88,9 @@ export function hasBareExit(command: string): boolean {
   return /(^|[\s;&|(){}!`])exit[ \t]*($|[;&|)}`#\n])/m.test(command);
 }
 
+/** The tools whose `command` is a shell command pgx's rewrite applies to: Bash, and Monitor (decision 493). */
+export const isShellTool = (name: unknown): boolean => name === 'Bash' || name === 'Monitor';
+
 /**
  * The parent session's Bash call (a PreToolUse payload with no agent_id and a command): pgx does not rewrite it, so
  * the user's rules see it as it is; only a command invoking pgx's launcher, which pgx's wrapper rule would approve
@@ -99,6 +102,7 @@ export function parentBashCall(
   launcher: string,
 ): 'deny-launcher' | 'skip' | undefined {
   const command = (payload.tool_input as Record<string, unknown> | undefined)?.command;
-  if (payload.agent_id !== undefined || payload.tool_name !== 'Bash' || typeof command !== 'string') return undefined;
+  if (payload.agent_id !== undefined || !isShellTool(payload.tool_name) || typeof command !== 'string')
+    return undefined;
   return invokesLauncher(command, launcher) ? 'deny-launcher' : 'skip';
 }

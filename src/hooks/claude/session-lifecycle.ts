@@ -1,6 +1,7 @@
 // A session's two ends. SessionStart: the Claude Code version recorded (and verified in the background when unknown),
 // the pool and the broker started, the session's own branch ensured and its libpq variables written to the session's
 // env file. SessionEnd: the branches retired, and the passfiles and the handoff inbox removed whatever the server says.
+import { noteRetired } from '../../mcp/retire-notices.js';
 import { appendFileSync, existsSync, rmSync } from 'node:fs';
 import type { Config } from '../../project/config.js';
 import { withEngine } from '../../engine/api.js';
@@ -96,6 +97,7 @@ export const sessionEnd: Handler<typeof P.sessionEndSchema> = {
   async run(p, h) {
     try {
       const r = await withEngine(h.config, (e) => e.endSession(p.session_id), h.engine);
+      for (const b of r.branches) if (b.action !== 'failed') noteRetired(h.config.home, b.name); // pgx's MCP fronts
       return { outcome: `retired:${r.retired}${r.failed ? `:failed=${r.failed}` : ''}`, branch: r.session_branch };
     } finally {
       // The passfile holds the password: it goes whatever the branch's state (already retired or dropped by

@@ -6,6 +6,7 @@ import { dropTickets } from '../../exec/routing-ticket.js';
 import * as P from './payloads.js';
 import { startPoolFill } from './pool-fill.js';
 import { postHandoff } from './handoff-inbox.js';
+import { noteRetired } from '../../mcp/retire-notices.js';
 import { subagentTarget, type Handler } from './hook-handler.js';
 import { missedContext, snapshotOf, tellParentOfMiss, templateInsteadNote } from './fork-miss-texts.js';
 
@@ -87,6 +88,7 @@ export const subagentStop: Handler<typeof P.subagentStopSchema> = {
       kept,
     } = await withEngine(h.config, (e) => e.stopSubagent(subagentTarget(p)), h.engine);
     if (!r) return { outcome: 'no-branch' };
+    noteRetired(h.config.home, r.name); // pgx's MCP fronts stop their copy of a server on this branch
     // The summary failing never fails the stop: the branch is retired (and kept), the log says why (`changes.error`).
     const summary = changes?.error
       ? `:changes=failed(${changes.error})`

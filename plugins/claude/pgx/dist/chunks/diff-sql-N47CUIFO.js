@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{p as a,q as b}from"./chunk-EWAJLVGM.js";import"./chunk-NUW23NQ5.js";import"./chunk-ZRHRGW3T.js";import"./chunk-7NVVZLU2.js";import"./chunk-FDW3MRFS.js";import"./chunk-MO3IS33I.js";import"./chunk-Y5ES7OPW.js";import"./chunk-L6OGEMEH.js";import"./chunk-DMU5IBPI.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{d as a,e as b,f as c,g as d,h as e,i as f}from"./chunk-MP2DJWG6.js";import"./chunk-FDW3MRFS.js";import"./chunk-Y5ES7OPW.js";import"./chunk-DMU5IBPI.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,c as forkViaFrozenCopy,f as freezeBranch,d as freezeFor,e as frozenCopySummaries,b as waitBudgetMs};
