@@ -82,7 +82,7 @@ describe('pgx agent doctor: client programs', () => {
       `older than the server: pg_dump ${m - 3} (server ${m}) (pg_dump refuses a newer server)`,
     );
     expect(c.detail).toContain(`found: psql ${m}, pg_dump ${m - 3}`);
-    expect(c.detail).toContain('or of a custom or directory dump');
+    expect(c.detail).toContain('`pgx source import` of a custom or directory dump');
   });
 
   it('"setup done" stays reachable without them: installed hooks, no client program, the doctor says the setup is done', () => {
