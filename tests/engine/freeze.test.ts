@@ -221,7 +221,9 @@ describe.concurrent('frozen copies: one per state of the session branch', () => 
             (x: unknown) => x,
           );
           expect(err).toMatchObject({ code: 'BRANCH_FAILED' });
-          expect(String((err as Error).message)).toMatch(/still being made by another pgx process after \d+ s/);
+          // the fork miss's own words (engine/fork-miss.ts, decision 485): no template in its place
+          expect(String((err as Error).message)).toMatch(/its copy was still being made after \d+ s/);
+          expect(String((err as Error).message)).toMatch(/does not give it the template instead/);
         } finally {
           await e.close();
         }
