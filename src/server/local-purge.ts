@@ -43,6 +43,7 @@ const AGENT_ENTRIES: { re: RegExp; what: string }[] = [
   { re: /^handoffs$/, what: "subagents' handoffs to their parent session" },
   { re: /^routed$/, what: "records of routed commands (which subagent's command a process runs in)" },
   { re: /^freeze-[0-9a-f]{24}\.pid$/, what: 'frozen-copy maker pid file' },
+  { re: /^copies\.log$/, what: 'log of the copies pgx made without a template (engine/copy-method.ts)' },
   { re: /^claude-code-verdicts\.json$/, what: 'Claude Code versions verified on this machine' },
   { re: /^claude-code-verify-[0-9.]+\.running$/, what: 'a Claude Code verification under way' },
 ];
@@ -55,6 +56,7 @@ export function purgeTargets(home: string): PurgeTarget[] {
     { path: join('/var/lib/pgx', `local-${tag}`), what: 'local server data (run as the postgres user)' },
     { path: join(home, 'passfiles'), what: 'passfiles of `pgx local env` / `agent up`' },
     { path: join(home, 'servers'), what: 'what pgx learnt about each server (clone method)' },
+    { path: join(home, 'mcp'), what: "pgx's MCP fronts: recorded calls, retired-branch notices, fronts" },
   ];
   let agent: string[] = [];
   try {
