@@ -313,11 +313,16 @@ describe('shell launcher', () => {
     const rw = await rewrite(p, "psql -X -Atc 'select current_database()'");
     const { child, done } = startBash(rw.command, { cwd: p.dir, env: rw.env });
     try {
+      // The launcher once it has exec'd: a child read between bash's fork and the exec (or one on its way out) has
+      // another argv, so the poll waits for the launcher's own (seen once under load: an empty cmdline).
       const launcherPid = await pollUntil(
         async () => {
           try {
-            const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-            return kids ? Number(kids.split(' ')[0]) : undefined;
+            const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ');
+            return kids.map(Number).find((k) => {
+              const argv = readFileSync(`/proc/${k}/cmdline`, 'utf8').split('\0');
+              return argv[2] === 'agent' && argv[3] === 'exec';
+            });
           } catch {
             return undefined;
           }
