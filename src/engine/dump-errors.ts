@@ -24,12 +24,15 @@ const unreachableHint = (where: string) =>
 export function originConnectFailure(err: unknown, display: string, where = '--from'): unknown {
   if (!(err instanceof PgxError)) return err;
   if (err.code === 'SERVER_AUTH')
-    return new PgxError('SERVER_AUTH', `The server of ${display} refused the login: ${err.message}`, authHint(where));
+    return new PgxError('SERVER_AUTH', `The server of ${display} refused the login: ${err.message}`, authHint(where), {
+      cause: err,
+    });
   if (err.code === 'SERVER_UNREACHABLE')
     return new PgxError(
       'SERVER_UNREACHABLE',
       `Could not reach the server of ${display}: ${err.message}`,
       unreachableHint(where),
+      { cause: err },
     );
   return err;
 }

@@ -186,7 +186,7 @@ type MethodUsed = { method: 'dump-restore' | 'node-copy'; why: string };
 async function copyByNode(e: EngineContext, input: ImportInput, name: string, progress: Progress) {
   const { nodeCopy } = await import('../copy/node-copy.js');
   const rolesCreated: string[] = [];
-  const copying = nodeCopy(
+  const r = await nodeCopy(
     input.conn!,
     { ...e.admin, database: name },
     {
@@ -199,8 +199,7 @@ async function copyByNode(e: EngineContext, input: ImportInput, name: string, pr
           if (await catalog.createNoLoginRole(e.registry, role)) rolesCreated.push(role);
       },
     },
-  );
-  const r = await copying.catch((err: unknown) => {
+  ).catch((err: unknown) => {
     throw originConnectFailure(err, input.display, input.where);
   });
   return { items: r.statements + r.tables, rolesCreated, missing: r.roles_missing, warnings: r.warnings };
