@@ -32,7 +32,7 @@
 // copy freeze-make.ts, its drop and gc freeze-gc.ts.
 import { PgxError } from '../lib/errors.js';
 import * as frozen from '../registry/frozen.js';
-import { branchesKeepingCopy } from '../registry/fork-points.js';
+import { keptCopiesReadOnly } from '../registry/fork-points.js';
 import { releaseFrozenLease, takeFrozenLease, withFreezeLock } from '../registry/locks.js';
 import * as catalog from '../server/catalog.js';
 import { cloneDatabase, planClone } from './clone-method.js';
@@ -238,8 +238,8 @@ export interface FrozenCopySummary {
 /** `agent ls` (`--all`: project undefined): the frozen copies, with what each is a copy of. */
 export async function frozenCopySummaries(e: EngineContext, project?: string): Promise<FrozenCopySummary[]> {
   const rows = await frozen.listFrozen(e.registry, project);
-  const keeping = await Promise.all(rows.map((f) => branchesKeepingCopy(e.registry, f.name)));
-  return rows.map((f, i) => ({
+  const keeping = await keptCopiesReadOnly(e.registry); // every copy's count in one query
+  return rows.map((f) => ({
     name: f.name,
     project: f.project,
     parent: f.parent,
@@ -249,7 +249,7 @@ export async function frozenCopySummaries(e: EngineContext, project?: string): P
     reusable: f.signature !== null,
     started_at: f.started_at,
     exists: f.db_exists,
-    kept_by: keeping[i]!.length,
+    kept_by: keeping.get(f.name) ?? 0,
   }));
 }
 
