@@ -21,7 +21,7 @@ import { refuseHookInsideRoutedCommand } from '../exec/routed-ancestry.js';
 
 /**
  * Answers a parent's call that needs nothing of pgx (true), or says the payload needs more than that (false): its
- * Bash and Monitor commands (not a launcher), its PowerShell, its MCP resource calls. The parent's MCP tool calls go
+ * Bash and Monitor commands (not a launcher), its PowerShell, its MCP resource calls, its CronCreate, Skill and REPL. The parent's MCP tool calls go
  * on to the full hook: one to a server pgx routes is recorded for pgx's front (hooks/claude/mcp-call.ts).
  */
 function answerParentBash(text: string, t0: number): boolean {
@@ -33,7 +33,7 @@ function answerParentBash(text: string, t0: number): boolean {
   }
   if (typeof p !== 'object' || p === null || p.agent_id !== undefined) return false;
   const kind = toolKind(p.tool_name);
-  const quiet = kind === 'powershell' || kind === 'resource';
+  const quiet = kind === 'powershell' || kind === 'resource' || kind === 'cron' || kind === 'skill' || kind === 'repl';
   // a launcher: the full hook denies it, with the log line and reason
   if (!quiet && parentBashCall(p, launcherPath()) !== 'skip') return false;
   if (kind === 'bash' && hasHandoff(pgxHome(), p.session_id)) return false; // the full hook delivers its subagents' change summaries

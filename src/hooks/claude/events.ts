@@ -18,10 +18,12 @@ export const ON_FAILURE_BLOCK = 'block' as const;
 export const ON_FAILURE_SINCE = '2.1.295';
 
 /**
- * The tools whose PreToolUse pgx answers (decision 493): Bash; Monitor, which runs a shell command (its own
+ * The tools whose PreToolUse pgx answers (decisions 493 and 520): Bash; Monitor, which runs a shell command (its own
  * PreToolUse entry is the one whose updatedInput Claude Code honours: measured on 2.1.328 and 2.1.332); PowerShell
- * (Windows, or CLAUDE_CODE_USE_POWERSHELL_TOOL elsewhere); the MCP resource tools; and every MCP tool (`mcp__…`). An
- * anchored alternation, not `.*`: Read, Edit, Grep and the rest start no hook process.
+ * (Windows, or CLAUDE_CODE_USE_POWERSHELL_TOOL elsewhere); the MCP resource tools; every MCP tool (`mcp__…`); and the
+ * tools that run something later or out of pgx's sight: CronCreate (a prompt the main session runs later), Skill (a
+ * skill's inline `!` shell commands run with no Bash call) and REPL (Code Mode's scripts). An anchored alternation,
+ * not `.*`: Read, Edit, Grep and the rest start no hook process.
  */
 export const ROUTED_TOOLS = [
   'Bash',
@@ -30,17 +32,23 @@ export const ROUTED_TOOLS = [
   'ListMcpResourcesTool',
   'ReadMcpResourceTool',
   'ReadMcpResourceDirTool',
+  'CronCreate',
+  'Skill',
+  'REPL',
 ] as const;
 export const PRE_TOOL_USE_MATCHER = `^(${ROUTED_TOOLS.join('|')}|mcp__.*)$`;
 
 /** How PreToolUse treats a tool (pre-tool-use.ts dispatches on it). */
-export type ToolKind = 'bash' | 'monitor' | 'powershell' | 'resource' | 'mcp' | 'other';
+export type ToolKind = 'bash' | 'monitor' | 'powershell' | 'resource' | 'mcp' | 'cron' | 'skill' | 'repl' | 'other';
 export function toolKind(name: unknown): ToolKind {
   if (name === 'Bash') return 'bash';
   if (name === 'Monitor') return 'monitor';
   if (name === 'PowerShell') return 'powershell';
   if (name === 'ListMcpResourcesTool' || name === 'ReadMcpResourceTool' || name === 'ReadMcpResourceDirTool')
     return 'resource';
+  if (name === 'CronCreate') return 'cron';
+  if (name === 'Skill') return 'skill';
+  if (name === 'REPL') return 'repl';
   return typeof name === 'string' && name.startsWith('mcp__') ? 'mcp' : 'other';
 }
 

@@ -1,7 +1,8 @@
 // PreToolUse: one handler for every tool the matcher names (events.ts ROUTED_TOOLS), dispatched by kind. The parent's
 // shell commands pass as they are (a typed launcher refused, waiting handoffs said); a subagent's Bash and Monitor
 // commands are routed to its own branch (shell-call.ts); MCP tools and resources are recorded for pgx's front or
-// refused (mcp-call.ts); what can't be routed fails closed for a subagent.
+// refused (mcp-call.ts); a subagent's CronCreate, REPL and shell-running Skill are refused (unseen-shell.ts); what
+// can't be routed fails closed for a subagent.
 import * as P from './payloads.js';
 import { parentBashCall } from './rewrite.js';
 import { launcherPath } from './launcher.js';
@@ -11,6 +12,7 @@ import { handoffsFor } from './parent-handoffs.js';
 import { toolKind } from './events.js';
 import { routeSubagentShell } from './shell-call.js';
 import { mcpResourceCall, mcpToolCall, refusesOnFailure } from './mcp-call.js';
+import { laterOrUnseenShellCall } from './unseen-shell.js';
 
 export const preToolUse: Handler<typeof P.preToolUseSchema> = {
   schema: P.preToolUseSchema,
@@ -20,6 +22,7 @@ export const preToolUse: Handler<typeof P.preToolUseSchema> = {
     if (kind === 'resource') return mcpResourceCall(p, h);
     if (kind === 'powershell')
       return p.agent_id === undefined ? { outcome: 'skipped:parent-powershell' } : powershellDeny();
+    if (kind === 'cron' || kind === 'skill' || kind === 'repl') return laterOrUnseenShellCall(p, kind, h);
     if (kind !== 'bash' && kind !== 'monitor') return { outcome: `skipped:not-routed-tool` };
     const command = p.tool_input.command;
     if (p.agent_id === undefined) {
@@ -61,8 +64,8 @@ function powershellDeny(): HookResult {
 
 /**
  * PreToolUse when pgx itself failed (every runtime's). A launcher invocation is refused even when pgx is broken: the
- * wrapper rule would otherwise approve it unseen. A subagent's shell command (Bash, Monitor, PowerShell) fails
- * closed, and so does its call to a database MCP server; a payload known NOT to be one of those (no agent_id: the
+ * wrapper rule would otherwise approve it unseen. A subagent's shell command (Bash, Monitor, PowerShell), CronCreate,
+ * Skill and REPL call fail closed, and so does its call to a database MCP server; a payload known NOT to be one of those (no agent_id: the
  * parent; another tool; an MCP server that reaches no database) fails open: a broken .pgx.toml used to deny every
  * Bash of the main session too.
  */
