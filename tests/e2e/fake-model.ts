@@ -41,6 +41,8 @@ export interface SubagentScript {
   description?: string;
   /** Agent tool `subagent_type`: an agent defined in the project's .claude/agents/ (defaults to general-purpose). */
   subagentType?: string;
+  /** Started by a parent's Workflow script (`agent('[[pgx-e2e:<marker>]] …')`), not by its Agent call. */
+  viaWorkflow?: boolean;
 }
 
 export interface FakeScript {
@@ -394,10 +396,11 @@ export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
       .some(
         (m) => m.role === 'assistant' && blocks(m.content).some((b) => b.type === 'tool_use' && b.name === 'Agent'),
       );
-    if (!launched && script.subagents.length > 0) {
-      log.push({ kind: 'parent', step: 0, answer: `Agent×${script.subagents.length}` });
+    const byAgent = script.subagents.filter((s) => !s.viaWorkflow);
+    if (!launched && byAgent.length > 0) {
+      log.push({ kind: 'parent', step: 0, answer: `Agent×${byAgent.length}` });
       return {
-        content: script.subagents.map((s) => ({
+        content: byAgent.map((s) => ({
           type: 'tool_use' as const,
           id: agentToolId(s.marker),
           name: 'Agent',
