@@ -22,10 +22,12 @@ import {
   cleanupRoots,
   describeRun,
   hookLog,
+  latency,
   makeE2eProject,
   makeSource,
   pgxJson,
   publicTables,
+  recordFigures,
   runScenario,
 } from './pgx-harness.js';
 import { claudeMissing, findClaudeBinary, NEWEST_CLAUDE_CODE, PINNED_CLAUDE_CODE } from './claude.js';
@@ -204,6 +206,13 @@ for (const version of [PINNED_CLAUDE_CODE, NEWEST_CLAUDE_CODE]) {
           'parent:Skill:skipped:parent-skill',
         ]),
       );
+      const ms = (tools: string[], sub: boolean) =>
+        latency(log.filter((l) => tools.includes(l.tool ?? '') && !!l.agent_id === sub).map((l) => l.elapsed_ms));
+      recordFigures(`tools-${version}`, {
+        wall_ms: run.out.durationMs,
+        subagent_cron_skill_hook_ms: ms(['CronCreate', 'Skill'], true),
+        parent_cron_skill_hook_ms: ms(['CronCreate', 'Skill'], false),
+      });
     }, 240_000);
   });
 }
