@@ -10,8 +10,8 @@ import { newAgentId, preToolUseTool, session } from '../helpers/hook-payloads.js
 import { hook } from '../helpers/hooks.js';
 import { PRE_TOOL_USE_MATCHER } from '../../src/hooks/claude/events.js';
 
-const decision = (r: { json: any }) => r.json?.hookSpecificOutput?.permissionDecision;
-const reason = (r: { json: any }) => String(r.json?.hookSpecificOutput?.permissionDecisionReason ?? '');
+const decision = (r: { json?: any }) => r.json?.hookSpecificOutput?.permissionDecision;
+const reason = (r: { json?: any }) => String(r.json?.hookSpecificOutput?.permissionDecisionReason ?? '');
 
 function writeSkill(dir: string, text: string): void {
   mkdirSync(dir, { recursive: true });
