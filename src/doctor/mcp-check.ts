@@ -1,6 +1,7 @@
 // The MCP servers that reach this project's database, and whether pgx routes each (decision 495): one line per server
 // with the command that fixes it; and whether pgx's PreToolUse hook matches the tools it must see (an install from
-// before Monitor and MCP routing matches Bash alone, and a routed server then refuses every call: no record).
+// before today's matcher misses some tools (Bash alone: Monitor, MCP; before decision 520: CronCreate, Skill, REPL),
+// and a routed server then refuses every call: no record).
 import { homedir } from 'node:os';
 import { classifyServers, type McpServerReport } from '../install/claude-mcp.js';
 import { findPgxHandlers, settingsPathFor, type Scope } from '../install/hook-events.js';
@@ -52,8 +53,8 @@ export async function mcpCheck(ctx: DoctorContext): Promise<Check> {
   if (stale.length)
     return fail(
       'mcp',
-      `pgx's PreToolUse hook matches only part of what it must see in ${stale.join(', ')}: subagents' Monitor and MCP ` +
-        `calls are not routed${routed.length ? `, and ${list(routed)} refuse${routed.length === 1 ? 's' : ''} every call (no record of its caller)` : ''}`,
+      `pgx's PreToolUse hook matches only part of what it must see in ${stale.join(', ')}: subagents' Monitor, MCP, ` +
+        `CronCreate, Skill or REPL calls are not all routed or refused${routed.length ? `, and ${list(routed)} refuse${routed.length === 1 ? 's' : ''} every call (no record of its caller)` : ''}`,
       'pgx agent install claude',
     );
   const parts = [

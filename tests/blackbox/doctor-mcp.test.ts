@@ -77,6 +77,8 @@ describe('pgx agent doctor: the mcp check', () => {
     const c = mcpCheck(p);
     expect(c).toMatchObject({ status: 'fail', fix: 'pgx agent install claude' });
     expect(c.detail).toContain(`${settings} (matcher "Bash")`);
-    expect(c.detail).toContain("subagents' Monitor and MCP calls are not routed");
+    expect(c.detail).toContain(
+      "subagents' Monitor, MCP, CronCreate, Skill or REPL calls are not all routed or refused",
+    );
   });
 });
