@@ -6,10 +6,12 @@
 // call of the same subagent runs. Skipped, with the reason, where a binary is not installed.
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
 import * as codex from './codex.js';
 import * as copilot from './copilot.js';
+import { LOCK } from '../../src/registry/locks.js';
 
 const codexBin = codex.findCodexBinary();
 const copilotBin = copilot.findCopilotBinary();
@@ -199,6 +201,87 @@ describe.skipIf(!copilotBin)(`database MCP servers under the real Copilot CLI ${
         'sub skipped:mcp-not-database',
       ]);
     } finally {
+      await model.close();
+    }
+  });
+});
+
+// Issue 39 with the real Codex binary: the session's branch (made by the parent's first routed psql) is held by a
+// connection and its copy's lock by the test, so the subagent's fork misses; the subagent's command is refused with
+// why, and the parent's next command brings the miss into the model's context (decision 532).
+describe.skipIf(!codexBin)(`a fork miss under the real Codex CLI ${codex.PINNED_CODEX}`, () => {
+  it("the subagent's shell command is refused with why; the parent's next command tells the model", async () => {
+    const { p } = await project();
+    const codexHome = join(p.dir, '.codex-home');
+    mkdirSync(codexHome);
+    const env = { ...p.env, CODEX_HOME: codexHome, PGX_HOOK_DEADLINE_MS: '4000' };
+    const model = await codex.startFakeResponses((user): codex.Step[] =>
+      /^SUBAGENT/.test(user)
+        ? [{ exec: 'echo sub-ran' }, { say: 'sub done' }]
+        : [
+            { exec: "psql -X -v ON_ERROR_STOP=1 -qc 'create table parent_mig (x int)'" },
+            { exec: 'sleep 4' }, // the test takes the locks meanwhile
+            { spawn: 'SUBAGENT one' },
+            { wait: 0 },
+            { exec: 'echo parent-next' },
+            { say: 'all done' },
+          ],
+    );
+    const holders: { end(): Promise<void> }[] = [];
+    let running: Promise<unknown> = Promise.resolve();
+    try {
+      writeFileSync(join(codexHome, 'config.toml'), codex.fakeModelConfig(model.url));
+      expect(runPgx(['agent', 'install', 'codex'], { cwd: p.dir, env }).status).toBe(0);
+      running = codex.runCodexExec(codexBin!, 'PARENT: one agent', {
+        cwd: p.dir,
+        env,
+        args: ['-c', 'sandbox_workspace_write.network_access=true'],
+      });
+      // the session's branch, once the parent's psql made it: a connection on it, and its copy's lock
+      let branch: string | undefined;
+      for (let i = 0; i < 300 && !branch; i++) {
+        const rows = await sql<{ name: string }>(
+          `SELECT name FROM pgx_branch WHERE project = $1 AND kind = 'session'`,
+          [p.name],
+          'pgx_registry',
+        ).catch(() => []);
+        branch = rows[0]?.name;
+        if (!branch) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(branch, 'the session branch was never made').toBeDefined();
+      const i = pgInfo();
+      // the record comes before its database: connect once the database is there
+      for (const database of [branch!, 'pgx_registry']) {
+        for (let k = 0; ; k++) {
+          const c = new pg.Client({ host: i.host, port: i.port, user: i.user, password: i.password, database });
+          c.on('error', () => {});
+          try {
+            await c.connect();
+            holders.push(c);
+            break;
+          } catch (e) {
+            if (k > 100) throw e;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      }
+      await (holders[1] as pg.Client).query('SELECT pg_advisory_lock($1::bigint)', [LOCK.freeze(branch!)]);
+      const run = (await running) as codex.CodexRun;
+      expect(run.status, run.stderr.slice(-2000)).toBe(0);
+      const outputs = codex.toolOutputsOf(model);
+      // the command never ran: its only trace is the refusal, where Codex appends ". Command: <the command>"
+      expect(outputs.filter((o) => o.includes('sub-ran') && !o.includes('blocked by PreToolUse hook'))).toEqual([]);
+      const log = hookLog(p.home).map((l) => `${l.event} ${l.agent_id ? 'sub' : 'parent'} ${l.outcome}`);
+      expect(log).toContain('subagent-start sub error:fork-unavailable:timeout');
+      expect(log).toContain('pre-tool-use sub denied:fork-unavailable:timeout');
+      expect(log.at(-1)).toMatch(/^pre-tool-use parent rewritten:attach:handoffs=1$/);
+      expect(outputs.join('\n')).toContain('you have no database branch yet');
+      // the parent's next command's answer carried the miss into the model's context
+      const context = JSON.stringify(model.requests.at(-1));
+      expect(context).toContain(`did NOT get a copy of your session's branch`);
+    } finally {
+      for (const h of holders) await h.end();
+      await running.catch(() => undefined);
       await model.close();
     }
   });
