@@ -3,7 +3,8 @@
 // a throwaway "dev" database, and a tiny server that reaches none. A subagent's database MCP call (`COMMIT; CREATE
 // TABLE …`, which server-postgres commits despite its read-only transaction) is refused by pgx's PreToolUse with the
 // reason, and the dev database is untouched; the session's own call runs, as the user set it up; the tiny server's
-// call of the same subagent runs. Skipped, with the reason, where a binary is not installed.
+// call of the same subagent runs. And a fork miss under the real Codex CLI (issue 39, decision 532). Skipped, with
+// the reason, where a binary is not installed.
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
