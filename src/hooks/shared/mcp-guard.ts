@@ -39,8 +39,9 @@ function serversFor(runtime: McpRuntime, p: { cwd?: string }, h: Pick<HookEnv, '
 
 export function refusedReason(runtime: McpRuntime, names: string[]): string {
   const list = names.map((n) => `"${n}"`).join(', ');
+  const servers = names.length > 1 ? `the MCP servers ${list} reach` : `the MCP server ${list} reaches`;
   return (
-    `pgx: ${names.length > 1 ? `the MCP servers ${list} reach` : `the MCP server ${list} reaches`} a PostgreSQL database, and under ${CLI_NAME[runtime]} pgx can't route a ` +
+    `pgx: ${servers} a PostgreSQL database, and under ${CLI_NAME[runtime]} pgx can't route a ` +
     `subagent's MCP calls to its own database branch, so this call was refused: it would run on the database ` +
     `shared with every other agent. Use the ${SHELL_TOOL[runtime]} instead (psql there reaches your own branch, ` +
     `with no connection flags).`
