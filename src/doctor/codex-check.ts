@@ -7,7 +7,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexHome, codexHooksPathFor, type CodexScope } from '../install/codex.js';
-import { CODEX_HOOK_EVENTS, handlersOf, isPortableCodexCommand } from '../install/codex-entries.js';
+import {
+  CODEX_HOOK_EVENTS,
+  CODEX_PRE_TOOL_USE_MATCHER,
+  handlersOf,
+  isPortableCodexCommand,
+} from '../install/codex-entries.js';
 import { codexTrustHash, projectTrusted, trustStateOf } from '../install/codex-trust.js';
 import { pgxOnPath } from '../install/path-launcher.js';
 import { isPlainObject, parseSettingsText, readSettingsFile } from '../lib/settings-file.js';
@@ -50,6 +55,15 @@ export function codexCheck(projectDir: string, env: NodeJS.ProcessEnv = process.
     const fix = `pgx agent install codex --scope ${scope}`;
     const missing = CODEX_HOOK_EVENTS.filter((e) => !hooks.some((h) => h.cli === e.cli)).map((e) => e.event);
     if (missing.length) return fail('codex', `pgx's Codex hooks in ${path} lack ${missing.join(', ')}`, fix);
+    // An install from before MCP calls were judged (matcher "Bash"): a subagent's database MCP call is never seen.
+    const pre = hooks.find((h) => h.cli === 'pre-tool-use' && h.matcher !== CODEX_PRE_TOOL_USE_MATCHER);
+    if (pre)
+      return fail(
+        'codex',
+        `pgx's PreToolUse hook in ${path} matches ${JSON.stringify(pre.matcher ?? '')}, not MCP tool calls: a ` +
+          `subagent's call to a database MCP server is not refused`,
+        fix,
+      );
     // A portable hook (project scope, decisions/206) runs the first pgx on PATH, checked as the shell would.
     const portable = hooks.some((h) => isPortableCodexCommand(h.command));
     const onPath = portable ? pgxOnPath(env) : undefined;

@@ -25,6 +25,7 @@ import { dotenvCheck } from './dotenv-check.js';
 import { codexCheck } from './codex-check.js';
 import { copilotCheck } from './copilot-check.js';
 import { mcpCheck } from './mcp-check.js';
+import { runtimeMcpCheck } from './runtime-mcp-check.js';
 import { fail, ok, skip, type Check, type DoctorContext } from './types.js';
 
 export type { Check, CheckStatus } from './types.js';
@@ -109,6 +110,11 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     registry: () => conn.registry(),
   };
   const found = inspectScopes(projectDir);
+  // Codex's and Copilot's lines, read once (the codex check runs `codex --version`)
+  const codex = codexCheck(projectDir);
+  const copilot = copilotCheck(projectDir);
+  const codexMcp = codex && runtimeMcpCheck('codex', projectDir);
+  const copilotMcp = copilot && runtimeMcpCheck('copilot', projectDir);
   const steps: [string, () => Check | Promise<Check>][] = [
     ['server', () => serverCheck(ctx)],
     ['role', () => roleCheck(ctx)],
@@ -122,9 +128,12 @@ export async function runDoctor(opts: { cwd?: string } = {}): Promise<DoctorRepo
     ['broker', () => brokerCheck(ctx)],
     ['hooks', () => hooksCheck(ctx, found)],
     // only when pgx's Codex hooks are installed somewhere (else no line: a Claude-only setup reads as before)
-    ...(codexCheck(projectDir) ? ([['codex', () => codexCheck(projectDir)!]] as [string, () => Check][]) : []),
+    ...(codex ? ([['codex', () => codex]] as [string, () => Check][]) : []),
     // the same for the GitHub Copilot CLI's hooks
-    ...(copilotCheck(projectDir) ? ([['copilot', () => copilotCheck(projectDir)!]] as [string, () => Check][]) : []),
+    ...(copilot ? ([['copilot', () => copilot]] as [string, () => Check][]) : []),
+    // their database MCP servers, which pgx can't route per agent (a known limit said as a choice; decision 530)
+    ...(codexMcp ? ([['codex-mcp', () => codexMcp]] as [string, () => Check][]) : []),
+    ...(copilotMcp ? ([['copilot-mcp', () => copilotMcp]] as [string, () => Check][]) : []),
     ['permissions', () => permissionsCheck(ctx, found)],
     ['mcp', () => mcpCheck(ctx)],
     ['hook-log', () => hookLogCheck(ctx)],

@@ -50,13 +50,17 @@ export async function mcpCheck(ctx: DoctorContext): Promise<Check> {
   const project = servers.filter((s) => s.verdict === 'project');
   const other = servers.filter((s) => s.verdict === 'other-database' || s.verdict === 'database-unresolved');
   const stale = staleMatchers(ctx.projectDir);
-  if (stale.length)
+  if (stale.length) {
+    const refusing = routed.length
+      ? `, and ${list(routed)} refuse${routed.length === 1 ? 's' : ''} every call (no record of its caller)`
+      : '';
     return fail(
       'mcp',
       `pgx's PreToolUse hook matches only part of what it must see in ${stale.join(', ')}: subagents' Monitor, MCP, ` +
-        `CronCreate, Skill or REPL calls are not all routed or refused${routed.length ? `, and ${list(routed)} refuse${routed.length === 1 ? 's' : ''} every call (no record of its caller)` : ''}`,
+        `CronCreate, Skill or REPL calls are not all routed or refused${refusing}`,
       'pgx agent install claude',
     );
+  }
   const parts = [
     routed.length ? `routed (each agent reaches its own branch): ${list(routed)}` : null,
     project.length ? `reach this project's database, NOT routed (subagents' calls refused): ${list(project)}` : null,

@@ -13,13 +13,18 @@ import { shellQuote } from '../lib/shell.js';
 import { CODEX_HOOK_TIMEOUT_S, type CodexHookCli } from '../hooks/codex/timeouts.js';
 import { missingPgxFallbacks } from '../hooks/claude/settings-entries.js';
 
+/** PreToolUse's matcher: a regex over the tool name (an anchored one was measured to match exactly on 0.171.0). */
+export const CODEX_PRE_TOOL_USE_MATCHER =
+  '^(Bash|mcp__.*|list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)$';
+
 /** The hooks pgx installs for Codex. There is no SessionEnd in Codex (decisions/204-codex-session-end.md). */
 export const CODEX_HOOK_EVENTS: ReadonlyArray<{ event: string; snake: string; cli: CodexHookCli; matcher?: string }> =
   Object.freeze([
     { event: 'SessionStart', snake: 'session_start', cli: 'session-start' },
     { event: 'UserPromptSubmit', snake: 'user_prompt_submit', cli: 'user-prompt-submit' },
-    // Only the shell tool is routed; Codex shows it to hooks as "Bash".
-    { event: 'PreToolUse', snake: 'pre_tool_use', cli: 'pre-tool-use', matcher: 'Bash' },
+    // The shell tool (Codex shows it to hooks as "Bash") is routed; MCP tools and resource reads are judged
+    // (hooks/shared/mcp-guard.ts, decision 530). Anchored: other tools start no hook process.
+    { event: 'PreToolUse', snake: 'pre_tool_use', cli: 'pre-tool-use', matcher: CODEX_PRE_TOOL_USE_MATCHER },
     { event: 'SubagentStart', snake: 'subagent_start', cli: 'subagent-start' },
     { event: 'SubagentStop', snake: 'subagent_stop', cli: 'subagent-stop' },
   ]);

@@ -42,7 +42,9 @@ export type Step =
   | { execFrom: (lastOutput: string) => string }
   | { spawn: string }
   | { wait: number }
-  | { say: string };
+  | { say: string }
+  /** An MCP tool call: Codex offers a server's tools as the namespace `mcp__<server>` (measured on 0.171.0). */
+  | { mcp: { server: string; tool: string; args: Record<string, unknown> } };
 
 interface Item {
   type: string;
@@ -99,35 +101,43 @@ export async function startFakeResponses(script: (userText: string) => Step[]): 
       const id = `resp_${n++}`;
       const call = `call_${n}`;
       const item =
-        'exec' in step
+        'mcp' in step
           ? {
               type: 'function_call',
               call_id: call,
-              name: 'exec_command',
-              arguments: JSON.stringify({ cmd: step.exec }),
+              name: step.mcp.tool,
+              namespace: `mcp__${step.mcp.server}`,
+              arguments: JSON.stringify(step.mcp.args),
             }
-          : 'spawn' in step
+          : 'exec' in step
             ? {
                 type: 'function_call',
                 call_id: call,
-                name: 'spawn_agent',
-                namespace: 'multi_agent_v1',
-                arguments: JSON.stringify({ message: step.spawn }),
+                name: 'exec_command',
+                arguments: JSON.stringify({ cmd: step.exec }),
               }
-            : 'wait' in step
+            : 'spawn' in step
               ? {
                   type: 'function_call',
                   call_id: call,
-                  name: 'wait_agent',
+                  name: 'spawn_agent',
                   namespace: 'multi_agent_v1',
-                  arguments: JSON.stringify({ targets: [spawned[step.wait]].filter(Boolean), timeout_ms: 60000 }),
+                  arguments: JSON.stringify({ message: step.spawn }),
                 }
-              : {
-                  type: 'message',
-                  role: 'assistant',
-                  id: `msg_${n}`,
-                  content: [{ type: 'output_text', text: step.say }],
-                };
+              : 'wait' in step
+                ? {
+                    type: 'function_call',
+                    call_id: call,
+                    name: 'wait_agent',
+                    namespace: 'multi_agent_v1',
+                    arguments: JSON.stringify({ targets: [spawned[step.wait]].filter(Boolean), timeout_ms: 60000 }),
+                  }
+                : {
+                    type: 'message',
+                    role: 'assistant',
+                    id: `msg_${n}`,
+                    content: [{ type: 'output_text', text: step.say }],
+                  };
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const ev = (type: string, o: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`);
       ev('response.created', { response: { id } });

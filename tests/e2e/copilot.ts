@@ -34,7 +34,12 @@ export function findCopilotBinary(): string | undefined {
   return existsSync(bin) ? bin : undefined;
 }
 
-export type Step = { bash: string } | { task: string } | { say: string };
+export type Step =
+  | { bash: string }
+  | { task: string }
+  | { say: string }
+  /** An MCP tool call: Copilot names a server's tool `<server>-<tool>` (measured on 1.0.102). */
+  | { mcp: { name: string; args: Record<string, unknown> } };
 
 interface Message {
   role: string;
@@ -107,17 +112,19 @@ export async function startFakeChat(script: (userText: string) => Step[]): Promi
         chunk({}, 'stop');
       } else {
         const call =
-          'bash' in step
-            ? { name: 'bash', arguments: JSON.stringify({ command: step.bash, description: 'run it' }) }
-            : {
-                name: 'task',
-                arguments: JSON.stringify({
-                  description: 'a scripted subagent',
-                  prompt: step.task,
-                  agent_type: 'general-purpose',
-                  name: `sub${n}`,
-                }),
-              };
+          'mcp' in step
+            ? { name: step.mcp.name, arguments: JSON.stringify(step.mcp.args) }
+            : 'bash' in step
+              ? { name: 'bash', arguments: JSON.stringify({ command: step.bash, description: 'run it' }) }
+              : {
+                  name: 'task',
+                  arguments: JSON.stringify({
+                    description: 'a scripted subagent',
+                    prompt: step.task,
+                    agent_type: 'general-purpose',
+                    name: `sub${n}`,
+                  }),
+                };
         chunk(
           {
             role: 'assistant',

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installCodex, uninstallCodex } from '../../src/install/codex.js';
 import {
   CODEX_HOOK_EVENTS,
+  CODEX_PRE_TOOL_USE_MATCHER,
   codexHookCommand,
   isPortableCodexCommand,
   PGX_CODEX_HOOK_RE,
@@ -72,14 +73,14 @@ describe('install', () => {
       'SubagentStart',
       'SubagentStop',
     ]);
-    expect(hooks.PreToolUse![0]!.matcher).toBe('Bash');
+    expect(hooks.PreToolUse![0]!.matcher).toBe(CODEX_PRE_TOOL_USE_MATCHER);
     expect(hooks.PreToolUse![0]!.hooks[0]!.command).toBe(codexHookCommand(LAUNCHER, 'pre-tool-use'));
     expect(hooks.PreToolUse![0]!.hooks[0]!.command).toMatch(/\|\| \{ echo .* >&2; exit 2; \}$/); // fails closed
     const state = trustStateOf(fs.readFileSync(configFile(), 'utf8'), configFile());
     expect(Object.keys(state).sort()).toEqual(CODEX_HOOK_EVENTS.map((e) => `${hooksFile()}:${e.snake}:0:0`).sort());
     const pre = hooks.PreToolUse![0]!;
     expect(state[`${hooksFile()}:pre_tool_use:0:0`]!.trusted_hash).toBe(
-      codexTrustHash('PreToolUse', 'Bash', pre.hooks[0]!.command, pre.hooks[0]!.timeout),
+      codexTrustHash('PreToolUse', CODEX_PRE_TOOL_USE_MATCHER, pre.hooks[0]!.command, pre.hooks[0]!.timeout),
     );
   });
 

@@ -8,16 +8,16 @@
 //  - The parent's own commands have no env file to ride on (Codex gives SessionStart none), so with session_branch on
 //    they go the same way, to the session's branch, with a selector that fails open (decisions/205-codex-parent-routing.md).
 //  - Codex has no SessionEnd: a session's branches end on their idle TTL (decisions/204-codex-session-end.md).
-import { attachOrEnsure } from '../../engine/api.js';
-import { issueTicket } from '../../exec/routing-ticket.js';
 import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSettingsText } from '../../lib/settings-file.js';
-import { invokesLauncher, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
+import { invokesLauncher } from '../claude/rewrite.js';
 import { deny, type Handler, type HookResult } from '../claude/hook-handler.js';
-import { launcherDeny, original, planSubagentBash } from '../claude/bash-plan.js';
-import { preToolUseFailure } from '../claude/pre-tool-use.js';
+import { launcherDeny } from '../claude/bash-plan.js';
+import { planShellCall } from '../shared/shell-plan.js';
+import { guardMcpCall } from '../shared/mcp-guard.js';
+import { mcpAwareFailure, withHandoffs } from '../shared/parent-word.js';
 import { subagentStart as claudeSubagentStart, subagentStop } from '../claude/subagent-lifecycle.js';
 import { userPromptSubmit } from '../claude/user-prompt-submit.js';
 import type { AnyHandler, HookRuntime } from '../claude/run.js';
@@ -66,12 +66,16 @@ const routesParent = (h: { config: { sessionBranch: boolean } }) => h.config.ses
 export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
   schema: P.codexPreToolUseSchema,
   async run(p, h) {
+    // An MCP tool or resource call (the matcher names them: install/codex-entries.ts): refused to a subagent when the
+    // server reaches a database, else left alone (../shared/mcp-guard.ts, decision 530).
+    const mcp = p.tool_name === 'Bash' ? undefined : guardMcpCall('codex', p, h);
+    if (mcp) return mcp;
     if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
     const command = p.tool_input.command;
     const parent = p.agent_id === undefined;
     if (parent && (!routesParent(h) || typeof command !== 'string')) {
       if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
-      return { outcome: 'skipped:not-subagent-bash' };
+      return withHandoffs(h, p, { outcome: 'skipped:not-subagent-bash' });
     }
     if (typeof command !== 'string')
       return {
@@ -80,54 +84,36 @@ export const preToolUse: Handler<typeof P.codexPreToolUseSchema> = {
       };
     // The same plan and the same allow rule for the session's own command as for a subagent's; only the selector
     // differs (`--session … --fail-open`: the session's command runs unrouted, loudly, when its branch can't be had).
-    const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
-    const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
-    const params: RewriteParams = {
-      ...who,
-      launcher: h.launcher,
-      projectDir: h.config.projectDir,
-      shell: h.shell,
-      branch: ensured.branch,
-    };
-    const ticket = (cmd: string) =>
-      issueTicket(
-        h.config.home,
-        who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId },
-        params.projectDir,
-        [params.shell, '-c', original(cmd, params)],
-      );
-    const plan = planSubagentBash(command, params);
-    if (plan.kind === 'routed') {
-      // pgx's own form for this agent (or session) and branch, typed by the model after a deny below: Codex's
-      // approval judges it.
-      ticket(command);
-      return { outcome: 'already-routed', branch: ensured.branch };
-    }
-    if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
+    // A subagent whose fork of the session's branch missed is refused, and the parent told (decision 532).
+    const plan = await planShellCall(p, h, command);
+    if (plan.kind === 'answered') return parent ? withHandoffs(h, p, plan.result) : plan.result;
+    const { ensured, note, tail } = plan;
     if (!bypassesApprovals(p.permission_mode)) {
-      return {
-        output: deny(runRoutedInstead(plan.command, ensured.branch)),
-        outcome: `denied:run-routed:${ensured.method}`,
+      const reason = runRoutedInstead(plan.command, ensured.branch);
+      return withHandoffs(h, p, {
+        output: deny(note ? `${reason}\n${note}` : reason),
+        outcome: `denied:run-routed:${ensured.method}${tail}`,
         branch: ensured.branch,
-      };
+      });
     }
-    ticket(command);
-    return {
+    plan.ticket();
+    return withHandoffs(h, p, {
       output: {
         hookSpecificOutput: {
           hookEventName: 'PreToolUse',
           permissionDecision: 'allow',
           permissionDecisionReason: 'pgx: routed to your database branch',
           updatedInput: { ...p.tool_input, command: plan.command },
+          ...(note ? { additionalContext: note } : {}),
         },
       },
-      outcome: `rewritten:${ensured.method}`,
+      outcome: `rewritten:${ensured.method}${tail}`,
       branch: ensured.branch,
-    };
+    });
   },
-  // Fail closed for a subagent's shell command only (or a payload too broken to tell), as for Claude Code; the
-  // parent's fails open: no answer, the command runs as typed (preToolUseFailure).
-  onError: preToolUseFailure,
+  // Fail closed for a subagent's shell command, or its call to a database MCP server (or a payload too broken to
+  // tell), as for Claude Code; the parent's fails open: no answer, the command runs as typed (preToolUseFailure).
+  onError: (message, payload) => mcpAwareFailure('codex', message, payload),
 };
 
 /** Claude's SubagentStart (the same branch, the same context line), with Codex's note on approvals added. */

@@ -13,16 +13,16 @@
 //    command that names a file outside the allowed directories, which `--allow-all-tools` (without
 //    `--allow-all-paths`) does not grant, so the absolute launcher path would make -p refuse every routed command
 //    there (measured on 1.0.102; decisions/472). Where pgx on PATH is another file, the absolute path stays (stricter).
-import { attachOrEnsure } from '../../engine/api.js';
-import { issueTicket } from '../../exec/routing-ticket.js';
 import { startPoolFill } from '../claude/pool-fill.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { invokesLauncher, isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
+import { invokesLauncher } from '../claude/rewrite.js';
 import { executableOnPath } from '../../lib/fsutil.js';
 import { deny, type Handler } from '../claude/hook-handler.js';
-import { launcherDeny, original, planSubagentBash } from '../claude/bash-plan.js';
-import { preToolUseFailure } from '../claude/pre-tool-use.js';
+import { launcherDeny } from '../claude/bash-plan.js';
+import { planShellCall } from '../shared/shell-plan.js';
+import { guardMcpCall } from '../shared/mcp-guard.js';
+import { mcpAwareFailure, withHandoffs } from '../shared/parent-word.js';
 import { sessionEnd } from '../claude/session-lifecycle.js';
 import { subagentStart, subagentStop } from '../claude/subagent-lifecycle.js';
 import { userPromptSubmit } from '../claude/user-prompt-submit.js';
@@ -33,59 +33,44 @@ import * as P from './payloads.js';
 export const preToolUse: Handler<typeof P.copilotPreToolUseSchema> = {
   schema: P.copilotPreToolUseSchema,
   async run(p, h) {
-    if (p.tool_name !== 'Bash') return { outcome: 'skipped:not-bash' };
-    const command = p.tool_input.command;
+    // An MCP tool (`<server>-<tool>`): refused to a subagent when the server reaches a database, else left alone
+    // (../shared/mcp-guard.ts, decision 530).
+    const mcp = p.tool_name === 'Bash' ? undefined : guardMcpCall('copilot', p, h);
+    if (mcp) return mcp;
     const parent = p.agent_id === undefined;
+    if (p.tool_name !== 'Bash') return withHandoffs(h, p, { outcome: 'skipped:not-bash' });
+    const command = p.tool_input.command;
     if (parent && (!h.config.sessionBranch || typeof command !== 'string')) {
       if (typeof command === 'string' && invokesLauncher(command, h.launcher)) return launcherDeny();
-      return { outcome: 'skipped:not-subagent-bash' };
+      return withHandoffs(h, p, { outcome: 'skipped:not-subagent-bash' });
     }
     if (typeof command !== 'string')
       return {
         output: deny('pgx: this bash call has no command string; it was not routed to your database branch.'),
         outcome: 'denied:no-command',
       };
-    // A subagent's command fails closed (no branch: onError denies); the root's runs on the session branch with
-    // `--session … --fail-open` (unrouted, loudly, when that branch can't be had), as a Codex parent's.
-    const who: RoutedFor = parent ? { sessionId: p.session_id } : { agentId: p.agent_id! };
-    const ensured = await attachOrEnsure(h.config, { sessionId: p.session_id, agentId: who.agentId }, h.engine);
-    const params: RewriteParams = {
-      ...who,
-      launcher: h.launcher,
-      projectDir: h.config.projectDir,
-      shell: h.shell,
-      branch: ensured.branch,
-    };
-    // What the rewrite names (see the top of this file); the launcher checks keep the absolute path (a bare `pgx`
-    // would match every command that mentions pgx).
-    const written: RewriteParams = { ...params, launcher: rewriteLauncher(h.launcher) };
-    const ticket = () =>
-      issueTicket(
-        h.config.home,
-        who.agentId !== undefined ? { agentId: who.agentId } : { sessionId: who.sessionId },
-        params.projectDir,
-        [params.shell, '-c', original(command, written)],
-      );
-    const plan = isRouted(command, written) ? ({ kind: 'routed' } as const) : planSubagentBash(command, params);
-    if (plan.kind === 'routed') {
-      ticket();
-      return { outcome: 'already-routed', branch: ensured.branch };
-    }
-    if (plan.kind === 'deny') return { ...plan.result, branch: ensured.branch };
-    ticket();
+    // A subagent's command fails closed (no branch: onError denies; a fork miss: refused and the parent told,
+    // decision 532); the root's runs on the session branch with `--session … --fail-open` (unrouted, loudly, when
+    // that branch can't be had), as a Codex parent's. The rewrite names pgx as the agent's shell finds it (see the
+    // top of this file); the launcher checks keep the absolute path (a bare `pgx` would match every command that
+    // mentions pgx).
+    const plan = await planShellCall(p, h, command, (params) => ({ ...params, launcher: rewriteLauncher(h.launcher) }));
+    if (plan.kind === 'answered') return withHandoffs(h, p, plan.result);
+    plan.ticket();
     // No permissionDecision: Copilot's own permission check judges the rewritten command (see the top of this file).
-    return {
+    return withHandoffs(h, p, {
       output: {
         hookSpecificOutput: {
           hookEventName: 'PreToolUse',
-          updatedInput: { ...p.tool_input, command: rewriteCommand(command, written) },
+          updatedInput: { ...p.tool_input, command: plan.command },
+          ...(plan.note ? { additionalContext: plan.note } : {}),
         },
       },
-      outcome: `rewritten:${ensured.method}`,
-      branch: ensured.branch,
-    };
+      outcome: `rewritten:${plan.ensured.method}${plan.tail}`,
+      branch: plan.ensured.branch,
+    });
   },
-  onError: preToolUseFailure,
+  onError: (message, payload) => mcpAwareFailure('copilot', message, payload),
 };
 
 /** `pgx` when the first pgx on PATH is this launcher (the agent's shell has the hook's PATH), else the absolute path. */
