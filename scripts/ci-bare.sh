@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 AS_USER="${PGX_BARE_USER:-pgxbare}"
 FILES=("$@")
-[ ${#FILES[@]} -gt 0 ] || FILES=(tests/blackbox/bare-copies.test.ts tests/blackbox/journey.test.ts tests/blackbox/local-access.test.ts tests/e2e/pgx-bare.test.ts)
+[ ${#FILES[@]} -gt 0 ] || FILES=(tests/blackbox/bare-copies.test.ts tests/blackbox/readme.test.ts tests/blackbox/local-access.test.ts tests/e2e/pgx-bare.test.ts)
 mkdir -p .tmp
 rm -f .tmp/vitest-report-bare.json .tmp/ci-bare-steps.json
 steps() { # steps <passed> <failed>: the step's own checks, in the shape of vitest's report
