@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 AS_USER="${PGX_BARE_USER:-pgxbare}"
 FILES=("$@")
-[ ${#FILES[@]} -gt 0 ] || FILES=(tests/blackbox/bare-copies.test.ts tests/blackbox/readme.test.ts tests/blackbox/local-access.test.ts tests/e2e/pgx-bare.test.ts)
+[ ${#FILES[@]} -gt 0 ] ||
+  FILES=(tests/blackbox/bare-copies.test.ts tests/blackbox/readme.test.ts tests/blackbox/local-access.test.ts tests/e2e/pgx-bare.test.ts)
 mkdir -p .tmp
 rm -f .tmp/vitest-report-bare.json .tmp/ci-bare-steps.json
 steps() { # steps <passed> <failed>: the step's own checks, in the shape of vitest's report
@@ -97,5 +98,6 @@ passed=0 failed=0
 [ "$demo_exit" = 0 ] && passed=$((passed + 1)) || failed=$((failed + 1))
 [ -f .tmp/vitest-report-bare.json ] || failed=$((failed + 1)) # the tests did not complete
 steps "$passed" "$failed"
-echo "ci-bare: which (none found) $([ "$which_exit" = 1 ] && echo ok || echo FAILED), demo exit ${demo_exit:-?}, tests exit ${tests_exit:-?}; $((($(date +%s%N) - t0) / 1000000000)) s in all"
+which_said=$([ "$which_exit" = 1 ] && echo ok || echo FAILED)
+echo "ci-bare: which (none found) $which_said, demo exit ${demo_exit:-?}, tests exit ${tests_exit:-?}; $((($(date +%s%N) - t0) / 1000000000)) s in all"
 [ "$status" = 0 ] && [ "$failed" = 0 ] && [ "${tests_exit:-1}" = 0 ]

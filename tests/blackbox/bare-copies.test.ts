@@ -96,7 +96,8 @@ describe('on a machine with no PostgreSQL program: import, sync and a connected 
       // A migration on the origin; the sync carries it, masked again.
       await onServer(
         urlOf(admin, db),
-        `ALTER TABLE customers ADD COLUMN plan text NOT NULL DEFAULT 'free'; INSERT INTO customers (email, full_name, plan) VALUES ('dee@example.com', 'Dee O', 'pro')`,
+        `ALTER TABLE customers ADD COLUMN plan text NOT NULL DEFAULT 'free'; ` +
+          `INSERT INTO customers (email, full_name, plan) VALUES ('dee@example.com', 'Dee O', 'pro')`,
       );
       const sync = runPgx(['source', 'sync', '--json'], p);
       expect(sync.status, sync.stdout + sync.stderr).toBe(0);

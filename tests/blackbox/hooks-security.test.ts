@@ -56,7 +56,8 @@ describe('hook security', () => {
     // runs a SQL client (node's: no psql needed) OUTSIDE `pgx agent exec` (in the user's shell, whose environment points
     // at another database).
     const prefix = `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- `;
-    const smuggled = `${prefix}true;node\${IFS}${nodeClientPath()}\${IFS}"create\${IFS}table\${IFS}escaped(x\${IFS}int)";/bin/bash -c 'true' # pgx-routed ${first.branch}`;
+    const client = `node\${IFS}${nodeClientPath()}\${IFS}"create\${IFS}table\${IFS}escaped(x\${IFS}int)"`;
+    const smuggled = `${prefix}true;${client};/bin/bash -c 'true' # pgx-routed ${first.branch}`;
     // Control: run as the model wrote it, the smuggled client does land on the decoy (so the check below can fail).
     const control = await bash(smuggled.replace('escaped', 'escaped_control'), {
       cwd: p.dir,

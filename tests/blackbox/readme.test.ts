@@ -172,14 +172,13 @@ describe('README', () => {
       // what works without them and how to get them (decision 488).
       const choices = [...(lacking(['psql', 'pg_dump']).length ? ['client-tools'] : []), 'permissions', 'env-files'];
       const n = choices.length;
+      const ok = /(\d+) ok/.exec(lines.at(-1)!)?.[1];
+      const said = `${n} warnings are choices only you can make: ${choices.join(', ')} (→ your call)`;
       if (strayRoles)
         expect(lines.at(-1)).toBe(
-          `0 fail, ${n + 1} warn, ${/(\d+) ok/.exec(lines.at(-1)!)?.[1]} ok (of the warnings, ${choices.join(', ')} are choices only you can make)`,
+          `0 fail, ${n + 1} warn, ${ok} ok (of the warnings, ${choices.join(', ')} are choices only you can make)`,
         );
-      else
-        expect(lines.at(-1)).toBe(
-          `setup done (0 fail, ${n} warn, ${/(\d+) ok/.exec(lines.at(-1)!)?.[1]} ok); ${n} warnings are choices only you can make: ${choices.join(', ')} (→ your call)`,
-        );
+      else expect(lines.at(-1)).toBe(`setup done (0 fail, ${n} warn, ${ok} ok); ${said}`);
       for (const l of lines.filter((x) => x.startsWith('warn') && !/^warn\s+roles\s/.test(x)))
         expect(l).toContain('→ your call: ');
       const j = jsonOf(runPgx(['agent', 'doctor', '--json'], { cwd: p.dir, env }));

@@ -53,7 +53,10 @@ export function bareMachine(ctx: TestContext): void {
     return;
   }
   if (w.found === '') return;
-  const reason = `a bare-machine test: PostgreSQL programs are installed here (${w.found.split('\n').join(', ')}); .ci/run's bare step (scripts/ci-bare.sh) runs it with them hidden`;
+  const found = w.found.split('\n').join(', ');
+  const reason =
+    `a bare-machine test: PostgreSQL programs are installed here (${found}); ` +
+    `.ci/run's bare step (scripts/ci-bare.sh) runs it with them hidden`;
   process.stderr.write(`SKIPPED "${ctx.task.name}": ${reason}\n`);
   ctx.skip(reason);
 }
