@@ -35,6 +35,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # killed at .ci/run's time limit: the origin server stopped, the checkout removed
 
 # The user's checkout: the repository's files (tracked and untracked, not ignored: what CI cloned plus any change),
 # node_modules copied, the pinned Claude Code hard-linked (read-only for the user; a copy where links can't be made).
