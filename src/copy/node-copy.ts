@@ -63,7 +63,9 @@ export async function nodeCopy(
   const opened: Connection[] = [];
   // No statement timeout: a copy takes as long as its data (pg_dump has none either).
   const open = async (p: ConnParams) => {
-    const c = await openConnection({ ...p, statementTimeoutMs: undefined }, { gate: o.gate });
+    const c = await openConnection({ ...p, statementTimeoutMs: undefined }, { gate: o.gate }).catch((err: unknown) => {
+      throw p === target ? targetSideFailure(err, p) : err;
+    });
     opened.push(c);
     return c;
   };
@@ -201,3 +203,22 @@ async function columnOrderChanges(source: Connection, target: Connection): Promi
 
 const mb = (n: number) => (n / 1048576).toFixed(0);
 const ms = (n: number) => Math.round(n);
+
+/**
+ * A login refused by, or no answer from, the copy's TARGET (pgx's own server): said as that side's, and marked
+ * (`data.side`) so that a caller that words connection failures as the origin's (an import's) leaves it alone.
+ */
+function targetSideFailure(err: unknown, target: ConnParams): unknown {
+  if (!(err instanceof PgxError) || (err.code !== 'SERVER_AUTH' && err.code !== 'SERVER_UNREACHABLE')) return err;
+  return new PgxError(
+    err.code,
+    `Could not open the copy's target, database "${target.database}" on pgx's own server: ${err.message}`,
+    err.hint,
+    { cause: err, data: { side: 'target' } },
+  );
+}
+
+/** True for a failure targetSideFailure marked as the copy's target's. */
+export function isTargetSideFailure(err: unknown): boolean {
+  return err instanceof PgxError && err.data?.side === 'target';
+}

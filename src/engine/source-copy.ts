@@ -184,7 +184,7 @@ type MethodUsed = { method: 'dump-restore' | 'node-copy'; why: string };
 
 /** The origin copied with Node alone into `name`; its owners created NOLOGIN on pgx's own server, else reported. */
 async function copyByNode(e: EngineContext, input: ImportInput, name: string, progress: Progress) {
-  const { nodeCopy } = await import('../copy/node-copy.js');
+  const { nodeCopy, isTargetSideFailure } = await import('../copy/node-copy.js');
   const rolesCreated: string[] = [];
   const r = await nodeCopy(
     input.conn!,
@@ -200,7 +200,8 @@ async function copyByNode(e: EngineContext, input: ImportInput, name: string, pr
       },
     },
   ).catch((err: unknown) => {
-    throw originConnectFailure(err, input.display, input.where);
+    // pgx's own server failing is not the origin's: said as the target's (node-copy.ts), never reworded here.
+    throw isTargetSideFailure(err) ? err : originConnectFailure(err, input.display, input.where);
   });
   return { items: r.statements + r.tables, rolesCreated, missing: r.roles_missing, warnings: r.warnings };
 }

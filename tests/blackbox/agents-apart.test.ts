@@ -34,6 +34,17 @@ import {
   type Project,
 } from '../helpers/hooks.js';
 import { shellQuote } from '../../src/lib/shell.js';
+import { nodeSql } from '../helpers/node-client.js';
+import type { TestContext } from 'vitest';
+
+/** The namespace tests make PID namespaces without a user namespace (`unshare -pf`), mount, and run as nobody: root's. */
+function needsRoot(ctx: TestContext): void {
+  if (process.getuid?.() === 0) return;
+  const reason =
+    'needs root (unshare -pf without a user namespace, mount, runuser -u nobody): this run is an ordinary user';
+  process.stderr.write(`SKIPPED "${ctx.task.name}": ${reason}\n`);
+  ctx.skip(reason);
+}
 
 const projects: Project[] = [];
 const temps: string[] = [];
@@ -117,7 +128,7 @@ describe.each([
     const a = newAgentId();
     const b = { agent: newAgentId(), branch: '' };
     // B's work, and B's password as B's own command sees it
-    const bRun = await routed(p, s, b.agent, `psql -X -q -c 'create table b_work(i int)' && echo "pw=$PGPASSWORD"`);
+    const bRun = await routed(p, s, b.agent, `${nodeSql('create table b_work(i int)')} && echo "pw=$PGPASSWORD"`);
     expect(bRun.status, bRun.stderr).toBe(0);
     b.branch = bRun.branch;
     const bPassword = /pw=(\S+)/.exec(bRun.stdout)?.[1];
@@ -180,7 +191,7 @@ describe('the handoff inbox and the names a parent hears (D4)', () => {
       p,
       s,
       a,
-      `psql -X -q -c 'create table ok_table(i int); create table "${hostile}"(i int); insert into "${hostile}" values (1)'`,
+      nodeSql(`create table ok_table(i int); create table "${hostile}"(i int); insert into "${hostile}" values (1)`),
     );
     expect(made.status, made.stderr).toBe(0);
     expect((await hook('subagent-stop', subagentStop(s, a), p)).stdout.trim()).toBe('');
@@ -243,13 +254,14 @@ describe('from inside a routed command, where pgx cannot see the whole process t
     );
   const lineOf = (out: string, i: number) => new RegExp(`^rc${i}=(\\d+) (.*)$`, 'm').exec(out);
 
-  it("130 processes deep, or in a PID namespace of its own (as root, as an ordinary user, with the host's /proc): another agent's branch is refused, saying why", async () => {
+  it("130 processes deep, or in a PID namespace of its own (as root, as an ordinary user, with the host's /proc): another agent's branch is refused, saying why", async (ctx) => {
+    needsRoot(ctx);
     const p = project({ PGX_BROKER: '1' });
     expect(runPgx(['agent', 'broker', 'start', '--json'], { cwd: p.dir, env: hookEnv(p, {}) }).status).toBe(0);
     const s = session(p.dir, p.dir);
     const a = newAgentId();
     const b = { agent: newAgentId(), branch: '' };
-    const bRun = await routed(p, s, b.agent, `psql -X -q -c 'create table b_work(i int)' && echo "pw=$PGPASSWORD"`);
+    const bRun = await routed(p, s, b.agent, `${nodeSql('create table b_work(i int)')} && echo "pw=$PGPASSWORD"`);
     expect(bRun.status, bRun.stderr).toBe(0);
     b.branch = bRun.branch;
     registerSecret(/pw=(\S+)/.exec(bRun.stdout)![1]!);
@@ -294,7 +306,8 @@ describe('from inside a routed command, where pgx cannot see the whole process t
     expect((await lsBranches(p)).find((x) => x.name === b.branch)?.state).toBe('active');
   }, 300_000);
 
-  it("a command pgx routed still runs in a namespace of its own (Codex's sandbox); a container of the user's own is trusted, a namespace made inside it is not", async () => {
+  it("a command pgx routed still runs in a namespace of its own (Codex's sandbox); a container of the user's own is trusted, a namespace made inside it is not", async (ctx) => {
+    needsRoot(ctx);
     const p = project({ PGX_BROKER: '0' });
     const s = session(p.dir, p.dir);
     const a = newAgentId();

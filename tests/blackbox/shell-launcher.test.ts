@@ -34,6 +34,14 @@ import {
   type Project,
 } from '../helpers/hooks.js';
 import { otherUserUnavailable } from '../helpers/users.js';
+import { onPath } from '../helpers/client-programs.js';
+
+/**
+ * A command that prints the database the routed command is on: psql's answer where psql is installed; on a machine
+ * without it (issue 39), the PGDATABASE pgx gave the command (this file's subject is the launcher, not the connection;
+ * the PATH without node rules out a Node client).
+ */
+const CURRENT_DB = onPath('psql') ? "psql -X -Atc 'select current_database()'" : 'printf "%s\\n" "$PGDATABASE"';
 
 const asNobody = otherUserUnavailable();
 if (asNobody) console.warn(`SKIPPED the tests of shell-launcher.test.ts that act as another Unix user: ${asNobody}`);
@@ -66,7 +74,7 @@ function nodelessPath(client: 'perl' | 'curl' = 'perl'): { path: string; clientL
   const dir = mkdtempSync(join(tmpdir(), 'pgx-nonode-'));
   temps.push(dir);
   for (const tool of ['psql', 'bash', 'sh', 'cat', 'env', 'sort', 'sleep', 'tr', 'grep'])
-    symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
+    if (tool !== 'psql' || onPath('psql')) symlinkSync(`/usr/bin/${tool}`, join(dir, tool));
   const clientLog = join(dir, 'client.log');
   const hold = join(dir, 'hold'); // while this file exists, the client waits before asking (the launcher's argv stays readable)
   writeFileSync(
@@ -130,7 +138,7 @@ describe('shell launcher', () => {
       const { p, clientLog } = await nodelessBrokerProject(DECOYS, client);
       const rw = await rewrite(
         p,
-        `psql -X -Atc 'select current_database()'; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`,
+        `${CURRENT_DB}; echo "svc=\${PGSERVICE-unset} host=\${POSTGRES_HOST-unset} opts=\${PGOPTIONS-unset} url=$DATABASE_URL"; cat /proc/$PPID/comm`,
       );
       const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
       expect(run.status, run.stderr).toBe(0);
@@ -158,7 +166,7 @@ describe('shell launcher', () => {
     const rw = rewriteOf(
       await hook(
         'pre-tool-use',
-        preToolUseBash(s, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { agentId: newAgentId() }),
+        preToolUseBash(s, `${CURRENT_DB}; cat /proc/$PPID/comm`, { agentId: newAgentId() }),
         p,
       ),
     );
@@ -232,7 +240,7 @@ describe('shell launcher', () => {
 
   it('no broker: node runs the command (and starts one); a broker killed with SIGKILL leaves a dead socket: node again', async () => {
     const p = brokerProject();
-    const rw = await rewrite(p, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", { brokerless: true });
+    const rw = await rewrite(p, `${CURRENT_DB}; cat /proc/$PPID/comm`, { brokerless: true });
     const first = await bash(rw.command, { cwd: p.dir, env: rw.env });
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
@@ -287,7 +295,7 @@ describe('shell launcher', () => {
           const { server, path } = await fake(p, reply);
           prepare?.(path);
           try {
-            const rw = await rewrite(p, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm", {
+            const rw = await rewrite(p, `${CURRENT_DB}; cat /proc/$PPID/comm`, {
               brokerless: true,
             });
             const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
@@ -310,7 +318,7 @@ describe('shell launcher', () => {
     const build = readFileSync(join(import.meta.dirname, '../../dist/build-id'), 'utf8').trim();
     // A launcher held before its client asks: its argv is the rewrite's form, its environment the Bash tool's.
     writeFileSync(hold, '');
-    const rw = await rewrite(p, "psql -X -Atc 'select current_database()'");
+    const rw = await rewrite(p, `${CURRENT_DB}`);
     const { child, done } = startBash(rw.command, { cwd: p.dir, env: rw.env });
     try {
       // The launcher once it has exec'd: a child read between bash's fork and the exec (or one on its way out) has
@@ -379,7 +387,7 @@ describe('shell launcher', () => {
     await startedBroker(p);
     chmodSync(p.sockets, 0o755); // the broker keeps serving, but no client may trust the directory now
     try {
-      const rw = await rewrite(p, "psql -X -Atc 'select current_database()'; cat /proc/$PPID/comm");
+      const rw = await rewrite(p, `${CURRENT_DB}; cat /proc/$PPID/comm`);
       const run = await bash(rw.command, { cwd: p.dir, env: rw.env });
       expect(run.stdout.trim().split('\n')).toEqual([rw.branch, 'node']);
     } finally {

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { onPath } from './client-programs.js';
+import { schemaByCatalog } from './schema-fingerprint.js';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 export const LAUNCHER = join(REPO, 'bin', 'pgx.js');
@@ -150,6 +152,20 @@ export async function sql<R = any>(text: string, params: unknown[] = [], databas
 /** md5 of a schema-only pg_dump of a database (the password in the child's environment only). */
 export function schemaMd5(database: string): string {
   const p = pgInfo();
+  if (!onPath('pg_dump')) {
+    // No pg_dump here (issue 39): the catalog's text instead (schema-fingerprint.ts); both sides of a comparison
+    // are read the same way in one run.
+    const env = {
+      PATH: process.env.PATH,
+      PGHOST: p.host,
+      PGPORT: String(p.port),
+      PGUSER: p.user,
+      PGPASSWORD: p.password,
+    };
+    return createHash('md5')
+      .update(schemaByCatalog(REPO, database, env))
+      .digest('hex');
+  }
   const r = spawnSync('pg_dump', ['--schema-only', '--no-comments', '-d', database], {
     env: { PATH: process.env.PATH, PGHOST: p.host, PGPORT: String(p.port), PGUSER: p.user, PGPASSWORD: p.password },
     encoding: 'utf8',
