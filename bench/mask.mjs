@@ -94,10 +94,12 @@ function runPgx(args, cwd, origin) {
   return { ms, result: JSON.parse(r.stdout) };
 }
 
+// BENCH_MASK_SAMPLES=music (or rental) runs one of them.
+const only = process.env.BENCH_MASK_SAMPLES?.split(',');
 const SAMPLES = [
   { name: 'rental', label: 'rental store (pagila)', fill: rental.fillRentalStore, scale: rental.rentalStoreScaleFor },
   { name: 'music', label: 'music store (Chinook)', fill: music.fillMusicStore, scale: music.musicStoreScaleFor },
-];
+].filter((s) => !only || only.includes(s.name));
 
 const out = { target_mb: targetMb, samples: [] };
 try {
@@ -127,9 +129,11 @@ try {
       const r = runPgx(importArgs, p.dir, origin);
       timed[kind].push(r.ms);
       if (kind === 'masked') m = r.result.mask;
+      const mm = r.result.mask;
       log(
-        `${s.label}: ${kind} ${Math.round(r.ms)} ms${kind === 'masked' ? ` (masking ${m.elapsed_ms} ms, check ${m.proof?.elapsed_ms} ms)` : ''}`,
+        `${s.label}: ${kind} ${Math.round(r.ms)} ms (scan and masking ${mm.elapsed_ms} ms${mm.proof ? `, check ${mm.proof.elapsed_ms} ms` : ''})`,
       );
+      log(`${s.label}: ${kind} steps ${JSON.stringify(mm.steps)}${mm.proof ? ` check ${JSON.stringify(mm.proof.relation_ms)}` : ''}`);
       await sql(`DROP DATABASE IF EXISTS ${p.into} WITH (FORCE)`);
       await sql('CHECKPOINT');
     }
