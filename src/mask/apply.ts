@@ -1,9 +1,10 @@
 // Masking pgx's own copy in place: scan it (refuse while a personal column has no rule), then rewrite every masked
-// table once, in one transaction, with each masked column's value replaced by its strategy's expression (SQL in the
-// server: no row goes through node). The copy is pgx's private database, stamped as unfinished (an import's
-// `pgx:source-importing:` or a build's `pgx:template-building:`) until its caller stamps it after this returns: a
-// process killed before COMMIT leaves the unmasked copy unusable and recorded for the next run to drop; after COMMIT
-// and before the stamp, a masked one. Nothing is made from a copy in either state (decision 460).
+// table once, each in its own transaction over two connections (rewrite.ts), with each masked column's value replaced
+// by its strategy's expression (SQL in the server: no row goes through node). The copy is pgx's private database,
+// stamped as unfinished (an import's `pgx:source-importing:` or a build's `pgx:template-building:`) until its caller
+// stamps it after this returns: a process killed midway leaves a copy, masked in part or not at all, unusable and
+// recorded for the next run to drop; after the last COMMIT and before the stamp, a masked one. Nothing is made from a
+// copy in either state (decision 460).
 import { PgxError } from '../lib/errors.js';
 import type { RegistryDb } from '../registry/locks.js';
 import { maskSalt } from '../registry/mask-salt.js';
@@ -12,6 +13,7 @@ import type { ConnParams } from '../server/conn-params.js';
 import * as sql from '../server/mask-catalog.js';
 import { quoteIdent, quoteLiteral } from '../server/catalog.js';
 import { matviewPlan } from './matviews.js';
+import { rewriteTables, type TablePlan } from './rewrite.js';
 import { avoiding, type NamePools } from './names.js';
 import { PROOF_BOUND, proveMasked, type ProofResult } from './prove.js';
 import { masking, matviewKey, rulesDigest, type MaskRule, type Strategy } from './rules.js';
@@ -95,14 +97,15 @@ export async function scanAndMask(
     if (refused) throw refused;
     lap('scan');
     const salt = await maskSalt(t.registry, t.project);
-    const { result: r, analyze } = await maskInPlace(db, rules, salt, progress, lap);
+    // A second connection: the tables are rewritten, and the copy checked, over two (decision 540).
+    second = await connect({ ...t.admin, database }, { gate: t.gate });
+    await sql.withoutJit(second);
+    const { result: r, analyze } = await maskInPlace([db, second], rules, salt, progress, lap);
     let proof: ProofResult | null = null;
     if (r.columns || r.matviews || r.comments || r.large_objects) {
-      // The copy, not the rules: read again, and refused (the caller drops it) if anything personal is left. Read
-      // over two connections (the server's two cores: decision 540), the first one joining once the masked tables
-      // are analyzed again (statistics: an ANALYZE taken before masking may hold original values).
-      second = await connect({ ...t.admin, database }, { gate: t.gate });
-      await sql.withoutJit(second);
+      // The copy, not the rules: read again, and refused (the caller drops it) if anything personal is left. The
+      // first connection joins the check once the masked tables are analyzed again (statistics: an ANALYZE taken
+      // before masking may hold original values).
       const columns = await sql.columnsOf(db);
       const analyzed = (async () => {
         progress(`masking: analyzing the ${analyze.length} masked table(s) and view(s) again`);
@@ -146,14 +149,6 @@ function stopwatch(): ((step: string) => void) & { steps: Record<string, number>
   );
 }
 
-interface TablePlan {
-  schema: string;
-  table: string;
-  rows: number;
-  update: boolean;
-  sets: { column: string; type: string; collation: string | null; expr: string }[];
-}
-
 /** The name pools for this copy: none of its masked names' words (decision 467), read up to the check's bound. */
 async function poolsFor(db: Db, columns: sql.ColumnInfo[], rules: readonly MaskRule[]): Promise<NamePools> {
   const words = new Set<string>();
@@ -181,13 +176,13 @@ async function poolsFor(db: Db, columns: sql.ColumnInfo[], rules: readonly MaskR
   return avoiding(words);
 }
 
-/** The rewrite itself, in one transaction (see the top of this file). */
+/** The rewrite itself (see the top of this file and rewrite.ts), over the connections `dbs`. */
 async function maskInPlace(
-  db: Db,
+  dbs: [Db, Db],
   rules: readonly MaskRule[],
   salt: string,
   progress: (msg: string) => void,
-  lap: (step: string) => void,
+  lap: ReturnType<typeof stopwatch>,
 ): Promise<{ result: Omit<MaskResult, 'personal' | 'elapsed_ms' | 'proof' | 'steps'>; analyze: Analyzed[] }> {
   const active = masking(rules);
   const digest = rulesDigest(rules);
@@ -202,6 +197,7 @@ async function maskInPlace(
     large_objects: 0,
   };
   if (!active.length) return { result: none, analyze: [] };
+  const [db] = dbs;
   const columns = await sql.columnsOf(db);
   const at = (schema: string, table: string, column: string) =>
     columns.find((c) => c.schema === schema && c.table === table && c.column === column && c.relkind !== 'm');
@@ -238,35 +234,23 @@ async function maskInPlace(
   });
   const emptyBlobs = active.some((r) => r.on === 'large_objects') && (await sql.largeObjectCount(db)) > 0;
   lap('plan');
-  const vacuum: { schema: string; table: string }[] = [];
-  await db.query('BEGIN');
+  // Three steps, each its own transactions: the foreign keys over masked columns off (both ends mask alike: the scan
+  // checked); the tables over both connections (rewrite.ts); the foreign keys back on, when the server checks every
+  // row again, and the views, comments and large objects. A failure anywhere drops the copy (the caller).
+  let vacuum: TablePlan[] = [];
   try {
-    await sql.setMaskSalt(db, salt);
-    for (const d of ctx.defs) await db.query(d);
-    // Foreign keys over masked columns off for the rewrite (both ends mask alike: the scan checked), back on after,
-    // when the server checks every row again.
-    for (const fk of fks) await sql.dropConstraint(db, fk);
-    lap('setup');
-    let i = 0;
-    for (const t of tables.values()) {
-      progress(
-        `masking: ${++i}/${tables.size} table(s), now ${t.schema}.${t.table} (~${Math.round(t.rows)} rows, ${t.sets.length} column(s))`,
-      );
-      if (!t.update) {
-        await sql.rewriteColumns(db, t.schema, t.table, t.sets);
-        lap(`rewrite ${t.schema}.${t.table}`);
-        continue;
-      }
-      // A view, rule, policy or generated column uses a masked column, so ALTER … TYPE is refused: UPDATE (it
-      // recomputes generated columns), with the table's triggers off (an audit trigger would copy the old values),
-      // and VACUUM FULL after COMMIT removes the old row versions.
-      const triggers = await sql.enabledTriggers(db, t.schema, t.table);
-      for (const tg of triggers) await sql.setTrigger(db, t.schema, t.table, tg, false);
-      await sql.updateColumns(db, t.schema, t.table, t.sets);
-      for (const tg of triggers) await sql.setTrigger(db, t.schema, t.table, tg, true);
-      vacuum.push(t);
-      lap(`update ${t.schema}.${t.table}`);
+    if (fks.length) {
+      await db.query('BEGIN');
+      for (const fk of fks) await sql.dropConstraint(db, fk);
+      await db.query('COMMIT');
     }
+    lap('setup');
+    const rewritten = await rewriteTables(dbs, [...tables.values()], { salt, defs: ctx.defs, progress });
+    vacuum = rewritten.updated;
+    lap('rewrites');
+    Object.assign(lap.steps, rewritten.ms);
+    await db.query('BEGIN');
+    await sql.setMaskSalt(db, salt);
     if (fks.length) progress(`masking: checking ${fks.length} foreign key(s) over masked columns`);
     for (const fk of fks) await sql.addConstraint(db, fk);
     lap('foreign keys');
