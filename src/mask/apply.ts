@@ -112,6 +112,7 @@ export async function scanAndMask(
         for (const a of analyze) await sql.analyze(db, a.schema, a.table, a.columns);
         lap('analyze');
       })();
+      analyzed.catch(() => {}); // awaited by the check, which throws its failure; never left unhandled
       proof = await proveMasked(second, {
         database,
         columns,

@@ -190,6 +190,7 @@ export async function proveMasked(
   const sampled: string[] = [];
   let done = 0;
   let next = 0;
+  let first: { err: unknown } | undefined;
   const worker = async (db: Db, after?: Promise<void>) => {
     try {
       await after;
@@ -197,7 +198,7 @@ export async function proveMasked(
       for (let job = jobs[next++]; job; job = jobs[next++]) await readOne(db, job);
     } catch (err) {
       next = jobs.length; // the other connection takes no more
-      throw err;
+      first ??= { err };
     }
   };
   const readOne = async (db: Db, { cols, at, planned }: (typeof jobs)[number]) => {
@@ -282,9 +283,9 @@ export async function proveMasked(
   };
   // Both connections run to their end before anything is thrown, so that neither is still reading when the caller
   // closes it and drops the copy.
-  const settled = await Promise.allSettled([worker(db), ...(o.also ? [worker(o.also.db, o.also.after)] : [])]);
-  const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-  if (failed) throw failed.reason;
+  await Promise.all([worker(db), ...(o.also ? [worker(o.also.db, o.also.after)] : [])]);
+  // The first failure is the cause (a connection lost after it only follows from it).
+  if (first) throw first.err;
   left.push(...found.flat());
   result.sampled.push(...sampled.filter(Boolean));
   // Comments, all of them again (few and short: read here).

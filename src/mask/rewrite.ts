@@ -19,7 +19,7 @@ export interface TablePlan {
 /**
  * Masks every table of `tables` over the connections `dbs` (the session functions `defs` made on each first); returns
  * the tables masked by UPDATE (their old row versions are left for VACUUM FULL) and each table's time in ms. Both
- * connections run to their end before an error is thrown, each rolled back.
+ * connections run to their end before the first error is thrown, each table that failed rolled back.
  */
 export async function rewriteTables(
   dbs: Db[],
@@ -31,6 +31,7 @@ export async function rewriteTables(
   const ms: Record<string, number> = {};
   let next = 0;
   let done = 0;
+  let first: { err: unknown } | undefined;
   const one = async (db: Db, t: TablePlan) => {
     o.progress(
       `masking: ${++done}/${queue.length} table(s), now ${t.schema}.${t.table} (~${Math.round(t.rows)} rows, ${t.sets.length} column(s))`,
@@ -63,11 +64,11 @@ export async function rewriteTables(
       for (let t = queue[next++]; t; t = queue[next++]) await one(db, t);
     } catch (err) {
       next = queue.length; // the other connection takes no more
-      throw err;
+      first ??= { err };
     }
   };
-  const settled = await Promise.allSettled(dbs.map(worker));
-  const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
-  if (failed) throw failed.reason;
+  await Promise.all(dbs.map(worker));
+  // The first failure is the cause (a connection lost after it only follows from it).
+  if (first) throw first.err;
   return { updated, ms };
 }
