@@ -97,12 +97,15 @@ export async function scanAndMask(
     if (refused) throw refused;
     lap('scan');
     const salt = await maskSalt(t.registry, t.project);
-    // A second connection: the tables are rewritten, and the copy checked, over two (decision 540).
-    second = await connect({ ...t.admin, database }, { gate: t.gate });
-    await sql.withoutJit(second);
-    const { result: r, analyze } = await maskInPlace([db, second], rules, salt, progress, lap);
+    // A second connection when something is masked: the tables are rewritten, and the copy checked, over two
+    // (decision 540).
+    if (masking(rules).length) {
+      second = await connect({ ...t.admin, database }, { gate: t.gate });
+      await sql.withoutJit(second);
+    }
+    const { result: r, analyze } = await maskInPlace([db, ...(second ? [second] : [])], rules, salt, progress, lap);
     let proof: ProofResult | null = null;
-    if (r.columns || r.matviews || r.comments || r.large_objects) {
+    if (second && (r.columns || r.matviews || r.comments || r.large_objects)) {
       // The copy, not the rules: read again, and refused (the caller drops it) if anything personal is left. The
       // first connection joins the check once the masked tables are analyzed again (statistics: an ANALYZE taken
       // before masking may hold original values).
@@ -179,7 +182,7 @@ async function poolsFor(db: Db, columns: sql.ColumnInfo[], rules: readonly MaskR
 
 /** The rewrite itself (see the top of this file and rewrite.ts), over the connections `dbs`. */
 async function maskInPlace(
-  dbs: [Db, Db],
+  dbs: Db[],
   rules: readonly MaskRule[],
   salt: string,
   progress: (msg: string) => void,
@@ -198,7 +201,7 @@ async function maskInPlace(
     large_objects: 0,
   };
   if (!active.length) return { result: none, analyze: [] };
-  const [db] = dbs;
+  const db = dbs[0]!;
   const columns = await sql.columnsOf(db);
   const at = (schema: string, table: string, column: string) =>
     columns.find((c) => c.schema === schema && c.table === table && c.column === column && c.relkind !== 'm');
