@@ -3,7 +3,8 @@
 // source import` of each, BENCH_MASK_RUNS times (default 2) each way, in one run: with every personal-looking column
 // "keep" (the plain import, scan included) and with the [mask] block `pgx source scan` prints, pasted as it is (so this
 // also proves that the block imports as pasted at that size). The masked import's cost is read as a ratio to the plain one (issue 41's bound: ≤ 1.5×),
-// with the masking step and the check of the masked copy after it (decision 466). Needs a server: PGX_DATABASE_URL,
+// with the masking step and the check of the masked copy after it (decision 466), and where the masking's time went
+// (its steps and the check's relations, on stderr and in the JSON: decision 540). Needs a server: PGX_DATABASE_URL,
 // else a throwaway `pgx local up` in a temp PGX_HOME. Prints a markdown table and writes .tmp/bench-mask.json. Never
 // asserts.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -94,10 +95,12 @@ function runPgx(args, cwd, origin) {
   return { ms, result: JSON.parse(r.stdout) };
 }
 
+// BENCH_MASK_SAMPLES=music (or rental) runs one of them.
+const only = process.env.BENCH_MASK_SAMPLES?.split(',');
 const SAMPLES = [
   { name: 'rental', label: 'rental store (pagila)', fill: rental.fillRentalStore, scale: rental.rentalStoreScaleFor },
   { name: 'music', label: 'music store (Chinook)', fill: music.fillMusicStore, scale: music.musicStoreScaleFor },
-];
+].filter((s) => !only || only.includes(s.name));
 
 const out = { target_mb: targetMb, samples: [] };
 try {
@@ -127,8 +130,12 @@ try {
       const r = runPgx(importArgs, p.dir, origin);
       timed[kind].push(r.ms);
       if (kind === 'masked') m = r.result.mask;
+      const mm = r.result.mask;
       log(
-        `${s.label}: ${kind} ${Math.round(r.ms)} ms${kind === 'masked' ? ` (masking ${m.elapsed_ms} ms, check ${m.proof?.elapsed_ms} ms)` : ''}`,
+        `${s.label}: ${kind} ${Math.round(r.ms)} ms (scan and masking ${mm.elapsed_ms} ms${mm.proof ? `, check ${mm.proof.elapsed_ms} ms` : ''})`,
+      );
+      log(
+        `${s.label}: ${kind} steps ${JSON.stringify(mm.steps)}${mm.proof ? ` check ${JSON.stringify(mm.proof.relation_ms)}` : ''}`,
       );
       await sql(`DROP DATABASE IF EXISTS ${p.into} WITH (FORCE)`);
       await sql('CHECKPOINT');
@@ -148,6 +155,8 @@ try {
       masked_runs_ms: timed.masked.map(Math.round),
       masked_over_plain: +(masked.ms / plain.ms).toFixed(2),
       masking_step_ms: m.elapsed_ms,
+      masking_steps_ms: m.steps,
+      check_relation_ms: m.proof?.relation_ms ?? null,
       masked_columns: m.columns,
       matviews_refreshed: m.matviews,
       check_ms: m.proof?.elapsed_ms ?? null,

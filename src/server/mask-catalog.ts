@@ -329,7 +329,12 @@ export async function vacuumCatalog(db: Db, name: 'pg_largeobject' | 'pg_descrip
   await db.query(`VACUUM FULL pg_catalog.${name}`);
 }
 
-/** Statistics of the masked values, in place of any an earlier ANALYZE took of the original ones. */
-export async function analyze(db: Db, schema: string, name: string): Promise<void> {
-  await db.query(`ANALYZE ${table(schema, name)}`);
+/** Statistics of the masked values, in place of any an earlier ANALYZE took of the original ones (null: every column). */
+export async function analyze(db: Db, schema: string, name: string, columns: string[] | null = null): Promise<void> {
+  await db.query(`ANALYZE ${table(schema, name)}${columns ? ` (${columns.map(quoteIdent).join(', ')})` : ''}`);
+}
+
+/** No JIT compilation on this session: the masking's statements run once each, where compiling costs more than it saves. */
+export async function withoutJit(db: Db): Promise<void> {
+  await db.query(`SET jit = off`);
 }

@@ -46,12 +46,13 @@ const DETECTORS = [
      AND split_part(split_part(v, '/', 1), '.', 4)::int <= 255 AND split_part(v, '.', 1)::int NOT IN (0, 127)
      AND split_part(v, '.', 1) || '.' || split_part(v, '.', 2) || '.' || split_part(v, '.', 3) NOT IN ('192.0.2', '198.51.100', '203.0.113') $pgx$`,
   // The whole-value detectors (detect.ts valueKind), in its order, on the value with its ends trimmed. Each regex is
-  // behind a cheap test of the value's first characters: most values are none of these, and this runs on every row.
+  // behind a cheap test of the value's first characters: most values are none of these, and this runs on every row
+  // (one regular expression for both tests: each call costs ~1 µs a value; decision 540).
   // One SELECT without FROM, so the server inlines it into the query (no call per row).
   `CREATE FUNCTION pg_temp.pgx_kind_trimmed(v text) RETURNS text LANGUAGE sql IMMUTABLE AS $pgx$
    SELECT CASE
      WHEN v IS NULL OR length(v) < 5 OR length(v) > 2000 THEN NULL
-     WHEN v !~ '[@0-9:]' AND v !~ '^(eyJ|sk|pk|rk|gh|xox|AKIA|AIza|glpat|SG\\.|npm_|shp)' THEN NULL
+     WHEN v !~ '[@0-9:]|^(eyJ|sk|pk|rk|gh|xox|AKIA|AIza|glpat|SG\\.|npm_|shp)' THEN NULL
      WHEN strpos(v, '@') > 0 AND v ~* '^[^\\s@<>()]+@[a-z0-9-]+(\\.[a-z0-9-]+)+$' THEN
        CASE WHEN substr(v, strpos(v, '@') + 1) ~* ${lit(RESERVED)} THEN NULL ELSE 'email' END
      WHEN left(v, 3) = 'eyJ' AND v ~ '^eyJ[A-Za-z0-9_-]{5,}\\.eyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*$' THEN 'jwt'

@@ -251,6 +251,9 @@ describe.concurrent('masking: crash windows', () => {
     ['import: before the foreign key is re-checked', /ADD CONSTRAINT "orders_customer_email_fkey"/],
     ['import: before the masking COMMIT', /^COMMIT/],
     ['import: after COMMIT, before VACUUM FULL drops the old row versions', /^VACUUM FULL/],
+    // The check reads over two connections, the first one once it has analyzed the masked tables (decision 540).
+    ['import: while the check reads, before the masked tables are analyzed again', /^ANALYZE/],
+    ['import: before the check reads a relation (either connection)', /^SELECT count\(\*\)::float8 AS rows/],
     ['import: after masking, before the finished stamp', /^COMMENT ON DATABASE "pgx_src_\w+" IS 'pgx:source:/],
   ];
   for (const [name, before] of importWindows) {
@@ -301,6 +304,35 @@ describe.concurrent('masking: crash windows', () => {
       120_000,
     );
   }
+
+  it('import: a table whose rewrite fails (the server answers) fails the import over both connections; nothing is kept', async () => {
+    // Decision 540: the tables are rewritten over two connections, each in its own transaction. One fails while the
+    // other may be rewriting (or UPDATEing customers): the import fails with that error, the copy is dropped, the next
+    // import masks.
+    const t = project(`mask_copy_${rand()}`);
+    const faults = new Faults().fail(/^ALTER TABLE "public"\."orders" ALTER COLUMN/);
+    const e = await t.open(faults);
+    const r = await e
+      .importSource({ input: input(), into: t.config.source!, progress: quiet })
+      .catch((x: unknown) => x)
+      .finally(() => e.close());
+    expect((r as Error).message).toMatch(/injected failure of: ALTER TABLE "public"\."orders"/);
+    expect(await dbRow(t.config.source!)).toBeUndefined();
+    expect(
+      await sql(`SELECT name FROM pgx_source_copy WHERE database = $1`, [t.config.source], 'pgx_registry'),
+    ).toEqual([]);
+    expect(
+      await sql(`SELECT datname FROM pg_database WHERE shobj_description(oid, 'pg_database') LIKE $1`, [
+        `%"project":"${t.name}"%`,
+      ]),
+    ).toEqual([]);
+    await t.run((e) => e.importSource({ input: input(), into: t.config.source!, progress: quiet }));
+    const b = await t.run((e) => e.ensure({ execId: `m${rand()}` }));
+    expect(await originalsIn(b.branch)).toEqual(zeros);
+    await t.run((e) => e.down({ branch: b.branch }, { now: true }));
+    await expectNoOrphans(t);
+    await t.run((e) => e.dropTemplates()).catch(() => {});
+  }, 120_000);
 
   it('sync: a crash while the new copy is masked leaves the old masked copy and template in place', async () => {
     const t = project(`mask_copy_${rand()}`);
