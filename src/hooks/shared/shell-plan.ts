@@ -1,8 +1,9 @@
-// A shell command of a Codex or Copilot agent, from its branch to pgx's plan for it (decision 531): the branch ensured
-// (the subagent's own, or the session's for the session's own command), a fork miss said to the parent and refused or
-// noted (decision 485, as Claude Code's hooks do), then bash-plan.ts's plan and the routing ticket. What is left to
-// each runtime is how it answers a rewrite: Codex with allow (or a deny that hands the command over), Copilot with
-// modifiedArgs and no decision. One place for the tail the review found duplicated in both runtimes' handlers.
+// A shell command of a subagent (Claude Code's Bash or Monitor, Codex's, Copilot's), or of a Codex or Copilot session,
+// from its branch to pgx's plan for it (decision 531): the branch ensured (the subagent's own, or the session's for the
+// session's own command), a fork miss said to the parent and refused or noted (decision 485), then bash-plan.ts's plan
+// and the routing ticket. What is left to each runtime is how it answers a rewrite: Claude Code with updatedInput (and
+// "ask" for an unverified version), Codex with allow (or a deny that hands the command over), Copilot with
+// modifiedArgs and no decision. One place for the tail the review found duplicated in the runtimes' handlers.
 import { attachOrEnsure, ForkUnavailableError, type EnsureResult } from '../../engine/api.js';
 import { issueTicket } from '../../exec/routing-ticket.js';
 import { isRouted, rewriteCommand, type RewriteParams, type RoutedFor } from '../claude/rewrite.js';
