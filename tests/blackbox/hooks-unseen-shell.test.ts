@@ -1,8 +1,9 @@
 // PreToolUse for the Claude Code tools that run something pgx can't route to a subagent's branch (decision 520), through
 // the built CLI as Claude Code runs it: a subagent's CronCreate and REPL are refused with what to do instead; its
 // Skill is refused when the skill's file runs inline shell commands (`!`…`` or a ```! block), wherever pgx looks for
-// it, and left alone otherwise; the parent's calls to all three go on; a broken project still refuses the subagent's.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// it (a plugin's through Claude Code's install record; one it can't find is refused unless inline shell is off), and
+// left alone otherwise; the parent's calls to all three go on; a broken project still refuses the subagent's.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeProject } from '../helpers/pgx.js';
@@ -71,6 +72,46 @@ describe('PreToolUse: CronCreate, REPL, Skill', () => {
     }
     for (const skill of ['plain', 'pgx:pgx', 'missing', '../../etc/passwd'])
       expect((await call(skill, a)).stdout).toBe('');
+  });
+
+  it("a subagent's plugin skill: read where Claude Code installed it; refused when pgx can't find it, unless inline shell is off", async () => {
+    const p = makeProject();
+    const s = session(p.dir, p.dir);
+    const a = newAgentId();
+    const userClaude = join(p.env.HOME!, '.claude');
+    const root = join(userClaude, 'plugins', 'cache', 'market', 'dbtools', '1.0.0');
+    writeSkill(join(root, 'skills', 'peek'), skillMd('Rows: !`psql -c "select count(*) from t"`'));
+    writeSkill(join(root, 'skills', 'explain'), skillMd('Explain the plan in words.'));
+    mkdirSync(join(userClaude, 'plugins'), { recursive: true });
+    writeFileSync(
+      join(userClaude, 'plugins', 'installed_plugins.json'),
+      JSON.stringify({ version: 2, plugins: { 'dbtools@market': [{ scope: 'user', installPath: root }] } }),
+    );
+    const call = (skill: string, agentId?: string) =>
+      hook('pre-tool-use', preToolUseTool(s, 'Skill', { skill }, { agentId }), p);
+
+    const shell = await call('dbtools:peek', a);
+    expect(decision(shell)).toBe('deny');
+    expect(reason(shell)).toContain(join(root, 'skills', 'peek', 'SKILL.md'));
+    expect((await call('dbtools:explain', a)).stdout).toBe('');
+    const unfound = await call('elsewhere:peek', a);
+    expect(decision(unfound)).toBe('deny');
+    expect(reason(unfound)).toContain('could not find');
+    expect(reason(unfound)).toContain('disableSkillShellExecution');
+    for (const skill of ['dbtools:peek', 'elsewhere:peek'])
+      expect((await call(skill)).stdout, `parent's ${skill}`).toBe('');
+
+    // The user turned inline shell off (a restrictive setting: any settings file): nothing a skill loads runs a command.
+    mkdirSync(join(p.dir, '.claude'), { recursive: true });
+    writeFileSync(join(p.dir, '.claude', 'settings.local.json'), JSON.stringify({ disableSkillShellExecution: true }));
+    for (const skill of ['dbtools:peek', 'elsewhere:peek']) expect((await call(skill, a)).stdout, skill).toBe('');
+  });
+
+  it("pgx's own plugin skills run no inline shell (the hook trusts `pgx:…` by that)", () => {
+    const dir = join(import.meta.dirname, '..', '..', 'plugins', 'claude', 'pgx', 'skills');
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) expect(readFileSync(join(dir, f), 'utf8'), f).not.toMatch(/(^|[^\w`])!`[^`\n]+`|^\s*```!/m);
   });
 
   it("fails closed for a subagent's call when the project is broken; the parent's goes on", async () => {
