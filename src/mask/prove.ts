@@ -21,6 +21,7 @@ import { keyOf, matviewKey, type MaskRule, type Strategy } from './rules.js';
 import { blockOf, type Finding } from './scan-objects.js';
 import { classOf, tomlString, workable } from './suggest.js';
 import { quoteIdent, quoteLiteral } from '../server/catalog.js';
+import { drainSharedQueue } from '../lib/shared-queue.js';
 
 /**
  * Each relation is read whole up to this size (heap and TOAST); a bigger one through a sample of about this size
@@ -189,18 +190,6 @@ export async function proveMasked(
   const found: Left[][] = [];
   const sampled: string[] = [];
   let done = 0;
-  let next = 0;
-  let first: { err: unknown } | undefined;
-  const worker = async (db: Db, after?: Promise<void>) => {
-    try {
-      await after;
-      await installDetectors(db);
-      for (let job = jobs[next++]; job; job = jobs[next++]) await readOne(db, job);
-    } catch (err) {
-      next = jobs.length; // the other connection takes no more
-      first ??= { err };
-    }
-  };
   const readOne = async (db: Db, { cols, at, planned }: (typeof jobs)[number]) => {
     const out: Left[] = (found[at] = []);
     const { schema, table, bytes, relkind } = cols[0]!;
@@ -281,11 +270,17 @@ export async function proveMasked(
       }
     }
   };
-  // Both connections run to their end before anything is thrown, so that neither is still reading when the caller
-  // closes it and drops the copy.
-  await Promise.all([worker(db), ...(o.also ? [worker(o.also.db, o.also.after)] : [])]);
-  // The first failure is the cause (a connection lost after it only follows from it).
-  if (first) throw first.err;
+  // Both connections run to their end before anything is thrown (drainSharedQueue), so that neither is still reading
+  // when the caller closes it and drops the copy.
+  const also = o.also;
+  await drainSharedQueue(
+    [
+      { worker: db, ready: () => installDetectors(db) },
+      ...(also ? [{ worker: also.db, ready: () => also.after.then(() => installDetectors(also.db)) }] : []),
+    ],
+    jobs,
+    readOne,
+  );
   left.push(...found.flat());
   result.sampled.push(...sampled.filter(Boolean));
   // Comments, all of them again (few and short: read here).

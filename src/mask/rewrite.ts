@@ -5,6 +5,7 @@
 // leaves a copy that nothing is made from and that the next import or sync drops, as one killed before a single COMMIT
 // did.
 import type { Db } from '../server/db.js';
+import { drainSharedQueue } from '../lib/shared-queue.js';
 import * as sql from '../server/mask-catalog.js';
 
 export interface TablePlan {
@@ -29,9 +30,7 @@ export async function rewriteTables(
   const queue = [...tables].sort((a, b) => b.rows - a.rows);
   const updated: TablePlan[] = [];
   const ms: Record<string, number> = {};
-  let next = 0;
   let done = 0;
-  let first: { err: unknown } | undefined;
   const one = async (db: Db, t: TablePlan) => {
     o.progress(
       `masking: ${++done}/${queue.length} table(s), now ${t.schema}.${t.table} (~${Math.round(t.rows)} rows, ${t.sets.length} column(s))`,
@@ -58,17 +57,13 @@ export async function rewriteTables(
     }
     ms[`${t.update ? 'update' : 'rewrite'} ${t.schema}.${t.table}`] = Math.round(performance.now() - t0);
   };
-  const worker = async (db: Db) => {
-    try {
-      for (const d of o.defs) await db.query(d);
-      for (let t = queue[next++]; t; t = queue[next++]) await one(db, t);
-    } catch (err) {
-      next = queue.length; // the other connection takes no more
-      first ??= { err };
-    }
+  const ready = (db: Db) => async () => {
+    for (const d of o.defs) await db.query(d);
   };
-  await Promise.all(dbs.map(worker));
-  // The first failure is the cause (a connection lost after it only follows from it).
-  if (first) throw first.err;
+  await drainSharedQueue(
+    dbs.map((db) => ({ worker: db, ready: ready(db) })),
+    queue,
+    one,
+  );
   return { updated, ms };
 }
