@@ -4,10 +4,10 @@
 // user makes (keep them for the session, or remove them): a known limit, not a fault of the setup. No such server,
 // or no install of that CLI: no line.
 import { codexMcpServers, copilotMcpServers, databaseServerNames } from '../mcp/runtime-servers.js';
+import { SHELL_TOOL } from '../hooks/shared/mcp-guard.js';
 import { decide, type Check } from './types.js';
 
 const CLI = { codex: 'Codex', copilot: 'Copilot' } as const;
-const SHELL = { codex: 'shell tool', copilot: 'bash tool' } as const;
 
 export function runtimeMcpCheck(
   runtime: 'codex' | 'copilot',
@@ -25,7 +25,7 @@ export function runtimeMcpCheck(
       `${names.length > 1 ? 'reach' : 'reaches'} a PostgreSQL database. Under ${CLI[runtime]} pgx can't route MCP ` +
       `calls to each agent's branch, so its hook refuses a subagent's call to ${names.length > 1 ? 'them' : 'it'}, ` +
       `and the session's own calls reach the database the entry names (docs/pgx/local-dev/agents.md, known limits)`,
-    `keep ${names.length > 1 ? 'them' : 'it'} for the session (subagents use psql through the ${SHELL[runtime]}, ` +
+    `keep ${names.length > 1 ? 'them' : 'it'} for the session (subagents use psql through the ${SHELL_TOOL[runtime]}, ` +
       `which pgx routes to their branches), or remove ${list} from ${files}`,
   );
 }

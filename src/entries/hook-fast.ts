@@ -21,8 +21,9 @@ import { refuseHookInsideRoutedCommand } from '../exec/routed-ancestry.js';
 
 /**
  * Answers a parent's call that needs nothing of pgx (true), or says the payload needs more than that (false): its
- * Bash and Monitor commands (not a launcher), its PowerShell, its MCP resource calls, its CronCreate, Skill and REPL. The parent's MCP tool calls go
- * on to the full hook: one to a server pgx routes is recorded for pgx's front (hooks/claude/mcp-call.ts).
+ * Bash and Monitor commands (not a launcher), its PowerShell, its MCP resource calls, its CronCreate, Skill and REPL.
+ * The parent's MCP tool calls go on to the full hook: one to a server pgx routes is recorded for pgx's front
+ * (hooks/claude/mcp-call.ts).
  */
 function answerParentBash(text: string, t0: number): boolean {
   let p: Record<string, unknown>;

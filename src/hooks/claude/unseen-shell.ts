@@ -37,6 +37,9 @@ const unfoundSkillReason = (skill: string) =>
 /** A skill's inline shell: `!`cmd`` in its text, or a ```! fenced block (Claude Code's dynamic context). */
 const INLINE_SHELL = /(^|[^\w`])!`[^`\n]+`|^\s*```!/m;
 
+/** Claude Code's user directory: `$CLAUDE_CONFIG_DIR`, else ~/.claude. */
+const claudeUserDir = (env: NodeJS.ProcessEnv) => env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
+
 /** Where an installed plugin's files are: Claude Code's install record (plugins/installed_plugins.json, its `plugins`
  * keyed `name@marketplace`, each with an installPath). Unreadable or absent: none. */
 function pluginRoots(plugin: string, userDir: string): string[] {
@@ -65,7 +68,7 @@ function pluginRoots(plugin: string, userDir: string): string[] {
  */
 export function skillFiles(skill: string, projectDir: string, env: NodeJS.ProcessEnv): string[] {
   if (!/^[\w.@/:-]+$/.test(skill) || skill.split(/[/:]/).includes('..')) return [];
-  const user = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
+  const user = claudeUserDir(env);
   const files: string[] = [];
   for (const base of [join(projectDir, '.claude'), user]) {
     files.push(join(base, 'skills', skill, 'SKILL.md'), join(base, 'commands', `${skill.split(':').join('/')}.md`));
@@ -106,7 +109,7 @@ export function skillRunningShell(skill: string, projectDir: string, env: NodeJS
 /** Claude Code's `disableSkillShellExecution` (a restrictive setting: true in any settings file turns inline shell off
  * for every skill, measured in 2.1.332's settings schema): then no skill runs a command pgx can't see. */
 function skillShellDisabled(projectDir: string, env: NodeJS.ProcessEnv): boolean {
-  const user = env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), '.claude');
+  const user = claudeUserDir(env);
   const files = [
     '/etc/claude-code/managed-settings.json',
     join(user, 'settings.json'),

@@ -19,7 +19,8 @@ import { deny, type HookEnv, type HookResult } from '../claude/hook-handler.js';
 export type McpRuntime = 'codex' | 'copilot';
 
 const CLI_NAME: Record<McpRuntime, string> = { codex: 'the Codex CLI', copilot: 'the Copilot CLI' };
-const SHELL_TOOL: Record<McpRuntime, string> = { codex: 'shell tool', copilot: 'bash tool' };
+/** The tool a subagent of that CLI runs shell commands with (pgx routes it): what to use instead of the MCP call. */
+export const SHELL_TOOL: Record<McpRuntime, string> = { codex: 'shell tool', copilot: 'bash tool' };
 
 /** Codex's tools that read an MCP server's resources (0.171.0; each fires PreToolUse under its own name). */
 export const CODEX_RESOURCE_TOOLS = ['list_mcp_resources', 'list_mcp_resource_templates', 'read_mcp_resource'];

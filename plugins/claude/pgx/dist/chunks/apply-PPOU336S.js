@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{a,b,c,d}from"./chunk-FCGLTVEN.js";import"./chunk-L6OGEMEH.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as refusalOf,b as scanAndMask,d as scanOnly,c as scanOrigin};
