@@ -12,10 +12,10 @@ import { checkLauncher, PORTABLE_LAUNCHER } from './hook-events.js';
 import { shellQuote } from '../lib/shell.js';
 import { CODEX_HOOK_TIMEOUT_S, type CodexHookCli } from '../hooks/codex/timeouts.js';
 import { missingPgxFallbacks } from '../hooks/claude/settings-entries.js';
+import { CODEX_RESOURCE_TOOLS } from '../hooks/shared/mcp-guard.js';
 
 /** PreToolUse's matcher: a regex over the tool name (an anchored one was measured to match exactly on 0.171.0). */
-export const CODEX_PRE_TOOL_USE_MATCHER =
-  '^(Bash|mcp__.*|list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)$';
+export const CODEX_PRE_TOOL_USE_MATCHER = `^(Bash|mcp__.*|${CODEX_RESOURCE_TOOLS.join('|')})$`;
 
 /** The hooks pgx installs for Codex. There is no SessionEnd in Codex (decisions/204-codex-session-end.md). */
 export const CODEX_HOOK_EVENTS: ReadonlyArray<{ event: string; snake: string; cli: CodexHookCli; matcher?: string }> =
