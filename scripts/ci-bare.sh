@@ -38,17 +38,19 @@ trap cleanup EXIT
 trap 'exit 143' TERM INT # killed at .ci/run's time limit: the origin server stopped, the checkout removed
 
 # The user's checkout: the repository's files (tracked and untracked, not ignored: what CI cloned plus any change),
-# node_modules copied, the pinned Claude Code hard-linked (read-only for the user; a copy where links can't be made).
+# node_modules copied, the agents' binaries .ci/run installed (Claude Code pinned and newest, Codex, Copilot) hard-linked
+# (read-only for the user; a copy where links can't be made).
 t0=$(date +%s%N)
 rm -rf "$work"
 install -d -o "$AS_USER" -g "$AS_USER" "$work"
 git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$work"
 cp -a node_modules "$work/"
 chown -R "$AS_USER:" "$work"
-if [ -d tests/e2e/.cc ]; then
-  cc=$(readlink -f tests/e2e/.cc)
-  cp -al "$cc" "$work/tests/e2e/.cc" 2>/dev/null || { rm -rf "$work/tests/e2e/.cc"; cp -a "$cc" "$work/tests/e2e/.cc"; }
-fi
+for d in tests/e2e/.cc tests/e2e/.cc-* tests/e2e/.codex-cli tests/e2e/.copilot-cli; do
+  [ -d "$d" ] || continue
+  src=$(readlink -f "$d")
+  cp -al "$src" "$work/$d" 2>/dev/null || { rm -rf "${work:?}/$d"; cp -a "$src" "$work/$d"; }
+done
 echo "ci-bare: the checkout for $AS_USER in $work: $((($(date +%s%N) - t0) / 1000000)) ms"
 
 # A real dev database: the system's newest PostgreSQL, started as the postgres user before the programs are hidden.
