@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { expect } from 'vitest';
 import { LAUNCHER, pgInfo, runPgxAsync, sql, type RunResult } from './pgx.js';
 import { preToolUseBash, type SessionCtx } from './hook-payloads.js';
+import { withPsql } from './psql-stand-in.js';
 
 export type HookEvent =
   'session-start' | 'user-prompt-submit' | 'pre-tool-use' | 'subagent-start' | 'subagent-stop' | 'session-end';
@@ -154,13 +155,13 @@ export interface BashResult {
   stderr: string;
 }
 
-/** `bash -c <command>` as Claude Code's Bash tool runs it. */
+/** `bash -c <command>` as Claude Code's Bash tool runs it; on a machine with no psql, its psql is the stand-in. */
 export function startBash(command: string, opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }) {
   // stdin is /dev/null unless input is given: Node's 'pipe' is a socketpair, and bash -c with a socket on stdin takes
   // itself for an rshd/sshd shell (sources ~/.bashrc, skips BASH_ENV), which Claude Code's Bash tool is not.
   const child = spawn('bash', ['-c', command], {
     cwd: opts.cwd,
-    env: opts.env,
+    env: withPsql(opts.env),
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
