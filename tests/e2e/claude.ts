@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeOnPath, claudeVersionOf } from '../../src/verify/find-claude.js';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const INSTALL_SCRIPT = readFileSync(join(HERE, '..', '..', 'scripts', 'install-claude-code.sh'), 'utf8');
@@ -293,7 +294,7 @@ export function startClaude(opts: RunClaudeOptions): ClaudeProcess {
   const runId = randomUUID();
   const child = spawn(opts.bin, claudeArgs(opts), {
     cwd: opts.cwd,
-    env: claudeEnv(opts, runId),
+    env: withPsql(claudeEnv(opts, runId)), // the agent's psql: the stand-in where the machine has none
     // stdin must not be a pipe: in -p mode the CLI would wait to read (and append) piped stdin.
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: opts.detached ?? false,

@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const PINNED_CODEX = /^PINNED="([0-9.]+)"$/m.exec(
@@ -200,7 +201,7 @@ export function runCodexExec(
         ...(o.args ?? []),
         prompt,
       ],
-      { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: o.cwd, env: withPsql(o.env), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     let err = '';

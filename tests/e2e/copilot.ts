@@ -17,6 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const PINNED_COPILOT = /^PINNED="([0-9.]+)"$/m.exec(
@@ -192,7 +193,7 @@ export function runCopilot(
     const child = spawn(
       bin,
       ['-p', prompt, '--no-auto-update', '--disable-builtin-mcps', '--no-custom-instructions', ...(o.args ?? [])],
-      { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: o.cwd, env: withPsql(o.env), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     let err = '';

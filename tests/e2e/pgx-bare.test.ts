@@ -73,7 +73,7 @@ async function heldSessionBranch(p: ReturnType<typeof makeE2eProject>, sessionId
 describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION} and no PostgreSQL program`, () => {
   it("the parent's session branch migrated and held by a connection: 4 of 4 subagents see the migration (the Node copy)", async (ctx) => {
     bareMachine(ctx);
-    const p = makeE2eProject({ source: await bareSource() });
+    const p = makeE2eProject({ source: await bareSource(), env: { PGX_TEST_PSQL: 'none' } });
     const sessionId = randomUUID();
     const { branch, devServer } = await heldSessionBranch(p, sessionId);
     try {
@@ -113,7 +113,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION} an
 
   it('a copy that can not be made in time: the subagent told, the parent hears it at its next prompt, the hook log and the doctor show it', async (ctx) => {
     bareMachine(ctx);
-    const p = makeE2eProject({ source: await bareSource() });
+    const p = makeE2eProject({ source: await bareSource(), env: { PGX_TEST_PSQL: 'none' } });
     const sessionId = randomUUID();
     const { branch, devServer } = await heldSessionBranch(p, sessionId);
     await devServer.query('CREATE TABLE parent_mig (x int); INSERT INTO parent_mig VALUES (1)');
