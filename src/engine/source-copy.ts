@@ -186,12 +186,19 @@ type MethodUsed = { method: 'dump-restore' | 'node-copy'; why: string };
 async function copyByNode(e: EngineContext, input: ImportInput, name: string, progress: Progress) {
   const { nodeCopy, isTargetSideFailure } = await import('../copy/node-copy.js');
   const rolesCreated: string[] = [];
+  // Each step is said; only the row counts, which come per table, are held to one line a second.
+  const rows = throttled(progress);
+  const say = (msg: string) => {
+    if (msg.startsWith('copying rows:')) return rows(msg);
+    rows.flush();
+    progress(msg);
+  };
   const r = await nodeCopy(
     input.conn!,
     { ...e.admin, database: name },
     {
       gate: e.gate,
-      progress: throttled(progress),
+      progress: say,
       prepareRoles: async (named) => {
         if (e.config.serverUrl) return;
         const present = await catalog.existingRoles(e.registry, named);

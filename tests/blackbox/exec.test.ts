@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 import { describe, expect, it } from 'vitest';
 import { jsonOf, makeProject, runPgx, sql } from '../helpers/pgx.js';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 describe('agent exec', () => {
   it('isolates two exec ids: a table made in one is absent in the other', () => {
@@ -232,7 +233,7 @@ describe('agent exec routing cannot be undone by the shell', () => {
     // stdin from /dev/null, as Claude Code runs Bash: with a pipe on stdin bash may take itself for an rsh shell and skip BASH_ENV
     const r = spawnSync(process.execPath, [LAUNCHER, 'agent', 'exec', '--id', 'bashenv', '--', 'bash', '-c', cmd], {
       cwd: p.cwd,
-      env: { ...p.env, BASH_ENV: userEnv },
+      env: withPsql({ ...p.env, BASH_ENV: userEnv }), // the stand-in where there is no psql (decision 513)
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { onPath } from './client-programs.js';
 import { schemaByCatalog } from './schema-fingerprint.js';
+import { withPsql } from './psql-stand-in.js';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 export const LAUNCHER = join(REPO, 'bin', 'pgx.js');
@@ -68,13 +69,20 @@ export interface RunResult {
 /** A child's environment: the test file's temp dir unless the test chose one (see makeProject). */
 const withTmp = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ('TMPDIR' in env ? env : { ...env, TMPDIR: tmpdir() });
 
+/**
+ * A pgx child's environment: withTmp's, and for `agent exec` (the command an agent runs, often psql) the psql
+ * stand-in where the machine has none (decision 513). `pgx local psql` is left to find psql missing, as a user would.
+ */
+const childEnv = (args: string[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
+  args[0] === 'agent' && args[1] === 'exec' ? withPsql(withTmp(env)) : withTmp(env);
+
 export function runPgx(
   args: string[],
   opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeout?: number },
 ): RunResult {
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [LAUNCHER, ...args], {
     cwd: opts.cwd,
-    env: withTmp(opts.env),
+    env: childEnv(args, opts.env),
     input: opts.input ?? '',
     encoding: 'utf8',
     timeout: opts.timeout ?? 60_000,
@@ -87,7 +95,7 @@ export function runPgxAsync(
   opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
 ): Promise<RunResult> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: withTmp(opts.env) });
+    const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: opts.cwd, env: childEnv(args, opts.env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
