@@ -37,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM INT # killed at .ci/run's time limit: the origin server stopped, the checkout removed
 
-# The user's checkout: the repository's files (tracked and untracked, not ignored: what CI cloned plus any change),
+# The user's checkout: the repository's files (tracked and untracked, not ignored: what CI cloned plus any change), .git,
 # node_modules copied, the agents' binaries .ci/run installed (Claude Code pinned and newest, Codex, Copilot) hard-linked
 # (read-only for the user; a copy where links can't be made).
 t0=$(date +%s%N)
@@ -45,6 +45,7 @@ rm -rf "$work"
 install -d -o "$AS_USER" -g "$AS_USER" "$work"
 git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$work"
 cp -a node_modules "$work/"
+cp -a .git "$work/" # a clone, as the user has it (the package test lists the checkout's files with git)
 chown -R "$AS_USER:" "$work"
 for d in tests/e2e/.cc tests/e2e/.cc-* tests/e2e/.codex-cli tests/e2e/.copilot-cli; do
   [ -d "$d" ] || continue

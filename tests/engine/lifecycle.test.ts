@@ -10,6 +10,7 @@ import { LOCK } from '../../src/registry/locks.js';
 import { dbRow, makeSource, settingsOf, testProject, untilIdentityUnlocked } from '../helpers/engine.js';
 import { pgInfo, schemaMd5, sql, templateMd5 } from '../helpers/pgx.js';
 import { pollUntil, untilServerTimePast } from '../helpers/poll.js';
+import { needs } from '../helpers/client-programs.js';
 
 function client(database: string): pg.Client {
   const i = pgInfo();
@@ -222,7 +223,8 @@ describe.concurrent('branch engine (in-process)', () => {
 
 // Not concurrent with anything: it puts a failing psql first on PATH for the whole process.
 describe('dump/restore failure (in-process)', () => {
-  it('dump/restore fails fast when psql dies early: no pg_dump left holding the source, no leftover database', async () => {
+  it('dump/restore fails fast when psql dies early: no pg_dump left holding the source, no leftover database', async (ctx) => {
+    needs(ctx, ['pg_dump', 'psql'], 'it makes the pg_dump | psql copy fail midway');
     const source = await makeSource();
     // Several MB of dump, far more than the pipes buffer: a pg_dump nobody reads from blocks for good.
     await sql(
