@@ -15,13 +15,14 @@ export function clientToolPath(tool: string, home: string): string | undefined {
   return undefined;
 }
 
-export function findClientTool(tool: string, home: string, why: string): string {
+export function findClientTool(tool: string, home: string, why: string, instead?: string): string {
   const path = clientToolPath(tool, home);
   if (path) return path;
   throw new PgxError(
     'EXEC_FAILED',
     `${why} needs ${tool}, found neither in PGX_PG_BINDIR, on PATH, nor with the local server's binaries.`,
-    'Install the PostgreSQL client tools (e.g. apt-get install postgresql-client), or set PGX_PG_BINDIR to their directory.',
+    `${instead ? `${instead} ` : ''}Install the PostgreSQL client tools (e.g. apt-get install postgresql-client; ` +
+      'without root, the README\'s "Client programs" shows how), or set PGX_PG_BINDIR to their directory.',
   );
 }
 

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REPO, jsonOf, makeProject, runPgx } from '../helpers/pgx.js';
+import { onPath } from '../helpers/client-programs.js';
+import { REPO, jsonOf, makeProject, pgInfo, runPgx, sql } from '../helpers/pgx.js';
 
 const cliMd = readFileSync(join(REPO, 'docs/pgx/local-dev/cli.md'), 'utf8');
 
@@ -129,7 +130,7 @@ describe('the exit-code table', () => {
 });
 
 describe('cli.md JSON fields against real output', () => {
-  it('init, agent up/exec/ls/down/gc, template refresh/ls/drop, doctor, source import, local status', () => {
+  it('init, agent up/exec/ls/down/gc, template refresh/ls/drop, doctor, source import, local status', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'pgx-docs-'));
     cleanup.push(fresh);
     writeFileSync(join(fresh, '.env'), 'DATABASE_URL=postgresql://me@localhost:5432/app_dev\n');
@@ -199,18 +200,27 @@ describe('cli.md JSON fields against real output', () => {
     expectDocumented('pgx template refresh', jsonOf(runPgx(['template', 'refresh', '--json'], p)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'ls', '--json'], p)));
     expectDocumented('pgx agent doctor', jsonOf(runPgx(['agent', 'doctor', '--json'], p)));
+    // The origin: a plain SQL dump where psql can restore it; else (a machine with no psql, issue 39) a database on the
+    // test server named by a URL in the environment, which the Node copy reads.
     const dump = join(p.dir, 'docs_src.sql');
     writeFileSync(dump, 'CREATE TABLE t (id int);\n');
+    const origin = `docs_origin_${p.name}`;
+    const i = pgInfo();
+    const fromUrl = { ORIGIN_URL: `postgresql://${i.user}@${i.host}:${i.port}/${origin}`, PGPASSWORD: i.password };
+    if (!onPath('psql')) await sql(`CREATE DATABASE ${origin}`).then(() => sql('CREATE TABLE t (id int)', [], origin));
+    const from = onPath('psql') ? ['--from', dump] : ['--from-env', 'ORIGIN_URL'];
+    const withOrigin = (x: typeof p) => ({ ...x, env: { ...x.env, ...fromUrl } });
     expectDocumented(
       'pgx source import',
-      jsonOf(runPgx(['source', 'import', '--from', dump, '--into', `docs_${p.name}`, '--json'], p)),
+      jsonOf(runPgx(['source', 'import', ...from, '--into', `docs_${p.name}`, '--json'], withOrigin(p))),
     );
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], p)));
-    // sync: a project whose source is a copy of that dump (remembered at the import, re-read by the sync)
+    // sync: a project whose source is a copy of that origin (remembered at the import, re-read by the sync)
     const q = makeProject({ source: `docs_sync_${p.name}` });
     cleanup.push(q.dir);
-    expect(runPgx(['source', 'import', '--from', dump, '--no-template', '--json'], q).status).toBe(0);
-    expectDocumented('pgx source sync', jsonOf(runPgx(['source', 'sync', '--json'], q)));
+    expect(runPgx(['source', 'import', ...from, '--no-template', '--json'], withOrigin(q)).status).toBe(0);
+    expectDocumented('pgx source sync', jsonOf(runPgx(['source', 'sync', '--json'], withOrigin(q))));
+    if (!onPath('psql')) await sql(`DROP DATABASE ${origin}`);
     expectDocumented('pgx source scan', jsonOf(runPgx(['source', 'scan', '--json'], q)));
     expectDocumented('pgx template ls | drop', jsonOf(runPgx(['template', 'drop', '--json'], q)));
     expectDocumented('pgx local up | down | status', jsonOf(runPgx(['local', 'status', '--json'], p)));
