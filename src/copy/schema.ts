@@ -92,14 +92,15 @@ export interface PlanOptions {
  * an enum of the same database is created before the table and its column keeps its place (the library otherwise
  * adds such a column last).
  */
-function desiredFacts(src: FactBase, o: PlanOptions): FactBase {
+function desiredFacts(src: FactBase, empty: FactBase, o: PlanOptions): FactBase {
   const present = new Set(o.present);
   const keepRole = (r: string | undefined) => o.privileges === 'kept' && (!r || r === 'PUBLIC' || present.has(r));
   const ownerOf = new Map<string, string>();
   for (const e of src.edges) if (e.kind === 'owner') ownerOf.set(encodeId(e.from), (e.to as { name: string }).name);
   const facts = src.facts().filter((f) => {
     const id = f.id as { kind: string; grantee?: string; role?: string; target?: StableId };
-    if (id.kind === 'acl') return keepRole(id.grantee) && !isOwnDefault(f, ownerOf, o.self);
+    // What the new database was made with (schema public) has an ACL already, which the owner's entry must be in.
+    if (id.kind === 'acl') return keepRole(id.grantee) && !(isOwnDefault(f, ownerOf, o.self) && !empty.get(id.target!));
     if (id.kind === 'defaultPrivilege') return keepRole(id.role) && keepRole(id.grantee);
     return true;
   });
@@ -122,6 +123,8 @@ function desiredFacts(src: FactBase, o: PlanOptions): FactBase {
  * An owner's own default privileges on its object: the library reads them from acldefault() and would GRANT them
  * explicitly, turning a NULL ACL into an explicit one that means the same. Left out, the copy's ACL stays NULL, as
  * the source's and pg_dump's are. (An object without an owner edge is the copying role's: the edge is implicit.)
+ * Not for an object the empty database already has (schema public, whose ACL is explicit from the start): there the
+ * entry left out would be an owner without its own privileges (a fork's role could not CREATE in public).
  */
 function isOwnDefault(f: Fact, ownerOf: Map<string, string>, self: string): boolean {
   const id = f.id as { grantee?: string; target?: StableId };
@@ -146,7 +149,7 @@ export interface SchemaPlan {
 
 /** Plans the copy's DDL against the empty database's facts, and splits it around the rows. */
 export function planCopy(src: SourceSchema, empty: FactBase, o: PlanOptions): SchemaPlan {
-  const desired = desiredFacts(src.facts, o);
+  const desired = desiredFacts(src.facts, empty, o);
   // Keys and uniques stay out of CREATE TABLE (the library folds them in): they are built once the rows are in.
   const exclude = new Set(
     desired
@@ -181,7 +184,37 @@ export function planCopy(src: SourceSchema, empty: FactBase, o: PlanOptions): Sc
     for (const id of a.produces)
       if (id.kind === 'materializedView') matviews.push(id as { schema: string; name: string });
   }
-  return { plan: p, beforeRows, afterRows, matviews, last };
+  return {
+    plan: p,
+    beforeRows: linkSequencesAfterOwners(beforeRows),
+    afterRows: linkSequencesAfterOwners(afterRows),
+    matviews,
+    last,
+  };
+}
+
+const QUOTED = '"(?:[^"]|"")*"';
+const OWNED_BY = new RegExp(
+  `^ALTER SEQUENCE (?:${QUOTED}\\.)?${QUOTED} OWNED BY (${QUOTED}\\.${QUOTED})\\.${QUOTED}\\s*$`,
+);
+
+/**
+ * The library sets a partitioned table's owner after its partitions, and may link a sequence to it (OWNED BY) first;
+ * PostgreSQL refuses to link a sequence and a table of different owners (a fork of a branch whose objects are its
+ * role's). Each link is moved to just after its table's `ALTER TABLE … OWNER TO` when that comes later.
+ */
+function linkSequencesAfterOwners(actions: Action[]): Action[] {
+  const out = [...actions];
+  for (let i = 0; i < out.length; i++) {
+    const table = OWNED_BY.exec(out[i]!.sql)?.[1];
+    if (!table) continue;
+    const owner = out.findIndex((a, j) => j > i && a.sql.startsWith(`ALTER TABLE ${table} OWNER TO `));
+    if (owner < 0) continue;
+    const [link] = out.splice(i, 1);
+    out.splice(owner, 0, link!); // the owner's action is now at owner - 1: the link goes right after it
+    i--;
+  }
+  return out;
 }
 
 /** An index, a trigger, a policy, a rule, a key or foreign key, or a check not yet valid (pg_dump's post-data). */

@@ -6,6 +6,8 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ConnParams } from '../../src/server/conn-params.js';
 import { expectNoOrphans, makeSource, onOwnServer, testProject } from '../helpers/engine.js';
+import { onPath } from '../helpers/client-programs.js';
+import { PAGILA_LIKE, PAGILA_LIKE_ROWS } from '../helpers/pagila-like.js';
 import { sql } from '../helpers/pgx.js';
 
 function clientOf(c: ConnParams): pg.Client {
@@ -92,7 +94,8 @@ describe.concurrent('fork from the session', () => {
       expect(a.fork).toMatchObject({
         parent: s.branch,
         method: 'frozen',
-        frozen: { reused: false, made: 'dump-restore' },
+        // pg_dump | psql where both are here (copy-method.ts picks it for a small branch); else the Node copy.
+        frozen: { reused: false, made: onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy' },
       });
       expect(ms).toBeLessThan(4500); // not the 5 s a TEMPLATE copy waits before failing 55006
       expect((await asBranch<{ n: number }>(a.conn, 'SELECT sum(x)::int AS n FROM parent_mig'))[0]!.n).toBe(7);
@@ -186,6 +189,45 @@ describe.concurrent('fork from the session', () => {
 });
 
 // On a server of its own: it changes the registry's table, which every other file's engines share.
+// Not concurrent with the rest: it forces the copy method for this process (PGX_COPY_METHOD, read at each copy).
+describe('a connected session branch forked by the Node copy (the way with no pg_dump, or for a big branch)', () => {
+  it("the subagent's branch is its role's: it can CREATE in public, and a partitioned table's serial came along", async () => {
+    const t = testProject({ source: await makeSource() });
+    const s = await t.run((e) => e.ensure({ sessionId: 's1' }));
+    // The session's objects are its own role's (branch roles): public, the tables, a partitioned table's sequence.
+    await asBranch(s.conn, `${PAGILA_LIKE}\n${PAGILA_LIKE_ROWS}`);
+    const parent = clientOf(s.conn);
+    await parent.connect();
+    const saved = process.env.PGX_COPY_METHOD;
+    process.env.PGX_COPY_METHOD = 'node';
+    try {
+      const a = await t.run((e) => e.ensure({ sessionId: 's1', agentId: 'a1' }));
+      expect(a.fork).toMatchObject({ parent: s.branch, method: 'frozen', frozen: { made: 'node-copy' } });
+      // Before: "permission denied for schema public" (the owner's own entry left out of public's explicit ACL), and
+      // "sequence must have same owner as table it is linked to" (OWNED BY before the partitioned table's owner).
+      await asBranch(
+        a.conn,
+        'CREATE TABLE mine (x int); INSERT INTO payment (customer_id, amount, payment_date) ' +
+          "VALUES (1, 1.50, '2026-12-02')",
+      );
+      const [o] = await asBranch<{ pub: string; seq: string; n: number }>(
+        a.conn,
+        `SELECT (SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'public') AS pub,
+                (SELECT relowner::regrole::text FROM pg_class WHERE relname = 'payment_payment_id_seq') AS seq,
+                (SELECT count(*)::int FROM pg_class WHERE relnamespace = 'public'::regnamespace
+                   AND relowner <> to_regrole(current_user)) AS n`,
+      );
+      expect(o).toEqual({ pub: a.record.role, seq: a.record.role, n: 0 });
+      expect(await tables(s.conn)).not.toContain('mine');
+    } finally {
+      if (saved === undefined) delete process.env.PGX_COPY_METHOD;
+      else process.env.PGX_COPY_METHOD = saved;
+      await parent.end();
+    }
+    await expectNoOrphans(t);
+  });
+});
+
 describe('a registry made before lineage', () => {
   it('gets the columns on first use', async () => {
     await onOwnServer('', async (t, query) => {

@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{p as a,q as b}from"./chunk-A4PITHUU.js";import"./chunk-BQLVOMHB.js";import"./chunk-GVHGBHYK.js";import"./chunk-H5GIEV4K.js";import"./chunk-R37EJTMZ.js";import"./chunk-SGAYGBKZ.js";import"./chunk-AUKNPLHM.js";import"./chunk-L6OGEMEH.js";import"./chunk-3FROZ4LZ.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};
