@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeProject, REPO, sql } from '../helpers/pgx.js';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'pgx-plugin-run-')));
 const PLUGIN = join(root, 'pgx');
@@ -72,7 +73,7 @@ describe('the plugin bundle, run from a copy with no node_modules', () => {
     expect(updated.command.startsWith(`'${join(PLUGIN, 'bin', 'pgx.js')}' agent exec --agent plugagent01 `)).toBe(true);
 
     const run = spawnSync('sh', ['-c', updated.command], {
-      env: { ...env, CLAUDE_CODE_SESSION_ID: ids.session_id },
+      env: withPsql({ ...env, CLAUDE_CODE_SESSION_ID: ids.session_id }), // the stand-in where there is no psql
       encoding: 'utf8',
     });
     expect(run.status, run.stderr).toBe(0);

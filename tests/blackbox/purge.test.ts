@@ -50,7 +50,7 @@ describe('pgx local down --purge', () => {
   it('warns that the hooks stay and what they will do, stops the broker, leaves no debris; the deny names the fix', async () => {
     writeFileSync(join(dir, '.pgx.toml'), '[project]\nname = "shop"\nsource = "shop_dev"\n');
     expect(runPgx(['agent', 'install', 'claude'], p).status).toBe(0);
-    const mk = runPgx(['local', 'psql', '-X', '-q', '-c', 'CREATE DATABASE shop_dev'], p);
+    const mk = runPgx(['local', 'sql', '-c', 'CREATE DATABASE shop_dev'], p);
     expect(mk.status, mk.stderr).toBe(0);
     // a session and a subagent: branches, the session's env files, the hook log, a broker
     const s = session(dir, home);

@@ -15,6 +15,7 @@ import { embeddedUnavailable, startEmbeddedCluster, type EmbeddedCluster } from 
 import { FILM_ROLES, filmRentalRows, filmRentalSchema } from '../helpers/film-rental.js';
 import { fillPersonalSource } from '../helpers/personal-source.js';
 import { pgInfo, sql } from '../helpers/pgx.js';
+import { needs } from '../helpers/client-programs.js';
 
 const rand = () => randomBytes(4).toString('hex');
 const BOUNDS = { exactMaxRows: 10_000_000, exactMaxBytes: 10 * 1024 ** 3 };
@@ -80,7 +81,8 @@ const SCHEMAS: { name: string; load(db: string): Promise<void> }[] = [
 describe('PostgreSQL 15 (the suite server): the Node copy and pg_dump | psql make the same copy', () => {
   const server = (): Server => pgInfo();
   for (const s of SCHEMAS) {
-    it(s.name, async () => {
+    it(s.name, async (ctx) => {
+      needs(ctx, ['pg_dump', 'psql'], 'it compares the Node copy with the pg_dump | psql copy');
       const r = rand();
       const [src, viaNode, viaDump] = [`nc_src_${r}`, `nc_node_${r}`, `nc_dump_${r}`];
       for (const d of [src, viaNode, viaDump]) await sql(`CREATE DATABASE ${d}`);
@@ -136,7 +138,13 @@ describe('PostgreSQL 15 (the suite server): the Node copy and pg_dump | psql mak
       await sql(`GRANT nc_owner TO ${lim}`);
       expect(await nodeCopy(as(src), as(into2))).toMatchObject({ privileges: 'kept', warnings: [] });
       expect(await sql(owners, [], into2)).toEqual([
-        { s: 'nc_owner', t: 'nc_owner', acl: '{nc_owner=arwdDxt/nc_owner,nc_ro=r/nc_owner}', n: 2 },
+        // MAINTAIN (m) is an owner's privilege from PostgreSQL 17 on.
+        {
+          s: 'nc_owner',
+          t: 'nc_owner',
+          acl: expect.stringMatching(/^\{nc_owner=arwdDxtm?\/nc_owner,nc_ro=r\/nc_owner\}$/),
+          n: 2,
+        },
       ]);
     } finally {
       for (const d of [src, into, into2]) await sql(`DROP DATABASE IF EXISTS ${d} WITH (FORCE)`);
@@ -209,13 +217,16 @@ describe.skipIf(why18 !== undefined)(
         await sql(filmRentalSchema({ citext: true }) + filmRentalRows(200), [], src15);
         await c.sql('CREATE DATABASE from15');
         const cross = await nodeCopy(params(pgInfo(), src15), params(c, 'from15'));
-        expect(cross).toMatchObject({ privileges: 'kept', format: 'text', warnings: [] });
+        // Text between majors; where the suite's own server is an 18 too (a machine with no system PostgreSQL), binary.
+        const [{ v }] = await sql<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
+        expect(cross).toMatchObject({ privileges: 'kept', format: v >= 180000 ? 'binary' : 'text', warnings: [] });
         const [a, b] = [await portrait(pgInfo(), src15), await portrait(c, 'from15')];
         expect(b.rows).toEqual(a.rows);
         expect(b.sequences).toEqual(a.sequences);
         expect(b.large_objects).toEqual(a.large_objects);
         // The owner's privileges on 18 include MAINTAIN (m), which 15 does not have: as a restore of pg_dump 15's output.
-        const on15 = (r: unknown[]) => JSON.parse(JSON.stringify(r).replace(/=arwdDxtm\//g, '=arwdDxt/'));
+        const on15 = (r: unknown[]) =>
+          v >= 170000 ? r : JSON.parse(JSON.stringify(r).replace(/=arwdDxtm\//g, '=arwdDxt/'));
         expect(on15(b.relations as unknown[])).toEqual(a.relations);
       } finally {
         await sql(`DROP DATABASE IF EXISTS ${src15} WITH (FORCE)`);
