@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js';
+import { jsonOf, LAUNCHER, makeProject, pgInfo, runPgxAsync, serverMajor, sql } from '../helpers/pgx.js';
 import {
   newAgentId,
   preToolUseBash,
@@ -60,15 +60,18 @@ describe('handoff at SubagentStop (hook processes)', () => {
     const stops = logLines(p.home).filter((l) => l.event === 'subagent-stop');
     const byAgent = new Map(stops.map((l) => [l.agent_id, l]));
     expect(byAgent.get(changer).outcome).toMatch(/^retired:terminated=\d+:remaining=0:changes=yes:kept:handoff$/);
+    // From PostgreSQL 18 on, a key's NOT NULL is a constraint of its own (pg_constraint), and the summary names it.
+    const notNull = (await serverMajor()) >= 18;
     expect(byAgent.get(changer).changes).toMatchObject({
       changed: true,
-      schema: { added: 4, dropped: 0, altered: 0 },
+      schema: { added: notNull ? 5 : 4, dropped: 0, altered: 0 },
       tables_changed: 1,
       rows: { added: 0, removed: 0, changed: 1 },
       partial: false,
     });
     expect(byAgent.get(changer).changes.lines).toEqual([
-      'added: column public.notes.body, column public.notes.id, constraint public.notes.notes_pkey, table public.notes',
+      'added: column public.notes.body, column public.notes.id, ' +
+        `${notNull ? 'constraint public.notes.notes_id_not_null, ' : ''}constraint public.notes.notes_pkey, table public.notes`,
       'rows: public.items ~1',
     ]);
     expect(byAgent.get(idle).outcome).toMatch(/^retired:terminated=\d+:remaining=0:changes=none$/);

@@ -201,7 +201,7 @@ export function runCodexExec(
         ...(o.args ?? []),
         prompt,
       ],
-      { cwd: o.cwd, env: withPsql(o.env), stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: o.cwd, env: withPsql(o.env, { loginShell: true }), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     let err = '';

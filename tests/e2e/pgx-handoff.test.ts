@@ -22,6 +22,7 @@ import {
   runScenario,
   warnIfSkipped,
 } from './pgx-harness.js';
+import { serverMajor } from '../helpers/pgx.js';
 
 warnIfSkipped();
 afterAll(cleanupRoots);
@@ -68,14 +69,17 @@ describe.skipIf(!claudeBin)('handoff: the parent hears what each subagent change
         background ? expect.arrayContaining(['user-prompt-submit']) : ['pre-tool-use'],
       );
       const reqs = parentRequests(dumpDir);
+      const notNull = (await serverMajor()) >= 18;
       for (const m of markers) {
         const agent = run.fake.agentIds.get(m)!;
         const sub = subs.find((b) => b.agent_id === agent)!;
         const stop = stops.find((l) => l.agent_id === agent)!;
         // Recorded: the log line and `agent ls --json` carry the summary; the branch is kept (changed).
         expect(stop.outcome).toMatch(/^retired:.*:changes=yes:kept:handoff$/);
+        // From PostgreSQL 18 on, a key's NOT NULL is a constraint of its own, and the summary names it.
+        const nn = notNull ? `constraint public.made_${m}.made_${m}_id_not_null, ` : '';
         expect((stop as { changes?: { lines: string[] } }).changes?.lines).toEqual([
-          `added: column public.made_${m}.id, constraint public.made_${m}.made_${m}_pkey, table public.made_${m}`,
+          `added: column public.made_${m}.id, ${nn}constraint public.made_${m}.made_${m}_pkey, table public.made_${m}`,
           'rows: public.items +1',
         ]);
         expect((sub as { changes?: { changed: boolean } }).changes?.changed).toBe(true);

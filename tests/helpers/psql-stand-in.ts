@@ -9,9 +9,12 @@ export const PSQL_STAND_IN_DIR = join(import.meta.dirname, 'psql-stand-in');
 /**
  * `env` with the stand-in first on its PATH when that PATH has no psql; `env` itself otherwise, or where the test says
  * the agent has no psql at all (PGX_TEST_PSQL=none: tests/e2e/pgx-bare.test.ts, whose agents use a Node client).
+ * `loginShell`: the agent runs its commands with `bash -lc` (Codex), whose /etc/profile resets PATH: BASH_ENV (read
+ * by a non-interactive bash after the profile files) puts the stand-in first again, unless the test set its own.
  */
-export function withPsql(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function withPsql(env: NodeJS.ProcessEnv, o: { loginShell?: boolean } = {}): NodeJS.ProcessEnv {
   const path = env.PATH ?? process.env.PATH ?? '';
   if (env.PGX_TEST_PSQL === 'none' || onPath('psql', path)) return env;
-  return { ...env, PATH: `${PSQL_STAND_IN_DIR}:${path}` };
+  const login = o.loginShell && env.BASH_ENV === undefined ? { BASH_ENV: join(PSQL_STAND_IN_DIR, 'bash-env.sh') } : {};
+  return { ...env, ...login, PATH: `${PSQL_STAND_IN_DIR}:${path}` };
 }

@@ -7,8 +7,9 @@
 // connection string, PGPASSWORD, or the passfile (PGPASSFILE, else ~/.pgpass). It reads -c (several allowed), -f, a
 // script on stdin, -X -q -A -t -v NAME=VALUE (ON_ERROR_STOP), and prints rows as psql does for -At and (roughly) the
 // aligned format; errors as "ERROR:  …" on stderr; exit 1 (a -c failed), 2 (no connection), 3 (ON_ERROR_STOP in a
-// script). A backslash command other than \q and \echo is refused (exit 2), so a test that needs one fails loudly.
+// script). A backslash command other than \q, \echo and \! is refused (exit 2), so a test that needs one fails loudly.
 'use strict';
+process.title = 'psql';
 const { readFileSync } = require('node:fs');
 const { homedir, userInfo } = require('node:os');
 const { join } = require('node:path');
@@ -306,6 +307,11 @@ async function main() {
 }
 async function meta(cmd) {
   if (cmd === 'q' || cmd === 'quit') return -1;
+  if (cmd.startsWith('!')) {
+    // psql's \! runs the rest in a shell, its output in line with the rows printed before it.
+    require('node:child_process').spawnSync('/bin/sh', ['-c', cmd.slice(1)], { stdio: 'inherit' });
+    return 0;
+  }
   if (cmd.startsWith('echo')) {
     process.stdout.write(`${cmd.slice(4).trim()}\n`);
     return 0;
