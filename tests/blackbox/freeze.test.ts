@@ -50,7 +50,7 @@ describe('frozen copies from the CLI and a command hook', () => {
       const ls = jsonOf(await runPgxAsync(['agent', 'ls', '--json'], { cwd: p.dir, env: p.env }));
       expect(ls.frozen.map((f: { name: string }) => f.name)).toContain(a.copy);
       const all = await runPgxAsync(['agent', 'ls', '--all'], { cwd: p.dir, env: p.env });
-      expect(all.stdout).toContain(`frozen copy ${a.copy} of ${sessionBranch}: dump-restore`);
+      expect(all.stdout).toContain(`frozen copy ${a.copy} of ${sessionBranch}: ${made}`);
       const doctor = JSON.parse((await runPgxAsync(['agent', 'doctor', '--json'], { cwd: p.dir, env: p.env })).stdout);
       expect(doctor.checks.find((c: { name: string }) => c.name === 'frozen-copies')).toMatchObject({
         status: 'ok',

@@ -136,9 +136,11 @@ for (const version of [PINNED_CLAUDE_CODE, NEWEST_CLAUDE_CODE]) {
         marker: w,
         commands: [
           SELECT,
+          // Monitor first: its command runs in the background, and must be done before the subagent stops (SubagentStop
+          // ends the branch's sessions); the MCP calls after it give a slower psql (the stand-in, decision 513) time.
+          tool('Monitor', { description: 'create a table', timeout_ms: 30_000, command: psqlCreate(`mon_${w}`) }),
           tool('mcp__pg__query', { sql: `COMMIT; CREATE TABLE pg_${w} (id int)` }),
           tool('mcp__dbhub__execute_sql', { sql: `CREATE TABLE dbh_${w} (id int)` }),
-          tool('Monitor', { description: 'create a table', timeout_ms: 30_000, command: psqlCreate(`mon_${w}`) }),
           ...(i === 0
             ? [
                 tool('mcp__tiny__echo', { text: 'hi' }),
