@@ -331,8 +331,11 @@ describe.concurrent('branch roles (in-process)', () => {
         expect(await attempt(leak.conn, 'CREATE TABLE planted (x int)', other)).toBe('ok');
         await t.run((e) => e.down({ id: 'leak' }, { now: true }));
         try {
-          // gc is server-wide: a concurrent test's gc may drop ours first, so what is checked is what is left
-          const gc = await t.run((e) => e.gc());
+          // gc is server-wide: a concurrent test's gc may drop ours first, so what is checked is what is left. One may
+          // be dropping our frozen copy as ours runs (its record gone, its database not yet): the role then goes at
+          // the next gc (seen on a loaded machine with PostgreSQL 18), so gc runs again, at most twice, while it stays.
+          let gc = await t.run((e) => e.gc());
+          for (let i = 0; i < 2 && (await roleRow(role)) !== undefined; i++) gc = await t.run((e) => e.gc());
           expect(gc.errors).toEqual([]);
           expect(await sql(`SELECT name FROM pgx_frozen WHERE parent = $1`, [s.branch], 'pgx_registry')).toEqual([]);
           expect(await roleRow(role)).toBeUndefined();
