@@ -5,16 +5,11 @@ import { spawn } from 'node:child_process';
 import { createReadStream, statSync } from 'node:fs';
 import { PgxError } from '../lib/errors.js';
 import * as catalog from '../server/catalog.js';
-import { clientToolPath, findClientTool } from '../server/client-tools.js';
+import { clientToolPath, findClientTool, GET_CLIENT_TOOLS } from '../server/client-tools.js';
 import { libpqEnv } from '../server/libpq-env.js';
 import type { EngineContext } from './context.js';
 import { pgDumpFailure } from './dump-errors.js';
 import type { ImportInput } from '../project/source-input.js';
-
-/** What a dump file's import says when the program that restores it is missing, and the way that needs none. */
-const DUMP_FILE = '`pgx source import` of a dump file';
-const FROM_SERVER =
-  'A database needs no client program: `pgx source import --from-env DATABASE_URL` (or --from <url>) copies it with Node.';
 
 export type Progress = (msg: string) => void;
 
@@ -102,7 +97,7 @@ async function ownersOf(
     });
     return { owners: [...owners], items };
   }
-  const pgRestore = findClientTool('pg_restore', home, DUMP_FILE, FROM_SERVER);
+  const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
   const r = await runTool(pgRestore, ['-l', file], env, () => {});
   if (r.status !== 0)
     throw new PgxError(
@@ -147,8 +142,7 @@ export function refuseDumpWithoutTools(input: ImportInput, home: string): void {
     `${input.display} is a pg_dump ${input.format === 'plain' ? 'SQL script' : 'archive'}: only ${tool} can read it, ` +
       `and there is none here (PGX_PG_BINDIR, PATH, the local server's binaries).`,
     'Import from the database itself instead: `pgx source import --from postgres://…` or `--from-env DATABASE_URL` ' +
-      `(copied with Node alone, no client program needed); or install ${tool} (apt-get install postgresql-client; ` +
-      'without root, the README\'s "Client programs" shows how).',
+      `(copied with Node alone, no client program needed); or install ${tool} (${GET_CLIENT_TOOLS}).`,
   );
 }
 
@@ -198,7 +192,7 @@ export async function restoreDump(
   if (input.format === 'plain') {
     const size = statSync(file).size;
     let read = 0;
-    const psql = findClientTool('psql', home, DUMP_FILE, FROM_SERVER);
+    const psql = findClientTool('psql', home, '`pgx source import`');
     status = (
       await runTool(
         psql,
@@ -217,7 +211,7 @@ export async function restoreDump(
       )
     ).status;
   } else {
-    const pgRestore = findClientTool('pg_restore', home, DUMP_FILE, FROM_SERVER);
+    const pgRestore = findClientTool('pg_restore', home, '`pgx source import`');
     let done = 0;
     status = (
       await runTool(pgRestore, ['--verbose', '-d', name, file], env, (line) => {

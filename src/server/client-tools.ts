@@ -15,14 +15,17 @@ export function clientToolPath(tool: string, home: string): string | undefined {
   return undefined;
 }
 
-export function findClientTool(tool: string, home: string, why: string, instead?: string): string {
+/** How to get the client programs, with root or without (the README's "Client programs" section). */
+export const GET_CLIENT_TOOLS =
+  'apt-get install postgresql-client; without root, the README\'s "Client programs" shows how';
+
+export function findClientTool(tool: string, home: string, why: string): string {
   const path = clientToolPath(tool, home);
   if (path) return path;
   throw new PgxError(
     'EXEC_FAILED',
     `${why} needs ${tool}, found neither in PGX_PG_BINDIR, on PATH, nor with the local server's binaries.`,
-    `${instead ? `${instead} ` : ''}Install the PostgreSQL client tools (e.g. apt-get install postgresql-client; ` +
-      'without root, the README\'s "Client programs" shows how), or set PGX_PG_BINDIR to their directory.',
+    `Install the PostgreSQL client tools (e.g. ${GET_CLIENT_TOOLS}), or set PGX_PG_BINDIR to their directory.`,
   );
 }
 

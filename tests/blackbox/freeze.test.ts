@@ -11,7 +11,7 @@ import { jsonOf, makeProject, pgInfo, runPgxAsync, sql } from '../helpers/pgx.js
 import { newAgentId, session, sessionStart, subagentStart } from '../helpers/hook-payloads.js';
 import { branchFromContext, hook } from '../helpers/hooks.js';
 import { pollUntil } from '../helpers/poll.js';
-import { onPath } from '../helpers/client-programs.js';
+import { smallCopyMethod } from '../helpers/client-programs.js';
 
 /** Is a `pgx agent freeze` of this branch still running (read with pgrep; nothing is signalled)? */
 const freezerRunning = (branch: string) => spawnSync('pgrep', ['-f', `agent freeze --branch ${branch} `]).status === 0;
@@ -29,8 +29,7 @@ describe('frozen copies from the CLI and a command hook', () => {
       const a = jsonOf(
         await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }),
       );
-      // pg_dump | psql where both are here (a small branch); else the Node copy (a machine with none, issue 39).
-      const made = onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy';
+      const made = smallCopyMethod();
       expect(a).toMatchObject({ branch: sessionBranch, reused: false, made });
       const b = jsonOf(
         await runPgxAsync(['agent', 'freeze', '--branch', sessionBranch, '--json'], { cwd: p.dir, env: p.env }),

@@ -9,7 +9,7 @@ import { copyByDump } from '../../src/engine/dump-restore.js';
 import { testProject } from '../helpers/engine.js';
 import pg from 'pg';
 import { pgInfo, sql } from '../helpers/pgx.js';
-import { needs, onPath } from '../helpers/client-programs.js';
+import { needs, smallCopyMethod } from '../helpers/client-programs.js';
 
 const rand = () => randomBytes(4).toString('hex');
 
@@ -89,8 +89,8 @@ describe('busy source: owners and privileges as an idle source gives them', () =
     await holder.connect();
     try {
       const r = await busy.run((e) => e.refreshTemplate());
-      // pg_dump | psql where both are here (a small source); else the Node copy: owners and grants kept either way.
-      const method = onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy';
+      // Owners and grants kept whichever way the machine copies (smallCopyMethod).
+      const method = smallCopyMethod();
       expect(r).toMatchObject({ method, privileges: 'kept' });
     } finally {
       await holder.end();

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { ConnParams } from '../../src/server/conn-params.js';
 import { expectNoOrphans, makeSource, onOwnServer, testProject } from '../helpers/engine.js';
-import { onPath } from '../helpers/client-programs.js';
+import { smallCopyMethod } from '../helpers/client-programs.js';
 import { PAGILA_LIKE, PAGILA_LIKE_ROWS } from '../helpers/pagila-like.js';
 import { sql } from '../helpers/pgx.js';
 
@@ -92,8 +92,7 @@ describe.concurrent('fork from the session', () => {
       expect(a.fork).toMatchObject({
         parent: s.branch,
         method: 'frozen',
-        // pg_dump | psql where both are here (copy-method.ts picks it for a small branch); else the Node copy.
-        frozen: { reused: false, made: onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy' },
+        frozen: { reused: false, made: smallCopyMethod() },
       });
       // That it does not first wait for a TEMPLATE copy to fail (55006) is a matter of time: measured by bench/fork.mjs,
       // not asserted here (a timed assertion fails on a loaded machine: 5.6 s seen in a CI rehearsal).

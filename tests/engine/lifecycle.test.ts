@@ -10,7 +10,7 @@ import { LOCK } from '../../src/registry/locks.js';
 import { dbRow, makeSource, settingsOf, testProject, untilIdentityUnlocked } from '../helpers/engine.js';
 import { pgInfo, schemaMd5, sql, templateMd5 } from '../helpers/pgx.js';
 import { pollUntil, untilServerTimePast } from '../helpers/poll.js';
-import { needs, onPath } from '../helpers/client-programs.js';
+import { needs, smallCopyMethod } from '../helpers/client-programs.js';
 
 function client(database: string): pg.Client {
   const i = pgInfo();
@@ -66,8 +66,7 @@ describe.concurrent('branch engine (in-process)', () => {
       await holder.query('CREATE TABLE orders (id int)');
       const before = schemaMd5(source);
       const r = await t.run((e) => e.refreshTemplate());
-      // pg_dump | psql where both are here (the copy method's choice, decision 480); else the Node copy (issue 39).
-      const method = onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy';
+      const method = smallCopyMethod();
       expect(r).toMatchObject({ template: t.template, source, method });
       const second = await t.run((e) => e.ensure({ execId: 'second' }));
       const orders = (db: string) =>

@@ -32,6 +32,13 @@ export function needs(ctx: TestContext, programs: ClientProgram[], why: string, 
   ctx.skip(reason);
 }
 
+/**
+ * How pgx copies a small database it can't clone by template on this machine: `pg_dump | psql` where both are here
+ * (copy-method.ts picks it under 64 MB), else the Node copy (a machine with no client program, issue 39).
+ */
+export const smallCopyMethod = (): 'dump-restore' | 'node-copy' =>
+  onPath('pg_dump') && onPath('psql') ? 'dump-restore' : 'node-copy';
+
 /** Set by scripts/ci-bare.sh (.ci/run's bare-machine step): this run is meant to have no PostgreSQL program at all. */
 export const TOLD_BARE = process.env.PGX_TEST_BARE === '1';
 

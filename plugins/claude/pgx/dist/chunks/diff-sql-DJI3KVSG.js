@@ -1,2 +1,0 @@
-import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
-import{p as a,q as b}from"./chunk-Y474FC23.js";import"./chunk-KLKY6BZ2.js";import"./chunk-PMQQBDWM.js";import"./chunk-SEF2ADXQ.js";import"./chunk-R37EJTMZ.js";import"./chunk-L6UP333S.js";import"./chunk-AUKNPLHM.js";import"./chunk-L6OGEMEH.js";import"./chunk-3FROZ4LZ.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};

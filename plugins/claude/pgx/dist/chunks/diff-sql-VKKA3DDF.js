@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import{p as a,q as b}from"./chunk-FFGART3Z.js";import"./chunk-MBGVJ2HA.js";import"./chunk-KEAONRY4.js";import"./chunk-MRYHCXLA.js";import"./chunk-R37EJTMZ.js";import"./chunk-X5WOE333.js";import"./chunk-AUKNPLHM.js";import"./chunk-L6OGEMEH.js";import"./chunk-3FROZ4LZ.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as branchAsSql,b as rowParts};

@@ -1,0 +1,2 @@
+import { createRequire as __pgxCreateRequire } from 'node:module'; const require = __pgxCreateRequire(import.meta.url);
+import{d as a,e as b,f as c,g as d,h as e,i as f}from"./chunk-ZEQ4SOYR.js";import"./chunk-R37EJTMZ.js";import"./chunk-AUKNPLHM.js";import"./chunk-3FROZ4LZ.js";import"./chunk-IWVN2AVA.js";import"./chunk-NUYE3OAI.js";export{a as FrozenCopyWaitError,c as forkViaFrozenCopy,f as freezeBranch,d as freezeFor,e as frozenCopySummaries,b as waitBudgetMs};
